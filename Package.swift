@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Tessera",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Compositor", targets: ["Compositor"]),
+        .executable(name: "gallery", targets: ["gallery"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // SDL2, SDL2_ttf and SDL2_image, seen through one shim header. Only `Compositor`
+        // (and, later, the surface-level parts of `NodeRuntime`) import it, always with
+        // `internal import`, so no SDL type appears in a public signature.
+        .systemLibrary(
+            name: "CSDL",
+            pkgConfig: "sdl2",
+            providers: [.apt(["libsdl2-dev", "libsdl2-ttf-dev", "libsdl2-image-dev"])]
+        ),
+        .target(
+            name: "Compositor",
+            dependencies: ["CSDL"],
+            swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
+        ),
+        .executableTarget(
+            name: "gallery",
+            dependencies: [
+                "Compositor",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            resources: []
+        ),
+        .testTarget(
+            name: "CompositorTests",
+            dependencies: ["Compositor"],
+            exclude: ["Goldens"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

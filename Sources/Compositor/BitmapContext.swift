@@ -1,0 +1,952 @@
+// The drawing kit: a software canvas of premultiplied ARGB8888 pixels.
+//
+// Everything here is plain Swift on a pixel array, so a layer's contents can be drawn on any
+// thread without an SDL renderer. Geometry arrives in points and is multiplied by the context's
+// scale; all coverage is computed in pixel space.
+//
+// Anti-aliasing: a shape's coverage of a pixel is the area of the pixel inside the shape. Each pixel
+// row is cut into horizontal sub-scanlines (one where the row has only straight edges, sixteen where
+// it crosses a corner arc); on each sub-scanline the shape is an exact interval [left, right], and the
+// pixel's share of that interval is measured exactly. Straight edges are therefore exact (crisp on
+// integer pixel boundaries, exact area on fractional ones) and arcs are exact horizontally and
+// sixteen-fold supersampled vertically. Only pixels the edges pass through are measured one by one;
+// the run between them is filled as a span.
+
+internal import CSDL
+
+/// A mutable canvas of premultiplied ARGB8888 pixels, drawn in points (pixel = point × scale).
+///
+/// Drawing is source-over with premultiplied alpha, clipped to the canvas and to the current clip
+/// (an intersection of rectangles and anti-aliased rounded rectangles). Bad input never traps: each
+/// method documents the fallback it takes instead.
+///
+/// A context is a value; copying it copies the pixels (lazily). It is meant to be used by one thread
+/// at a time and is not `Sendable`: draw into it, then hand the immutable result of `makeBitmap()`
+/// to other threads.
+/// - Thread: any
+public struct BitmapContext {
+    /// Width of the canvas in pixels.
+    /// - Thread: any
+    public let pixelWidth: Int
+    /// Height of the canvas in pixels.
+    /// - Thread: any
+    public let pixelHeight: Int
+    /// Pixels per point.
+    /// - Thread: any
+    public let scale: Double
+
+    /// Premultiplied ARGB8888, row by row, `pixelWidth × pixelHeight`.
+    private var pixels: [UInt32]
+    private var currentClip: ClipState
+    private var savedClips: [ClipState] = []
+
+    /// The canvas in points: `(0, 0, pixelWidth / scale, pixelHeight / scale)`.
+    /// - Thread: any
+    public var bounds: Rect {
+        Rect(x: 0, y: 0, width: Double(pixelWidth) / scale, height: Double(pixelHeight) / scale)
+    }
+
+    /// A fully transparent canvas of `pixelWidth × pixelHeight` pixels.
+    /// - Throws: `BitmapError.invalidSize` for a negative or oversized side (limit `Bitmap.maximumSide`),
+    ///   `BitmapError.invalidScale` for a scale that is not finite and positive. A 0×0 canvas is valid
+    ///   and draws nothing.
+    /// - Thread: any
+    public init(pixelWidth: Int, pixelHeight: Int, scale: Double = 1) throws {
+        try Bitmap.validate(width: pixelWidth, height: pixelHeight, scale: scale)
+        self.pixelWidth = pixelWidth
+        self.pixelHeight = pixelHeight
+        self.scale = scale
+        self.pixels = [UInt32](repeating: 0, count: pixelWidth * pixelHeight)
+        self.currentClip = ClipState.unclipped(width: pixelWidth, height: pixelHeight)
+    }
+
+    /// A fully transparent canvas of `size` points: each pixel side is `side × scale` rounded up,
+    /// so the canvas always covers the whole size.
+    ///
+    /// Fallbacks: a NaN, negative or zero side gives 0 pixels (a valid 0×0 or N×0 canvas that draws
+    /// nothing). A side within 1e-9 of a whole pixel count is taken as that count, so float noise such
+    /// as `30.000000000000004` does not add a column.
+    /// - Throws: `BitmapError.invalidScale` for a bad scale; `BitmapError.invalidSize` for an infinite
+    ///   side or one beyond `Bitmap.maximumSide` pixels.
+    /// - Thread: any
+    public init(size: Size, scale: Double = 1) throws {
+        guard scale.isFinite, scale > 0 else { throw BitmapError.invalidScale(scale) }
+        func pixels(_ side: Double) -> Int? {
+            guard side > 0 else { return 0 }  // also NaN
+            let exact = side * scale
+            guard exact <= Double(Bitmap.maximumSide) else { return nil }  // also +infinity
+            return Int(snappedToPixel(exact).rounded(.up))
+        }
+        guard let w = pixels(size.width), let h = pixels(size.height) else {
+            throw BitmapError.invalidSize(width: Bitmap.maximumSide + 1, height: Bitmap.maximumSide + 1)
+        }
+        try self.init(pixelWidth: w, pixelHeight: h, scale: scale)
+    }
+
+    // MARK: Whole-canvas operations
+
+    /// Replaces every pixel with `color` (no blending), ignoring the clip.
+    /// - Thread: any
+    public mutating func clear(_ color: Color = .clear) {
+        let value = color.premultipliedARGB
+        pixels.withUnsafeMutableBufferPointer { $0.update(repeating: value) }
+    }
+
+    /// The pixels as an immutable `Bitmap` with this context's scale. The context stays usable.
+    /// - Thread: any
+    public func makeBitmap() -> Bitmap {
+        // Cannot throw: the size and scale were validated by init. The fallback keeps it trap-free anyway.
+        (try? Bitmap(width: pixelWidth, height: pixelHeight, scale: scale, premultipliedARGB: pixels))
+            ?? Bitmap.empty(scale: scale)
+    }
+
+    /// The premultiplied ARGB8888 pixel at (x, y); out-of-range coordinates give transparent black.
+    /// For tests and diagnostics.
+    func pixel(x: Int, y: Int) -> UInt32 {
+        guard x >= 0, y >= 0, x < pixelWidth, y < pixelHeight else { return 0 }
+        return pixels[y * pixelWidth + x]
+    }
+
+    // MARK: Fills
+
+    /// Paints `rect` with `color`, source-over. Edges on fractional pixel positions get the pixel's
+    /// covered area as partial alpha; edges on whole pixels are exactly crisp. Respects the clip.
+    ///
+    /// Fallbacks: a rect with a NaN or infinite component, or a negative side, draws nothing; parts
+    /// outside the canvas are dropped.
+    /// - Thread: any
+    public mutating func fill(_ rect: Rect, color: Color) {
+        fillRoundedRect(rect, radii: .zero, color: color)
+    }
+
+    /// Paints a rectangle with rounded corners (a radius per corner), source-over, with anti-aliased
+    /// edges. Respects the clip.
+    ///
+    /// Fallbacks: bad rects as in `fill(_:color:)`; NaN, infinite or negative radii count as 0, and
+    /// radii too large for the rect shrink together (`CornerRadii.clamped(to:)`), so a radius larger
+    /// than half of every side gives a circle or capsule.
+    /// - Thread: any
+    public mutating func fillRoundedRect(_ rect: Rect, radii: CornerRadii, color: Color) {
+        guard let shape = pixelShape(rect, radii: radii) else { return }
+        let premultiplied = color.premultipliedARGB
+        guard premultiplied >> 24 != 0, !currentClip.isEmpty else { return }
+        let clip = currentClip
+        let limitX = clip.minX..<clip.maxX
+        let rows = clampedRange(shape.minY, shape.maxY, clip.minY, clip.maxY)
+        guard !rows.isEmpty, !limitX.isEmpty else { return }
+        var scratch = [UInt8](repeating: 0, count: pixelWidth)
+        let width = pixelWidth
+        withCanvas { canvas, mask in
+            scratch.withUnsafeMutableBufferPointer { cov in
+                for y in rows {
+                    let spans = shape.row(y, limit: limitX, coverage: cov)
+                    let base = y * width
+                    Self.blendVarying(canvas, base, spans.left, cov, premultiplied, mask)
+                    Self.blendSpan(canvas, base, spans.solid, spans.solidCoverage, premultiplied, mask)
+                    Self.blendVarying(canvas, base, spans.right, cov, premultiplied, mask)
+                }
+            }
+        }
+    }
+
+    /// Paints `color × (1 − coverage of the rounded rect)` over every pixel of the context, source-over:
+    /// the exact complement of `fillRoundedRect` with the same arguments (their premultiplied results,
+    /// drawn into two clear contexts, add up to the plain colour within rounding). Used to make the
+    /// pieces that mask a layer's corners. Respects the clip.
+    ///
+    /// Fallbacks: a rect with a NaN or infinite component or a negative side draws nothing (bad geometry
+    /// is not treated as "no shape"); a valid zero-area rect has nothing inside, so the whole canvas is
+    /// painted. Radii are clamped as in `fillRoundedRect`.
+    /// - Thread: any
+    public mutating func fill(outsideRoundedRect rect: Rect, radii: CornerRadii, color: Color) {
+        guard rect.isFinite, rect.width >= 0, rect.height >= 0 else { return }
+        let premultiplied = color.premultipliedARGB
+        guard premultiplied >> 24 != 0, !currentClip.isEmpty else { return }
+        let clip = currentClip
+        let limitX = clip.minX..<clip.maxX
+        let shape = pixelShape(rect, radii: radii)  // nil for a zero-area rect: everything is outside
+        var scratch = [UInt8](repeating: 0, count: pixelWidth)
+        let width = pixelWidth
+        withCanvas { canvas, mask in
+            scratch.withUnsafeMutableBufferPointer { cov in
+                for y in clip.minY..<clip.maxY {
+                    let base = y * width
+                    guard let shape, y >= shape.minY, y < shape.maxY else {
+                        Self.blendSpan(canvas, base, limitX, 255, premultiplied, mask)
+                        continue
+                    }
+                    let spans = shape.row(y, limit: limitX, coverage: cov)
+                    for x in spans.left { cov[x] = 255 - cov[x] }
+                    for x in spans.right { cov[x] = 255 - cov[x] }
+                    Self.blendSpan(canvas, base, limitX.lowerBound..<spans.left.lowerBound, 255, premultiplied, mask)
+                    Self.blendVarying(canvas, base, spans.left, cov, premultiplied, mask)
+                    Self.blendSpan(canvas, base, spans.solid, 255 - spans.solidCoverage, premultiplied, mask)
+                    Self.blendVarying(canvas, base, spans.right, cov, premultiplied, mask)
+                    Self.blendSpan(canvas, base, spans.right.upperBound..<limitX.upperBound, 255, premultiplied, mask)
+                }
+            }
+        }
+    }
+
+    // MARK: Clipping
+
+    /// Intersects the clip with `rect`. A fractional edge clips with partial coverage, like a fill's edge.
+    ///
+    /// Fallback: a rect with a NaN or infinite component or a negative side makes the clip empty, so
+    /// nothing is drawn until the next `restoreClip()`.
+    /// - Thread: any
+    public mutating func clip(to rect: Rect) {
+        clip(toRoundedRect: rect, radii: .zero)
+    }
+
+    /// Intersects the clip with an anti-aliased rounded rectangle: later drawing is multiplied by the
+    /// shape's coverage of each pixel.
+    ///
+    /// Fallbacks: bad rects make the clip empty, as in `clip(to:)`; radii are clamped as in
+    /// `fillRoundedRect`.
+    /// - Thread: any
+    public mutating func clip(toRoundedRect rect: Rect, radii: CornerRadii) {
+        guard let shape = pixelShape(rect, radii: radii) else { currentClip.makeEmpty(); return }
+        var clip = currentClip
+        clip.minX = max(clip.minX, shape.minX); clip.maxX = min(clip.maxX, shape.maxX)
+        clip.minY = max(clip.minY, shape.minY); clip.maxY = min(clip.maxY, shape.maxY)
+        guard !clip.isEmpty else { currentClip.makeEmpty(); return }
+        if !shape.isPixelAligned {
+            // Only pixels inside the bounds are ever read, so the mask needs no clearing elsewhere.
+            var mask = clip.mask ?? [UInt8](repeating: 255, count: pixelWidth * pixelHeight)
+            var solid = clip.solid ?? [Int](repeating: 0, count: 2 * pixelHeight)
+            if clip.solid == nil {
+                for y in 0..<pixelHeight { solid[2 * y + 1] = pixelWidth }
+            }
+            var scratch = [UInt8](repeating: 0, count: pixelWidth)
+            let limitX = clip.minX..<clip.maxX
+            let width = pixelWidth
+            mask.withUnsafeMutableBufferPointer { m in
+                scratch.withUnsafeMutableBufferPointer { cov in
+                    for y in clip.minY..<clip.maxY {
+                        let base = y * width
+                        let spans = shape.row(y, limit: limitX, coverage: cov)
+                        // The fully covered run of both the old clip and this shape (an interval, as
+                        // both are), so that blending can skip the mask there.
+                        let inside = spans.solidCoverage == 255 ? spans.solid : limitX.lowerBound..<limitX.lowerBound
+                        solid[2 * y] = max(solid[2 * y], inside.lowerBound)
+                        solid[2 * y + 1] = min(solid[2 * y + 1], inside.upperBound)
+                        for x in limitX.lowerBound..<spans.left.lowerBound { m[base + x] = 0 }
+                        for x in spans.left { m[base + x] = UInt8(mul255(UInt32(m[base + x]), UInt32(cov[x]))) }
+                        if spans.solidCoverage != 255 {
+                            let c = UInt32(spans.solidCoverage)
+                            for x in spans.solid { m[base + x] = UInt8(mul255(UInt32(m[base + x]), c)) }
+                        }
+                        for x in spans.right { m[base + x] = UInt8(mul255(UInt32(m[base + x]), UInt32(cov[x]))) }
+                        for x in spans.right.upperBound..<limitX.upperBound { m[base + x] = 0 }
+                    }
+                }
+            }
+            clip.mask = mask
+            clip.solid = solid
+        }
+        currentClip = clip
+    }
+
+    /// Pushes the current clip, to be brought back by `restoreClip()`.
+    /// - Thread: any
+    public mutating func saveClip() {
+        savedClips.append(currentClip)
+    }
+
+    /// Pops the clip pushed by the matching `saveClip()`.
+    ///
+    /// Fallback: with nothing saved, the clip resets to the whole canvas (never traps).
+    /// - Thread: any
+    public mutating func restoreClip() {
+        currentClip = savedClips.popLast() ?? ClipState.unclipped(width: pixelWidth, height: pixelHeight)
+    }
+
+    // MARK: Bitmaps
+
+    /// Draws `bitmap`, or its sub-rectangle `sourceRect` (in the bitmap's pixels), scaled into `rect`
+    /// (points), source-over, multiplied by `opacity`. Respects the clip; fractional destination edges
+    /// are anti-aliased by area.
+    ///
+    /// Filtering per axis: bilinear when enlarging or shrinking by up to 2×, and an area (box) filter
+    /// that averages every covered source pixel when shrinking by more, so a large photo drawn small
+    /// does not alias. Samples never reach outside `sourceRect` (edge pixels are repeated), so a
+    /// sub-rectangle of an atlas does not bleed. All math is premultiplied.
+    ///
+    /// Fallbacks: an empty bitmap, a rect with a NaN or infinite component or a negative side, or a
+    /// non-finite or empty `sourceRect` draws nothing. A `sourceRect` reaching outside the bitmap is
+    /// cut to the bitmap and `rect` shrinks in proportion (the picture is not stretched). NaN opacity
+    /// counts as 0; opacity is clamped to 0...1.
+    /// - Thread: any
+    public mutating func draw(_ bitmap: Bitmap, in rect: Rect, from sourceRect: Rect? = nil, opacity: Double = 1) {
+        guard !bitmap.isEmpty, !currentClip.isEmpty else { return }
+        let alpha = opacity.isNaN ? 0 : min(1, max(0, opacity))
+        guard alpha > 0 else { return }
+        guard var dst = pixelRect(rect), !dst.isEmpty else { return }
+        let full = Rect(x: 0, y: 0, width: Double(bitmap.width), height: Double(bitmap.height))
+        var src = full
+        if let sourceRect {
+            guard sourceRect.isFinite, !sourceRect.isEmpty else { return }
+            let cut = sourceRect.intersection(full)
+            guard !cut.isEmpty else { return }
+            let kx = dst.width / sourceRect.width, ky = dst.height / sourceRect.height
+            dst = Rect(x: dst.minX + (cut.minX - sourceRect.minX) * kx,
+                       y: dst.minY + (cut.minY - sourceRect.minY) * ky,
+                       width: cut.width * kx, height: cut.height * ky)
+            src = cut
+            guard dst.isFinite, !dst.isEmpty else { return }
+        }
+        let clip = currentClip
+        let cols = clampedRange(toIndex(dst.minX.rounded(.down)), toIndex(dst.maxX.rounded(.up)), clip.minX, clip.maxX)
+        let rows = clampedRange(toIndex(dst.minY.rounded(.down)), toIndex(dst.maxY.rounded(.up)), clip.minY, clip.maxY)
+        guard !cols.isEmpty, !rows.isEmpty else { return }
+
+        // Per-column and per-row factors: the destination rect's area coverage, with opacity folded
+        // into the columns, so a pixel's factor is one multiply.
+        let colFactor = cols.map { 255 * alpha * overlap(Double($0), dst.minX, dst.maxX) }
+        let rowFactor = rows.map { overlap(Double($0), dst.minY, dst.maxY) }
+
+        let colTaps = FilterTaps(destination: cols, dstMin: dst.minX, dstExtent: dst.width,
+                                 srcMin: src.minX, srcExtent: src.width, sourceCount: bitmap.width)
+        let rowTaps = FilterTaps(destination: rows, dstMin: dst.minY, dstExtent: dst.height,
+                                 srcMin: src.minY, srcExtent: src.height, sourceCount: bitmap.height)
+        let job = ResampleJob(width: pixelWidth, sourceWidth: bitmap.width, cols: cols, rows: rows,
+                              colTaps: colTaps, rowTaps: rowTaps, colFactor: colFactor, rowFactor: rowFactor)
+        let storage = bitmap.storage
+        withCanvas { canvas, mask in
+            storage.pixels.withUnsafeBufferPointer { source in
+                guard let canvas = canvas.baseAddress, let source = source.baseAddress else { return }
+                job.run(canvas: canvas, source: source, mask: mask)
+            }
+        }
+    }
+
+    /// Converts an SDL surface of any pixel format (premultiplying on the way) and draws it into `rect`
+    /// as `draw(_:in:)` does. The surface is only read; the caller keeps ownership.
+    /// - Throws: `BitmapError` when the surface cannot be converted.
+    /// - Thread: any
+    mutating func draw(surface: UnsafeMutablePointer<SDL_Surface>, in rect: Rect) throws {
+        draw(try Bitmap(surface: surface), in: rect)
+    }
+
+    /// `draw(surface:in:)` for sibling modules, with the surface as an opaque `SDL_Surface *`.
+    /// - Throws: `BitmapError` when the surface cannot be converted.
+    /// - Thread: any
+    package mutating func draw(sdlSurface: UnsafeMutableRawPointer, in rect: Rect) throws {
+        try draw(surface: sdlSurface.assumingMemoryBound(to: SDL_Surface.self), in: rect)
+    }
+}
+
+// MARK: - Geometry in pixel space
+
+extension BitmapContext {
+    /// `rect` in pixels, or nil for bad geometry (non-finite, negative side, or overflowing when scaled).
+    private func pixelRect(_ rect: Rect) -> Rect? {
+        guard rect.isFinite, rect.width >= 0, rect.height >= 0 else { return nil }
+        let x0 = snappedToPixel(rect.minX * scale), y0 = snappedToPixel(rect.minY * scale)
+        let x1 = snappedToPixel(rect.maxX * scale), y1 = snappedToPixel(rect.maxY * scale)
+        let result = Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+        return result.isFinite ? result : nil
+    }
+
+    /// The rasterizer for a rounded rect in points, or nil when it covers no pixel area.
+    private func pixelShape(_ rect: Rect, radii: CornerRadii) -> RoundedRectRaster? {
+        guard let r = pixelRect(rect), !r.isEmpty else { return nil }
+        // Clamp in pixels, after scaling, so that the "radii fit the sides" guarantee holds exactly
+        // for the numbers the rasterizer uses.
+        let scaled = CornerRadii(topLeft: radii.topLeft * scale, topRight: radii.topRight * scale,
+                                 bottomLeft: radii.bottomLeft * scale, bottomRight: radii.bottomRight * scale)
+        return RoundedRectRaster(x0: r.minX, y0: r.minY, x1: r.maxX, y1: r.maxY,
+                                 radii: scaled.clamped(to: r.size))
+    }
+
+    /// Runs `body` on the pixels and on the clip mask (nil when the clip is a plain pixel rectangle).
+    private mutating func withCanvas(_ body: (UnsafeMutableBufferPointer<UInt32>, MaskView?) -> Void) {
+        let mask = currentClip.mask, solid = currentClip.solid, width = pixelWidth
+        pixels.withUnsafeMutableBufferPointer { canvas in
+            guard let mask, let solid else { return body(canvas, nil) }
+            mask.withUnsafeBufferPointer { m in
+                solid.withUnsafeBufferPointer { sr in
+                    guard let m = m.baseAddress, let sr = sr.baseAddress else { return body(canvas, nil) }
+                    body(canvas, MaskView(coverage: m, solid: sr, width: width))
+                }
+            }
+        }
+    }
+}
+
+/// A coordinate within 1e-9 of a whole number is taken as that number: scaling by 3 or adding
+/// fractions must not turn an edge meant to be on a pixel boundary into a one-in-a-billion partial pixel.
+private func snappedToPixel(_ v: Double) -> Double {
+    let whole = v.rounded()
+    return abs(v - whole) < 1e-9 ? whole : v
+}
+
+/// A Double to an Int index without trapping: NaN and huge values are pinned to a safe range.
+private func toIndex(_ v: Double) -> Int {
+    let limit = Double(1 << 40)
+    guard v > -limit else { return -(1 << 40) }  // also NaN
+    guard v < limit else { return 1 << 40 }
+    return Int(v)
+}
+
+/// `lower..<upper` cut to `minimum..<maximum` (assumed `minimum <= maximum`). Both ends are pinned
+/// into the limit, so the result is never inverted and adjacent runs stay adjacent after cutting.
+private func clampedRange(_ lower: Int, _ upper: Int, _ minimum: Int, _ maximum: Int) -> Range<Int> {
+    let lo = min(max(lower, minimum), maximum)
+    return lo..<max(lo, min(upper, maximum))
+}
+
+/// How much of the unit interval [i, i+1] lies in [lo, hi], 0...1.
+@inline(__always)
+private func overlap(_ i: Double, _ lo: Double, _ hi: Double) -> Double {
+    let v = min(i + 1, hi) - max(i, lo)
+    return v > 0 ? min(v, 1) : 0
+}
+
+/// A coverage fraction as 0...255; NaN counts as 0.
+@inline(__always)
+private func coverageByte(_ c: Double) -> UInt8 {
+    guard c > 0 else { return 0 }
+    guard c < 1 else { return 255 }
+    return UInt8(c * 255 + 0.5)
+}
+
+// MARK: - Pixel arithmetic (premultiplied ARGB8888)
+
+/// a × b / 255, rounded, for a, b in 0...255.
+@inline(__always)
+private func mul255(_ a: UInt32, _ b: UInt32) -> UInt32 {
+    let t = a * b + 128
+    return (t + (t >> 8)) >> 8
+}
+
+/// Every channel of `p` × f / 255, rounded (f in 0...255). Two channels share each 32-bit multiply;
+/// a lane peaks at 255 × 255 + 128 + 254 < 65536, so lanes never carry into each other.
+@inline(__always)
+private func scalePixel(_ p: UInt32, _ f: UInt32) -> UInt32 {
+    var rb = (p & 0x00FF_00FF) &* f &+ 0x0080_0080
+    rb = ((rb &+ ((rb >> 8) & 0x00FF_00FF)) >> 8) & 0x00FF_00FF
+    var ag = ((p >> 8) & 0x00FF_00FF) &* f &+ 0x0080_0080
+    ag = (ag &+ ((ag >> 8) & 0x00FF_00FF)) & 0xFF00_FF00
+    return rb | ag
+}
+
+/// Source-over of premultiplied pixels. Branch-free so that loops over it vectorize (about five times
+/// faster than with an early exit for opaque sources); `over(0, d) == d` and an opaque `s` gives `s`
+/// exactly, since `scalePixel(x, 255) == x` and `scalePixel(x, 0) == 0`. Channels saturate at 255, so
+/// malformed input (a colour channel above its alpha, which `Bitmap` does not reject) gives odd
+/// colours, never a carry into the next channel.
+@inline(__always)
+private func over(_ s: UInt32, _ d: UInt32) -> UInt32 {
+    let t = scalePixel(d, 255 &- (s >> 24))
+    var rb = (s & 0x00FF_00FF) &+ (t & 0x00FF_00FF)
+    var ag = ((s >> 8) & 0x00FF_00FF) &+ ((t >> 8) & 0x00FF_00FF)
+    rb |= 0x0100_0100 &- ((rb >> 8) & 0x0001_0001)
+    ag |= 0x0100_0100 &- ((ag >> 8) & 0x0001_0001)
+    return (rb & 0x00FF_00FF) | ((ag & 0x00FF_00FF) << 8)
+}
+
+// MARK: - Blending spans
+//
+// The per-pixel loops use raw pointers and `while`: pointer subscripts are transparent and inline even
+// in debug builds, where buffer subscripts and range iterators are out-of-line calls that would make
+// a full-canvas fill several times slower.
+
+extension BitmapContext {
+    /// Blends `color` at one coverage over `span` of the row starting at `base`.
+    fileprivate static func blendSpan(
+        _ canvas: UnsafeMutableBufferPointer<UInt32>, _ base: Int, _ span: Range<Int>, _ coverage: UInt8,
+        _ color: UInt32, _ mask: MaskView?
+    ) {
+        guard !span.isEmpty, coverage != 0, let dst = canvas.baseAddress else { return }
+        let s = scalePixel(color, UInt32(coverage))
+        guard s >> 24 != 0 else { return }
+        let start = base + span.lowerBound, end = base + span.upperBound
+        guard let mask else { return plainSpan(dst, start, end, s) }
+        let (lo, hi) = mask.solidRun(start, end)
+        maskedSpan(dst, start, lo, s, mask.coverage)
+        plainSpan(dst, lo, hi, s)
+        maskedSpan(dst, hi, end, s, mask.coverage)
+    }
+
+    @inline(__always)
+    private static func plainSpan(_ dst: UnsafeMutablePointer<UInt32>, _ start: Int, _ end: Int, _ s: UInt32) {
+        guard start < end else { return }
+        if s >> 24 == 255 {
+            (dst + start).update(repeating: s, count: end - start)
+            return
+        }
+        var i = start
+        while i < end {
+            dst[i] = over(s, dst[i])
+            i += 1
+        }
+    }
+
+    @inline(__always)
+    private static func maskedSpan(_ dst: UnsafeMutablePointer<UInt32>, _ start: Int, _ end: Int, _ s: UInt32,
+                                   _ mask: UnsafePointer<UInt8>) {
+        var i = start
+        while i < end {
+            dst[i] = over(scalePixel(s, UInt32(mask[i])), dst[i])
+            i += 1
+        }
+    }
+
+    /// Blends `color` over `span`, each pixel at its own coverage from `coverage[x]`.
+    fileprivate static func blendVarying(
+        _ canvas: UnsafeMutableBufferPointer<UInt32>, _ base: Int, _ span: Range<Int>,
+        _ coverage: UnsafeMutableBufferPointer<UInt8>, _ color: UInt32, _ mask: MaskView?
+    ) {
+        guard !span.isEmpty, let canvasBase = canvas.baseAddress, let cov = coverage.baseAddress else { return }
+        let maskRow = mask.map { $0.coverage + base }
+        let dst = canvasBase + base
+        var x = span.lowerBound
+        while x < span.upperBound {
+            var c = UInt32(cov[x])
+            if let maskRow { c = mul255(c, UInt32(maskRow[x])) }
+            dst[x] = over(scalePixel(color, c), dst[x])
+            x += 1
+        }
+    }
+}
+
+// MARK: - Clip state
+
+/// The clip: a pixel rectangle, optionally refined by a coverage mask.
+private struct ClipState {
+    /// Half-open pixel bounds; nothing outside is drawn.
+    var minX: Int, minY: Int, maxX: Int, maxY: Int
+    /// Canvas-sized coverage (0...255) of the rounded or fractional clips applied so far; read only
+    /// inside the bounds. Nil when the clip is exactly the bounds.
+    var mask: [UInt8]?
+    /// With `mask`: for each canvas row y, `solid[2y]..<solid[2y + 1]` is a run where the mask is
+    /// known to be 255 (possibly empty, and not necessarily all such pixels).
+    var solid: [Int]?
+
+    var isEmpty: Bool { minX >= maxX || minY >= maxY }
+
+    static func unclipped(width: Int, height: Int) -> ClipState {
+        ClipState(minX: 0, minY: 0, maxX: width, maxY: height, mask: nil, solid: nil)
+    }
+
+    mutating func makeEmpty() {
+        self = ClipState(minX: 0, minY: 0, maxX: 0, maxY: 0, mask: nil, solid: nil)
+    }
+}
+
+/// The clip mask as the blending loops see it.
+private struct MaskView {
+    let coverage: UnsafePointer<UInt8>
+    let solid: UnsafePointer<Int>
+    let width: Int
+
+    /// The part of the canvas indices `start..<end` (all on one row) where the mask is 255, as
+    /// `lo..<hi`; `(end, end)` when there is none. Blending leaves the mask out there.
+    @inline(__always)
+    func solidRun(_ start: Int, _ end: Int) -> (Int, Int) {
+        let y = start / width, base = start - start % width
+        let lo = max(start, base + solid[2 * y]), hi = min(end, base + solid[2 * y + 1])
+        return lo < hi ? (lo, hi) : (end, end)
+    }
+}
+
+// MARK: - Rounded-rect coverage
+
+/// One pixel row of a shape's coverage, as three adjacent runs: `left` and `right` hold the pixels
+/// an edge passes through (their coverage is in the caller's scratch row), `solid` lies between them
+/// at one coverage (255 unless the row is cut by a fractional top or bottom edge).
+private struct RowSpans {
+    var left: Range<Int>
+    var solid: Range<Int>
+    var solidCoverage: UInt8
+    var right: Range<Int>
+}
+
+/// Area coverage of a rounded rectangle in pixel space, row by row (see the file header for the method).
+private struct RoundedRectRaster {
+    let x0: Double, y0: Double, x1: Double, y1: Double
+    let radii: CornerRadii
+    /// Pixel bounds of the shape (half-open).
+    let minX: Int, minY: Int, maxX: Int, maxY: Int
+    /// Sub-scanlines per pixel row where a corner arc passes.
+    static let arcSamples = 16
+
+    init(x0: Double, y0: Double, x1: Double, y1: Double, radii: CornerRadii) {
+        self.x0 = x0; self.y0 = y0; self.x1 = x1; self.y1 = y1
+        self.radii = radii
+        minX = toIndex(x0.rounded(.down)); maxX = toIndex(x1.rounded(.up))
+        minY = toIndex(y0.rounded(.down)); maxY = toIndex(y1.rounded(.up))
+    }
+
+    /// True when every pixel is fully in or fully out, so clipping to it needs no mask.
+    var isPixelAligned: Bool {
+        radii.isZero && x0 == x0.rounded() && y0 == y0.rounded() && x1 == x1.rounded() && y1 == y1.rounded()
+    }
+
+    /// The shape's left and right ends on the horizontal line at height `t` (y0 < t < y1).
+    @inline(__always)
+    private func ends(at t: Double) -> (Double, Double) {
+        // sqrt((r - d)(r + d)) rather than sqrt(r² - d²): huge radii must not overflow to infinity.
+        func inset(_ r: Double, _ d: Double) -> Double { r - ((r - d) * (r + d)).squareRoot() }
+        var left = x0, right = x1
+        if t < y0 + radii.topLeft {
+            left = x0 + inset(radii.topLeft, max(0, y0 + radii.topLeft - t))
+        } else if t > y1 - radii.bottomLeft {
+            left = x0 + inset(radii.bottomLeft, max(0, t - (y1 - radii.bottomLeft)))
+        }
+        if t < y0 + radii.topRight {
+            right = x1 - inset(radii.topRight, max(0, y0 + radii.topRight - t))
+        } else if t > y1 - radii.bottomRight {
+            right = x1 - inset(radii.bottomRight, max(0, t - (y1 - radii.bottomRight)))
+        }
+        return (left, right)
+    }
+
+    /// Row `y`'s runs, cut to `limit`; the coverage of the pixels in `left` and `right` is written to
+    /// `coverage[x]`.
+    func row(_ y: Int, limit: Range<Int>, coverage: UnsafeMutableBufferPointer<UInt8>) -> RowSpans {
+        let top = max(Double(y), y0), bottom = min(Double(y + 1), y1)
+        let height = bottom - top
+        let empty = limit.lowerBound..<limit.lowerBound
+        guard height > 0 else {
+            return RowSpans(left: empty, solid: empty, solidCoverage: 0, right: empty)
+        }
+        let straight = top >= y0 + max(radii.topLeft, radii.topRight)
+            && bottom <= y1 - max(radii.bottomLeft, radii.bottomRight)
+        let count = straight ? 1 : Self.arcSamples
+        let weight = height / Double(count)
+        // Fixed-size storage on the stack: no allocation per row.
+        var lefts: (Double, Double, Double, Double, Double, Double, Double, Double,
+                    Double, Double, Double, Double, Double, Double, Double, Double)
+            = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var rights = lefts
+        var minL = Double.infinity, maxL = -Double.infinity
+        var minR = Double.infinity, maxR = -Double.infinity
+        withUnsafeMutableBytes(of: &lefts) { lb in
+            withUnsafeMutableBytes(of: &rights) { rb in
+                let ls = lb.assumingMemoryBound(to: Double.self), rs = rb.assumingMemoryBound(to: Double.self)
+                for k in 0..<count {
+                    let (l, r) = straight ? (x0, x1) : ends(at: top + (Double(k) + 0.5) * weight)
+                    ls[k] = l; rs[k] = r
+                    minL = min(minL, l); maxL = max(maxL, l)
+                    minR = min(minR, r); maxR = max(maxR, r)
+                }
+            }
+        }
+        let leftStart = toIndex(minL.rounded(.down)), leftEnd = toIndex(maxL.rounded(.up))
+        let rightStart = toIndex(minR.rounded(.down)), rightEnd = toIndex(maxR.rounded(.up))
+        let spans: RowSpans
+        if leftEnd > rightStart {
+            // The edges share pixels (a thin shape or the tip of an arc): measure the whole run.
+            let all = clampedRange(leftStart, rightEnd, limit.lowerBound, limit.upperBound)
+            spans = RowSpans(left: all, solid: all.upperBound..<all.upperBound, solidCoverage: 0,
+                             right: all.upperBound..<all.upperBound)
+        } else {
+            // The three runs are adjacent before cutting and clampedRange keeps them so.
+            spans = RowSpans(left: clampedRange(leftStart, leftEnd, limit.lowerBound, limit.upperBound),
+                             solid: clampedRange(leftEnd, rightStart, limit.lowerBound, limit.upperBound),
+                             solidCoverage: coverageByte(height),
+                             right: clampedRange(rightStart, rightEnd, limit.lowerBound, limit.upperBound))
+        }
+        withUnsafeBytes(of: &lefts) { lb in
+            withUnsafeBytes(of: &rights) { rb in
+                let ls = lb.assumingMemoryBound(to: Double.self), rs = rb.assumingMemoryBound(to: Double.self)
+                func measure(_ run: Range<Int>) {
+                    for x in run {
+                        let px = Double(x)
+                        var sum = 0.0
+                        for k in 0..<count { sum += overlap(px, ls[k], rs[k]) }
+                        coverage[x] = coverageByte(sum * weight)
+                    }
+                }
+                measure(spans.left)
+                measure(spans.right)
+            }
+        }
+        return spans
+    }
+}
+
+// MARK: - Resampling
+
+/// For each destination pixel along one axis, the source pixels that contribute and their weights
+/// (fixed point, summing to exactly `FilterTaps.one`), flattened so no pixel allocates.
+private struct FilterTaps {
+    static let shift = 12
+    static let one = 1 << shift
+    /// Destination i (counted from the start of the destination range) takes the consecutive source
+    /// pixels `first[i]...` with the weights `weight[start[i]..<start[i + 1]]`. Consecutive taps let
+    /// the inner loop walk a pointer instead of looking up an index per tap.
+    var start: [Int] = [0]
+    var first: [Int] = []
+    var weight: [UInt32] = []
+    /// True when each destination pixel takes exactly one whole source pixel, each the next one along.
+    var isIdentity = true
+    /// The most taps any destination pixel has.
+    var maxTaps = 0
+
+    init(destination: Range<Int>, dstMin: Double, dstExtent: Double,
+         srcMin: Double, srcExtent: Double, sourceCount: Int) {
+        let step = srcExtent / dstExtent  // source pixels per destination pixel
+        let srcMax = srcMin + srcExtent
+        // Sample only pixels the source rect touches, so an atlas cell never bleeds into its neighbour.
+        let lo = max(0, min(sourceCount - 1, toIndex(srcMin.rounded(.down))))
+        let hi = max(lo, min(sourceCount - 1, toIndex(srcMax.rounded(.up)) - 1))
+        let boxFilter = step > 2
+        var taps: [(Int, Double)] = []
+        taps.reserveCapacity(boxFilter ? Int(min(step, Double(sourceCount))) + 3 : 2)
+        start.reserveCapacity(destination.count + 1)
+        for d in destination {
+            taps.removeAll(keepingCapacity: true)
+            if boxFilter {
+                // The source interval this destination pixel maps onto, cut to the source rect.
+                let a = max(srcMin, srcMin + (Double(d) - dstMin) * step)
+                let b = min(srcMax, srcMin + (Double(d) + 1 - dstMin) * step)
+                if b > a {
+                    let first = max(lo, toIndex(a.rounded(.down))), last = min(hi, toIndex(b.rounded(.up)) - 1)
+                    if first <= last {
+                        for s in first...last {
+                            let w = min(b, Double(s + 1)) - max(a, Double(s))
+                            if w > 0 { taps.append((s, w)) }
+                        }
+                    }
+                }
+                if taps.isEmpty {
+                    // A pixel only partly inside the destination can map just outside the source: repeat the edge.
+                    let centre = srcMin + (Double(d) + 0.5 - dstMin) * step
+                    taps.append((max(lo, min(hi, toIndex(centre.rounded(.down)))), 1))
+                }
+            } else {
+                let p = srcMin + (Double(d) + 0.5 - dstMin) * step - 0.5
+                let pf = p.rounded(.down)
+                let t = p - pf
+                let i0 = toIndex(pf)
+                let a = max(lo, min(hi, i0)), b = max(lo, min(hi, i0 + 1))
+                if a == b || !(t > 0) {
+                    taps.append((a, 1))
+                } else {
+                    taps.append((a, 1 - t)); taps.append((b, t))
+                }
+            }
+            append(taps)
+        }
+    }
+
+    /// Adds one destination pixel's taps (consecutive source pixels with fractional weights).
+    private mutating func append(_ taps: [(Int, Double)]) {
+        var total = 0.0
+        for tap in taps { total += tap.1 }
+        let base = weight.count
+        if total > 0 && total.isFinite {
+            // Rounding the running sum (not each weight) keeps every weight non-negative and makes them
+            // add up to exactly one, so flat colours stay exact and the accumulators cannot overflow.
+            var running = 0.0, previous = 0
+            for tap in taps {
+                running += tap.1
+                let boundary = max(previous, min(Self.one, Int((running / total * Double(Self.one)).rounded())))
+                weight.append(UInt32(boundary - previous))
+                previous = boundary
+            }
+            weight[weight.count - 1] += UInt32(Self.one - previous)  // no-op unless float noise
+            // Zero weights at the ends are dropped; inside they stay, to keep the taps consecutive.
+            var lead = 0
+            while weight[base + lead] == 0 { lead += 1 }  // stops: the weights sum to one
+            while weight.last == 0 { weight.removeLast() }
+            weight.removeSubrange(base..<base + lead)
+            first.append(taps[0].0 + lead)
+        } else {
+            weight.append(UInt32(Self.one))
+            first.append(taps[0].0)
+        }
+        let kept = weight.count - base
+        if kept != 1 || (first.count >= 2 && first[first.count - 1] != first[first.count - 2] + 1) {
+            isIdentity = false
+        }
+        maxTaps = max(maxTaps, kept)
+        start.append(weight.count)
+    }
+}
+
+/// One bitmap draw, prepared: where each destination pixel samples and how strongly it is blended.
+private struct ResampleJob {
+    let width: Int, sourceWidth: Int
+    let cols: Range<Int>, rows: Range<Int>
+    let colTaps: FilterTaps, rowTaps: FilterTaps
+    /// 255 × opacity × horizontal coverage of the destination rect, per column.
+    let colFactor: [Double]
+    /// Vertical coverage of the destination rect, per row.
+    let rowFactor: [Double]
+    /// `colFactor` as bytes, for rows that are wholly covered (all but at most two).
+    let colBytes: [UInt32]
+    /// True when every column is drawn at full strength (opacity 1, no partial column).
+    let fullColumns: Bool
+
+    init(width: Int, sourceWidth: Int, cols: Range<Int>, rows: Range<Int>,
+         colTaps: FilterTaps, rowTaps: FilterTaps, colFactor: [Double], rowFactor: [Double]) {
+        self.width = width; self.sourceWidth = sourceWidth
+        self.cols = cols; self.rows = rows
+        self.colTaps = colTaps; self.rowTaps = rowTaps
+        self.colFactor = colFactor; self.rowFactor = rowFactor
+        self.colBytes = colFactor.map { factorByte($0) }
+        self.fullColumns = !colBytes.contains { $0 != 255 }
+    }
+
+    func run(canvas: UnsafeMutablePointer<UInt32>, source: UnsafePointer<UInt32>, mask: MaskView?) {
+        colFactor.withUnsafeBufferPointer { cf in
+            colBytes.withUnsafeBufferPointer { cb in
+                guard let cf = cf.baseAddress, let cb = cb.baseAddress else { return }
+                if colTaps.isIdentity && rowTaps.isIdentity {
+                    copy(canvas, source, cf, cb, mask)
+                } else {
+                    resample(canvas, source, cf, cb, mask)
+                }
+            }
+        }
+    }
+
+    /// Blends one row of `count` (filtered) source pixels into the canvas row at `offset`, scaled by
+    /// coverage × opacity × clip.
+    private func blendRow(_ canvas: UnsafeMutablePointer<UInt32>, _ offset: Int, _ src: UnsafePointer<UInt32>,
+                          _ j: Int, _ cf: UnsafePointer<Double>, _ cb: UnsafePointer<UInt32>,
+                          _ mask: MaskView?) {
+        let rf = rowFactor[j]
+        let count = cols.count
+        guard let mask else { return blendRun(canvas + offset, src, 0, count, rf, cf, cb, nil) }
+        let (lo, hi) = mask.solidRun(offset, offset + count)
+        let m = mask.coverage + offset
+        blendRun(canvas + offset, src, 0, lo - offset, rf, cf, cb, m)
+        blendRun(canvas + offset, src, lo - offset, hi - offset, rf, cf, cb, nil)
+        blendRun(canvas + offset, src, hi - offset, count, rf, cf, cb, m)
+    }
+
+    /// `blendRow` for the columns `start..<end`, with the clip mask row `mask` or none.
+    @inline(__always)
+    private func blendRun(_ dst: UnsafeMutablePointer<UInt32>, _ src: UnsafePointer<UInt32>, _ start: Int, _ end: Int,
+                          _ rf: Double, _ cf: UnsafePointer<Double>, _ cb: UnsafePointer<UInt32>,
+                          _ mask: UnsafePointer<UInt8>?) {
+        var k = start
+        // Branch-free loops (see `over`); a factor of 255 leaves a pixel unchanged through scalePixel.
+        if let mask {
+            while k < end {
+                let f = mul255(rf == 1 ? cb[k] : factorByte(cf[k] * rf), UInt32(mask[k]))
+                dst[k] = over(scalePixel(src[k], f), dst[k])
+                k += 1
+            }
+        } else if rf == 1 && fullColumns {
+            while k < end {
+                dst[k] = over(src[k], dst[k])
+                k += 1
+            }
+        } else if rf == 1 {
+            while k < end {
+                dst[k] = over(scalePixel(src[k], cb[k]), dst[k])
+                k += 1
+            }
+        } else {
+            while k < end {
+                dst[k] = over(scalePixel(src[k], factorByte(cf[k] * rf)), dst[k])
+                k += 1
+            }
+        }
+    }
+
+    /// A draw where every destination pixel takes one whole source pixel: no filtering needed.
+    private func copy(_ canvas: UnsafeMutablePointer<UInt32>, _ source: UnsafePointer<UInt32>,
+                      _ cf: UnsafePointer<Double>, _ cb: UnsafePointer<UInt32>, _ mask: MaskView?) {
+        let firstColumn = colTaps.first[0]
+        var j = 0
+        while j < rows.count {
+            blendRow(canvas, (rows.lowerBound + j) * width + cols.lowerBound,
+                     source + rowTaps.first[j] * sourceWidth + firstColumn, j, cf, cb, mask)
+            j += 1
+        }
+    }
+
+    /// A scaled draw, filtered separably: each needed source row is filtered horizontally once into a
+    /// small ring of rows, and each destination row sums the ring rows its vertical taps name.
+    ///
+    /// Channels travel in pairs, alpha+green and red+blue, in the two 32-bit lanes of a UInt64, which
+    /// halves the multiplies. With non-negative weights summing to 4096 per axis a lane peaks at
+    /// 255 × 4096 × 4096 + 2²³ < 2³², so lanes never carry into each other.
+    private func resample(_ canvas: UnsafeMutablePointer<UInt32>, _ source: UnsafePointer<UInt32>,
+                          _ cf: UnsafePointer<Double>, _ cb: UnsafePointer<UInt32>, _ mask: MaskView?) {
+        let columns = cols.count, lanes = columns * 2
+        // Vertical tap windows only move forward, so a ring as deep as the widest window holds every
+        // row still needed, and each source row is filtered horizontally once.
+        let ringSize = max(1, rowTaps.maxTaps + 1)
+        let ring = UnsafeMutablePointer<UInt64>.allocate(capacity: ringSize * lanes)
+        let ringRow = UnsafeMutablePointer<Int>.allocate(capacity: ringSize)
+        let acc = UnsafeMutablePointer<UInt64>.allocate(capacity: lanes)
+        let out = UnsafeMutablePointer<UInt32>.allocate(capacity: columns)
+        defer { ring.deallocate(); ringRow.deallocate(); acc.deallocate(); out.deallocate() }
+        ringRow.initialize(repeating: -1, count: ringSize)
+        let half: UInt64 = 1 << UInt64(2 * FilterTaps.shift - 1)
+        let halves = half | (half << 32), shift = UInt64(2 * FilterTaps.shift)
+
+        colTaps.start.withUnsafeBufferPointer { cs in
+        colTaps.first.withUnsafeBufferPointer { cfirst in
+        colTaps.weight.withUnsafeBufferPointer { cw in
+        rowTaps.start.withUnsafeBufferPointer { rs in
+        rowTaps.first.withUnsafeBufferPointer { rfirst in
+        rowTaps.weight.withUnsafeBufferPointer { rw in
+            guard let cs = cs.baseAddress, let cfirst = cfirst.baseAddress, let cw = cw.baseAddress,
+                  let rs = rs.baseAddress, let rfirst = rfirst.baseAddress, let rw = rw.baseAddress
+            else { return }
+            var j = 0
+            while j < rows.count {
+                acc.update(repeating: 0, count: lanes)
+                var t = rs[j]
+                while t < rs[j + 1] {
+                    let sy = rfirst[j] + (t - rs[j]), wy = UInt64(rw[t])
+                    let slot = sy % ringSize
+                    let line = ring + slot * lanes
+                    if ringRow[slot] != sy {
+                        ringRow[slot] = sy
+                        let sourceRow = source + sy * sourceWidth
+                        var i = 0
+                        while i < columns {
+                            var ag: UInt64 = 0, rb: UInt64 = 0
+                            var u = cs[i]
+                            let end = cs[i + 1]
+                            var q = sourceRow + cfirst[i]
+                            while u < end {
+                                let p = UInt64(q.pointee), w = UInt64(cw[u])
+                                q += 1
+                                ag &+= (((p &>> 8) & 0xFF) | ((p & 0xFF00_0000) &<< 8)) &* w
+                                rb &+= ((p & 0xFF) | ((p & 0xFF_0000) &<< 16)) &* w
+                                u &+= 1
+                            }
+                            line[2 * i] = ag; line[2 * i + 1] = rb
+                            i &+= 1
+                        }
+                    }
+                    var v = 0
+                    while v < lanes { acc[v] &+= line[v] &* wy; v &+= 1 }
+                    t &+= 1
+                }
+                var i = 0
+                while i < columns {
+                    let ag = (acc[2 * i] &+ halves) &>> shift, rb = (acc[2 * i + 1] &+ halves) &>> shift
+                    let a = UInt32(truncatingIfNeeded: (ag &>> 32) & 0xFF)
+                    // Malformed input (a colour above its alpha) is clamped to stay premultiplied.
+                    var r = UInt32(truncatingIfNeeded: (rb &>> 32) & 0xFF); if r > a { r = a }
+                    var g = UInt32(truncatingIfNeeded: ag & 0xFF); if g > a { g = a }
+                    var b = UInt32(truncatingIfNeeded: rb & 0xFF); if b > a { b = a }
+                    out[i] = (a << 24) | (r << 16) | (g << 8) | b
+                    i &+= 1
+                }
+                blendRow(canvas, (rows.lowerBound + j) * width + cols.lowerBound, out, j, cf, cb, mask)
+                j += 1
+            }
+        }}}}}}
+    }
+}
+
+/// A blend factor (0...255 as a Double) as an integer; NaN counts as 0.
+@inline(__always)
+private func factorByte(_ v: Double) -> UInt32 {
+    guard v > 0 else { return 0 }
+    return v >= 254.5 ? 255 : UInt32(v + 0.5)
+}

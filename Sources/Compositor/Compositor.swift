@@ -1,0 +1,348 @@
+/// Places committed layer contents on the screen: each frame it walks the layer tree, uploads contents
+/// whose bitmap identity it has not uploaded yet, draws textures at their frames with opacity, clipping
+/// and corner rounding, presents, and records the frame's statistics.
+///
+/// The compositor owns the only renderer in the process and runs on the UI thread, which its initializer
+/// claims (see `UIThread`). It never draws contents itself: what it shows is exactly what was committed
+/// to `Layer.contents`.
+/// - Thread: main
+public final class Compositor {
+    /// Tunables.
+    public struct Configuration: Sendable {
+        /// Byte budget of the content textures (corner pieces are not counted against it).
+        public var textureBudgetBytes: Int
+        /// Caps the tile side below the renderer's own maximum texture size (tests use it to force tiling).
+        public var maximumTextureSide: Int?
+        /// The colour each frame starts from.
+        public var clearColor: Color
+        public init(textureBudgetBytes: Int = 256 << 20, maximumTextureSide: Int? = nil,
+                    clearColor: Color = Color(rgb: 0x000000)) {
+            self.textureBudgetBytes = textureBudgetBytes
+            self.maximumTextureSide = maximumTextureSide
+            self.clearColor = clearColor
+        }
+    }
+
+    /// One texture copy of the last frame, kept when `recordsDrawList` is on, so a benchmark can replay
+    /// the same copies without the compositor in between.
+    public struct TextureDraw: Sendable {
+        public let texture: TextureHandle
+        public let source: PixelRect
+        public let destination: Rect
+        public let opacity: Double
+    }
+
+    public let backend: RenderBackend
+    /// Output pixels per point. (main thread only)
+    public var scale: Double
+    public var configuration: Configuration {
+        didSet { textureCache.budgetBytes = configuration.textureBudgetBytes }
+    }
+    /// Statistics of the most recent frame. (main thread only)
+    public private(set) var lastFrameStatistics = FrameStatistics()
+    /// Frames rendered so far. (main thread only)
+    public private(set) var frameIndex = 0
+    /// When true, `lastDrawList` holds the texture copies of the last frame. (main thread only)
+    public var recordsDrawList = false
+    /// The texture copies of the last frame (empty unless `recordsDrawList`). (main thread only)
+    public private(set) var lastDrawList: [TextureDraw] = []
+
+    private let textureCache: TextureCache
+    private var cornerPieces: [CornerPieceKey: TextureHandle] = [:]
+    private var cornerPieceBytes = 0
+    private var pendingResets = 0
+    /// The clip currently set on the backend, to avoid redundant calls. (main thread only)
+    private var currentClip: PixelRect?
+    /// Statistics of the frame being rendered. (main thread only)
+    private var statistics = FrameStatistics()
+
+    /// Makes a compositor on `backend` and claims the calling thread as the UI thread.
+    public init(backend: RenderBackend, scale: Double = 1, configuration: Configuration = Configuration()) {
+        UIThread.claim()
+        self.backend = backend
+        self.scale = scale.isFinite && scale > 0 ? scale : 1
+        self.configuration = configuration
+        self.textureCache = TextureCache(budgetBytes: configuration.textureBudgetBytes)
+    }
+
+    deinit {
+        textureCache.removeAll(backend: backend)
+        cornerPieces.values.forEach { backend.destroyTexture($0) }
+    }
+
+    /// The output's size in points.
+    public var viewportSize: Size {
+        let (w, h) = backend.outputPixelSize
+        return Size(width: Double(w) / scale, height: Double(h) / scale)
+    }
+
+    /// Bytes of live textures: contents and corner pieces.
+    public var liveTextureBytes: Int { textureCache.liveBytes + cornerPieceBytes }
+
+    /// True when `bitmap` currently has textures (it was drawn and not evicted or reset since).
+    public func isResident(_ bitmap: Bitmap) -> Bool { textureCache.isResident(bitmap) }
+
+    // MARK: Events
+
+    /// Drains the platform's events. Renderer resets are handled here (every texture is dropped and
+    /// uploaded again when next drawn); the rest is returned for the app to route.
+    public func pollEvents() -> [InputEvent] {
+        UIThread.precondition("Compositor.pollEvents")
+        var input: [InputEvent] = []
+        for event in backend.pollEvents() {
+            switch event {
+            case .input(let e): input.append(e)
+            case .renderTargetsReset, .renderDeviceReset: handleRendererReset()
+            }
+        }
+        return input
+    }
+
+    /// Drops every texture; each is uploaded again from its layer's committed contents when next drawn.
+    /// Nothing the layers hold is lost.
+    public func handleRendererReset() {
+        UIThread.precondition("Compositor.handleRendererReset")
+        textureCache.removeAll(backend: backend)
+        cornerPieces.values.forEach { backend.destroyTexture($0) }
+        cornerPieces.removeAll()
+        cornerPieceBytes = 0
+        pendingResets += 1
+    }
+
+    // MARK: Frames
+
+    /// Draws the tree under `root` and presents it. Returns the frame's statistics.
+    @discardableResult
+    public func render(_ root: Layer?) -> FrameStatistics {
+        compose(root)
+        let presentStart = MonotonicClock.nanoseconds()
+        backend.present()
+        statistics.presentMilliseconds = MonotonicClock.milliseconds(since: presentStart)
+        lastFrameStatistics = statistics
+        return statistics
+    }
+
+    /// Draws the tree under `root`, reads the pixels back, then presents. For tests and screenshots.
+    public func capture(_ root: Layer?) -> Bitmap? {
+        compose(root)
+        let pixels = backend.readPixels()
+        let presentStart = MonotonicClock.nanoseconds()
+        backend.present()
+        statistics.presentMilliseconds = MonotonicClock.milliseconds(since: presentStart)
+        lastFrameStatistics = statistics
+        return pixels
+    }
+
+    private func compose(_ root: Layer?) {
+        UIThread.precondition("Compositor.render")
+        frameIndex += 1
+        statistics = FrameStatistics()
+        statistics.frameIndex = frameIndex
+        statistics.rendererResets = pendingResets
+        pendingResets = 0
+        lastDrawList.removeAll(keepingCapacity: true)
+
+        let start = MonotonicClock.nanoseconds()
+        backend.beginFrame(clearColor: configuration.clearColor)
+        currentClip = nil
+        let (w, h) = backend.outputPixelSize
+        let output = PixelRect(x: 0, y: 0, width: w, height: h)
+        if let root { draw(root, parentOrigin: .zero, parentOpacity: 1, clip: output) }
+        setClip(nil)
+        statistics.drawMilliseconds = MonotonicClock.milliseconds(since: start)
+
+        textureCache.releaseDeadEntries(backend: backend, statistics: &statistics)
+        if textureCache.liveBytes > textureCache.budgetBytes {
+            textureCache.evictOverBudget(keepingFrame: frameIndex, backend: backend, statistics: &statistics)
+        }
+        statistics.liveTextures = textureCache.liveTextureCount + cornerPieces.count
+        statistics.liveTextureBytes = liveTextureBytes
+    }
+
+    /// The walk. `parentOrigin` is in points (root coordinates), `clip` in output pixels.
+    private func draw(_ layer: Layer, parentOrigin: Point, parentOpacity: Double, clip: PixelRect) {
+        let opacity = parentOpacity * (layer.opacity.isNaN ? 0 : min(1, max(0, layer.opacity)))
+        guard !layer.isHidden, opacity > 0 else { return }
+        statistics.layersVisited += 1
+
+        let frame = layer.frame.sanitized
+        let origin = Point(x: parentOrigin.x + frame.minX, y: parentOrigin.y + frame.minY)
+        let pixelRect = Rect(origin: origin, size: frame.size).scaled(by: scale)
+        let radii = layer.effectiveCornerRadii
+        let pixelRadii = CornerRadii(topLeft: radii.topLeft * scale, topRight: radii.topRight * scale,
+                                     bottomLeft: radii.bottomLeft * scale, bottomRight: radii.bottomRight * scale)
+        var mode = layer.cornerRoundingMode
+        if mode == .clipping && layer.cornerClipColor == nil { mode = .compositorClip }
+        let rounded = !pixelRadii.isZero
+
+        let visible = !pixelRect.isEmpty && pixelRect.intersects(clip.rect)
+        if visible && (layer.backgroundColor != nil || layer.contents.map({ !$0.isEmpty }) == true) {
+            setClip(clip)
+            drawOwnContent(layer, in: pixelRect, radii: pixelRadii, rounded: rounded, mode: mode, opacity: opacity)
+            statistics.layersDrawn += 1
+        } else if !pixelRect.isEmpty && !visible {
+            statistics.layersCulled += 1
+        }
+
+        let sublayers = layer.sublayersInDrawOrder
+        if !sublayers.isEmpty {
+            var childClip = clip
+            if layer.clipsToBounds { childClip = clip.intersection(pixelRect.enclosingPixelRect) }
+            if !(layer.clipsToBounds && childClip.isEmpty) {
+                for sublayer in sublayers {
+                    draw(sublayer, parentOrigin: origin, parentOpacity: opacity, clip: childClip)
+                }
+            }
+        }
+
+        if visible && rounded && mode == .clipping, let color = layer.cornerClipColor {
+            setClip(clip)
+            drawCornerPieces(in: pixelRect, radii: pixelRadii, color: color, opacity: opacity)
+        }
+    }
+
+    private func drawOwnContent(_ layer: Layer, in rect: Rect, radii: CornerRadii, rounded: Bool,
+                                mode: CornerRoundingMode, opacity: Double) {
+        if let background = layer.backgroundColor, background.alpha > 0 {
+            let color = background.withAlphaMultiplied(by: opacity)
+            if rounded && mode != .clipping {
+                var mesh = RoundedGeometry.Mesh()
+                for piece in RoundedGeometry.pieces(rect, radii: radii, color: color) {
+                    RoundedGeometry.appendFan(piece, to: &mesh)
+                }
+                backend.drawGeometry(texture: nil, vertices: mesh.vertices, indices: mesh.indices)
+            } else {
+                backend.fill(rect, color: color)
+            }
+            statistics.drawCalls += 1
+        }
+        guard let bitmap = layer.contents, !bitmap.isEmpty else { return }
+        let tileSide = min(backend.maximumTextureSize, configuration.maximumTextureSide ?? Int.max)
+        guard let tiles = textureCache.tiles(for: bitmap, frame: frameIndex, tileSide: tileSide,
+                                             backend: backend, statistics: &statistics) else { return }
+        let scaleX = rect.width / Double(bitmap.width)
+        let scaleY = rect.height / Double(bitmap.height)
+        if rounded && mode == .compositorClip {
+            let alphaColor = Color(red: 255, green: 255, blue: 255, alpha: UInt8((opacity * 255).rounded()))
+            let pieces = RoundedGeometry.pieces(rect, radii: radii, color: alphaColor)
+            for tile in tiles {
+                let tileRect = Rect(x: rect.minX + Double(tile.region.x) * scaleX,
+                                    y: rect.minY + Double(tile.region.y) * scaleY,
+                                    width: Double(tile.region.width) * scaleX,
+                                    height: Double(tile.region.height) * scaleY)
+                var mesh = RoundedGeometry.Mesh()
+                let single = tiles.count == 1
+                for piece in pieces {
+                    var polygon = single ? piece : RoundedGeometry.clip(piece, to: tileRect)
+                    if !single {
+                        // Texture coordinates within this tile, from positions (texture mapping is affine
+                        // in position, and recomputing in double keeps whole-pixel edges exact).
+                        for i in polygon.indices {
+                            let u = (Double(polygon[i].x) - tileRect.minX) / tileRect.width
+                            let v = (Double(polygon[i].y) - tileRect.minY) / tileRect.height
+                            polygon[i].u = Float(min(1, max(0, u)))
+                            polygon[i].v = Float(min(1, max(0, v)))
+                        }
+                    }
+                    RoundedGeometry.appendFan(polygon, to: &mesh)
+                }
+                if !mesh.isEmpty {
+                    backend.drawGeometry(texture: tile.texture, vertices: mesh.vertices, indices: mesh.indices)
+                    statistics.drawCalls += 1
+                }
+            }
+        } else {
+            for tile in tiles {
+                let destination = Rect(x: rect.minX + Double(tile.region.x) * scaleX,
+                                       y: rect.minY + Double(tile.region.y) * scaleY,
+                                       width: Double(tile.region.width) * scaleX,
+                                       height: Double(tile.region.height) * scaleY)
+                let source = PixelRect(x: 0, y: 0, width: tile.region.width, height: tile.region.height)
+                backend.drawTexture(tile.texture, source: source, destination: destination, opacity: opacity)
+                statistics.drawCalls += 1
+                if recordsDrawList {
+                    lastDrawList.append(TextureDraw(texture: tile.texture, source: source,
+                                                    destination: destination, opacity: opacity))
+                }
+            }
+        }
+    }
+
+    private func setClip(_ clip: PixelRect?) {
+        guard clip != currentClip else { return }
+        currentClip = clip
+        backend.setClip(clip)
+    }
+
+    // MARK: Corner pieces
+
+    struct CornerPieceKey: Hashable {
+        let radius: Int
+        let color: Color
+        let corner: UInt8
+    }
+
+    private func drawCornerPieces(in rect: Rect, radii: CornerRadii, color: Color, opacity: Double) {
+        let corners: [(CornerMask, Double, Double, Double)] = [
+            (.topLeft, radii.topLeft, rect.minX, rect.minY),
+            (.topRight, radii.topRight, rect.maxX - radii.topRight, rect.minY),
+            (.bottomLeft, radii.bottomLeft, rect.minX, rect.maxY - radii.bottomLeft),
+            (.bottomRight, radii.bottomRight, rect.maxX - radii.bottomRight, rect.maxY - radii.bottomRight),
+        ]
+        for (corner, radius, x, y) in corners {
+            let side = Int(radius.rounded())
+            guard side > 0, let texture = cornerPiece(corner: corner, side: side, color: color) else { continue }
+            // Snap the piece to the corner so it meets the edges exactly.
+            let px = corner.contains(.topRight) || corner.contains(.bottomRight) ? (x + radius) - Double(side) : x
+            let py = corner.contains(.bottomLeft) || corner.contains(.bottomRight) ? (y + radius) - Double(side) : y
+            backend.drawTexture(texture, source: PixelRect(x: 0, y: 0, width: side, height: side),
+                                destination: Rect(x: px, y: py, width: Double(side), height: Double(side)),
+                                opacity: opacity)
+            statistics.drawCalls += 1
+            statistics.cornerPieceDraws += 1
+        }
+    }
+
+    /// The piece for one corner: `color` outside a quarter circle of radius `side` pixels, clear inside.
+    private func cornerPiece(corner: CornerMask, side: Int, color: Color) -> TextureHandle? {
+        let key = CornerPieceKey(radius: side, color: color, corner: corner.rawValue)
+        if let texture = cornerPieces[key] { return texture }
+        guard var context = try? BitmapContext(pixelWidth: side, pixelHeight: side, scale: 1) else { return nil }
+        let s = Double(side)
+        let circle: Rect
+        switch corner {
+        case .topLeft: circle = Rect(x: 0, y: 0, width: 2 * s, height: 2 * s)
+        case .topRight: circle = Rect(x: -s, y: 0, width: 2 * s, height: 2 * s)
+        case .bottomLeft: circle = Rect(x: 0, y: -s, width: 2 * s, height: 2 * s)
+        default: circle = Rect(x: -s, y: -s, width: 2 * s, height: 2 * s)
+        }
+        context.fill(outsideRoundedRect: circle, radii: CornerRadii(s), color: color)
+        let bitmap = context.makeBitmap()
+        guard let texture = backend.makeTexture(from: bitmap, region: PixelRect(x: 0, y: 0, width: side, height: side))
+        else { return nil }
+        cornerPieces[key] = texture
+        cornerPieceBytes += side * side * 4
+        return texture
+    }
+}
+
+extension PixelRect {
+    var rect: Rect { Rect(x: Double(x), y: Double(y), width: Double(width), height: Double(height)) }
+
+    func intersection(_ other: PixelRect) -> PixelRect {
+        let x0 = max(x, other.x), y0 = max(y, other.y)
+        let x1 = min(x + width, other.x + other.width), y1 = min(y + height, other.y + other.height)
+        return PixelRect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
+    }
+}
+
+extension Rect {
+    /// The whole pixels whose centres lie inside the rectangle: the clip a pixel-exact renderer applies.
+    var enclosingPixelRect: PixelRect {
+        let limit = Double(Int32.max / 2)
+        func clampToInt(_ v: Double) -> Int { Int(min(limit, max(-limit, v.rounded()))) }
+        let x0 = clampToInt(minX), y0 = clampToInt(minY)
+        let x1 = clampToInt(maxX), y1 = clampToInt(maxY)
+        return PixelRect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
+    }
+}

@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Paces frames. The real clock waits for 60 Hz deadlines (SDL's dummy driver does not pace vsync);
+/// the virtual clock is stepped by hand, so tests and benchmarks on it are deterministic.
+/// - Thread: main
+public protocol FrameClock: AnyObject {
+    /// Seconds since the clock started.
+    var now: Double { get }
+    /// The target time between frames, in seconds.
+    var frameInterval: Double { get }
+    /// Returns at the next frame deadline (at once if it has passed) and gives that frame's time.
+    @discardableResult func waitForNextFrame() -> Double
+}
+
+/// Frame deadlines from the monotonic clock, every `frameInterval` seconds. A frame that overruns its
+/// deadline by more than a whole interval re-bases the schedule instead of running frames back to back.
+/// - Thread: main
+public final class RealFrameClock: FrameClock {
+    public let frameInterval: Double
+    private let start = MonotonicClock.nanoseconds()
+    /// The next deadline in seconds since `start`. (main thread only)
+    private var nextDeadline: Double
+
+    public init(framesPerSecond: Double = 60) {
+        let fps = framesPerSecond.isFinite && framesPerSecond > 0 ? framesPerSecond : 60
+        frameInterval = 1 / fps
+        nextDeadline = frameInterval
+    }
+
+    public var now: Double { Double(MonotonicClock.nanoseconds() &- start) / 1e9 }
+
+    @discardableResult
+    public func waitForNextFrame() -> Double {
+        var current = now
+        if current > nextDeadline + frameInterval { nextDeadline = current }
+        // Sleep most of the remaining time, then yield in short steps for the last ~1.5 ms:
+        // sleeps overshoot by a scheduler quantum on a busy machine.
+        while current < nextDeadline {
+            let remaining = nextDeadline - current
+            if remaining > 0.002 {
+                usleep(UInt32((remaining - 0.0015) * 1e6))
+            } else {
+                sched_yield()
+            }
+            current = now
+        }
+        let frameTime = nextDeadline
+        nextDeadline += frameInterval
+        return frameTime
+    }
+}
+
+/// A clock that advances only when told: each `waitForNextFrame()` moves it one interval forward.
+/// - Thread: main
+public final class VirtualFrameClock: FrameClock {
+    public let frameInterval: Double
+    public private(set) var now: Double = 0
+
+    public init(framesPerSecond: Double = 60) {
+        let fps = framesPerSecond.isFinite && framesPerSecond > 0 ? framesPerSecond : 60
+        frameInterval = 1 / fps
+    }
+
+    @discardableResult
+    public func waitForNextFrame() -> Double {
+        now += frameInterval
+        return now
+    }
+
+    /// Moves the clock by `seconds` (ignored unless finite and positive).
+    public func advance(by seconds: Double) {
+        if seconds.isFinite && seconds > 0 { now += seconds }
+    }
+}

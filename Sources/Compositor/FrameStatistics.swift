@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What one composited frame cost and did. The perf overlay and the benchmarks read the same record.
+/// - Thread: any (a value)
+public struct FrameStatistics: Sendable, Equatable {
+    /// The frame's number, from 1.
+    public var frameIndex = 0
+    /// Layers reached by the walk (hidden and fully transparent subtrees are not entered).
+    public var layersVisited = 0
+    /// Layers whose own background or contents were drawn.
+    public var layersDrawn = 0
+    /// Layers skipped because they lay outside the output or their clip.
+    public var layersCulled = 0
+    /// Calls into the backend that draw: texture copies, fills and geometry.
+    public var drawCalls = 0
+    /// Textures made from contents this frame (a tiled bitmap counts one per tile).
+    public var uploads = 0
+    /// Pixel bytes sent in those uploads.
+    public var uploadBytes = 0
+    /// Textures dropped by the byte budget this frame.
+    public var evictions = 0
+    /// Textures dropped because their bitmap no longer exists anywhere.
+    public var texturesReleased = 0
+    /// Corner pieces drawn for `.clipping` layers.
+    public var cornerPieceDraws = 0
+    /// Textures alive at the end of the frame, contents and corner pieces.
+    public var liveTextures = 0
+    /// Bytes of those textures.
+    public var liveTextureBytes = 0
+    /// Renderer resets handled since the previous frame.
+    public var rendererResets = 0
+    /// Milliseconds spent uploading (inside `drawMilliseconds`).
+    public var uploadMilliseconds = 0.0
+    /// Milliseconds from the start of the walk to the last draw call, uploads included.
+    public var drawMilliseconds = 0.0
+    /// Milliseconds spent in `present`.
+    public var presentMilliseconds = 0.0
+
+    public init() {}
+}
+
+/// Monotonic time for measuring frames.
+/// - Thread: any
+public enum MonotonicClock {
+    /// Nanoseconds since an arbitrary fixed point.
+    @inline(__always)
+    public static func nanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// Milliseconds elapsed since `start` (from `nanoseconds()`).
+    @inline(__always)
+    public static func milliseconds(since start: UInt64) -> Double {
+        Double(nanoseconds() &- start) / 1_000_000
+    }
+}

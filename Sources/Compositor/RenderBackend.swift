@@ -1,0 +1,76 @@
+/// A texture made by a `RenderBackend`. Opaque to everything but the backend that made it.
+/// - Thread: any (as a value); used only on the main thread.
+public struct TextureHandle: Hashable, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+}
+
+/// A rectangle of whole pixels.
+/// - Thread: any
+public struct PixelRect: Hashable, Sendable, CustomStringConvertible {
+    public var x: Int, y: Int, width: Int, height: Int
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x; self.y = y; self.width = width; self.height = height
+    }
+    public var isEmpty: Bool { width <= 0 || height <= 0 }
+    public var description: String { "[\(x),\(y) \(width)×\(height)]" }
+}
+
+/// One corner of a triangle for `RenderBackend.drawGeometry`: a position in pixels, a colour that
+/// multiplies the texture (or is the fill when there is no texture), and texture coordinates in 0...1.
+/// - Thread: any
+public struct GeometryVertex: Hashable, Sendable {
+    public var x: Float, y: Float
+    public var color: Color
+    public var u: Float, v: Float
+    public init(x: Float, y: Float, color: Color, u: Float = 0, v: Float = 0) {
+        self.x = x; self.y = y; self.color = color; self.u = u; self.v = v
+    }
+}
+
+/// What a backend reports from the platform besides input.
+/// - Thread: any
+public enum BackendEvent: Sendable, Equatable {
+    case input(InputEvent)
+    /// Render targets lost their contents (`SDL_RENDER_TARGETS_RESET`).
+    case renderTargetsReset
+    /// Every texture was lost (`SDL_RENDER_DEVICE_RESET`).
+    case renderDeviceReset
+}
+
+/// The few operations the compositor needs from a renderer. `SDLRenderBackend` implements them with an
+/// `SDL_Renderer`; `RecordingRenderBackend` records them, so tests can check draw order without SDL.
+///
+/// Coordinates are in output pixels. Texture pixels are premultiplied ARGB8888 as in `Bitmap`; a backend
+/// whose renderer blends straight alpha converts at upload.
+/// - Thread: main (the UI thread), every member.
+public protocol RenderBackend: AnyObject {
+    /// A name for reports, such as SDL's renderer name ("software", "opengl").
+    var rendererName: String { get }
+    /// The size of the output in pixels.
+    var outputPixelSize: (width: Int, height: Int) { get }
+    /// The largest texture side the renderer accepts; `Int.max` when it states no limit.
+    var maximumTextureSize: Int { get }
+
+    /// Makes a texture from the `region` of `bitmap`. Returns nil when the renderer refuses.
+    func makeTexture(from bitmap: Bitmap, region: PixelRect) -> TextureHandle?
+    /// Releases a texture. Handles from before a device reset may be passed and are ignored if stale.
+    func destroyTexture(_ texture: TextureHandle)
+
+    /// Starts a frame: clears the output to `color`.
+    func beginFrame(clearColor: Color)
+    /// Restricts drawing to `rect`, or lifts the restriction with nil.
+    func setClip(_ rect: PixelRect?)
+    /// Fills a rectangle with a straight colour, alpha-blended.
+    func fill(_ rect: Rect, color: Color)
+    /// Draws `source` (texture pixels) of a texture into `destination` (output pixels) at `opacity`.
+    func drawTexture(_ texture: TextureHandle, source: PixelRect, destination: Rect, opacity: Double)
+    /// Draws triangles, textured when `texture` is given.
+    func drawGeometry(texture: TextureHandle?, vertices: [GeometryVertex], indices: [Int32])
+    /// Reads back what has been drawn in this frame so far (before `present`).
+    func readPixels() -> Bitmap?
+    /// Shows the frame.
+    func present()
+    /// Drains pending platform events.
+    func pollEvents() -> [BackendEvent]
+}

@@ -1,0 +1,328 @@
+internal import CSDL
+
+/// Why the SDL backend could not start.
+public struct SDLBackendError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// A `RenderBackend` on an `SDL_Window` and its `SDL_Renderer`.
+///
+/// SDL's video state is global and bound to the thread that initialised it: make backends on the UI
+/// thread only, and one at a time per process in tests. Under `SDL_VIDEODRIVER=dummy` the renderer is
+/// `software`, which has no custom blend modes; the backend then uploads straight-alpha textures and
+/// blends with `SDL_BLENDMODE_BLEND`, which gives the same result as premultiplied blending. On
+/// renderers that accept a custom blend mode, textures stay premultiplied and upload without conversion.
+/// - Thread: main
+public final class SDLRenderBackend: RenderBackend {
+    /// What kind of output to open.
+    public struct Configuration: Sendable {
+        public var title: String
+        /// The window's size in points.
+        public var size: Size
+        /// Output pixels per point.
+        public var scale: Double
+        /// Force SDL's dummy video driver (no display needed). When false, SDL picks a driver and the
+        /// caller should have checked that a display exists.
+        public var headless: Bool
+        public var resizable: Bool
+        public init(title: String = "Tessera", size: Size, scale: Double = 1, headless: Bool = true,
+                    resizable: Bool = false) {
+            self.title = title; self.size = size; self.scale = scale
+            self.headless = headless; self.resizable = resizable
+        }
+    }
+
+    private let window: OpaquePointer
+    private let renderer: OpaquePointer
+    /// Output pixels per point, for converting input coordinates. (main thread only)
+    public let scale: Double
+    /// True when textures hold premultiplied pixels and blend with a custom mode. (immutable)
+    public let usesPremultipliedBlending: Bool
+    public let rendererName: String
+    public let maximumTextureSize: Int
+    /// Every texture this backend made and has not destroyed, by handle. (main thread only)
+    private var liveTextures = Set<UInt>()
+    private let premultipliedBlendMode: SDL_BlendMode
+
+    /// Name of the SDL video driver in use ("dummy", "x11", …).
+    public var videoDriverName: String {
+        SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "none"
+    }
+
+    public init(_ configuration: Configuration) throws {
+        UIThread.precondition("SDLRenderBackend.init")
+        let scale = configuration.scale.isFinite && configuration.scale > 0 ? configuration.scale : 1
+        self.scale = scale
+        if configuration.headless { setenv("SDL_VIDEODRIVER", "dummy", 1) }
+        if SDL_WasInit(UInt32(SDL_INIT_VIDEO)) == 0 {
+            guard SDL_InitSubSystem(UInt32(SDL_INIT_VIDEO) | UInt32(SDL_INIT_EVENTS)) == 0 else {
+                throw SDLBackendError(message: "SDL could not start video: \(String(cString: SDL_GetError()))")
+            }
+        }
+        let size = configuration.size.sanitizedForWindow
+        let pixelWidth = Int32(clamping: Int((size.width * scale).rounded()))
+        let pixelHeight = Int32(clamping: Int((size.height * scale).rounded()))
+        var flags = UInt32(SDL_WINDOW_SHOWN.rawValue)
+        if configuration.resizable { flags |= UInt32(SDL_WINDOW_RESIZABLE.rawValue) }
+        let centered = Int32(bitPattern: UInt32(SDL_WINDOWPOS_CENTERED_MASK))
+        guard let window = SDL_CreateWindow(configuration.title, centered, centered,
+                                            max(1, pixelWidth), max(1, pixelHeight), flags) else {
+            throw SDLBackendError(message: "SDL could not open a window: \(String(cString: SDL_GetError()))")
+        }
+        guard let renderer = SDL_CreateRenderer(window, -1, 0) else {
+            let reason = String(cString: SDL_GetError())
+            SDL_DestroyWindow(window)
+            throw SDLBackendError(message: "SDL could not create a renderer: \(reason)")
+        }
+        self.window = window
+        self.renderer = renderer
+        var info = SDL_RendererInfo()
+        SDL_GetRendererInfo(renderer, &info)
+        self.rendererName = info.name.map { String(cString: $0) } ?? "unknown"
+        let side = Int(min(info.max_texture_width, info.max_texture_height))
+        self.maximumTextureSize = side > 0 ? side : Int.max
+
+        // Probe for premultiplied blending on a 1×1 texture.
+        premultipliedBlendMode = SDL_ComposeCustomBlendMode(
+            SDL_BLENDFACTOR_ONE, SDL_BLENDFACTOR_ONE_MINUS_SRC_ALPHA, SDL_BLENDOPERATION_ADD,
+            SDL_BLENDFACTOR_ONE, SDL_BLENDFACTOR_ONE_MINUS_SRC_ALPHA, SDL_BLENDOPERATION_ADD)
+        var premultiplied = false
+        if let probe = SDL_CreateTexture(renderer, SDL_PIXELFORMAT_ARGB8888.rawValue,
+                                         Int32(SDL_TEXTUREACCESS_STATIC.rawValue), 1, 1) {
+            premultiplied = SDL_SetTextureBlendMode(probe, premultipliedBlendMode) == 0
+            SDL_DestroyTexture(probe)
+        }
+        self.usesPremultipliedBlending = premultiplied
+        SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
+    }
+
+    deinit {
+        // Textures belong to the renderer; destroying it frees them.
+        SDL_DestroyRenderer(renderer)
+        SDL_DestroyWindow(window)
+    }
+
+    public var outputPixelSize: (width: Int, height: Int) {
+        var w: Int32 = 0, h: Int32 = 0
+        SDL_GetRendererOutputSize(renderer, &w, &h)
+        return (Int(w), Int(h))
+    }
+
+    public func makeTexture(from bitmap: Bitmap, region: PixelRect) -> TextureHandle? {
+        guard !region.isEmpty, region.x >= 0, region.y >= 0,
+              region.x + region.width <= bitmap.width, region.y + region.height <= bitmap.height,
+              let texture = SDL_CreateTexture(renderer, SDL_PIXELFORMAT_ARGB8888.rawValue,
+                                              Int32(SDL_TEXTUREACCESS_STATIC.rawValue),
+                                              Int32(region.width), Int32(region.height))
+        else { return nil }
+        let status: Int32
+        if usesPremultipliedBlending {
+            SDL_SetTextureBlendMode(texture, premultipliedBlendMode)
+            status = bitmap.pixels.withUnsafeBufferPointer { buffer in
+                var rect = SDL_Rect(x: 0, y: 0, w: Int32(region.width), h: Int32(region.height))
+                return SDL_UpdateTexture(texture, &rect, buffer.baseAddress! + (region.y * bitmap.width + region.x),
+                                         Int32(bitmap.width * 4))
+            }
+        } else {
+            SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_BLEND)
+            var straight = [UInt32](repeating: 0, count: region.width * region.height)
+            bitmap.pixels.withUnsafeBufferPointer { source in
+                straight.withUnsafeMutableBufferPointer { out in
+                    for row in 0..<region.height {
+                        let from = (region.y + row) * bitmap.width + region.x
+                        let to = row * region.width
+                        for column in 0..<region.width {
+                            out[to + column] = unpremultiply(premultipliedARGB: source[from + column])
+                        }
+                    }
+                }
+            }
+            status = straight.withUnsafeBytes { raw in
+                SDL_UpdateTexture(texture, nil, raw.baseAddress, Int32(region.width * 4))
+            }
+        }
+        guard status == 0 else {
+            SDL_DestroyTexture(texture)
+            return nil
+        }
+        let handle = TextureHandle(rawValue: UInt(bitPattern: Int(bitPattern: UnsafeMutableRawPointer(texture))))
+        liveTextures.insert(handle.rawValue)
+        return handle
+    }
+
+    private func texture(_ handle: TextureHandle) -> OpaquePointer? {
+        guard liveTextures.contains(handle.rawValue),
+              let raw = UnsafeMutableRawPointer(bitPattern: handle.rawValue) else { return nil }
+        return OpaquePointer(raw)
+    }
+
+    public func destroyTexture(_ handle: TextureHandle) {
+        guard let texture = texture(handle) else { return }
+        liveTextures.remove(handle.rawValue)
+        SDL_DestroyTexture(texture)
+    }
+
+    public func beginFrame(clearColor: Color) {
+        SDL_RenderSetClipRect(renderer, nil)
+        SDL_SetRenderDrawColor(renderer, clearColor.red, clearColor.green, clearColor.blue, clearColor.alpha)
+        SDL_RenderClear(renderer)
+    }
+
+    public func setClip(_ rect: PixelRect?) {
+        if let rect {
+            // SDL treats an empty clip rectangle as "no clip"; keep an empty clip empty.
+            var sdlRect = rect.isEmpty ? SDL_Rect(x: -2, y: -2, w: 1, h: 1)
+                                       : SDL_Rect(x: Int32(clamping: rect.x), y: Int32(clamping: rect.y),
+                                                  w: Int32(clamping: rect.width), h: Int32(clamping: rect.height))
+            SDL_RenderSetClipRect(renderer, &sdlRect)
+        } else {
+            SDL_RenderSetClipRect(renderer, nil)
+        }
+    }
+
+    public func fill(_ rect: Rect, color: Color) {
+        SDL_SetRenderDrawColor(renderer, color.red, color.green, color.blue, color.alpha)
+        var sdlRect = SDL_FRect(x: Float(rect.minX), y: Float(rect.minY), w: Float(rect.width), h: Float(rect.height))
+        SDL_RenderFillRectF(renderer, &sdlRect)
+    }
+
+    public func drawTexture(_ handle: TextureHandle, source: PixelRect, destination: Rect, opacity: Double) {
+        guard let texture = texture(handle) else { return }
+        let alpha = UInt8((min(1, max(0, opacity)) * 255).rounded())
+        SDL_SetTextureAlphaMod(texture, alpha)
+        if usesPremultipliedBlending { SDL_SetTextureColorMod(texture, alpha, alpha, alpha) }
+        var sourceRect = SDL_Rect(x: Int32(source.x), y: Int32(source.y), w: Int32(source.width), h: Int32(source.height))
+        var destinationRect = SDL_FRect(x: Float(destination.minX), y: Float(destination.minY),
+                                        w: Float(destination.width), h: Float(destination.height))
+        SDL_RenderCopyF(renderer, texture, &sourceRect, &destinationRect)
+    }
+
+    public func drawGeometry(texture handle: TextureHandle?, vertices: [GeometryVertex], indices: [Int32]) {
+        var texture: OpaquePointer?
+        if let handle {
+            guard let live = self.texture(handle) else { return }
+            texture = live
+            SDL_SetTextureAlphaMod(texture, 255)
+            SDL_SetTextureColorMod(texture, 255, 255, 255)
+        }
+        let premultiplyColors = texture != nil && usesPremultipliedBlending
+        let sdlVertices = vertices.map { vertex -> SDL_Vertex in
+            var color = SDL_Color(r: vertex.color.red, g: vertex.color.green, b: vertex.color.blue, a: vertex.color.alpha)
+            if premultiplyColors {
+                let a = UInt16(vertex.color.alpha)
+                color = SDL_Color(r: UInt8(UInt16(color.r) * a / 255), g: UInt8(UInt16(color.g) * a / 255),
+                                  b: UInt8(UInt16(color.b) * a / 255), a: color.a)
+            }
+            return SDL_Vertex(position: SDL_FPoint(x: vertex.x, y: vertex.y), color: color,
+                              tex_coord: SDL_FPoint(x: vertex.u, y: vertex.v))
+        }
+        sdlVertices.withUnsafeBufferPointer { v in
+            indices.withUnsafeBufferPointer { i in
+                _ = SDL_RenderGeometry(renderer, texture, v.baseAddress, Int32(v.count), i.baseAddress, Int32(i.count))
+            }
+        }
+    }
+
+    public func readPixels() -> Bitmap? {
+        let (width, height) = outputPixelSize
+        guard width > 0, height > 0 else { return nil }
+        var pixels = [UInt32](repeating: 0, count: width * height)
+        let status = pixels.withUnsafeMutableBytes { raw in
+            SDL_RenderReadPixels(renderer, nil, SDL_PIXELFORMAT_ARGB8888.rawValue, raw.baseAddress, Int32(width * 4))
+        }
+        guard status == 0 else { return nil }
+        for i in pixels.indices { pixels[i] = premultiply(straightARGB: pixels[i]) }
+        return try? Bitmap(width: width, height: height, scale: scale, premultipliedARGB: pixels)
+    }
+
+    public func present() {
+        SDL_RenderPresent(renderer)
+    }
+
+    public func pollEvents() -> [BackendEvent] {
+        var events: [BackendEvent] = []
+        var event = SDL_Event()
+        while SDL_PollEvent(&event) != 0 {
+            if let translated = translate(event) { events.append(translated) }
+        }
+        return events
+    }
+
+    /// Puts an event on SDL's queue, as the platform would (used by tests of the reset path).
+    package func pushEvent(_ kind: BackendEvent) {
+        var event = SDL_Event()
+        switch kind {
+        case .renderTargetsReset: event.type = SDL_RENDER_TARGETS_RESET.rawValue
+        case .renderDeviceReset: event.type = SDL_RENDER_DEVICE_RESET.rawValue
+        case .input(.quit): event.type = SDL_QUIT.rawValue
+        case .input: return
+        }
+        SDL_PushEvent(&event)
+    }
+
+    private func translate(_ event: SDL_Event) -> BackendEvent? {
+        func point(_ x: Int32, _ y: Int32) -> Point { Point(x: Double(x) / scale, y: Double(y) / scale) }
+        switch SDL_EventType(event.type) {
+        case SDL_QUIT: return .input(.quit)
+        case SDL_RENDER_TARGETS_RESET: return .renderTargetsReset
+        case SDL_RENDER_DEVICE_RESET: return .renderDeviceReset
+        case SDL_WINDOWEVENT:
+            if event.window.event == UInt8(SDL_WINDOWEVENT_SIZE_CHANGED.rawValue) {
+                return .input(.resized(Size(width: Double(event.window.data1) / scale,
+                                            height: Double(event.window.data2) / scale)))
+            }
+            return nil
+        case SDL_MOUSEBUTTONDOWN:
+            return .input(.pointerDown(point(event.button.x, event.button.y), button: Int(event.button.button)))
+        case SDL_MOUSEBUTTONUP:
+            return .input(.pointerUp(point(event.button.x, event.button.y), button: Int(event.button.button)))
+        case SDL_MOUSEMOTION:
+            return .input(.pointerMoved(point(event.motion.x, event.motion.y)))
+        case SDL_MOUSEWHEEL:
+            return .input(.wheel(dx: Double(event.wheel.preciseX), dy: Double(event.wheel.preciseY)))
+        case SDL_KEYDOWN:
+            return .input(.keyDown(Self.key(event.key.keysym.sym), modifiers: Self.modifiers(event.key.keysym.mod)))
+        case SDL_KEYUP:
+            return .input(.keyUp(Self.key(event.key.keysym.sym), modifiers: Self.modifiers(event.key.keysym.mod)))
+        default: return nil
+        }
+    }
+
+    private static func modifiers(_ mod: UInt16) -> KeyModifiers {
+        var result: KeyModifiers = []
+        if mod & UInt16(KMOD_SHIFT.rawValue) != 0 { result.insert(.shift) }
+        if mod & UInt16(KMOD_CTRL.rawValue) != 0 { result.insert(.control) }
+        if mod & UInt16(KMOD_ALT.rawValue) != 0 { result.insert(.alt) }
+        if mod & UInt16(KMOD_GUI.rawValue) != 0 { result.insert(.command) }
+        return result
+    }
+
+    private static func key(_ code: SDL_Keycode) -> Key {
+        switch Int(code) {
+        case Int(SDLK_ESCAPE.rawValue): return .escape
+        case Int(SDLK_RETURN.rawValue): return .enter
+        case Int(SDLK_SPACE.rawValue): return .space
+        case Int(SDLK_TAB.rawValue): return .tab
+        case Int(SDLK_BACKSPACE.rawValue): return .backspace
+        case Int(SDLK_UP.rawValue): return .up
+        case Int(SDLK_DOWN.rawValue): return .down
+        case Int(SDLK_LEFT.rawValue): return .left
+        case Int(SDLK_RIGHT.rawValue): return .right
+        case Int(SDLK_PAGEUP.rawValue): return .pageUp
+        case Int(SDLK_PAGEDOWN.rawValue): return .pageDown
+        case Int(SDLK_HOME.rawValue): return .home
+        case Int(SDLK_END.rawValue): return .end
+        case Int(SDLK_F1.rawValue)...Int(SDLK_F12.rawValue): return .function(Int(code) - Int(SDLK_F1.rawValue) + 1)
+        case 33...126: return .character(Character(Unicode.Scalar(UInt8(code))))
+        default: return .other(code)
+        }
+    }
+}
+
+extension Size {
+    /// A window size: non-finite or smaller than 1 point becomes 1.
+    var sanitizedForWindow: Size {
+        Size(width: width.isFinite ? max(1, width) : 1, height: height.isFinite ? max(1, height) : 1)
+    }
+}

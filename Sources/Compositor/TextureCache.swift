@@ -1,0 +1,108 @@
+/// The textures made from layer contents, keyed by bitmap identity, with a byte budget.
+///
+/// An entry holds its bitmap's storage weakly: the cache never keeps pixels alive. When the last copy of
+/// a bitmap goes away (on any thread), the next frame finds the entry dead and destroys its textures on
+/// the UI thread. Entries over the budget are evicted least-recently-drawn first; an evicted bitmap that
+/// is drawn again is simply uploaded again from the layer's committed contents.
+/// - Thread: main
+final class TextureCache {
+    struct Tile {
+        let texture: TextureHandle
+        /// The part of the bitmap this tile holds, in the bitmap's pixels.
+        let region: PixelRect
+    }
+
+    final class Entry {
+        weak var storage: Bitmap.Storage?
+        let tiles: [Tile]
+        let byteCount: Int
+        var lastDrawnFrame: Int
+        init(storage: Bitmap.Storage, tiles: [Tile], byteCount: Int, frame: Int) {
+            self.storage = storage; self.tiles = tiles; self.byteCount = byteCount; self.lastDrawnFrame = frame
+        }
+    }
+
+    /// The budget in bytes. The textures drawn in the current frame are never evicted, so one frame that
+    /// needs more than the budget goes over it rather than drop what it shows.
+    /// Eviction happens at the end of a frame (`evictOverBudget`).
+    var budgetBytes: Int
+    private(set) var entries: [BitmapIdentity: Entry] = [:]
+    private(set) var liveBytes = 0
+
+    init(budgetBytes: Int) { self.budgetBytes = budgetBytes }
+
+    var liveTextureCount: Int { entries.values.reduce(0) { $0 + $1.tiles.count } }
+
+    /// The tiles of `bitmap` for drawing in `frame`, uploading them if they are not resident.
+    /// Returns nil when the backend refused to make a texture (nothing is drawn for that layer).
+    func tiles(for bitmap: Bitmap, frame: Int, tileSide: Int, backend: RenderBackend,
+               statistics: inout FrameStatistics) -> [Tile]? {
+        if let entry = entries[bitmap.identity], entry.storage != nil {
+            entry.lastDrawnFrame = frame
+            return entry.tiles
+        }
+        let start = MonotonicClock.nanoseconds()
+        defer { statistics.uploadMilliseconds += MonotonicClock.milliseconds(since: start) }
+        let side = max(1, tileSide)
+        var tiles: [Tile] = []
+        var y = 0
+        while y < bitmap.height {
+            let height = min(side, bitmap.height - y)
+            var x = 0
+            while x < bitmap.width {
+                let width = min(side, bitmap.width - x)
+                let region = PixelRect(x: x, y: y, width: width, height: height)
+                guard let texture = backend.makeTexture(from: bitmap, region: region) else {
+                    tiles.forEach { backend.destroyTexture($0.texture) }
+                    return nil
+                }
+                tiles.append(Tile(texture: texture, region: region))
+                statistics.uploads += 1
+                statistics.uploadBytes += width * height * 4
+                x += width
+            }
+            y += height
+        }
+        let entry = Entry(storage: bitmap.storage, tiles: tiles, byteCount: bitmap.byteCount, frame: frame)
+        entries[bitmap.identity] = entry
+        liveBytes += entry.byteCount
+        return tiles
+    }
+
+    /// Drops least-recently-drawn entries until the cache fits its budget, sparing this frame's.
+    /// Runs once at the end of a frame: evicting during the walk could drop a texture that a later
+    /// layer of the same frame draws, and upload it again.
+    func evictOverBudget(keepingFrame frame: Int, backend: RenderBackend, statistics: inout FrameStatistics) {
+        let candidates = entries.filter { $0.value.lastDrawnFrame < frame }
+            .sorted { $0.value.lastDrawnFrame < $1.value.lastDrawnFrame }
+        for (identity, entry) in candidates {
+            guard liveBytes > budgetBytes else { break }
+            remove(identity, entry, backend: backend)
+            statistics.evictions += 1
+        }
+    }
+
+    /// Destroys the textures of bitmaps that no longer exist.
+    func releaseDeadEntries(backend: RenderBackend, statistics: inout FrameStatistics) {
+        for (identity, entry) in entries where entry.storage == nil {
+            remove(identity, entry, backend: backend)
+            statistics.texturesReleased += 1
+        }
+    }
+
+    /// Destroys every texture (renderer reset, teardown).
+    func removeAll(backend: RenderBackend) {
+        for entry in entries.values { entry.tiles.forEach { backend.destroyTexture($0.texture) } }
+        entries.removeAll()
+        liveBytes = 0
+    }
+
+    private func remove(_ identity: BitmapIdentity, _ entry: Entry, backend: RenderBackend) {
+        entry.tiles.forEach { backend.destroyTexture($0.texture) }
+        entries[identity] = nil
+        liveBytes -= entry.byteCount
+    }
+
+    /// True when `bitmap` has resident textures.
+    func isResident(_ bitmap: Bitmap) -> Bool { entries[bitmap.identity]?.storage != nil }
+}

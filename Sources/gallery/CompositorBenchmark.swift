@@ -1,0 +1,117 @@
+import Compositor
+import Foundation
+
+/// The compositor's cost per frame against a bare loop of texture copies, in one run.
+///
+/// A scene of `layerCount` visible layers fills a 1280×800 window on the software renderer. Once every
+/// texture is resident, frames alternate between the two ways of drawing the same copies: the compositor
+/// (walk the tree, check residency, clip, draw, record statistics) and a bare loop that replays the
+/// compositor's own texture copies straight into the renderer (the same textures, rectangles and
+/// opacity). Both clear and present. Alternating frames spreads the machine's noise over both sides.
+/// - Thread: main
+struct CompositorBenchmark {
+    let layerCount: Int
+    let frames: Int
+    let assets: URL
+
+    struct Report {
+        var renderer = ""
+        var compositorMs: [Double] = []
+        var bareMs: [Double] = []
+        var uploadBytesAfterWarmUp = 0
+        var layers = 0
+
+        static func percentile(_ values: [Double], _ p: Double) -> Double {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return 0 }
+            return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))]
+        }
+
+        var overheadPercent: Double {
+            (Self.percentile(compositorMs, 0.5) / Self.percentile(bareMs, 0.5) - 1) * 100
+        }
+
+        var table: String {
+            func row(_ name: String, _ v: [Double]) -> String {
+                String(format: "%-12@ %8.3f %8.3f %8.3f", name as NSString,
+                       Self.percentile(v, 0.5), Self.percentile(v, 0.95), Self.percentile(v, 0.99))
+            }
+            return """
+            compositor benchmark: \(layers) layers, 1280×800, renderer \(renderer), \(compositorMs.count) frames each
+            mode               p50      p95      p99   (ms per frame, main thread)
+            \(row("bare copies", bareMs))
+            \(row("compositor", compositorMs))
+            compositor overhead at p50: \(String(format: "%+.1f%%", overheadPercent))
+            bytes uploaded after warm-up: \(uploadBytesAfterWarmUp)
+            """
+        }
+
+        var json: String {
+            func stats(_ v: [Double]) -> String {
+                String(format: "{\"p50\":%.4f,\"p95\":%.4f,\"p99\":%.4f}",
+                       Self.percentile(v, 0.5), Self.percentile(v, 0.95), Self.percentile(v, 0.99))
+            }
+            return "{\"scenario\":\"compositor\",\"layers\":\(layers),\"frames\":\(compositorMs.count)," +
+                "\"renderer\":\"\(renderer)\",\"bareMs\":\(stats(bareMs)),\"compositorMs\":\(stats(compositorMs))," +
+                String(format: "\"overheadPercentP50\":%.2f,", overheadPercent) +
+                "\"uploadBytesAfterWarmUp\":\(uploadBytesAfterWarmUp)}\n"
+        }
+    }
+
+    func run() throws -> Report {
+        let viewport = Size(width: 1280, height: 800)
+        let backend = try SDLRenderBackend(.init(title: "benchmark", size: viewport, headless: true))
+        let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0x101418)))
+        compositor.recordsDrawList = true
+
+        // A grid of layers covering the window, each with its own contents (no shared textures).
+        let columns = Int(Double(layerCount).squareRoot() * 1.6).clamped(to: 1...layerCount)
+        let rows = (layerCount + columns - 1) / columns
+        let cell = Size(width: viewport.width / Double(columns), height: viewport.height / Double(rows))
+        let photo = try Bitmap(contentsOfFile: assets.appendingPathComponent("photos/chelsea.jpg").path)
+        let root = Layer(name: "root")
+        root.frame = Rect(origin: .zero, size: viewport)
+        for index in 0..<layerCount {
+            let layer = Layer()
+            layer.frame = Rect(x: Double(index % columns) * cell.width + 2, y: Double(index / columns) * cell.height + 2,
+                               width: cell.width - 4, height: cell.height - 4).integral
+            var context = try BitmapContext(size: layer.frame.size)
+            context.draw(photo, in: context.bounds,
+                         from: Rect(x: Double(index % 50), y: Double(index % 30), width: 300, height: 200))
+            layer.contents = context.makeBitmap()
+            root.addSublayer(layer)
+        }
+
+        var report = Report()
+        report.renderer = backend.rendererName
+        report.layers = layerCount
+        for _ in 0..<10 { compositor.render(root) }  // warm-up: uploads happen here
+        let draws = compositor.lastDrawList
+        for _ in 0..<frames {
+            var start = MonotonicClock.nanoseconds()
+            report.uploadBytesAfterWarmUp += compositor.render(root).uploadBytes
+            report.compositorMs.append(MonotonicClock.milliseconds(since: start))
+
+            start = MonotonicClock.nanoseconds()
+            backend.beginFrame(clearColor: Color(rgb: 0x101418))
+            for draw in draws {
+                backend.drawTexture(draw.texture, source: draw.source, destination: draw.destination, opacity: draw.opacity)
+            }
+            backend.present()
+            report.bareMs.append(MonotonicClock.milliseconds(since: start))
+        }
+        return report
+    }
+}
+
+extension Comparable {
+    func clamped(to range: ClosedRange<Self>) -> Self { min(range.upperBound, max(range.lowerBound, self)) }
+}
+
+extension Rect {
+    /// The rectangle with its edges rounded to whole points.
+    var integral: Rect {
+        let x0 = minX.rounded(), y0 = minY.rounded()
+        return Rect(x: x0, y: y0, width: maxX.rounded() - x0, height: maxY.rounded() - y0)
+    }
+}

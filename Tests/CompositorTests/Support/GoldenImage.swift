@@ -1,0 +1,82 @@
+import Foundation
+import XCTest
+import Compositor
+
+/// Golden-image comparison for offscreen render tests.
+///
+/// Goldens live in `Tests/CompositorTests/Goldens/NAME.png`. On a mismatch the actual image and a diff
+/// image (differing pixels in red over a dimmed copy of the golden) are written to
+/// `.test-output/goldens/` at the repository root. Set `TESSERA_RECORD_GOLDENS=1` to write the actual
+/// images as the new goldens instead of comparing.
+enum GoldenImage {
+    static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    static let goldensDirectory = repositoryRoot.appendingPathComponent("Tests/CompositorTests/Goldens")
+    static let outputDirectory = repositoryRoot.appendingPathComponent(".test-output/goldens")
+    static var isRecording: Bool { ProcessInfo.processInfo.environment["TESSERA_RECORD_GOLDENS"] == "1" }
+
+    /// The largest difference in any channel, and how many pixels differ by more than `tolerance`.
+    struct Difference {
+        var maximumChannelDelta = 0
+        var differingPixels = 0
+    }
+
+    static func compare(_ a: Bitmap, _ b: Bitmap, tolerance: Int) -> (Difference, Bitmap?) {
+        guard a.width == b.width, a.height == b.height else {
+            return (Difference(maximumChannelDelta: 255, differingPixels: max(a.width * a.height, b.width * b.height)), nil)
+        }
+        var difference = Difference()
+        var diffPixels = [UInt32](repeating: 0, count: a.width * a.height)
+        let pa = a.pixels, pb = b.pixels
+        for i in 0..<pa.count {
+            var delta = 0
+            for shift in stride(from: 0, through: 24, by: 8) {
+                let ca = Int((pa[i] >> UInt32(shift)) & 0xFF), cb = Int((pb[i] >> UInt32(shift)) & 0xFF)
+                delta = max(delta, abs(ca - cb))
+            }
+            difference.maximumChannelDelta = max(difference.maximumChannelDelta, delta)
+            if delta > tolerance {
+                difference.differingPixels += 1
+                diffPixels[i] = 0xFFFF_0000
+            } else {
+                // Dimmed grey of the golden, so the picture stays readable around the red.
+                let p = pb[i]
+                let grey = (((p >> 16) & 0xFF) + ((p >> 8) & 0xFF) + (p & 0xFF)) / 3 / 3 + 40
+                diffPixels[i] = 0xFF00_0000 | (grey << 16) | (grey << 8) | grey
+            }
+        }
+        let diff = try? Bitmap(width: a.width, height: a.height, premultipliedARGB: diffPixels)
+        return (difference, diff)
+    }
+
+    /// Asserts that `actual` matches the golden `name` within `tolerance` per channel.
+    static func assertMatches(_ actual: Bitmap?, named name: String, tolerance: Int = 3,
+                              file: StaticString = #filePath, line: UInt = #line) {
+        guard let actual else { return XCTFail("no image rendered for \(name)", file: file, line: line) }
+        let goldenPath = goldensDirectory.appendingPathComponent("\(name).png").path
+        if isRecording {
+            try? FileManager.default.createDirectory(at: goldensDirectory, withIntermediateDirectories: true)
+            do { try actual.writePNG(to: goldenPath) } catch {
+                XCTFail("could not record \(goldenPath): \(error)", file: file, line: line)
+            }
+            return
+        }
+        try? FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
+        let actualPath = outputDirectory.appendingPathComponent("\(name)-actual.png").path
+        guard let golden = try? Bitmap(contentsOfFile: goldenPath) else {
+            try? actual.writePNG(to: actualPath)
+            return XCTFail("missing golden \(goldenPath); actual written to \(actualPath) " +
+                           "(run with TESSERA_RECORD_GOLDENS=1 to record)", file: file, line: line)
+        }
+        let (difference, diff) = compare(actual, golden, tolerance: tolerance)
+        if difference.differingPixels > 0 {
+            try? actual.writePNG(to: actualPath)
+            let diffPath = outputDirectory.appendingPathComponent("\(name)-diff.png").path
+            try? diff?.writePNG(to: diffPath)
+            XCTFail("\(name): \(difference.differingPixels) pixels differ (max channel delta " +
+                    "\(difference.maximumChannelDelta), size \(actual.width)×\(actual.height) vs " +
+                    "\(golden.width)×\(golden.height)); see \(actualPath) and \(diffPath)", file: file, line: line)
+        }
+    }
+}
