@@ -42,7 +42,7 @@ gallery: build
 	.build/release/gallery $(ARGS)
 
 test: test-deps
-	SDL_VIDEODRIVER=dummy swift test
+	SDL_VIDEODRIVER=dummy timeout 20m swift test
 
 clean:
 	rm -rf .build .test-output gallery-output

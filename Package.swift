@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Compositor", targets: ["Compositor"]),
+        .library(name: "NodeRuntime", targets: ["NodeRuntime"]),
         .executable(name: "gallery", targets: ["gallery"]),
     ],
     dependencies: [
@@ -25,17 +26,35 @@ let package = Package(
             dependencies: ["CSDL"],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
+        .target(
+            name: "NodeRuntime",
+            dependencies: ["Compositor", "CSDL"],
+            swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
+        ),
         .executableTarget(
             name: "gallery",
             dependencies: [
                 "Compositor",
+                "NodeRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: []
         ),
+        // Golden-image comparison shared by the test targets.
+        .target(
+            name: "TestSupport",
+            dependencies: ["Compositor"],
+            path: "Tests/TestSupport",
+            swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
+        ),
         .testTarget(
             name: "CompositorTests",
-            dependencies: ["Compositor"],
+            dependencies: ["Compositor", "TestSupport"],
+            exclude: ["Goldens"]
+        ),
+        .testTarget(
+            name: "NodeRuntimeTests",
+            dependencies: ["NodeRuntime", "Compositor", "TestSupport"],
             exclude: ["Goldens"]
         ),
     ],

@@ -12,6 +12,7 @@ struct Gallery: ParsableCommand {
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
         case compositor
+        case display
     }
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
@@ -59,6 +60,8 @@ struct Gallery: ParsableCommand {
                                                      assets: assetsFolder).run()
                 print(report.table)
                 if let json { try report.json.write(toFile: json, atomically: true, encoding: .utf8) }
+            case .display:
+                print(try DisplayBenchmark(assets: assetsFolder, frames: frames ?? 600).run().table)
             }
             return
         }

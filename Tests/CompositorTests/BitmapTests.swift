@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import Compositor
+import TestSupport
 
 final class BitmapTests: XCTestCase {
     func testIdentitySurvivesCopies() throws {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Compositor
+import TestSupport
 
 /// Offscreen render tests: scenes drawn by the SDL backend under the dummy video driver (the software
 /// renderer), read back and compared with the PNGs in `Goldens/`.
@@ -44,7 +45,7 @@ final class CompositorGoldenTests: XCTestCase {
                 contents: TestContent.photo("coffee.jpg", size: Size(width: 120, height: 80)))
         // Contents drawn stretched to a frame of another size.
         _ = add(scene, Rect(x: 160, y: 140, width: 140, height: 80), contents: TestContent.gradient(width: 35, height: 20))
-        GoldenImage.assertMatches(compositor.capture(scene), named: "plain-layers")
+        GoldenImage.assertMatches(compositor.capture(scene), named: "plain-layers", in: "CompositorTests")
     }
 
     func testOpacity() throws {
@@ -61,7 +62,7 @@ final class CompositorGoldenTests: XCTestCase {
         }
         _ = add(parent, Rect(x: 150, y: 15, width: 110, height: 60), background: Color(rgb: 0xF0F0F0)) { $0.opacity = 0.5 }
         _ = add(parent, Rect(x: 20, y: 15, width: 110, height: 60), background: Color(rgb: 0xF0F0F0))
-        GoldenImage.assertMatches(compositor.capture(scene), named: "opacity")
+        GoldenImage.assertMatches(compositor.capture(scene), named: "opacity", in: "CompositorTests")
     }
 
     func testNestingAndClipping() throws {
@@ -80,7 +81,7 @@ final class CompositorGoldenTests: XCTestCase {
         let a = add(scene, Rect(x: 30, y: 170, width: 260, height: 50), background: Color(rgb: 0x603050)) { $0.clipsToBounds = true }
         let b = add(a, Rect(x: 40, y: -20, width: 120, height: 60), background: Color(rgb: 0x8050A0)) { $0.clipsToBounds = true }
         _ = add(b, Rect(x: -20, y: 10, width: 200, height: 25), contents: TestContent.gradient(width: 200, height: 25))
-        GoldenImage.assertMatches(compositor.capture(scene), named: "nesting-clipping")
+        GoldenImage.assertMatches(compositor.capture(scene), named: "nesting-clipping", in: "CompositorTests")
     }
 
     func testCornerModesAtEachRadius() throws {
@@ -88,7 +89,7 @@ final class CompositorGoldenTests: XCTestCase {
             for mode in CornerRoundingMode.allCases {
                 let compositor = try makeCompositor(scale: scale)
                 GoldenImage.assertMatches(compositor.capture(cornerScene(mode: mode, scale: scale)),
-                                          named: "corners-\(mode)@\(Int(scale))x")
+                                          named: "corners-\(mode)@\(Int(scale))x", in: "CompositorTests")
             }
         }
     }
@@ -111,7 +112,7 @@ final class CompositorGoldenTests: XCTestCase {
                     $0.cornerClipColor = CompositorGoldenTests.background
                 }
             }
-            GoldenImage.assertMatches(compositor.capture(scene), named: "corner-masks-\(mode)")
+            GoldenImage.assertMatches(compositor.capture(scene), named: "corner-masks-\(mode)", in: "CompositorTests")
         }
     }
 

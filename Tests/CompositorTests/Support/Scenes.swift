@@ -1,5 +1,6 @@
 import Foundation
 @testable import Compositor
+import TestSupport
 
 /// Content bitmaps for the compositor's tests, made from pixels so every run is identical.
 enum TestContent {
@@ -25,7 +26,7 @@ enum TestContent {
 
     /// A photo from Assets/photos, drawn by the drawing kit into `size` points at `scale`.
     static func photo(_ name: String, size: Size, scale: Double = 1, radii: CornerRadii = .zero) -> Bitmap {
-        let path = GoldenImage.repositoryRoot.appendingPathComponent("Assets/photos/\(name)").path
+        let path = GoldenImage.asset("photos/\(name)")
         let source = try! Bitmap(contentsOfFile: path)
         var context = try! BitmapContext(size: size, scale: scale)
         let bounds = context.bounds

@@ -1,28 +1,39 @@
-import Foundation
+public import Foundation
 import XCTest
-import Compositor
+public import Compositor
 
 /// Golden-image comparison for offscreen render tests.
 ///
-/// Goldens live in `Tests/CompositorTests/Goldens/NAME.png`. On a mismatch the actual image and a diff
+/// Goldens live in `Tests/<TestTarget>/Goldens/NAME.png`. On a mismatch the actual image and a diff
 /// image (differing pixels in red over a dimmed copy of the golden) are written to
 /// `.test-output/goldens/` at the repository root. Set `TESSERA_RECORD_GOLDENS=1` to write the actual
 /// images as the new goldens instead of comparing.
-enum GoldenImage {
-    static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-    static let goldensDirectory = repositoryRoot.appendingPathComponent("Tests/CompositorTests/Goldens")
-    static let outputDirectory = repositoryRoot.appendingPathComponent(".test-output/goldens")
+public enum GoldenImage {
+    /// The repository's root folder.
+    public static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// Where failing renders and their diffs are written.
+    public static let outputDirectory = repositoryRoot.appendingPathComponent(".test-output/goldens")
     static var isRecording: Bool { ProcessInfo.processInfo.environment["TESSERA_RECORD_GOLDENS"] == "1" }
 
-    /// The largest difference in any channel, and how many pixels differ by more than `tolerance`.
-    struct Difference {
-        var maximumChannelDelta = 0
-        var differingPixels = 0
+    /// The goldens folder of a test target.
+    public static func goldensDirectory(for target: String) -> URL {
+        repositoryRoot.appendingPathComponent("Tests/\(target)/Goldens")
     }
 
-    static func compare(_ a: Bitmap, _ b: Bitmap, tolerance: Int) -> (Difference, Bitmap?) {
+    /// A file under the repository's `Assets/` folder.
+    public static func asset(_ relativePath: String) -> String {
+        repositoryRoot.appendingPathComponent("Assets/\(relativePath)").path
+    }
+
+    /// The largest difference in any channel, and how many pixels differ by more than `tolerance`.
+    public struct Difference {
+        public var maximumChannelDelta = 0
+        public var differingPixels = 0
+    }
+
+    /// Compares two images channel by channel; returns the difference and a diff picture.
+    public static func compare(_ a: Bitmap, _ b: Bitmap, tolerance: Int) -> (Difference, Bitmap?) {
         guard a.width == b.width, a.height == b.height else {
             return (Difference(maximumChannelDelta: 255, differingPixels: max(a.width * a.height, b.width * b.height)), nil)
         }
@@ -50,10 +61,12 @@ enum GoldenImage {
         return (difference, diff)
     }
 
-    /// Asserts that `actual` matches the golden `name` within `tolerance` per channel.
-    static func assertMatches(_ actual: Bitmap?, named name: String, tolerance: Int = 3,
-                              file: StaticString = #filePath, line: UInt = #line) {
+    /// Asserts that `actual` matches the golden `name` of test target `target` within `tolerance` per
+    /// channel.
+    public static func assertMatches(_ actual: Bitmap?, named name: String, in target: String, tolerance: Int = 3,
+                                     file: StaticString = #filePath, line: UInt = #line) {
         guard let actual else { return XCTFail("no image rendered for \(name)", file: file, line: line) }
+        let goldensDirectory = goldensDirectory(for: target)
         let goldenPath = goldensDirectory.appendingPathComponent("\(name).png").path
         if isRecording {
             try? FileManager.default.createDirectory(at: goldensDirectory, withIntermediateDirectories: true)

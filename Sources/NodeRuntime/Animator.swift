@@ -1,0 +1,84 @@
+public import Compositor
+import Foundation
+
+/// Short layer animations driven by the frame loop: the placeholder fade and navigation slides.
+/// The host advances it once a frame with the frame's time; nothing runs between frames.
+/// - Thread: main, every member (checked).
+public final class Animator: @unchecked Sendable {
+    /// What an animation changes.
+    public enum Property {
+        case opacity(from: Double, to: Double)
+        case origin(from: Point, to: Point)
+    }
+
+    private struct Running {
+        let layer: Layer
+        let property: Property
+        let start: Double
+        let duration: Double
+        let completion: (() -> Void)?
+    }
+
+    private var running: [Running] = []  // main thread only
+    /// The time of the current frame, in seconds. (main thread only)
+    public private(set) var now: Double = 0
+
+    init() {}
+
+    /// Number of running animations.
+    public var count: Int {
+        UIThread.precondition("Animator.count")
+        return running.count
+    }
+
+    /// Animates `property` of `layer` from now over `duration` seconds (ease-out); the layer takes the
+    /// first value at once. A zero or invalid duration applies the end value at once.
+    public func animate(_ layer: Layer, _ property: Property, duration: Double, completion: (() -> Void)? = nil) {
+        UIThread.precondition("Animator.animate")
+        guard duration.isFinite, duration > 0 else {
+            Self.apply(property, progress: 1, to: layer)
+            completion?()
+            return
+        }
+        Self.apply(property, progress: 0, to: layer)
+        running.append(Running(layer: layer, property: property, start: now, duration: duration, completion: completion))
+    }
+
+    /// Lays a layer of `color` over `layer`'s contents (under its sublayers) and fades it out.
+    func fadeOutOverlay(on layer: Layer, color: Color, duration: Double) {
+        let overlay = Layer(name: "placeholder-fade")
+        overlay.frame = layer.bounds
+        overlay.backgroundColor = color
+        overlay.cornerRadius = layer.cornerRadius
+        overlay.maskedCorners = layer.maskedCorners
+        layer.insertSublayer(overlay, at: 0)
+        animate(overlay, .opacity(from: 1, to: 0), duration: duration) { overlay.removeFromSuperlayer() }
+    }
+
+    /// Moves every animation to `time` and finishes those that are done. Returns how many are left.
+    @discardableResult
+    public func advance(to time: Double) -> Int {
+        UIThread.precondition("Animator.advance")
+        if time.isFinite { now = time }
+        guard !running.isEmpty else { return 0 }
+        var finished: [Running] = []
+        running.removeAll { animation in
+            let progress = min(1, max(0, (now - animation.start) / animation.duration))
+            Self.apply(animation.property, progress: progress, to: animation.layer)
+            if progress >= 1 { finished.append(animation); return true }
+            return false
+        }
+        for animation in finished { animation.completion?() }
+        return running.count
+    }
+
+    private static func apply(_ property: Property, progress: Double, to layer: Layer) {
+        let t = 1 - (1 - progress) * (1 - progress)  // ease-out
+        switch property {
+        case let .opacity(from, to):
+            layer.opacity = from + (to - from) * t
+        case let .origin(from, to):
+            layer.frame.origin = Point(x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t)
+        }
+    }
+}

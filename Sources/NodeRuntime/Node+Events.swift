@@ -1,0 +1,54 @@
+public import Compositor
+import Foundation
+
+/// One pointer's contact, as nodes and gesture recognizers see it.
+/// - Thread: any (a value); delivered on the UI thread
+public struct Touch: Sendable, Equatable {
+    public enum Phase: Sendable, Equatable { case began, moved, ended, cancelled }
+    public var phase: Phase
+    /// Where the pointer is, in the root node's coordinates (window points).
+    public var location: Point
+    /// The frame clock's time of the event, in seconds.
+    public var timestamp: Double
+    public init(phase: Phase, location: Point, timestamp: Double) {
+        self.phase = phase; self.location = location; self.timestamp = timestamp
+    }
+}
+
+extension Node {
+    /// The point converted from the root node's coordinates into this node's (the root's own origin is
+    /// where the window puts it, so it does not count). - Thread: any
+    public func convertFromRoot(_ point: Point) -> Point {
+        var x = point.x, y = point.y
+        var node: Node? = self
+        while let current = node, let parent = current.supernode {
+            let origin = current.frame.sanitized.origin
+            x -= origin.x
+            y -= origin.y
+            node = parent
+        }
+        return Point(x: x, y: y)
+    }
+
+    /// The frontmost interactive node under `point` (in this node's coordinates): subnodes are tried
+    /// front to back before the node itself. Hidden and fully transparent subtrees are skipped; a
+    /// layer-backed node is never the answer itself but its interactive subnodes can be. The hit area is
+    /// the bounds grown by `hitTestSlop` (negative insets enlarge).
+    /// - Thread: main
+    public func hitTest(_ point: Point) -> Node? {
+        let snapshot = state.withLock { $0 }
+        guard !snapshot.isHidden, snapshot.opacity > 0, point.x.isFinite, point.y.isFinite else { return nil }
+        let ordered = snapshot.subnodes.enumerated()
+            .sorted { ($0.element.zPosition, $0.offset) > ($1.element.zPosition, $1.offset) }
+        for (_, subnode) in ordered {
+            let origin = subnode.frame.sanitized.origin
+            if let hit = subnode.hitTest(Point(x: point.x - origin.x, y: point.y - origin.y)) { return hit }
+        }
+        guard snapshot.isUserInteractionEnabled else { return nil }
+        let size = snapshot.frame.sanitized.size
+        let slop = snapshot.hitTestSlop
+        let area = Rect(x: slop.left, y: slop.top,
+                        width: size.width - slop.left - slop.right, height: size.height - slop.top - slop.bottom)
+        return area.contains(point) ? self : nil
+    }
+}

@@ -1,0 +1,90 @@
+import Compositor
+import Foundation
+
+/// Where a node stands relative to the screen. Each state includes the work of those before it: a node
+/// comes near as measure layout → preload → display → visible, and leaves in the reverse order.
+/// - Thread: any
+public struct InterfaceState: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Far ahead: its layout is measured in the background.
+    public static let measureLayout = InterfaceState(rawValue: 1 << 0)
+    /// Closer: data is fetched and images decoded (`didEnterPreloadState`).
+    public static let preload = InterfaceState(rawValue: 1 << 1)
+    /// About to show: the layer is loaded and the contents drawn (`didEnterDisplayState`).
+    public static let display = InterfaceState(rawValue: 1 << 2)
+    /// On screen (`didEnterVisibleState`).
+    public static let visible = InterfaceState(rawValue: 1 << 3)
+    /// All four: what a node on screen has.
+    public static let onScreen: InterfaceState = [.measureLayout, .preload, .display, .visible]
+
+    public var description: String {
+        var names: [String] = []
+        if contains(.measureLayout) { names.append("measureLayout") }
+        if contains(.preload) { names.append("preload") }
+        if contains(.display) { names.append("display") }
+        if contains(.visible) { names.append("visible") }
+        return "[" + names.joined(separator: ", ") + "]"
+    }
+}
+
+extension Node {
+    /// The node's interface state. - Thread: any (reading)
+    public var interfaceState: InterfaceState { state.withLock { $0.interfaceState } }
+
+    /// Moves this node and its subtree to `newState`, calling the exit hooks (visible, display, preload)
+    /// and then the enter hooks (preload, display, visible) in that order, then
+    /// `interfaceStateDidChange` once. Entering display loads the layer (with `didLoad`) and starts a
+    /// draw; leaving it bumps the sentinel and clears the contents.
+    /// - Thread: main
+    public func setInterfaceState(_ newState: InterfaceState) {
+        UIThread.precondition("Node.setInterfaceState")
+        let (old, job) = state.withLock { state -> (InterfaceState, DisplayJob?) in
+            let old = state.interfaceState
+            state.interfaceState = newState
+            return (old, state.displayJob)
+        }
+        if old != newState {
+            job?.setPriority(displayPriority)
+            let entering = newState.subtracting(old), leaving = old.subtracting(newState)
+            if leaving.contains(.visible) { didExitVisibleState() }
+            if leaving.contains(.display) {
+                displaySentinel.bump()
+                state.withLock { state in
+                    state.displayJob?.cancel()
+                    state.displayJob = nil
+                }
+                didExitDisplayState()
+                clearContents()
+            }
+            if leaving.contains(.preload) { didExitPreloadState() }
+            if entering.contains(.preload) { didEnterPreloadState() }
+            if entering.contains(.display) {
+                if !isRasterizedByAncestor { _ = layer }
+                didEnterDisplayState()
+                if drawsContents { setNeedsDisplay() }
+            }
+            if entering.contains(.visible) { didEnterVisibleState() }
+            interfaceStateDidChange(newState, from: old)
+        }
+        for subnode in subnodes { subnode.setInterfaceState(newState) }
+    }
+
+    /// Moves the subtree into the states it gains on its way to `target` one step at a time, so every
+    /// node sees preload, then display, then visible, as the lifecycle promises; `between` runs after
+    /// display and before visible (the host applies layout there).
+    /// - Thread: main
+    public func enterInterfaceState(_ target: InterfaceState, between: () -> Void = {}) {
+        var current = interfaceState
+        for step in [InterfaceState.measureLayout, .preload, .display] where target.contains(step) && !current.contains(step) {
+            current.insert(step)
+            setInterfaceState(current)
+        }
+        between()
+        if target.contains(.visible) && !current.contains(.visible) {
+            current.insert(.visible)
+            setInterfaceState(current)
+        }
+    }
+}
+

@@ -1,0 +1,141 @@
+public import Compositor
+import Foundation
+
+/// Manages one screen built from nodes: owns its root node, sizes it to the controller's bounds, and
+/// turns its presentation into lifecycle callbacks.
+///
+/// The root node fills the controller's bounds without code: whoever shows the controller (the host,
+/// a navigation controller) gives it bounds, and the node is sized to them and laid out each time they
+/// change. Subclasses override the lifecycle methods below; none of them needs to call `super`.
+///
+/// Lifecycle, in order:
+/// 1. `loadView()`, then the node's layer tree loads (`didLoad` on each node), then `viewDidLoad()`: once,
+///    the first time the node is needed for display.
+/// 2. `viewWillAppear()`: before the node enters its interface states, so before `didEnterVisibleState`.
+/// 3. `viewWillLayoutSubviews()`: with the node already at its new size, right before it is laid out;
+///    at presentation and at every bounds change.
+/// 4. `viewDidAppear()`: after the node is visible.
+/// 5. `viewWillDisappear()`, then the node leaves every interface state, then `viewDidDisappear()`.
+///
+/// - Thread: main, every member (checked). Make controllers on the UI thread.
+open class NodeController {
+    /// The root node of the controller's screen.
+    public let node: Node
+    /// The navigation controller whose stack holds this controller, if any.
+    public internal(set) weak var navigationController: NavigationController?
+    /// True once `loadView()` and `viewDidLoad()` have run.
+    public private(set) var isViewLoaded = false
+    /// True from `viewWillAppear()` until `viewDidDisappear()`.
+    public private(set) var isPresented = false
+
+    /// Makes a controller for `node`. Nothing is loaded until the node is first shown.
+    /// - Thread: main
+    public init(node: Node) {
+        UIThread.precondition("NodeController.init")
+        self.node = node
+    }
+
+    // MARK: Override points (main thread)
+
+    /// Called once, before the node's layer tree is loaded. The node's layer loads right after, whether
+    /// or not this calls `super`. Prefer `viewDidLoad()`.
+    /// - Thread: main
+    open func loadView() {}
+
+    /// Called once, after the node's layers exist: the place for gesture recognizers and one-time setup
+    /// that needs layers. Not for layout, which must follow later bounds changes.
+    /// - Thread: main
+    open func viewDidLoad() {}
+
+    /// Called whenever the controller lays out its node for its bounds: at presentation and on every
+    /// resize. The node already has its new frame; its layout is applied right after this returns.
+    /// - Thread: main
+    open func viewWillLayoutSubviews() {}
+
+    /// Called just before the node is shown, before it enters its interface states.
+    /// - Thread: main
+    open func viewWillAppear() {}
+
+    /// Called once the node is on screen (after a slide-in, when there is one).
+    /// - Thread: main
+    open func viewDidAppear() {}
+
+    /// Called when the node is about to leave the screen (before a slide-out, when there is one).
+    /// - Thread: main
+    open func viewWillDisappear() {}
+
+    /// Called just after the node has left the screen and its interface states.
+    /// - Thread: main
+    open func viewDidDisappear() {}
+
+    /// A key press that the host's `keyHandler` did not take. Return true when handled.
+    /// The default handles nothing.
+    /// - Thread: main
+    open func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool { false }
+
+    // MARK: Loading
+
+    /// Runs `loadView()`, loads the node's layers and runs `viewDidLoad()`, unless that already happened.
+    /// - Thread: main
+    public func loadViewIfNeeded() {
+        UIThread.precondition("NodeController.loadViewIfNeeded")
+        guard !isViewLoaded else { return }
+        // Set first: a `viewDidLoad` that presents or pushes must not load a second time.
+        isViewLoaded = true
+        loadView()
+        _ = node.layer
+        viewDidLoad()
+    }
+
+    // MARK: Presentation (used by NodeHost and NavigationController)
+
+    // These are the steps a presenter drives, split so it can interleave its own work (attaching
+    // layers, sliding) and the steps of another controller in UIKit's order. Subclasses that contain
+    // other controllers override them to forward to their children.
+
+    /// Marks the controller presented and calls `viewWillAppear()`.
+    func willPresent() {
+        UIThread.precondition("NodeController.willPresent")
+        loadViewIfNeeded()
+        guard !isPresented else { return }
+        isPresented = true
+        viewWillAppear()
+    }
+
+    /// Calls `viewDidAppear()`.
+    func didPresent() {
+        guard isPresented else { return }
+        viewDidAppear()
+    }
+
+    /// Calls `viewWillDisappear()`.
+    func willDismiss() {
+        guard isPresented else { return }
+        viewWillDisappear()
+    }
+
+    /// Marks the controller dismissed and calls `viewDidDisappear()`.
+    func didDismiss() {
+        guard isPresented else { return }
+        isPresented = false
+        viewDidDisappear()
+    }
+
+    /// Sizes the node to `bounds`, calls `viewWillLayoutSubviews()` and lays the node out.
+    func layout(in bounds: Rect) {
+        UIThread.precondition("NodeController.layout")
+        // An unchanged frame is not written: every write also copies the node's origin to its layer,
+        // which would jerk a sliding layer until the animator next moves it.
+        if node.frame != bounds { node.frame = bounds }
+        viewWillLayoutSubviews()
+        node.layoutIfNeeded()
+    }
+
+    /// Moves the node into `target` the way the host brings its root on screen: one step at a time,
+    /// laid out for `bounds` after display and before visible. Call between `willPresent()` and
+    /// `didPresent()`.
+    func enterInterfaceState(_ target: InterfaceState, laidOutIn bounds: Rect) {
+        if node.frame != bounds { node.frame = bounds }
+        node.enterInterfaceState(target) { layout(in: bounds) }
+    }
+}

@@ -1,0 +1,278 @@
+public import Compositor
+import Foundation
+
+/// What one frame of the host cost, by phase, with the compositor's statistics: the record the perf
+/// overlay and the benchmarks read.
+/// - Thread: any (a value)
+public struct FrameRecord: Sendable, Equatable {
+    /// The frame clock's time of the frame, in seconds.
+    public var time = 0.0
+    /// Milliseconds routing input.
+    public var eventsMilliseconds = 0.0
+    /// Milliseconds draining the main queue (commits of finished draws, cross-thread writes).
+    public var commitsMilliseconds = 0.0
+    /// Milliseconds applying layouts.
+    public var layoutMilliseconds = 0.0
+    /// Milliseconds updating interface-state ranges and animations.
+    public var rangesMilliseconds = 0.0
+    /// Milliseconds capturing draw parameters and scheduling draws (drawing too, for synchronous nodes).
+    public var displayMilliseconds = 0.0
+    /// The compositor's part: walk, uploads, draw calls and present.
+    public var compositor = FrameStatistics()
+    /// Main-queue items run this frame.
+    public var mainQueueItems = 0
+    /// Draws started this frame.
+    public var displaysStarted = 0
+    /// Jobs waiting in the scheduler at the end of the frame.
+    public var schedulerQueueDepth = 0
+
+    /// Main-thread milliseconds of the whole frame, from event handling to the return of present.
+    public var totalMilliseconds: Double {
+        eventsMilliseconds + commitsMilliseconds + layoutMilliseconds + rangesMilliseconds + displayMilliseconds
+            + compositor.drawMilliseconds + compositor.presentMilliseconds
+    }
+
+    public init() {}
+}
+
+/// Connects a node tree to a compositor and runs its frames: input routing, commits, layout, ranges,
+/// displays, compositing, in that order, once a frame.
+/// - Thread: main, every member.
+public final class NodeHost {
+    public let compositor: Compositor
+    public let runtime: Runtime
+    /// The node that fills the window. (main thread only)
+    public private(set) var rootNode: Node?
+    /// The controller whose node is the root, when the root was set with `setRootController(_:)`.
+    /// (main thread only)
+    public private(set) var rootController: NodeController?
+    /// The compositor's root: the root node's layer plus anything the app overlays. (main thread only)
+    public let rootLayer = Layer(name: "host")
+    /// Called for keys, before anything else sees them; return true to consume. Keys it leaves go to the
+    /// root controller's `handleKey`. (main thread only)
+    public var keyHandler: ((Key, KeyModifiers) -> Bool)?
+    /// Called once a frame after layout, before displays start: range controllers hook in here.
+    /// (main thread only)
+    public var frameObservers: [(Double) -> Void] = []
+    /// The most recent frame's record. (main thread only)
+    public private(set) var lastFrame = FrameRecord()
+    /// The current frame's time. (main thread only)
+    public private(set) var time = 0.0
+
+    /// The node under the pointer while it is down, and the recognizers watching it. (main thread only)
+    private var touchedNode: Node?
+    private var touchRecognizers: [GestureRecognizer] = []
+    private var touchClaimed = false
+
+    public init(compositor: Compositor, runtime: Runtime = .shared) {
+        UIThread.precondition("NodeHost.init")
+        self.compositor = compositor
+        self.runtime = runtime
+        runtime.contentsScale = compositor.scale
+        rootLayer.frame = Rect(origin: .zero, size: compositor.viewportSize)
+    }
+
+    /// The window's size in points.
+    public var viewportSize: Size { compositor.viewportSize }
+
+    /// Shows `node` as the root: it is sized to the window, enters preload and display (loading its
+    /// layers, `didLoad`), is laid out (`layout()`), then becomes visible. The previous root leaves.
+    public func setRootNode(_ node: Node?) {
+        UIThread.precondition("NodeHost.setRootNode")
+        // A plain node taking the place of a controller's node ends that controller's presentation.
+        if let controller = rootController, controller.node !== node { setRootController(nil) }
+        if let old = rootNode {
+            old.setInterfaceState([])
+            old.layerIfLoaded?.removeFromSuperlayer()
+        }
+        rootNode = node
+        guard let node else { return }
+        node.frame = Rect(origin: .zero, size: viewportSize)
+        node.enterInterfaceState(.onScreen) {
+            rootLayer.insertSublayer(node.layer, at: 0)
+            if let controller = rootController, controller.node === node {
+                controller.layout(in: node.frame)
+            } else {
+                node.layoutIfNeeded()
+            }
+        }
+    }
+
+    /// Shows `controller`'s node as the root (through `setRootNode`), with the controller's lifecycle:
+    /// the previous root controller gets `viewWillDisappear`; the new one loads if it has not
+    /// (`loadView`, `viewDidLoad`) and gets `viewWillAppear`; its node enters its interface states and is
+    /// laid out for the window (`viewWillLayoutSubviews`) before it becomes visible; then the previous
+    /// one gets `viewDidDisappear` and the new one `viewDidAppear`. Nil removes the root.
+    /// A controller on a navigation stack is shown by its navigation controller, not here: passing one
+    /// is a precondition failure.
+    public func setRootController(_ controller: NodeController?) {
+        UIThread.precondition("NodeHost.setRootController")
+        guard controller !== rootController else { return }
+        precondition(controller?.navigationController == nil,
+                     "NodeHost.setRootController: the controller belongs to a navigation controller")
+        let old = rootController
+        old?.willDismiss()
+        // Recorded before `setRootNode`, which lays the root out through its controller.
+        rootController = controller
+        controller?.willPresent()
+        setRootNode(controller?.node)
+        old?.didDismiss()
+        controller?.didPresent()
+    }
+
+    /// Sizes the root to the window again (after a resize) and lays it out.
+    public func viewportDidChange() {
+        UIThread.precondition("NodeHost.viewportDidChange")
+        rootLayer.frame = Rect(origin: .zero, size: viewportSize)
+        guard let rootNode else { return }
+        let bounds = Rect(origin: .zero, size: viewportSize)
+        if let controller = rootController, controller.node === rootNode {
+            controller.layout(in: bounds)
+            return
+        }
+        rootNode.frame = bounds
+        rootNode.layoutIfNeeded()
+    }
+
+    // MARK: Frames
+
+    /// Runs one frame at `time` with the given input. Returns its record.
+    @discardableResult
+    public func runFrame(time: Double, events: [InputEvent]) -> FrameRecord {
+        UIThread.precondition("NodeHost.runFrame")
+        var record = FrameRecord()
+        self.time = time
+        record.time = time
+        var mark = MonotonicClock.nanoseconds()
+        func lap() -> Double {
+            let now = MonotonicClock.nanoseconds()
+            defer { mark = now }
+            return Double(now &- mark) / 1_000_000
+        }
+        for event in events { route(event) }
+        for recognizer in touchRecognizers { recognizer.frameDidAdvance(to: time) }
+        claimTouchIfRecognized()
+        record.eventsMilliseconds = lap()
+
+        record.mainQueueItems = runtime.mainQueue.drain()
+        record.commitsMilliseconds = lap()
+
+        if let rootNode, !rootNode.hasCachedLayout(for: .exactly(rootNode.frame.size)) {
+            rootNode.layoutIfNeeded()
+        }
+        record.layoutMilliseconds = lap()
+
+        for observer in frameObservers { observer(time) }
+        runtime.animator.advance(to: time)
+        record.rangesMilliseconds = lap()
+
+        record.displaysStarted = runtime.startPendingDisplays()
+        record.displayMilliseconds = lap()
+
+        record.compositor = compositor.render(rootLayer)
+        record.schedulerQueueDepth = runtime.scheduler.queueDepth
+        lastFrame = record
+        return record
+    }
+
+    /// Polls the platform and runs frames on `clock` until a quit event, Escape at the root (when no key
+    /// handler takes it), or `frames` frames. `onFrame` sees each record.
+    public func run(clock: FrameClock, frames: Int? = nil, onFrame: (FrameRecord) -> Bool = { _ in true }) {
+        var count = 0
+        while frames.map({ count < $0 }) ?? true {
+            let events = compositor.pollEvents()
+            if events.contains(.quit) { return }
+            if events.contains(where: { if case .resized = $0 { return true } else { return false } }) {
+                viewportDidChange()
+            }
+            let record = runFrame(time: clock.now, events: events)
+            count += 1
+            if !onFrame(record) { return }
+            clock.waitForNextFrame()
+        }
+    }
+
+    // MARK: Input
+
+    private func route(_ event: InputEvent) {
+        switch event {
+        case let .keyDown(key, modifiers):
+            if keyHandler?(key, modifiers) == true { break }
+            _ = rootController?.handleKey(key, modifiers: modifiers)
+        case let .pointerDown(point, _):
+            beginTouch(at: point)
+        case let .pointerMoved(point):
+            continueTouch(Touch(phase: .moved, location: point, timestamp: time))
+        case let .pointerUp(point, _):
+            continueTouch(Touch(phase: .ended, location: point, timestamp: time))
+        default:
+            break
+        }
+    }
+
+    private func beginTouch(at point: Point) {
+        if touchedNode != nil { cancelTouch(at: point) }
+        guard let root = rootNode, let hit = root.hitTest(root.convertFromRoot(point)) else { return }
+        touchedNode = hit
+        touchClaimed = false
+        var recognizers: [GestureRecognizer] = []
+        var node: Node? = hit
+        while let current = node {
+            recognizers.append(contentsOf: current.gestureRecognizers.filter(\.isEnabled))
+            node = current.supernode
+        }
+        touchRecognizers = recognizers
+        let touch = Touch(phase: .began, location: point, timestamp: time)
+        hit.touchesBegan(touch)
+        for recognizer in recognizers { recognizer.deliver(touch) }
+        claimTouchIfRecognized()
+    }
+
+    private func continueTouch(_ touch: Touch) {
+        guard let node = touchedNode else { return }
+        if !touchClaimed {
+            switch touch.phase {
+            case .moved: node.touchesMoved(touch)
+            case .ended: node.touchesEnded(touch)
+            case .cancelled: node.touchesCancelled(touch)
+            case .began: break
+            }
+        }
+        for recognizer in touchRecognizers { recognizer.deliver(touch) }
+        // A recognizer that takes the touch on its last event (a tap on touch up) comes after the node
+        // already got its end: the node must not be cancelled on top of that.
+        claimTouchIfRecognized(nodeTouchIsLive: touch.phase == .moved)
+        if touch.phase == .ended || touch.phase == .cancelled { endTouchSequence() }
+    }
+
+    private func cancelTouch(at point: Point) {
+        continueTouch(Touch(phase: .cancelled, location: point, timestamp: time))
+    }
+
+    /// When a recognizer has taken the touch, the others are cancelled and the node's touch ends.
+    private func claimTouchIfRecognized(nodeTouchIsLive: Bool = true) {
+        guard !touchClaimed, let winner = touchRecognizers.first(where: \.hasClaimedTouch) else { return }
+        touchClaimed = true
+        let touch = Touch(phase: .cancelled, location: winner.lastTouch?.location ?? .zero, timestamp: time)
+        if nodeTouchIsLive { touchedNode?.touchesCancelled(touch) }
+        for recognizer in touchRecognizers where recognizer !== winner {
+            recognizer.deliver(touch)
+            recognizer.finishSequence()
+        }
+        touchRecognizers = [winner]
+    }
+
+    private func endTouchSequence() {
+        for recognizer in touchRecognizers { recognizer.finishSequence() }
+        touchRecognizers = []
+        touchedNode = nil
+        touchClaimed = false
+    }
+}
+
+extension Node {
+    /// True when a layout for `range` is cached. - Thread: any
+    func hasCachedLayout(for range: SizeRange) -> Bool {
+        state.withLock { $0.layoutCache.entries[range] != nil }
+    }
+}

@@ -1,0 +1,256 @@
+import Compositor
+import Foundation
+import XCTest
+@testable import NodeRuntime
+
+/// Background display: sentinels, cancellation, transactions and the synchronous paths.
+final class NodeDisplayTests: XCTestCase {
+    private var time = 0.0
+
+    private func node(_ color: Color, gate: Gate? = nil, drawn: DispatchSemaphore? = nil,
+                      frame: Rect = Rect(x: 0, y: 0, width: 20, height: 20)) -> ColorNode {
+        let node = ColorNode(color, gate: gate, drawn: drawn)
+        node.frame = frame
+        return node
+    }
+
+    private func frame(_ host: NodeHost) {
+        time += 1.0 / 60
+        host.runFrame(time: time, events: [])
+    }
+
+    override func tearDown() {
+        Runtime.shared.scheduler.waitUntilIdle()
+        Runtime.shared.mainQueue.drain()
+        Runtime.shared.scheduler.serializesAllDrawing = false
+        Runtime.shared.forcesSynchronousDisplay = false
+    }
+
+    func testContentsArriveThroughTheMainQueue() {
+        let (host, _) = makeHost()
+        let root = Node()
+        let child = node(Color(rgb: 0x20C040))
+        root.addSubnode(child)
+        host.setRootNode(root)
+        XCTAssertNil(child.layer.contents, "nothing is drawn while setting up")
+        settle(host, time: &time)
+        XCTAssertEqual(centreColor(child.layer), Color(rgb: 0x20C040))
+        XCTAssertEqual(child.layer.contents?.width, 20)
+    }
+
+    func testSentinelBumpWhileDrawingDropsTheResult() throws {
+        let (host, _) = makeHost()
+        let gate = Gate()
+        let child = node(.black, gate: gate)
+        let root = Node()
+        root.addSubnode(child)
+        host.setRootNode(root)
+        frame(host)                 // the draw starts and blocks at the gate
+        gate.waitUntilEntered()
+        child.gate = nil
+        child.color = .white        // bumps the sentinel: the running draw is now stale
+        let before = Runtime.shared.scheduler.statistics
+        gate.open()
+        Runtime.shared.scheduler.waitUntilIdle()
+        let after = Runtime.shared.scheduler.statistics
+        XCTAssertEqual(after.cancelledWhileRunning - before.cancelledWhileRunning, 1)
+        frame(host)                 // drains nothing stale; starts the new draw
+        XCTAssertNil(child.layer.contents, "the stale black result was never shown")
+        settle(host, time: &time)
+        XCTAssertEqual(centreColor(child.layer), .white)
+    }
+
+    func testStaleResultIsDroppedAtCommit() {
+        let (host, _) = makeHost()
+        let drawn = DispatchSemaphore(value: 0)
+        let child = node(.black, drawn: drawn)
+        let root = Node()
+        root.addSubnode(child)
+        host.setRootNode(root)
+        frame(host)
+        drawn.wait()
+        Runtime.shared.scheduler.waitUntilIdle()  // finished and waiting in the main queue
+        child.displaySentinel.bump()              // out of date before the commit runs
+        let dropped = Runtime.shared.counters.snapshot.staleResultsDropped
+        frame(host)
+        XCTAssertNil(child.layer.contents)
+        XCTAssertEqual(Runtime.shared.counters.snapshot.staleResultsDropped - dropped, 1)
+    }
+
+    func testThousandScheduledThenCancelledLeaveNoCommitsAndNoBitmaps() {
+        let (host, _) = makeHost()
+        let scheduler = Runtime.shared.scheduler
+        // Occupy every worker so the draws wait in the queue.
+        let gates = (0..<scheduler.workerCount).map { _ in Gate() }
+        for gate in gates {
+            scheduler.schedule(priority: .visible) { _ in gate.pass(); return .completed }
+            gate.waitUntilEntered()
+        }
+        let bitmapBytesBefore = Bitmap.liveByteCount
+        let root = Node()
+        host.setRootNode(root)
+        let counter = DrawCounter()
+        var children: [ColorNode] = []
+        for i in 0..<1000 {
+            let child = ColorNode(.white, counter: counter)
+            child.frame = Rect(x: Double(i % 20) * 20, y: Double(i / 20) * 6, width: 20, height: 6)
+            root.addSubnode(child)
+            children.append(child)
+        }
+        frame(host)
+        XCTAssertEqual(scheduler.queueDepth, 1000)
+        let committed = Runtime.shared.counters.snapshot.contentsCommitted
+        for child in children { child.removeFromSupernode() }
+        gates.forEach { $0.open() }
+        scheduler.waitUntilIdle()
+        frame(host)
+        frame(host)
+        XCTAssertEqual(counter.count, 0, "no cancelled draw ran")
+        XCTAssertEqual(Runtime.shared.counters.snapshot.contentsCommitted, committed)
+        XCTAssertTrue(children.allSatisfy { $0.layer.contents == nil })
+        XCTAssertEqual(Bitmap.liveByteCount, bitmapBytesBefore, "no bitmap outlives the cancelled draws")
+    }
+
+    func testCellOfFiveNodesCommitsInOneFrame() {
+        let (host, _) = makeHost()
+        let cell = Node()
+        cell.isTransactionContainer = true
+        cell.frame = Rect(x: 0, y: 0, width: 200, height: 40)
+        let gates = (0..<5).map { _ in Gate() }
+        let drawn = (0..<5).map { _ in DispatchSemaphore(value: 0) }
+        let colors = (0..<5).map { Color(red: UInt8(40 * $0), green: 100, blue: 200) }
+        let parts = (0..<5).map { i -> ColorNode in
+            let part = ColorNode(colors[i], gate: gates[i], drawn: drawn[i])
+            part.frame = Rect(x: Double(i) * 40, y: 0, width: 40, height: 40)
+            cell.addSubnode(part)
+            return part
+        }
+        let root = Node()
+        root.addSubnode(cell)
+        host.setRootNode(root)
+        frame(host)
+        // Finish the draws one at a time, in an uneven order, with frames in between. Draws start in
+        // request order as workers free up, so only an order that opens a running draw can proceed.
+        let order = Runtime.shared.scheduler.workerCount >= 2 ? [1, 0, 3, 4, 2] : [0, 1, 2, 3, 4]
+        for i in order.dropLast() {
+            gates[i].open()
+            drawn[i].wait()
+            frame(host)
+            XCTAssertTrue(parts.allSatisfy { $0.layer.contents == nil }, "a half-drawn cell is never shown")
+        }
+        gates[order.last!].open()
+        Runtime.shared.scheduler.waitUntilIdle()
+        let transactions = Runtime.shared.counters.snapshot.transactionsCommitted
+        frame(host)
+        XCTAssertEqual(parts.map { centreColor($0.layer) }, colors, "all five appear in the same frame")
+        XCTAssertEqual(Runtime.shared.counters.snapshot.transactionsCommitted - transactions, 1)
+    }
+
+    func testSynchronousDisplayDrawsOnTheCallingThread() {
+        let (host, _) = makeHost()
+        let child = node(Color(rgb: 0x102030))
+        child.displaysAsynchronously = false
+        let root = Node()
+        root.addSubnode(child)
+        host.setRootNode(root)
+        frame(host)
+        XCTAssertEqual(centreColor(child.layer), Color(rgb: 0x102030), "drawn within the frame that started it")
+    }
+
+    func testSuspendedDisplayDoesNotDrawAndResumes() {
+        let (host, _) = makeHost()
+        let child = node(.white)
+        child.isDisplaySuspended = true
+        let root = Node()
+        root.addSubnode(child)
+        host.setRootNode(root)
+        settle(host, time: &time)
+        XCTAssertNil(child.layer.contents)
+        child.isDisplaySuspended = false
+        settle(host, time: &time)
+        XCTAssertEqual(centreColor(child.layer), .white)
+    }
+
+    func testSuspendingCancelsADrawInFlight() {
+        let (host, _) = makeHost()
+        let gate = Gate()
+        let child = node(.white, gate: gate)
+        let root = Node()
+        root.addSubnode(child)
+        host.setRootNode(root)
+        frame(host)
+        gate.waitUntilEntered()
+        child.isDisplaySuspended = true
+        gate.open()
+        settle(host, time: &time)
+        XCTAssertNil(child.layer.contents)
+    }
+
+    func testZeroSizedNodeDrawsOnceItHasASize() {
+        let (host, _) = makeHost()
+        let counter = DrawCounter()
+        let child = ColorNode(.white, counter: counter)
+        let root = Node()
+        root.addSubnode(child)
+        host.setRootNode(root)
+        settle(host, time: &time)
+        XCTAssertEqual(counter.count, 0)
+        XCTAssertNil(child.layer.contents)
+        child.frame = Rect(x: 0, y: 0, width: 8, height: 8)
+        settle(host, time: &time)
+        XCTAssertEqual(counter.count, 1)
+        XCTAssertEqual(centreColor(child.layer), .white)
+    }
+
+    func testDisplayNowAndWaitDrawsTheSubtreeSynchronously() {
+        let root = node(Color(rgb: 0x111111), frame: Rect(x: 0, y: 0, width: 40, height: 40))
+        let child = node(Color(rgb: 0x222222))
+        root.addSubnode(child)
+        root.displayNowAndWait()
+        XCTAssertEqual(centreColor(root.layer), Color(rgb: 0x111111))
+        XCTAssertEqual(centreColor(child.layer), Color(rgb: 0x222222))
+    }
+
+    func testLeavingTheDisplayStateClearsContentsAndCancels() {
+        let (host, _) = makeHost()
+        let child = node(.white)
+        let root = Node()
+        root.addSubnode(child)
+        host.setRootNode(root)
+        settle(host, time: &time)
+        XCTAssertNotNil(child.layer.contents)
+        let sentinel = child.displaySentinel.value
+        child.setInterfaceState([.measureLayout, .preload])
+        XCTAssertNil(child.layer.contents)
+        XCTAssertGreaterThan(child.displaySentinel.value, sentinel)
+    }
+
+    func testSerializedDrawingRunsInScheduleOrder() {
+        let (host, _) = makeHost()
+        Runtime.shared.scheduler.serializesAllDrawing = true
+        let order = EventLog()
+        final class OrderNode: Node, NodeDrawing {
+            let log: EventLog
+            let label: String
+            init(_ label: String, log: EventLog) { self.label = label; self.log = log; super.init() }
+            func drawParameters() -> (String, EventLog) { (label, log) }
+            static func draw(_ parameters: (String, EventLog), in context: inout BitmapContext, info: DrawInfo) {
+                parameters.1.record(parameters.0)
+            }
+        }
+        let root = Node()
+        var labels: [String] = []
+        for i in 0..<20 {
+            let child = OrderNode("n\(i)", log: order)
+            child.frame = Rect(x: 0, y: Double(i), width: 4, height: 1)
+            child.displayDistance = Double(20 - i)  // priorities would reverse the order
+            root.addSubnode(child)
+            labels.append("n\(i)")
+        }
+        host.setRootNode(root)
+        frame(host)
+        Runtime.shared.scheduler.waitUntilIdle()
+        XCTAssertEqual(order.names, labels, "one worker, in the order the draws were requested")
+        XCTAssertTrue(order.all.allSatisfy { !$0.1 }, "drawn on the worker")
+    }
+}

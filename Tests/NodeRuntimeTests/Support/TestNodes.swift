@@ -1,0 +1,116 @@
+import Compositor
+import Foundation
+import Synchronization
+@testable import NodeRuntime
+
+/// A gate a draw function can wait on, opened by the test: makes "a draw in progress" deterministic.
+final class Gate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let entered = DispatchSemaphore(value: 0)
+    private let opened = Atomic<Bool>(false)
+
+    /// Called by the draw: reports that it is running, then waits until the test opens the gate.
+    func pass() {
+        entered.signal()
+        semaphore.wait()
+        semaphore.signal()  // let any later passer through too
+    }
+
+    /// Waits until a draw is blocked at the gate.
+    func waitUntilEntered() { entered.wait() }
+
+    func open() {
+        if !opened.exchange(true, ordering: .relaxed) { semaphore.signal() }
+    }
+}
+
+/// Records what happened, in order, with whether it ran on the UI thread.
+final class EventLog: Sendable {
+    private let entries = Mutex<[(String, Bool)]>([])
+    func record(_ name: String) { entries.withLock { $0.append((name, UIThread.isCurrent)) } }
+    var names: [String] { entries.withLock { $0.map(\.0) } }
+    var all: [(String, Bool)] { entries.withLock { $0 } }
+}
+
+/// A node that fills itself with a colour, optionally waiting at a gate first and reporting when done.
+final class ColorNode: Node, NodeDrawing {
+    struct DrawParameters: Sendable {
+        var color: Color
+        var gate: Gate?
+        var drawn: DispatchSemaphore?
+        var drawCount: DrawCounter?
+    }
+    /// Guarded by the node's own rules: set before display starts, read on the UI thread.
+    private let parameters: Locked<DrawParameters>
+
+    init(_ color: Color, gate: Gate? = nil, drawn: DispatchSemaphore? = nil, counter: DrawCounter? = nil) {
+        parameters = Locked(DrawParameters(color: color, gate: gate, drawn: drawn, drawCount: counter))
+        super.init()
+    }
+
+    var color: Color {
+        get { parameters.withLock { $0.color } }
+        set { parameters.withLock { $0.color = newValue }; setNeedsDisplay() }
+    }
+    var gate: Gate? {
+        get { parameters.withLock { $0.gate } }
+        set { parameters.withLock { $0.gate = newValue } }
+    }
+    var drawn: DispatchSemaphore? {
+        get { parameters.withLock { $0.drawn } }
+        set { parameters.withLock { $0.drawn = newValue } }
+    }
+
+    func drawParameters() -> DrawParameters { parameters.withLock { $0 } }
+
+    static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
+        parameters.gate?.pass()
+        parameters.drawCount?.increment()
+        if !info.isCancelled() { context.fill(info.bounds, color: parameters.color) }
+        parameters.drawn?.signal()
+    }
+}
+
+/// Counts draws across threads.
+final class DrawCounter: Sendable {
+    private let value = Atomic<Int>(0)
+    func increment() { value.add(1, ordering: .relaxed) }
+    var count: Int { value.load(ordering: .relaxed) }
+}
+
+/// The colour of a layer's contents at its centre, if it has contents.
+func centreColor(_ layer: Layer) -> Color? {
+    guard let bitmap = layer.contents, !bitmap.isEmpty else { return nil }
+    return Color(premultipliedARGB: bitmap.pixel(x: bitmap.width / 2, y: bitmap.height / 2))
+}
+
+/// Runs `body` on a new thread and waits for it.
+func onBackgroundThread<T>(_ body: @escaping @Sendable () -> T) -> T {
+    let result = Locked<T?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        let value = body()
+        result.withLock { $0 = value }
+        done.signal()
+    }
+    done.wait()
+    return result.withLock { $0! }
+}
+
+/// Makes a host over a recording backend.
+func makeHost(width: Int = 400, height: Int = 300) -> (NodeHost, RecordingRenderBackend) {
+    let backend = RecordingRenderBackend(width: width, height: height)
+    let compositor = Compositor(backend: backend)
+    return (NodeHost(compositor: compositor), backend)
+}
+
+/// Runs frames until the scheduler is idle and its results are committed.
+func settle(_ host: NodeHost, time: inout Double) {
+    for _ in 0..<4 {
+        time += 1.0 / 60
+        host.runFrame(time: time, events: [])
+        host.runtime.scheduler.waitUntilIdle()
+    }
+    time += 1.0 / 60
+    host.runFrame(time: time, events: [])
+}
