@@ -54,6 +54,7 @@ public struct DisplayPriority: Comparable, Hashable, Sendable, CustomStringConve
         hasher.combine(orderingDistance)
     }
 
+    /// For logs and test failures; shows the distance as given (NaN stays NaN).
     public var description: String {
         isVisible ? "visible(\(distance))" : "offscreen(\(distance))"
     }
@@ -295,6 +296,16 @@ private final class DisplayWorkerParker: Sendable {
 
 /// The scheduler's state and worker loop. Separate from `DisplayScheduler` so the workers keep only
 /// this alive: dropping the last `DisplayScheduler` reference runs its `deinit`, which shuts down.
+///
+/// Waiting jobs live in an indexed binary heap (each job knows its slot), so that cancelling a
+/// waiting job removes it at once in O(log n): its `onDropped` runs on the cancelling thread and no
+/// worker is woken to throw it away. A priority change sifts the job in place; when many changes
+/// arrive between two picks (a scroll re-prioritising every node), they only rewrite keys and the
+/// next pick rebuilds the heap in O(n), which is cheaper than that many sifts.
+///
+/// Each worker sleeps on its own parker, so a schedule wakes exactly one parked worker, and only
+/// when the waiting jobs outnumber the workers already woken; serial mode can then wake worker 0
+/// specifically.
 /// - Thread: any
 fileprivate final class DisplaySchedulerCore: Sendable {
     typealias Work = @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) -> DisplayJobOutcome

@@ -105,8 +105,8 @@ public final class NavigationController: NodeController {
             return outgoing
         }
         let width = container.bounds.width
-        // Underneath the outgoing screen, so it is uncovered as that one slides away.
         outgoing.willDismiss()
+        // Underneath the outgoing screen, so it is uncovered as that one slides away.
         show(incoming, at: 0, startingAt: Point(x: animated ? -width * Self.parallaxFraction : 0, y: 0))
         let id = begin(Transition(id: nextTransitionID(), incoming: incoming, outgoing: outgoing, removesOutgoing: true))
         if animated {
@@ -164,17 +164,12 @@ public final class NavigationController: NodeController {
     // MARK: Layout
 
     /// Fits every shown screen to the container; the container calls this from its `layout()`, so it
-    /// runs on resizes and whenever the host lays the tree out again.
+    /// runs on resizes and whenever the host lays the tree out again. The layout pass then continues into
+    /// each screen's node at its new size.
     fileprivate func layoutShownControllers() {
         let bounds = container.bounds
-        for controller in shown {
-            if controller.node.frame != bounds {
-                controller.layout(in: bounds)
-            } else {
-                // Same size, so no controller callback, but the node's subtree may need its layout again
-                // (the container's own layout does not reach into it).
-                controller.node.layoutIfNeeded()
-            }
+        for controller in shown where controller.node.frame != bounds {
+            controller.resize(to: bounds)
         }
     }
 

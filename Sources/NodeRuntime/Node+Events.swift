@@ -31,13 +31,17 @@ extension Node {
     }
 
     /// The frontmost interactive node under `point` (in this node's coordinates): subnodes are tried
-    /// front to back before the node itself. Hidden and fully transparent subtrees are skipped; a
+    /// front to back before the node itself. Hidden and fully transparent subtrees are skipped, and so is
+    /// whatever a `clipsToBounds` node clips away; a
     /// layer-backed node is never the answer itself but its interactive subnodes can be. The hit area is
     /// the bounds grown by `hitTestSlop` (negative insets enlarge).
     /// - Thread: main
     public func hitTest(_ point: Point) -> Node? {
         let snapshot = state.withLock { $0 }
         guard !snapshot.isHidden, snapshot.opacity > 0, point.x.isFinite, point.y.isFinite else { return nil }
+        let size = snapshot.frame.sanitized.size
+        // What a clipping node does not show cannot be touched.
+        if snapshot.clipsToBounds && !Rect(origin: .zero, size: size).contains(point) { return nil }
         let ordered = snapshot.subnodes.enumerated()
             .sorted { ($0.element.zPosition, $0.offset) > ($1.element.zPosition, $1.offset) }
         for (_, subnode) in ordered {
@@ -45,7 +49,6 @@ extension Node {
             if let hit = subnode.hitTest(Point(x: point.x - origin.x, y: point.y - origin.y)) { return hit }
         }
         guard snapshot.isUserInteractionEnabled else { return nil }
-        let size = snapshot.frame.sanitized.size
         let slop = snapshot.hitTestSlop
         let area = Rect(x: slop.left, y: slop.top,
                         width: size.width - slop.left - slop.right, height: size.height - slop.top - slop.bottom)

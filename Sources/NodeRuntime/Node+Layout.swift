@@ -109,14 +109,15 @@ extension Node {
     }
 
     /// Applies `layout` to this node's subtree: sets the children's frames, calls `layout()`, then lays
-    /// each child out at its new size the same way (parents before children).
+    /// each subnode out at its size the same way (parents before children). Subnodes the layout does not
+    /// place keep their frames and are laid out at their current size.
     /// - Thread: main
     public func applyLayout(_ layout: Layout) {
         UIThread.precondition("Node.applyLayout")
         let placed = layout.children.filter { $0.node.supernode === self }
         for (child, frame) in placed { child.frame = frame }
         self.layout()
-        for (child, frame) in placed { child.applyLayout(child.layoutThatFits(.exactly(frame.size))) }
+        for child in subnodes { child.applyLayout(child.layoutThatFits(.exactly(child.frame.size))) }
     }
 
     /// Measures for exactly the node's current size and applies the result. - Thread: main

@@ -140,12 +140,14 @@ open class Node {
     public var frame: Rect {
         get { state.withLock { $0.frame } }
         set {
-            let (loaded, sizeChanged, wantsDisplay) = state.withLock { state -> (Bool, Bool, Bool) in
+            let (loaded, changed, sizeChanged, wantsDisplay) = state.withLock { state -> (Bool, Bool, Bool, Bool) in
+                let changed = state.frame != newValue
                 let sizeChanged = state.frame.size != newValue.size
                 state.frame = newValue
-                return (state.isLoaded, sizeChanged, state.needsDisplay || state.hasContents)
+                return (state.isLoaded, changed, sizeChanged, state.needsDisplay || state.hasContents)
             }
-            if loaded { layerStateDidChange() }
+            // An unchanged frame leaves the layer alone (an animation may be moving it).
+            if loaded && changed { layerStateDidChange() }
             if sizeChanged {
                 invalidateCalculatedLayout()
                 if wantsDisplay || loaded { setNeedsDisplay() }

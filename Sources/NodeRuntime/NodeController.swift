@@ -121,13 +121,16 @@ open class NodeController {
         viewDidDisappear()
     }
 
-    /// Sizes the node to `bounds`, calls `viewWillLayoutSubviews()` and lays the node out.
-    func layout(in bounds: Rect) {
-        UIThread.precondition("NodeController.layout")
-        // An unchanged frame is not written: every write also copies the node's origin to its layer,
-        // which would jerk a sliding layer until the animator next moves it.
+    /// Sizes the node to `bounds` and calls `viewWillLayoutSubviews()`; the caller lays the node out.
+    func resize(to bounds: Rect) {
+        UIThread.precondition("NodeController.resize")
         if node.frame != bounds { node.frame = bounds }
         viewWillLayoutSubviews()
+    }
+
+    /// Sizes the node to `bounds`, calls `viewWillLayoutSubviews()` and lays the node out.
+    func layout(in bounds: Rect) {
+        resize(to: bounds)
         node.layoutIfNeeded()
     }
 

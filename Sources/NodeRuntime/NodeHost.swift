@@ -175,8 +175,8 @@ public final class NodeHost {
         return record
     }
 
-    /// Polls the platform and runs frames on `clock` until a quit event, Escape at the root (when no key
-    /// handler takes it), or `frames` frames. `onFrame` sees each record.
+    /// Polls the platform and runs frames on `clock` until a quit event, `frames` frames, or `onFrame`
+    /// returns false. `onFrame` sees each record.
     public func run(clock: FrameClock, frames: Int? = nil, onFrame: (FrameRecord) -> Bool = { _ in true }) {
         var count = 0
         while frames.map({ count < $0 }) ?? true {
