@@ -258,6 +258,11 @@ public final class DisplayScheduler: Sendable {
 // MARK: - Internals
 
 extension DisplayScheduler {
+    /// The index of the scheduler worker running the caller (0 is the one serial mode uses); nil on
+    /// any other thread. For tests and debugging.
+    /// - Thread: any
+    static var currentWorkerIndex: Int? { DisplaySchedulerCore.currentWorkerMarker?.index }
+
     /// "`base`.`index`", shortened on Linux to the 15 bytes a thread name may have there (a longer
     /// one is rejected, leaving the process's name); the worker number is kept, as it is what tells
     /// the workers apart in a debugger or profiler.
@@ -268,6 +273,18 @@ extension DisplayScheduler {
             while !prefix.isEmpty && prefix.utf8.count + suffix.utf8.count > 15 { prefix.removeLast() }
         #endif
         return prefix + suffix
+    }
+}
+
+/// Left in a worker thread's dictionary: lets `waitUntilIdle` refuse to run on its own workers and
+/// tells tests which worker ran a job. Created and read only on that worker's thread.
+private final class DisplayWorkerMarker {
+    let core: DisplaySchedulerCore
+    let index: Int
+
+    init(core: DisplaySchedulerCore, index: Int) {
+        self.core = core
+        self.index = index
     }
 }
 
@@ -519,7 +536,12 @@ fileprivate final class DisplaySchedulerCore: Sendable {
         case exit(wake: [Int], idleWaiters: [DisplayWorkerParker])
     }
 
-    private static let workerMarkerKey = "tessera.DisplaySchedulerCore"
+    private static let workerMarkerKey = "tessera.DisplayScheduler.worker"
+
+    /// The marker of the worker running the caller, if the caller is a worker of any scheduler.
+    static var currentWorkerMarker: DisplayWorkerMarker? {
+        Thread.current.threadDictionary[workerMarkerKey] as? DisplayWorkerMarker
+    }
 
     /// `Locked` (an `NSLock`) rather than `Synchronization.Mutex`: on Linux, Mutex locks with raw
     /// futex calls that ThreadSanitizer cannot see, so every access it guards is reported as a race
@@ -538,8 +560,10 @@ fileprivate final class DisplaySchedulerCore: Sendable {
             let threadName = DisplayScheduler.workerThreadName(name, index: index)
             let thread = Thread { [self] in
                 // Named from inside: on Linux a name given before start() does not reach the thread.
+                // Even so the name is best effort there (swift-corelibs-foundation occasionally
+                // loses it), so identity checks use the marker instead.
                 Thread.current.name = threadName
-                Thread.current.threadDictionary[Self.workerMarkerKey] = self
+                Thread.current.threadDictionary[Self.workerMarkerKey] = DisplayWorkerMarker(core: self, index: index)
                 runWorker(index: index)
             }
             thread.qualityOfService = .userInitiated
@@ -697,7 +721,7 @@ fileprivate final class DisplaySchedulerCore: Sendable {
 
     func waitUntilIdle() {
         precondition(
-            (Thread.current.threadDictionary[Self.workerMarkerKey] as? DisplaySchedulerCore) !== self,
+            Self.currentWorkerMarker?.core !== self,
             "DisplayScheduler.waitUntilIdle() called from one of its own workers would wait for itself")
         let parker = DisplayWorkerParker()
         let mustWait = state.withLock { state in

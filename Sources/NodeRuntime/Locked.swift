@@ -2,9 +2,10 @@ import Foundation
 
 /// State that can be reached only through its lock: `withLock` is the single door.
 ///
-/// `Synchronization.Mutex` is used where the guarded value is `Sendable`; node state holds references to
-/// other nodes (not `Sendable` by design, so draw parameters cannot carry them), which `Mutex`'s
-/// `sending` rules reject. This wrapper keeps the same discipline for that case.
+/// Tessera uses this rather than `Synchronization.Mutex` for two reasons: node state holds references
+/// to other nodes (deliberately not `Sendable`, so draw parameters cannot carry them), which `Mutex`'s
+/// `sending` rules reject; and on Linux `Mutex` locks with raw futex calls that the thread sanitizer
+/// cannot see, so every access it guards would be reported as a race. `Atomic` is used as is.
 /// - Thread: any
 final class Locked<State>: @unchecked Sendable {
     private let lock = NSLock()

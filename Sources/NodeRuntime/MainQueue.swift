@@ -7,7 +7,7 @@ import Synchronization
 /// an SDL loop on Linux.
 /// - Thread: `enqueue` from any thread; `drain` on the UI thread.
 public final class MainQueue: Sendable {
-    private let pending = Mutex<[@Sendable () -> Void]>([])  // guarded by its own lock
+    private let pending = Locked<[@Sendable () -> Void]>([])
 
     public init() {}
 

@@ -396,7 +396,7 @@ final class DisplayTransaction: Sendable {
         var sealed = false
         var committed = false
     }
-    private let state = Mutex(State())  // guarded by its own lock
+    private let state = Locked(State())
     private let runtime: Runtime
     private let waitsForCompletion: Bool
     private let done = DispatchSemaphore(value: 0)

@@ -24,7 +24,7 @@ public final class Runtime: Sendable {
         var contentsScale = 1.0
         var forcesSynchronousDisplay = false
     }
-    private let settings = Mutex(Settings())  // guarded by its own lock
+    private let settings = Locked(Settings())
 
     /// Nodes that asked to display, in the order they asked (so a serialized run is reproducible);
     /// processed on the UI thread once a frame.

@@ -185,16 +185,18 @@ final class DisplaySchedulerTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(DisplayScheduler().workerCount, 1)
     }
 
-    func testWorkerThreadsAreNamed() {
-        let scheduler = DisplayScheduler(workerCount: 1, name: "draw")
+    func testWorkerIndexAndThreadNames() {
+        let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
-        let names = Recorder<String>()
+        let indices = Recorder<Int?>()
         scheduler.schedule(priority: .visible) { _ in
-            names.append(Thread.current.name ?? "")
+            indices.append(DisplayScheduler.currentWorkerIndex)
             return .completed
         }
         scheduler.waitUntilIdle()
-        XCTAssertEqual(names.values, ["draw.0"])
+        XCTAssertEqual(indices.values, [0])
+        XCTAssertNil(DisplayScheduler.currentWorkerIndex)
+        XCTAssertEqual(DisplayScheduler.workerThreadName("draw", index: 3), "draw.3")
         #if os(Linux)
             XCTAssertEqual(DisplayScheduler.workerThreadName("tessera.display", index: 12), "tessera.disp.12")
         #endif
@@ -598,27 +600,27 @@ final class DisplaySchedulerTests: XCTestCase {
     /// Schedules `count` jobs of random priority that record their order, the worker they ran on
     /// and the most jobs running at once.
     private func scheduleRecordingJobs(_ scheduler: DisplayScheduler, count: Int, seed: UInt64)
-        -> (order: Recorder<Int>, threadNames: Recorder<String>, maximumRunning: Counter)
+        -> (order: Recorder<Int>, workers: Recorder<Int>, maximumRunning: Counter)
     {
         let running = Counter()
         let maximum = Counter()
         let order = Recorder<Int>()
-        let threadNames = Recorder<String>()
+        let workers = Recorder<Int>()
         var rng = SplitMix64(seed: seed)
         for index in 0..<count {
             scheduler.schedule(priority: randomPriority(&rng)) { _ in
                 maximum.raise(to: running.increment())
                 order.append(index)
-                threadNames.append(Thread.current.name ?? "?")
+                workers.append(DisplayScheduler.currentWorkerIndex ?? -1)
                 running.decrement()
                 return .completed
             }
         }
-        return (order, threadNames, maximum)
+        return (order, workers, maximum)
     }
 
     func testSerializedDrawingRunsOneJobAtATimeInSchedulingOrder() {
-        let scheduler = DisplayScheduler(workerCount: 2, name: "serial-test")
+        let scheduler = DisplayScheduler(workerCount: 2)
         defer { scheduler.shutdown() }
         scheduler.serializesAllDrawing = true
         XCTAssertTrue(scheduler.serializesAllDrawing)
@@ -632,31 +634,31 @@ final class DisplaySchedulerTests: XCTestCase {
         waitFor(gateStarted, "gate job started")
         // The other worker is free; if it picked anything, order and thread would both show it.
         let count = 60
-        let (order, threadNames, maximum) = scheduleRecordingJobs(scheduler, count: count, seed: 5)
+        let (order, workers, maximum) = scheduleRecordingJobs(scheduler, count: count, seed: 5)
         release.signal()
         scheduler.waitUntilIdle()
         XCTAssertEqual(order.values, Array(0..<count))
         XCTAssertEqual(maximum.current, 1)
-        XCTAssertEqual(Set(threadNames.values), ["serial-test.0"])
+        XCTAssertEqual(Set(workers.values), [0])
         XCTAssertEqual(scheduler.statistics.completed, count + 1)
     }
 
     func testSerializedDrawingUsesOneWorkerEvenWhenAllWereBusy() {
         // Both workers are busy when the switch turns on and both come back looking for work; only
         // worker 0 may take any.
-        let scheduler = DisplayScheduler(workerCount: 2, name: "serial-busy")
+        let scheduler = DisplayScheduler(workerCount: 2)
         defer { scheduler.shutdown() }
         let first = occupyWorker(scheduler)
         let second = occupyWorker(scheduler)
         scheduler.serializesAllDrawing = true
         let count = 200
-        let (order, threadNames, maximum) = scheduleRecordingJobs(scheduler, count: count, seed: 6)
+        let (order, workers, maximum) = scheduleRecordingJobs(scheduler, count: count, seed: 6)
         first.signal()
         second.signal()
         scheduler.waitUntilIdle()
         XCTAssertEqual(order.values, Array(0..<count))
         XCTAssertEqual(maximum.current, 1)
-        XCTAssertEqual(Set(threadNames.values), ["serial-busy.0"])
+        XCTAssertEqual(Set(workers.values), [0])
     }
 
     func testTurningSerializationOffReturnsToPriorityOrder() {

@@ -253,4 +253,53 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(order.names, labels, "one worker, in the order the draws were requested")
         XCTAssertTrue(order.all.allSatisfy { !$0.1 }, "drawn on the worker")
     }
+
+    func testPlaceholderShowsUntilContentsArriveThenFadesOut() throws {
+        let (host, _) = makeHost()
+        let gate = Gate()
+        let child = node(.white, gate: gate)
+        child.placeholderColor = Color(rgb: 0xDDDDDD)
+        child.placeholderFadeDuration = 0.2
+        let root = Node()
+        root.addSubnode(child)
+        host.setRootNode(root)
+        frame(host)
+        XCTAssertEqual(child.layer.backgroundColor, Color(rgb: 0xDDDDDD), "placeholder while pending")
+        XCTAssertNil(child.layer.contents)
+        gate.open()
+        Runtime.shared.scheduler.waitUntilIdle()
+        frame(host)  // commits; the placeholder becomes an overlay that fades
+        XCTAssertEqual(centreColor(child.layer), .white)
+        XCTAssertNil(child.layer.backgroundColor)
+        let overlay = try XCTUnwrap(child.layer.sublayers.first { $0.name == "placeholder-fade" })
+        XCTAssertEqual(overlay.backgroundColor, Color(rgb: 0xDDDDDD))
+        XCTAssertGreaterThan(overlay.opacity, 0.5, "the fade has just begun")
+        time += 0.1
+        host.runFrame(time: time, events: [])
+        XCTAssertGreaterThan(overlay.opacity, 0.05)
+        XCTAssertLessThan(overlay.opacity, 0.95)
+        time += 0.15
+        host.runFrame(time: time, events: [])
+        XCTAssertNil(overlay.superlayer, "removed when the fade ends")
+    }
+
+    func testNeverShowPlaceholdersCommitsInTheFrameThatStartsTheDraws() {
+        let (host, _) = makeHost()
+        let cell = Node()
+        cell.isTransactionContainer = true
+        cell.neverShowPlaceholders = true
+        cell.frame = Rect(x: 0, y: 0, width: 100, height: 20)
+        let parts = (0..<3).map { i -> ColorNode in
+            let part = node(Color(red: UInt8(60 * i), green: 200, blue: 10), frame: Rect(x: Double(i) * 30, y: 0, width: 30, height: 20))
+            cell.addSubnode(part)
+            return part
+        }
+        let root = Node()
+        root.addSubnode(cell)
+        host.setRootNode(root)
+        let queued = Runtime.shared.mainQueue.count
+        frame(host)
+        XCTAssertTrue(parts.allSatisfy { $0.layer.contents != nil }, "drawn and committed before the frame ended")
+        XCTAssertEqual(Runtime.shared.mainQueue.count, queued, "no round trip through the main queue")
+    }
 }
