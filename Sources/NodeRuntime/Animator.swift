@@ -55,6 +55,19 @@ public final class Animator: @unchecked Sendable {
         animate(overlay, .opacity(from: 1, to: 0), duration: duration) { overlay.removeFromSuperlayer() }
     }
 
+    /// Lays the old `contents` over `layer` (under its sublayers) and fades them out: a cross-fade.
+    func fadeOutOverlay(on layer: Layer, contents: Bitmap, duration: Double) {
+        let overlay = Layer(name: "contents-fade")
+        overlay.frame = layer.bounds
+        overlay.contents = contents
+        overlay.cornerRadius = layer.cornerRadius
+        overlay.maskedCorners = layer.maskedCorners
+        overlay.cornerRoundingMode = layer.cornerRoundingMode
+        overlay.cornerClipColor = layer.cornerClipColor
+        layer.insertSublayer(overlay, at: 0)
+        animate(overlay, .opacity(from: 1, to: 0), duration: duration) { overlay.removeFromSuperlayer() }
+    }
+
     /// Moves every animation to `time` and finishes those that are done. Returns how many are left.
     @discardableResult
     public func advance(to time: Double) -> Int {

@@ -116,6 +116,13 @@ extension Node {
         set { setLayerProperty(\.placeholderColor, newValue) }
     }
 
+    /// Seconds over which new contents cross-fade from the old ones when they replace them (0: at once).
+    /// - Thread: any
+    public var contentsCrossFadeDuration: Double {
+        get { state.withLock { $0.contentsCrossFadeDuration } }
+        set { state.withLock { $0.contentsCrossFadeDuration = newValue.isFinite ? max(0, newValue) : 0 } }
+    }
+
     /// Seconds over which contents fade in over the placeholder when they arrive (0: at once). - Thread: any
     public var placeholderFadeDuration: Double {
         get { state.withLock { $0.placeholderFadeDuration } }
@@ -335,16 +342,19 @@ extension Node {
     func applyContents(_ bitmap: Bitmap?) {
         UIThread.precondition("Node.applyContents")
         let layer = self.layer
-        let (placeholder, fade, hadContents) = state.withLock { state -> (Color?, Double, Bool) in
+        let (placeholder, fade, crossFade, hadContents) = state.withLock { state -> (Color?, Double, Double, Bool) in
             let had = state.hasContents
             state.hasContents = bitmap != nil
             state.displayJob = nil
-            return (state.placeholderColor, state.placeholderFadeDuration, had)
+            return (state.placeholderColor, state.placeholderFadeDuration, state.contentsCrossFadeDuration, had)
         }
+        let previous = layer.contents
         layer.contents = bitmap
         applyLayerState()
         if bitmap != nil, !hadContents, let placeholder, fade > 0 {
             runtime.animator.fadeOutOverlay(on: layer, color: placeholder, duration: fade)
+        } else if let bitmap, let previous, previous.identity != bitmap.identity, crossFade > 0 {
+            runtime.animator.fadeOutOverlay(on: layer, contents: previous, duration: crossFade)
         }
     }
 

@@ -66,6 +66,7 @@ open class Node {
         var isTransactionContainer = false
         var placeholderColor: Color?
         var placeholderFadeDuration = 0.0
+        var contentsCrossFadeDuration = 0.0
         var neverShowPlaceholders = false
         var shouldRasterizeDescendants = false
         var subnodes: [Node] = []

@@ -1,0 +1,337 @@
+public import Compositor
+import Foundation
+
+/// A node that shows an image: decoded in the background when it enters the preload range, shrunk at
+/// decode time to the size it is shown at, drawn with its corners (and an optional chat-bubble tail)
+/// baked into the bitmap.
+///
+/// - Decoding starts on entering preload and is cancelled on leaving it; drawing happens in the display
+///   range like any node's.
+/// - Decoded bitmaps are shared through an `ImageCache` keyed by source and pixel size.
+/// - A failed load (missing file, bad bytes, a header over the limits, …) ends in `.failed` with the
+///   reason, and the node draws an error placeholder; nothing traps.
+/// - Display arguments (size, corners, tail, colour, content mode, image) are compared with those of
+///   the last draw: setting the same ones again draws nothing.
+/// - Thread: properties any; hooks main; drawing on display workers.
+public final class ImageNode: Node, NodeDrawing {
+    /// Where loading stands.
+    public enum LoadState: Sendable, Equatable {
+        case empty
+        case loading
+        case loaded
+        case failed(ImageError)
+    }
+
+    /// Everything a draw needs; compared with the last draw's to skip redundant draws.
+    public struct DrawParameters: Sendable, Equatable {
+        var image: Bitmap?
+        var imageIdentity: BitmapIdentity?
+        var failed: Bool
+        var contentMode: ContentMode
+        var radii: CornerRadii
+        var tail: BubbleTail?
+        var emptyColor: Color?
+        var size: Size
+
+        public static func == (a: Self, b: Self) -> Bool {
+            a.imageIdentity == b.imageIdentity && a.failed == b.failed && a.contentMode == b.contentMode
+                && a.radii == b.radii && a.tail == b.tail && a.emptyColor == b.emptyColor && a.size == b.size
+        }
+    }
+
+    private struct ImageState {
+        var source: ImageSource?
+        var contentMode: ContentMode = .aspectFill
+        var cropRect: Rect?
+        var imageCornerRadii: CornerRadii = .zero
+        var bubbleTail: BubbleTail?
+        var emptyColor: Color?
+        var limits = ImageDecoder.Limits()
+        var cache: ImageCache = .shared
+        var loadState: LoadState = .empty
+        var image: Bitmap?
+        var decodeJob: DisplayJob?
+        var lastDrawn: DrawParameters?
+    }
+    private let imageState = Locked(ImageState())
+    /// Invalidates decodes in flight when the source changes or the node leaves preload.
+    private let decodeSentinel = DisplaySentinel()
+
+    public override init() {
+        super.init()
+        contentsCrossFadeDuration = 0.15
+    }
+
+    // MARK: Properties (any thread)
+
+    /// The picture. Setting it drops the current one and decodes the new one if the node is in preload.
+    public var source: ImageSource? {
+        get { imageState.withLock { $0.source } }
+        set {
+            let changed = imageState.withLock { state -> Bool in
+                guard state.source != newValue else { return false }
+                state.source = newValue
+                state.image = nil
+                state.loadState = .empty
+                state.decodeJob?.cancel()
+                state.decodeJob = nil
+                return true
+            }
+            guard changed else { return }
+            decodeSentinel.bump()
+            if interfaceState.contains(.preload) { startDecodeOnMain() }
+            displayArgumentsDidChange()
+        }
+    }
+
+    /// How the image fills the bounds. Default: aspect fill.
+    public var contentMode: ContentMode {
+        get { imageState.withLock { $0.contentMode } }
+        set { updateDecodeInput { $0.contentMode = newValue } }
+    }
+
+    /// The part of the image to show, in the decoded image's pixels (nil: all of it).
+    public var cropRect: Rect? {
+        get { imageState.withLock { $0.cropRect } }
+        set { updateDecodeInput { $0.cropRect = newValue } }
+    }
+
+    /// Corner radii baked into the bitmap, one per corner, in points.
+    public var imageCornerRadii: CornerRadii {
+        get { imageState.withLock { $0.imageCornerRadii } }
+        set {
+            imageState.withLock { $0.imageCornerRadii = newValue }
+            displayArgumentsDidChange()
+        }
+    }
+
+    /// A chat-bubble tail baked into the bitmap, or nil.
+    public var bubbleTail: BubbleTail? {
+        get { imageState.withLock { $0.bubbleTail } }
+        set {
+            imageState.withLock { $0.bubbleTail = newValue }
+            displayArgumentsDidChange()
+        }
+    }
+
+    /// Drawn (in the image's shape) while there is no image yet.
+    public var emptyColor: Color? {
+        get { imageState.withLock { $0.emptyColor } }
+        set {
+            imageState.withLock { $0.emptyColor = newValue }
+            displayArgumentsDidChange()
+        }
+    }
+
+    /// Caps on what an image header may claim before it is decoded.
+    public var decodeLimits: ImageDecoder.Limits {
+        get { imageState.withLock { $0.limits } }
+        set { imageState.withLock { $0.limits = newValue } }
+    }
+
+    /// Where decoded images are shared. Default: `ImageCache.shared`.
+    public var imageCache: ImageCache {
+        get { imageState.withLock { $0.cache } }
+        set { imageState.withLock { $0.cache = newValue } }
+    }
+
+    /// Where loading stands.
+    public var loadState: LoadState { imageState.withLock { $0.loadState } }
+
+    /// The decoded (and shrunk) bitmap, once loaded.
+    public var image: Bitmap? { imageState.withLock { $0.image } }
+
+    private func updateDecodeInput(_ change: (inout ImageState) -> Void) {
+        let reload = imageState.withLock { state -> Bool in
+            change(&state)
+            guard state.source != nil, state.loadState != .empty else { return false }
+            state.image = nil
+            state.loadState = .empty
+            state.decodeJob?.cancel()
+            state.decodeJob = nil
+            return true
+        }
+        if reload {
+            decodeSentinel.bump()
+            if interfaceState.contains(.preload) { startDecodeOnMain() }
+        }
+        displayArgumentsDidChange()
+    }
+
+    /// Asks for a draw only when what would be drawn differs from the last draw.
+    private func displayArgumentsDidChange() {
+        let current = currentParameters()
+        let same = imageState.withLock { $0.lastDrawn == current }
+        if !same { setNeedsDisplay() }
+    }
+
+    private func currentParameters() -> DrawParameters {
+        let size = frame.sanitized.size
+        return imageState.withLock { state in
+            DrawParameters(image: state.image, imageIdentity: state.image?.identity,
+                           failed: { if case .failed = state.loadState { return true } else { return false } }(),
+                           contentMode: state.contentMode, radii: state.imageCornerRadii.clamped(to: size),
+                           tail: state.bubbleTail, emptyColor: state.emptyColor, size: size)
+        }
+    }
+
+    // MARK: Interface states (main)
+
+    public override func didEnterPreloadState() {
+        super.didEnterPreloadState()
+        startDecodeOnMain()
+    }
+
+    public override func didExitPreloadState() {
+        super.didExitPreloadState()
+        decodeSentinel.bump()
+        imageState.withLock { state in
+            state.decodeJob?.cancel()
+            state.decodeJob = nil
+            if state.loadState == .loading { state.loadState = .empty }
+        }
+    }
+
+    public override func didExitDisplayState() {
+        super.didExitDisplayState()
+        imageState.withLock { $0.lastDrawn = nil }  // contents are cleared: the next entry draws again
+    }
+
+    /// True while a decode job for the current source is queued or running.
+    public var isDecoding: Bool { imageState.withLock { $0.decodeJob != nil && $0.loadState == .loading } }
+
+    private func startDecodeOnMain() {
+        let pixelSize = frame.sanitized.size
+        let scale = runtime.contentsScale
+        let target = (width: Int((pixelSize.width * scale).rounded(.up)), height: Int((pixelSize.height * scale).rounded(.up)))
+        guard let request = imageState.withLock({ state -> (ImageSource, Rect?, ContentMode, ImageDecoder.Limits, ImageCache)? in
+            guard let source = state.source, state.loadState == .empty else { return nil }
+            state.loadState = .loading
+            return (source, state.cropRect, state.contentMode, state.limits, state.cache)
+        }) else { return }
+        let (source, crop, mode, limits, cache) = request
+        let key = ImageCache.Key(source: source.cacheKey, crop: crop, contentMode: mode,
+                                 pixelWidth: target.width, pixelHeight: target.height)
+        if let cached = cache.bitmap(for: key) {
+            finishDecode(.success(cached), token: decodeSentinel.value)
+            return
+        }
+        let sentinel = decodeSentinel
+        let token = sentinel.value
+        let box = UncheckedSendable(WeakNode(self))
+        let mainQueue = runtime.mainQueue
+        let deliver: @Sendable (Result<Bitmap, ImageError>) -> Void = { result in
+            mainQueue.enqueue { (box.value.node as? ImageNode)?.finishDecode(result, token: token) }
+        }
+        let job = runtime.scheduler.schedule(
+            priority: displayPriority,
+            isCancelled: { sentinel.value != token },
+            work: { isCancelled in
+                do {
+                    guard let decoded = try ImageDecoder.decode(source, limits: limits, isCancelled: isCancelled),
+                          !isCancelled() else { return .cancelled }
+                    let prepared = try ImageDecoder.prepareForDisplay(decoded, crop: crop, mode: mode, target: target,
+                                                                      scale: scale)
+                    cache.store(prepared, for: key)
+                    deliver(.success(prepared))
+                } catch let error as ImageError {
+                    deliver(.failure(error))
+                } catch {
+                    deliver(.failure(.decodeFailed(source.description, reason: "\(error)")))
+                }
+                return .completed
+            })
+        imageState.withLock { $0.decodeJob = job }
+    }
+
+    private func finishDecode(_ result: Result<Bitmap, ImageError>, token: UInt64) {
+        guard decodeSentinel.value == token else { return }
+        imageState.withLock { state in
+            state.decodeJob = nil
+            switch result {
+            case .success(let bitmap):
+                state.image = bitmap
+                state.loadState = .loaded
+            case .failure(let error):
+                state.image = nil
+                state.loadState = .failed(error)
+            }
+        }
+        displayArgumentsDidChange()
+    }
+
+    // MARK: Drawing
+
+    public func drawParameters() -> DrawParameters {
+        let parameters = currentParameters()
+        imageState.withLock { $0.lastDrawn = parameters }
+        return parameters
+    }
+
+    public static func draw(_ p: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
+        // The picture fills the whole bounds; the shape (corners, and a tail that reaches into the
+        // bounds' side margin) is cut out of it afterwards.
+        let bounds = info.bounds
+        if p.failed {
+            drawErrorPlaceholder(in: &context, rect: BubbleShape.bodyRect(in: bounds, tail: p.tail))
+        } else if let image = p.image, !image.isEmpty {
+            let placement = placement(of: image, in: bounds, mode: p.contentMode)
+            context.saveClip()
+            context.clip(to: bounds)
+            context.draw(image, in: placement)
+            context.restoreClip()
+        } else if let empty = p.emptyColor {
+            context.fill(bounds, color: empty)
+        }
+        if info.isCancelled() { return }
+        if !p.radii.isZero || p.tail != nil {
+            let shaped = BubbleShape.apply(
+                BubbleShape.mask(pixelWidth: context.pixelWidth, pixelHeight: context.pixelHeight, scale: context.scale,
+                                 radii: p.radii, tail: p.tail),
+                to: context.makeBitmap())
+            context.clear()
+            context.draw(shaped, in: context.bounds)
+        }
+    }
+
+    /// Where an image of `image`'s aspect goes in `rect` for `mode`.
+    static func placement(of image: Bitmap, in rect: Rect, mode: ContentMode) -> Rect {
+        let w = Double(image.width), h = Double(image.height)
+        guard w > 0, h > 0, rect.width > 0, rect.height > 0 else { return rect }
+        switch mode {
+        case .scaleToFill:
+            return rect
+        case .aspectFit, .aspectFill:
+            let factor = mode == .aspectFit ? min(rect.width / w, rect.height / h) : max(rect.width / w, rect.height / h)
+            let size = Size(width: w * factor, height: h * factor)
+            return Rect(x: rect.midX - size.width / 2, y: rect.midY - size.height / 2, width: size.width, height: size.height)
+        case .center:
+            let size = image.pointSize
+            return Rect(x: rect.midX - size.width / 2, y: rect.midY - size.height / 2, width: size.width, height: size.height)
+        }
+    }
+
+    /// A grey tile with a broken-picture mark: a frame with a diagonal break.
+    static func drawErrorPlaceholder(in context: inout BitmapContext, rect: Rect) {
+        context.fill(rect, color: Color(rgb: 0xE4E7EC))
+        let side = min(rect.width, rect.height) * 0.4
+        guard side >= 4 else { return }
+        let mark = Rect(x: rect.midX - side / 2, y: rect.midY - side / 2, width: side, height: side)
+        let stroke = max(1, side / 12)
+        let ink = Color(rgb: 0x9AA3B0)
+        context.fillRoundedRect(mark, radii: CornerRadii(stroke * 1.5), color: ink)
+        context.fillRoundedRect(mark.insetBy(dx: stroke, dy: stroke), radii: CornerRadii(stroke / 2), color: Color(rgb: 0xE4E7EC))
+        // A mountain and a sun, with a stepped crack through the middle.
+        context.fillRoundedRect(Rect(x: mark.minX + side * 0.58, y: mark.minY + side * 0.2, width: side * 0.18, height: side * 0.18),
+                                radii: CornerRadii(side * 0.09), color: ink)
+        let steps = 6
+        for i in 0..<steps {
+            let t = Double(i) / Double(steps)
+            let x = mark.minX + stroke + (side - 2 * stroke) * t
+            let top = mark.maxY - stroke - (side * 0.45) * (1 - abs(t - 0.4) * 1.6)
+            context.fill(Rect(x: x, y: top, width: (side - 2 * stroke) / Double(steps) + 0.5, height: mark.maxY - stroke - top), color: ink)
+        }
+        context.fill(Rect(x: mark.midX - stroke, y: mark.minY - stroke, width: stroke * 2, height: side + 2 * stroke),
+                     color: Color(rgb: 0xE4E7EC))
+    }
+}

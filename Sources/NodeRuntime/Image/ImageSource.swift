@@ -1,0 +1,82 @@
+public import Compositor
+import Foundation
+
+/// Where an image node's picture comes from.
+/// - Thread: any
+public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
+    /// An encoded file (PNG, JPEG, GIF, BMP, …); the format is read from its bytes, not its name.
+    case file(String)
+    /// Encoded bytes in memory, with a name for messages and a key for caches.
+    case data([UInt8], name: String)
+    /// A bitmap that is already decoded.
+    case bitmap(Bitmap)
+
+    /// What the decoded-image cache keys on: the path, the bytes' digest, or the bitmap's identity.
+    public var cacheKey: String {
+        switch self {
+        case .file(let path): return "file:" + path
+        case let .data(bytes, name): return "data:\(name):\(bytes.count):\(ImageSource.digest(bytes))"
+        case .bitmap(let bitmap): return "bitmap:\(bitmap.identity.rawValue)"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .file(let path): return path
+        case let .data(bytes, name): return "\(name) (\(bytes.count) bytes)"
+        case .bitmap(let bitmap): return bitmap.description
+        }
+    }
+
+    public static func == (a: ImageSource, b: ImageSource) -> Bool { a.cacheKey == b.cacheKey }
+    public func hash(into hasher: inout Hasher) { hasher.combine(cacheKey) }
+
+    /// FNV-1a over the bytes: a stable digest for cache keys (not for security).
+    static func digest(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01B3
+        }
+        return hash
+    }
+}
+
+/// How an image fills its node.
+/// - Thread: any
+public enum ContentMode: Sendable, Hashable, CaseIterable {
+    /// Stretched to the bounds, ignoring the aspect ratio.
+    case scaleToFill
+    /// Whole image inside the bounds, aspect ratio kept (bars where it does not fill).
+    case aspectFit
+    /// Bounds covered, aspect ratio kept, the overflow cropped evenly.
+    case aspectFill
+    /// Natural size (in points at the bitmap's scale), centred, cropped by the bounds.
+    case center
+}
+
+/// Why an image could not be shown.
+/// - Thread: any
+public enum ImageError: Error, Equatable, Sendable, CustomStringConvertible {
+    case missingFile(String)
+    case unreadable(String, reason: String)
+    case empty(String)
+    case unsupportedFormat(String)
+    case truncated(String)
+    /// The header claims more pixels than `ImageDecoder.Limits` allow: never decoded.
+    case tooLarge(String, width: Int, height: Int)
+    case decodeFailed(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .missingFile(let source): return "\(source): no such file"
+        case let .unreadable(source, reason): return "\(source): cannot read (\(reason))"
+        case .empty(let source): return "\(source): no bytes"
+        case .unsupportedFormat(let source): return "\(source): not an image format Tessera decodes"
+        case .truncated(let source): return "\(source): the image header is cut short"
+        case let .tooLarge(source, width, height):
+            return "\(source): \(width)×\(height) pixels is over the decode limit"
+        case let .decodeFailed(source, reason): return "\(source): decoding failed (\(reason))"
+        }
+    }
+}
