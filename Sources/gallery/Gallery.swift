@@ -13,6 +13,7 @@ struct Gallery: ParsableCommand {
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
         case compositor
         case display
+        case images
     }
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
@@ -62,6 +63,8 @@ struct Gallery: ParsableCommand {
                 if let json { try report.json.write(toFile: json, atomically: true, encoding: .utf8) }
             case .display:
                 print(try DisplayBenchmark(assets: assetsFolder, frames: frames ?? 600).run().table)
+            case .images:
+                print(try ImageBenchmark(assets: assetsFolder, repetitions: frames ?? 9).run())
             }
             return
         }

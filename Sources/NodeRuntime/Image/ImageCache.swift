@@ -13,6 +13,10 @@ public final class ImageCache: Sendable {
         public var contentMode: ContentMode
         public var pixelWidth: Int
         public var pixelHeight: Int
+        public init(source: String, crop: Rect?, contentMode: ContentMode, pixelWidth: Int, pixelHeight: Int) {
+            self.source = source; self.crop = crop; self.contentMode = contentMode
+            self.pixelWidth = pixelWidth; self.pixelHeight = pixelHeight
+        }
     }
 
     private struct Entry {
