@@ -14,8 +14,15 @@ enum RoundedGeometry {
     /// such quads as exact rectangle copies), a fan for each rounded corner, and a one-pixel fringe along
     /// each arc that fades to transparent, so curved edges come out anti-aliased. Straight edges are not
     /// feathered: they stay as crisp as a plain texture copy.
-    static func pieces(_ rect: Rect, radii: CornerRadii, color: Color) -> [[GeometryVertex]] {
+    static func pieces(_ unsnapped: Rect, radii unsnappedRadii: CornerRadii, color: Color) -> [[GeometryVertex]] {
+        // Whole pixels for the rectangle and the radii: strips are drawn as rectangle copies and fans as
+        // triangles, and the two rasterize a fractional shared edge differently, leaving a seam.
+        let x0 = unsnapped.minX.rounded(), y0 = unsnapped.minY.rounded()
+        let rect = Rect(x: x0, y: y0, width: unsnapped.maxX.rounded() - x0, height: unsnapped.maxY.rounded() - y0)
         guard rect.width > 0, rect.height > 0 else { return [] }
+        let radii = CornerRadii(topLeft: unsnappedRadii.topLeft.rounded(), topRight: unsnappedRadii.topRight.rounded(),
+                                bottomLeft: unsnappedRadii.bottomLeft.rounded(), bottomRight: unsnappedRadii.bottomRight.rounded())
+            .clamped(to: rect.size)
         func vertex(_ x: Double, _ y: Double, _ c: Color) -> GeometryVertex {
             GeometryVertex(x: Float(x), y: Float(y), color: c,
                            u: Float(min(1, max(0, (x - rect.minX) / rect.width))),

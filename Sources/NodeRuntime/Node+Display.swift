@@ -316,7 +316,8 @@ extension Node {
         if let existing = transactions[key] {
             transaction = existing
         } else {
-            transaction = DisplayTransaction(runtime: runtime, waitsForCompletion: owner.neverShowPlaceholders || snapshot.neverShowPlaceholders)
+            transaction = DisplayTransaction(runtime: runtime, owner: owner,
+                                             waitsForCompletion: owner.neverShowPlaceholders || snapshot.neverShowPlaceholders)
             transactions[key] = transaction
         }
         let operation = transaction.add(node: self, sentinel: sentinel, value: captured)
@@ -390,7 +391,8 @@ extension Node {
 // MARK: - Transactions
 
 /// The draws of one transaction container started in one frame. When every draw has finished (drawn,
-/// cancelled or dropped), one main-queue item applies all results still current, in one frame.
+/// cancelled or dropped), the transaction waits in the runtime's commit queue; the frame loop applies all
+/// its results still current together, in one frame, visible cells first within the upload budget.
 /// - Thread: any
 final class DisplayTransaction: Sendable {
     private struct Operation: Sendable {
@@ -410,10 +412,23 @@ final class DisplayTransaction: Sendable {
     private let runtime: Runtime
     private let waitsForCompletion: Bool
     private let done = DispatchSemaphore(value: 0)
+    /// The container whose cell this is: its priority orders commits under the upload budget.
+    private let owner: UncheckedSendable<WeakNode>
 
-    init(runtime: Runtime, waitsForCompletion: Bool) {
+    init(runtime: Runtime, owner: Node, waitsForCompletion: Bool) {
         self.runtime = runtime
+        self.owner = UncheckedSendable(WeakNode(owner))
         self.waitsForCompletion = waitsForCompletion
+    }
+
+    /// The owner's current priority (UI thread); a gone owner sorts last.
+    var priority: DisplayPriority {
+        owner.value.node?.displayPriority ?? .offscreen(distance: .infinity)
+    }
+
+    /// Bytes of the results still to be applied.
+    var pendingBytes: Int {
+        state.withLock { state in state.operations.reduce(0) { $0 + ($1.bitmap?.byteCount ?? 0) } }
     }
 
     /// Adds a draw of `node`; returns its index. (UI thread, before `seal`)
@@ -456,12 +471,12 @@ final class DisplayTransaction: Sendable {
         if waitsForCompletion {
             done.signal()
         } else {
-            runtime.mainQueue.enqueue { self.commitIfNeeded() }
+            runtime.enqueueCommit(self)
         }
     }
 
     /// Applies every current result. (UI thread)
-    private func commitIfNeeded() {
+    func commitIfNeeded() {
         let operations = state.withLock { state -> [Operation] in
             guard !state.committed else { return [] }
             state.committed = true

@@ -6,20 +6,38 @@ import Foundation
 public struct SizeRange: Hashable, Sendable, CustomStringConvertible {
     public var min: Size
     public var max: Size
+    /// True when `init(min:max:)` had to repair its input; measuring reports it. Not part of equality.
+    let wasRepaired: Bool
 
     /// A range, made safe: NaN or negative sizes become 0, an infinite minimum becomes 0, and a minimum
-    /// greater than the maximum is lowered to it.
+    /// greater than the maximum is lowered to it. `Node.layoutThatFits` reports such repairs as
+    /// `LayoutDiagnostic.Kind.invalidRange`.
     public init(min: Size, max: Size) {
+        var repaired = false
         func clean(_ v: Double, allowInfinity: Bool) -> Double {
-            if v.isNaN || v < 0 { return 0 }
-            if v.isInfinite { return allowInfinity ? v : 0 }
+            if v.isNaN || v < 0 || (v.isInfinite && !allowInfinity) {
+                repaired = true
+                return 0
+            }
             return v
         }
         let maxSize = Size(width: clean(max.width, allowInfinity: true), height: clean(max.height, allowInfinity: true))
-        let minSize = Size(width: Swift.min(clean(min.width, allowInfinity: false), maxSize.width),
-                           height: Swift.min(clean(min.height, allowInfinity: false), maxSize.height))
+        var minSize = Size(width: clean(min.width, allowInfinity: false), height: clean(min.height, allowInfinity: false))
+        if minSize.width > maxSize.width || minSize.height > maxSize.height {
+            repaired = true
+            minSize = Size(width: Swift.min(minSize.width, maxSize.width), height: Swift.min(minSize.height, maxSize.height))
+        }
         self.min = minSize
         self.max = maxSize
+        self.wasRepaired = repaired
+    }
+
+    /// A range the caller has already made valid (finite, non-negative minimum no greater than the
+    /// maximum, no NaN): the engine's own arithmetic, which must not pay for the checks.
+    init(validMin min: Size, max: Size) {
+        self.min = min
+        self.max = max
+        self.wasRepaired = false
     }
 
     /// Exactly `size`.
@@ -27,69 +45,368 @@ public struct SizeRange: Hashable, Sendable, CustomStringConvertible {
     /// Anything from zero to infinity.
     public static let unconstrained = SizeRange(min: .zero, max: Size(width: .infinity, height: .infinity))
 
-    /// `size` clamped into the range.
+    /// True when the range needs no repair (its sides may have been set directly, bypassing `init`).
+    var isWellFormed: Bool {
+        func ok(_ lo: Double, _ hi: Double) -> Bool { lo.isFinite && lo >= 0 && !hi.isNaN && hi >= lo }
+        return ok(min.width, max.width) && ok(min.height, max.height)
+    }
+
+    /// `size` clamped into the range (NaN becomes the minimum).
     public func clamp(_ size: Size) -> Size {
         func c(_ v: Double, _ lo: Double, _ hi: Double) -> Double { v.isNaN ? lo : Swift.min(hi, Swift.max(lo, v)) }
         return Size(width: c(size.width, min.width, max.width), height: c(size.height, min.height, max.height))
     }
 
+    public static func == (a: SizeRange, b: SizeRange) -> Bool { a.min == b.min && a.max == b.max }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(min)
+        hasher.combine(max)
+    }
+
     public var description: String { "(\(min) … \(max))" }
 }
 
-/// A measured layout: the node's size and the frames of the nodes it places.
+/// A measured layout: the node's size and, for a node with a layout spec, the frames of the nodes the
+/// spec placed, each with its own measured layout. Immutable, so one result can be cached, shared
+/// between threads' reads and applied later on the UI thread.
 /// - Thread: any (made anywhere, applied on the UI thread)
-public struct Layout {
-    public var size: Size
-    /// Children and their frames in the node's coordinates.
-    public var children: [(node: Node, frame: Rect)]
-    public init(size: Size, children: [(node: Node, frame: Rect)] = []) {
+public struct Layout: Equatable {
+    /// A node placed by a spec: its frame in the parent's coordinates and its own layout at that size.
+    public struct Child: Equatable {
+        public let node: Node
+        public let frame: Rect
+        public let layout: Layout
+
+        public init(node: Node, frame: Rect, layout: Layout) {
+            self.node = node
+            self.frame = frame
+            self.layout = layout
+        }
+
+        public static func == (a: Child, b: Child) -> Bool {
+            a.node === b.node && a.frame == b.frame && a.layout == b.layout
+        }
+    }
+
+    public let size: Size
+    /// The placed nodes, back to front.
+    public let children: [Child]
+    /// Distance from the top to the first baseline, when the node has one (text, or a style ascender).
+    public let firstBaseline: Double?
+    /// Distance from the top to the last baseline.
+    public let lastBaseline: Double?
+    /// Problems met while measuring this node and the nodes measured for it (see `LayoutDiagnostic`).
+    public let diagnostics: [LayoutDiagnostic]
+
+    public init(size: Size, children: [Child] = [], firstBaseline: Double? = nil, lastBaseline: Double? = nil,
+                diagnostics: [LayoutDiagnostic] = []) {
         self.size = size
         self.children = children
+        self.firstBaseline = firstBaseline
+        self.lastBaseline = lastBaseline
+        self.diagnostics = diagnostics
+    }
+
+    /// The frame given to `node`, if this layout places it directly.
+    public func frame(of node: Node) -> Rect? { children.first { $0.node === node }?.frame }
+
+    func addingDiagnostics(_ extra: [LayoutDiagnostic]) -> Layout {
+        Layout(size: size, children: children, firstBaseline: firstBaseline, lastBaseline: lastBaseline,
+               diagnostics: extra + diagnostics)
     }
 }
 
-/// Something that lays out nodes for a size range: the value a node's `layoutSpecThatFits` returns.
-/// - Thread: any
-public protocol LayoutSpec {
-    /// The size it takes within `range` and where it puts each node.
-    func layout(within range: SizeRange) -> Layout
-}
-
-/// The layout cache of one node. (guarded by the node's lock)
+/// The layout cache of one node: the last few results by range, and a version that every invalidation
+/// bumps (a result measured across an invalidation is returned but never stored).
+/// (guarded by the node's lock)
 struct LayoutCache {
-    var entries: [SizeRange: Layout] = [:]
+    /// A handful of entries searched in order: a node is measured for one or two ranges at a time (a
+    /// stack measures, then flexes), so a short list beats a dictionary and stays bounded while a
+    /// window is resized through many widths.
+    struct Entries {
+        static let capacity = 4
+        fileprivate var items: [(range: SizeRange, layout: Layout)] = []
+
+        subscript(range: SizeRange) -> Layout? {
+            for item in items where item.range == range { return item.layout }
+            return nil
+        }
+
+        mutating func removeAll(keepingCapacity: Bool) { items.removeAll(keepingCapacity: keepingCapacity) }
+
+        mutating func store(_ layout: Layout, for range: SizeRange) {
+            if let index = items.firstIndex(where: { $0.range == range }) {
+                items[index].layout = layout
+                return
+            }
+            if items.count == Self.capacity { items.removeFirst() }
+            items.append((range, layout))
+        }
+    }
+    var entries = Entries()
     var version = 0
 }
 
-extension Node {
-    /// A preferred size used by the default `calculateSizeThatFits`. - Thread: any
-    public var preferredSize: Size? {
-        get { state.withLock { $0.preferredSize } }
+/// A node's layout settings and in-flight measurements. (guarded by the node's lock)
+struct NodeLayoutState {
+    /// Nil until first used, then the class's `LayoutStyleDefaults.defaultLayoutStyle` or a blank style.
+    var style: LayoutStyle?
+    var automaticallyManagesSubnodes = false
+    /// Threads measuring this node right now: the same thread arriving again is a cycle.
+    var measuringThreads: [UInt] = []
+}
+
+/// The calling thread's identity, for spotting a measurement that re-enters itself.
+@inline(__always)
+private func currentThreadIdentity() -> UInt {
+    #if canImport(Glibc)
+    return UInt(pthread_self())
+    #else
+    return UInt(bitPattern: pthread_self())
+    #endif
+}
+
+extension Node: LayoutElement {
+    /// How a parent spec sizes and places this node. Setting it invalidates the layout of the node and
+    /// its ancestors. Starts as the class's `LayoutStyleDefaults.defaultLayoutStyle` when it has one.
+    /// - Thread: any
+    public var style: LayoutStyle {
+        get {
+            if let style = state.withLock({ $0.layoutState.style }) { return style }
+            return initializeStyle()
+        }
         set {
-            state.withLock { $0.preferredSize = newValue }
-            setNeedsLayout()
+            let changed = state.withLock { state -> Bool in
+                guard state.layoutState.style != newValue else { return false }
+                state.layoutState.style = newValue
+                return true
+            }
+            if changed { setNeedsLayout() }
         }
     }
 
-    /// Measures the node for `range`: its layout spec if it has one, else `calculateSizeThatFits`.
-    /// Results are cached by range until `setNeedsLayout`.
+    private func initializeStyle() -> LayoutStyle {
+        if let style = state.withLock({ $0.layoutState.style }) { return style }
+        // The class hook runs outside the lock: node code is never called with a lock held.
+        let defaults = (type(of: self) as? any LayoutStyleDefaults.Type)?.defaultLayoutStyle ?? LayoutStyle()
+        return state.withLock { state in
+            if let style = state.layoutState.style { return style }
+            state.layoutState.style = defaults
+            return defaults
+        }
+    }
+
+    /// The style's width and height in points, read by the default `calculateSizeThatFits`.
+    /// - Thread: any
+    public var preferredSize: Size? {
+        get { style.preferredSize }
+        set { style.preferredSize = newValue }
+    }
+
+    /// When true, the node's subnodes follow its layout spec: each layout applied adds the nodes the
+    /// spec places that are not subnodes yet (in spec order) and removes the subnodes it no longer
+    /// places. The change happens when the layout is applied, on the UI thread, so a loaded node's
+    /// layers change only there. Subnodes added by hand to such a node are removed at the next layout.
+    /// - Thread: any
+    public var automaticallyManagesSubnodes: Bool {
+        get { state.withLock { $0.layoutState.automaticallyManagesSubnodes } }
+        set {
+            let changed = state.withLock { state -> Bool in
+                defer { state.layoutState.automaticallyManagesSubnodes = newValue }
+                return state.layoutState.automaticallyManagesSubnodes != newValue
+            }
+            if changed { setNeedsLayout() }
+        }
+    }
+
+    /// Measures the node as a child of a spec; `range` already includes the node's style. The layout
+    /// comes from the node's cache when it holds one for `range`.
+    /// - Thread: any
+    public func measure(_ range: SizeRange, in context: inout LayoutContext) -> ElementLayout {
+        guard let layout = cachedLayout(for: range) else {
+            context.report(.cycle, LayoutDiagnostic.name(of: self),
+                           "measuring it needs its own layout (its spec contains itself); it takes no space")
+            return ElementLayout(size: range.min)
+        }
+        context.absorb(layout.diagnostics)
+        return ElementLayout(size: layout.size,
+                             placements: [Layout.Child(node: self, frame: Rect(origin: .zero, size: layout.size), layout: layout)],
+                             firstBaseline: layout.firstBaseline, lastBaseline: layout.lastBaseline)
+    }
+
+    /// Measures the node for `range`, narrowed by its own style: its layout spec if it has one, else
+    /// `calculateSizeThatFits`. Results are cached by range until `setNeedsLayout` (or a new size, or a
+    /// change of subnodes); the result is immutable, so any thread may measure, and several threads may
+    /// measure the same node at once.
     /// - Thread: any
     public func layoutThatFits(_ range: SizeRange) -> Layout {
-        if let cached = state.withLock({ $0.layoutCache.entries[range] }) { return cached }
-        let version = state.withLock { $0.layoutCache.version }
-        var layout: Layout
-        if let spec = layoutSpecThatFits(range) {
-            layout = spec.layout(within: range)
-            layout.size = range.clamp(layout.size)
-        } else {
-            layout = Layout(size: range.clamp(calculateSizeThatFits(range.max)))
+        // The warm path: a node whose style leaves the range alone, measured for this range before.
+        if !range.wasRepaired, let cached = state.withLock({ state -> Layout? in
+            guard let style = state.layoutState.style, !style.constrainsSize else { return nil }
+            return state.layoutCache.entries[range]
+        }) {
+            return cached
         }
-        state.withLock { state in
-            // A layout measured across an invalidation is returned but not kept.
-            if state.layoutCache.version == version { state.layoutCache.entries[range] = layout }
+        var range = range
+        var diagnostics: [LayoutDiagnostic] = []
+        if range.wasRepaired || !range.isWellFormed {
+            range = SizeRange(min: range.min, max: range.max)
+            diagnostics.append(LayoutDiagnostic(.invalidRange, LayoutDiagnostic.name(of: self),
+                                                "asked to fit a range with a NaN, negative or inverted side; measured for \(range)"))
         }
-        return layout
+        let style = self.style
+        if style.constrainsSize {
+            range = style.resolvedRange(in: range, parentSize: range.max,
+                                        subject: { LayoutDiagnostic.name(of: self) }, diagnostics: &diagnostics)
+        }
+        guard let layout = cachedLayout(for: range) else {
+            diagnostics.append(LayoutDiagnostic(.cycle, LayoutDiagnostic.name(of: self),
+                                                "measuring it needs its own layout (its spec contains itself); it takes no space"))
+            return Layout(size: range.min, diagnostics: diagnostics)
+        }
+        return diagnostics.isEmpty ? layout : layout.addingDiagnostics(diagnostics)
     }
+
+    /// The cached layout for `range`, measuring it on a miss; nil when this thread is measuring the node
+    /// already (a cycle).
+    private func cachedLayout(for range: SizeRange) -> Layout? {
+        enum Start {
+            case cached(Layout)
+            case reentered
+            case measure(version: Int, style: LayoutStyle?, managesSubnodes: Bool)
+        }
+        let thread = currentThreadIdentity()
+        let start = state.withLock { state -> Start in
+            if let cached = state.layoutCache.entries[range] { return .cached(cached) }
+            if state.layoutState.measuringThreads.contains(thread) { return .reentered }
+            state.layoutState.measuringThreads.append(thread)
+            return .measure(version: state.layoutCache.version, style: state.layoutState.style,
+                            managesSubnodes: state.layoutState.automaticallyManagesSubnodes)
+        }
+        switch start {
+        case .cached(let layout):
+            return layout
+        case .reentered:
+            return nil
+        case let .measure(version, style, managesSubnodes):
+            let layout = calculateLayout(for: range, style: style ?? initializeStyle(), managesSubnodes: managesSubnodes)
+            state.withLock { state in
+                if let index = state.layoutState.measuringThreads.firstIndex(of: thread) {
+                    state.layoutState.measuringThreads.remove(at: index)
+                }
+                // A layout measured across an invalidation is returned but not kept.
+                if state.layoutCache.version == version { state.layoutCache.entries.store(layout, for: range) }
+            }
+            return layout
+        }
+    }
+
+    private func calculateLayout(for range: SizeRange, style: LayoutStyle, managesSubnodes: Bool) -> Layout {
+        var context = LayoutContext(owner: self)
+        var size: Size
+        var children: [Layout.Child] = []
+        var firstBaseline: Double?, lastBaseline: Double?
+        if let spec = layoutSpecThatFits(range) {
+            let measured = context.measure(spec, in: range, parentSize: range.max)
+            size = measured.size
+            children = removingRepeatsAndCycles(measured.placements, context: &context)
+            firstBaseline = measured.firstBaseline
+            lastBaseline = measured.lastBaseline
+            if !managesSubnodes {
+                for child in children {
+                    guard let parent = child.node.supernode, parent !== self else {
+                        if child.node.supernode == nil {
+                            context.report(.notASubnode, LayoutDiagnostic.name(of: self),
+                                           "its spec places \(LayoutDiagnostic.name(of: child.node)), which is not in its subtree; that frame is not applied")
+                        }
+                        continue
+                    }
+                    if !children.contains(where: { $0.node === parent }) {
+                        context.report(.notASubnode, LayoutDiagnostic.name(of: self),
+                                       "its spec places \(LayoutDiagnostic.name(of: child.node)), whose parent it does not place; that frame is not applied")
+                    }
+                }
+            }
+        } else {
+            var proposed = calculateSizeThatFits(range.max)
+            let usable = { (v: Double) in v.isFinite && v >= 0 }
+            if !usable(proposed.width) || !usable(proposed.height) {
+                context.report(.invalidSize, LayoutDiagnostic.name(of: self),
+                               "calculateSizeThatFits returned \(proposed); the range's minimum is used for that side")
+                if !usable(proposed.width) { proposed.width = range.min.width }
+                if !usable(proposed.height) { proposed.height = range.min.height }
+            }
+            size = range.clamp(proposed)
+        }
+        if let ascender = style.ascender {
+            firstBaseline = context.checked(ascender, "ascender", in: LayoutDiagnostic.name(of: self))
+        }
+        if let descender = style.descender {
+            lastBaseline = size.height - context.checked(descender, "descender", in: LayoutDiagnostic.name(of: self))
+        }
+        return Layout(size: size, children: children, firstBaseline: firstBaseline, lastBaseline: lastBaseline,
+                      diagnostics: Self.unique(context.diagnostics))
+    }
+
+    /// The placements without the later occurrences of a node named more than once (its first frame
+    /// wins; the space given to the others stays empty) and without this node or its ancestors, which
+    /// cannot be its subnodes.
+    private func removingRepeatsAndCycles(_ placements: [Layout.Child], context: inout LayoutContext) -> [Layout.Child] {
+        guard !placements.isEmpty else { return placements }
+        var ancestors: [ObjectIdentifier] = []
+        var current = supernode
+        while let ancestor = current {
+            ancestors.append(ObjectIdentifier(ancestor))
+            current = ancestor.supernode
+        }
+        // The usual case, checked without building a new array: every node once, none of them this one
+        // or an ancestor.
+        if placements.count <= 16 {
+            var clean = true
+            for (index, child) in placements.enumerated() {
+                if child.node === self || ancestors.contains(ObjectIdentifier(child.node))
+                    || placements[..<index].contains(where: { $0.node === child.node }) {
+                    clean = false
+                    break
+                }
+            }
+            if clean { return placements }
+        }
+        // A cell places a handful of nodes: searching them beats hashing; long lists use a set.
+        var seen: Set<ObjectIdentifier>? = placements.count > 16 ? Set(minimumCapacity: placements.count) : nil
+        var kept: [Layout.Child] = []
+        kept.reserveCapacity(placements.count)
+        for child in placements {
+            let identity = ObjectIdentifier(child.node)
+            let repeated: Bool
+            if seen != nil {
+                repeated = !seen!.insert(identity).inserted
+            } else {
+                repeated = kept.contains { $0.node === child.node }
+            }
+            if child.node === self || ancestors.contains(identity) {
+                context.report(.cycle, LayoutDiagnostic.name(of: self),
+                               "its spec names \(child.node === self ? "the node itself" : "its ancestor \(LayoutDiagnostic.name(of: child.node))"); not placed")
+            } else if repeated {
+                context.report(.duplicateNode, LayoutDiagnostic.name(of: self),
+                               "its spec names \(LayoutDiagnostic.name(of: child.node)) twice; only the first is placed")
+            } else {
+                kept.append(child)
+            }
+        }
+        return kept
+    }
+
+    /// Diagnostics in order of first appearance, each once: a child measured twice (a stack measures,
+    /// then flexes) reports its problems twice.
+    private static func unique(_ diagnostics: [LayoutDiagnostic]) -> [LayoutDiagnostic] {
+        guard diagnostics.count > 1 else { return diagnostics }
+        var seen = Set<LayoutDiagnostic>()
+        return diagnostics.filter { seen.insert($0).inserted }
+    }
+
+    /// A number that changes whenever the node's cached layouts are dropped. - Thread: any
+    var layoutVersion: Int { state.withLock { $0.layoutCache.version } }
 
     /// Drops this node's cached layouts and those of its ancestors, whose sizes may depend on it.
     /// - Thread: any
@@ -108,20 +425,108 @@ extension Node {
         }
     }
 
-    /// Applies `layout` to this node's subtree: sets the children's frames, calls `layout()`, then lays
-    /// each subnode out at its size the same way (parents before children). Subnodes the layout does not
-    /// place keep their frames and are laid out at their current size.
+    /// Applies `layout` to this node's subtree: brings the subnodes in line with it when the node
+    /// manages them automatically, sets the placed subnodes' frames, calls `layout()`, then applies each
+    /// subnode's layout (the one measured with this layout when its size still matches, else a new one
+    /// for its current size), parents before children. Subnodes the layout does not place keep their
+    /// frames.
+    ///
+    /// A spec may also place a subnode of a node it places (a count inside a badge's capsule): that
+    /// frame is converted into its parent's coordinates. Other nodes it places are skipped.
     /// - Thread: main
     public func applyLayout(_ layout: Layout) {
         UIThread.precondition("Node.applyLayout")
-        let placed = layout.children.filter { $0.node.supernode === self }
-        for (child, frame) in placed { child.frame = frame }
+        if automaticallyManagesSubnodes { updateSubnodes(to: layout.children) }
+        for child in layout.children {
+            guard let parent = child.node.supernode else { continue }
+            var frame = child.frame
+            if parent !== self {
+                guard let parentFrame = layout.frame(of: parent) else { continue }
+                frame = frame.offsetBy(dx: -parentFrame.minX, dy: -parentFrame.minY)
+            }
+            if child.node.frame != frame { child.node.frame = frame }
+        }
         self.layout()
-        for child in subnodes { child.applyLayout(child.layoutThatFits(.exactly(child.frame.size))) }
+        let placed: [ObjectIdentifier: Layout]? = layout.children.count > 8
+            ? Dictionary(layout.children.map { (ObjectIdentifier($0.node), $0.layout) }, uniquingKeysWith: { a, _ in a })
+            : nil
+        for subnode in subnodes {
+            let measured = placed.map { $0[ObjectIdentifier(subnode)] }
+                ?? layout.children.first { $0.node === subnode }?.layout
+            if let measured, measured.size == subnode.frame.size {
+                subnode.applyLayout(measured)
+            } else {
+                subnode.applyLayout(subnode.layoutThatFits(.exactly(subnode.frame.size)))
+            }
+        }
     }
 
     /// Measures for exactly the node's current size and applies the result. - Thread: main
     public func layoutIfNeeded() {
         applyLayout(layoutThatFits(.exactly(frame.size)))
+    }
+
+    /// Measures the subtree on a background queue, then applies the whole result on the UI thread in one
+    /// main-queue item, so it appears in one frame. When the node's layout was invalidated meanwhile,
+    /// the stale result is dropped and the measurement starts again. The node takes the measured size
+    /// (its origin stays).
+    /// - Parameters:
+    ///   - range: the range to fit; nil: exactly the node's current size.
+    ///   - completion: runs on the UI thread after the layout is applied.
+    /// - Thread: any
+    public func layoutInBackground(for range: SizeRange? = nil, completion: (() -> Void)? = nil) {
+        let range = range ?? .exactly(frame.size)
+        let node = UncheckedSendable(self)
+        let done = UncheckedSendable(completion)
+        Self.backgroundLayoutQueue.async {
+            let version = node.value.layoutVersion
+            let layout = UncheckedSendable(node.value.layoutThatFits(range))
+            node.value.runtime.mainQueue.enqueue {
+                let target = node.value
+                guard target.layoutVersion == version else {
+                    target.layoutInBackground(for: range, completion: done.value)
+                    return
+                }
+                if target.frame.size != layout.value.size {
+                    target.frame = Rect(origin: target.frame.origin, size: layout.value.size)
+                }
+                target.applyLayout(layout.value)
+                done.value?()
+            }
+        }
+    }
+
+    /// Where `layoutInBackground` measures: concurrent, so separate trees measure in parallel; tests
+    /// wait for it with a barrier.
+    static let backgroundLayoutQueue = DispatchQueue(label: "tessera.layout", qos: .userInitiated, attributes: .concurrent)
+
+    /// Adds the nodes `children` places that are not subnodes yet and removes the subnodes it does not
+    /// place. Subnodes that stay keep their order (moving one would reload its layer); new ones go
+    /// after the nearest preceding placed node. A placed node whose parent is another placed node stays
+    /// with that parent.
+    private func updateSubnodes(to children: [Layout.Child]) {
+        let placed = Set(children.map { ObjectIdentifier($0.node) })
+        var desired: [Node] = []
+        var desiredIdentities = Set<ObjectIdentifier>()
+        for child in children {
+            if let parent = child.node.supernode, parent !== self, placed.contains(ObjectIdentifier(parent)) { continue }
+            if desiredIdentities.insert(ObjectIdentifier(child.node)).inserted { desired.append(child.node) }
+        }
+        for subnode in subnodes where !desiredIdentities.contains(ObjectIdentifier(subnode)) {
+            subnode.removeFromSupernode()
+        }
+        var current = subnodes
+        var position = 0
+        for node in desired {
+            if let index = current.firstIndex(where: { $0 === node }) {
+                position = index + 1
+            } else if insertSubnode(node, at: position) {
+                position += 1
+                current = subnodes
+            } else {
+                _ = LayoutDiagnostic(.cycle, LayoutDiagnostic.name(of: self),
+                                     "cannot add \(LayoutDiagnostic.name(of: node)) as a subnode: it is this node or an ancestor")
+            }
+        }
     }
 }

@@ -79,6 +79,7 @@ open class Node {
         var displayDistance = 0.0
         var displayJob: DisplayJob?
         var layoutCache = LayoutCache()
+        var layoutState = NodeLayoutState()
         var preferredSize: Size?
     }
 

@@ -21,10 +21,25 @@ public struct FrameRecord: Sendable, Equatable {
     public var compositor = FrameStatistics()
     /// Main-queue items run this frame.
     public var mainQueueItems = 0
+    /// Display transactions applied this frame.
+    public var commitsApplied = 0
+    /// Finished transactions held for the next frame by the commit budget.
+    public var commitsDeferred = 0
     /// Draws started this frame.
     public var displaysStarted = 0
     /// Jobs waiting in the scheduler at the end of the frame.
     public var schedulerQueueDepth = 0
+    /// Area of the cells (list rows) on screen this frame, in square points, as the frame
+    /// participants report it.
+    public var visibleCellArea = 0.0
+    /// The part of `visibleCellArea` shown without committed contents: the checkerboard. A cell counts
+    /// as ready when every drawing node in it shows contents that are current.
+    public var checkerboardArea = 0.0
+
+    /// `checkerboardArea / visibleCellArea`; 0 when no cell was on screen.
+    public var checkerboardFraction: Double { visibleCellArea > 0 ? checkerboardArea / visibleCellArea : 0 }
+    /// `checkerboardFraction` in percent, as the overlay and the benchmark print it.
+    public var checkerboardPercent: Double { checkerboardFraction * 100 }
 
     /// Main-thread milliseconds of the whole frame, from event handling to the return of present.
     public var totalMilliseconds: Double {
@@ -58,6 +73,12 @@ public final class NodeHost {
     public private(set) var lastFrame = FrameRecord()
     /// The current frame's time. (main thread only)
     public private(set) var time = 0.0
+
+    /// Range controllers called every frame, held weakly; see `addFrameParticipant`. (main thread only)
+    private var participants: [WeakFrameParticipant] = []
+    /// Where the pointer was last seen, in window points: wheel events go to the node under it.
+    /// (main thread only)
+    private var pointerLocation: Point?
 
     /// The node under the pointer while it is down, and the recognizers watching it. (main thread only)
     private var touchedNode: Node?
@@ -155,6 +176,7 @@ public final class NodeHost {
         record.eventsMilliseconds = lap()
 
         record.mainQueueItems = runtime.mainQueue.drain()
+        (record.commitsApplied, record.commitsDeferred) = runtime.applyPendingCommits()
         record.commitsMilliseconds = lap()
 
         if let rootNode, !rootNode.hasCachedLayout(for: .exactly(rootNode.frame.size)) {
@@ -163,10 +185,12 @@ public final class NodeHost {
         record.layoutMilliseconds = lap()
 
         for observer in frameObservers { observer(time) }
+        for participant in liveParticipants() { participant.frameWillStartDisplays(at: time) }
         runtime.animator.advance(to: time)
         record.rangesMilliseconds = lap()
 
         record.displaysStarted = runtime.startPendingDisplays()
+        for participant in liveParticipants() { participant.frameWillComposite(&record) }
         record.displayMilliseconds = lap()
 
         record.compositor = compositor.render(rootLayer)
@@ -200,11 +224,16 @@ public final class NodeHost {
             if keyHandler?(key, modifiers) == true { break }
             _ = rootController?.handleKey(key, modifiers: modifiers)
         case let .pointerDown(point, _):
+            pointerLocation = point
             beginTouch(at: point)
         case let .pointerMoved(point):
+            pointerLocation = point
             continueTouch(Touch(phase: .moved, location: point, timestamp: time))
         case let .pointerUp(point, _):
+            pointerLocation = point
             continueTouch(Touch(phase: .ended, location: point, timestamp: time))
+        case let .wheel(dx, dy):
+            routeWheel(dx: dx, dy: dy)
         default:
             break
         }
@@ -267,6 +296,69 @@ public final class NodeHost {
         touchRecognizers = []
         touchedNode = nil
         touchClaimed = false
+    }
+}
+
+// MARK: - Frame participants and the wheel (for lists)
+
+/// Something that takes part in every frame of a host: a list moving its scroll position and its
+/// interface-state ranges, and reporting what its rows showed. Register it with
+/// `NodeHost.addFrameParticipant(_:)`; the host holds it weakly, so a participant that is gone simply
+/// stops being called.
+/// - Thread: main, every member.
+public protocol FrameParticipant: AnyObject {
+    /// Called after layout and before displays start (the ranges phase), with the frame's time.
+    func frameWillStartDisplays(at time: Double)
+    /// Called after this frame's displays started (synchronous ones have drawn) and before compositing:
+    /// add what the frame shows to the record (`visibleCellArea`, `checkerboardArea`).
+    func frameWillComposite(_ record: inout FrameRecord)
+}
+
+/// A node that scrolls with the mouse wheel. The host gives each wheel event to the nearest such node
+/// at or above the interactive node under the pointer.
+/// - Thread: main
+public protocol WheelScrollable: AnyObject {
+    /// Wheel motion as the platform reports it (positive `dy`: the wheel turned away from the user,
+    /// towards the start of the content). Return true when handled.
+    func scrollWheel(dx: Double, dy: Double) -> Bool
+}
+
+private struct WeakFrameParticipant {
+    weak var participant: FrameParticipant?
+}
+
+extension NodeHost {
+    /// Calls `participant` every frame from now on, until it is removed or released.
+    /// Adding one that is already there does nothing.
+    /// - Thread: main
+    public func addFrameParticipant(_ participant: FrameParticipant) {
+        UIThread.precondition("NodeHost.addFrameParticipant")
+        guard !participants.contains(where: { $0.participant === participant }) else { return }
+        participants.append(WeakFrameParticipant(participant: participant))
+    }
+
+    /// Stops calling `participant`. - Thread: main
+    public func removeFrameParticipant(_ participant: FrameParticipant) {
+        UIThread.precondition("NodeHost.removeFrameParticipant")
+        participants.removeAll { $0.participant === participant || $0.participant == nil }
+    }
+
+    /// The participants still alive, in the order they were added (the dead are dropped).
+    private func liveParticipants() -> [FrameParticipant] {
+        guard !participants.isEmpty else { return [] }
+        let live = participants.compactMap(\.participant)
+        if live.count != participants.count { participants.removeAll { $0.participant == nil } }
+        return live
+    }
+
+    private func routeWheel(dx: Double, dy: Double) {
+        guard let root = rootNode, let point = pointerLocation,
+              var node = root.hitTest(root.convertFromRoot(point)) else { return }
+        while true {
+            if let scrollable = node as? WheelScrollable, scrollable.scrollWheel(dx: dx, dy: dy) { return }
+            guard let parent = node.supernode else { return }
+            node = parent
+        }
     }
 }
 

@@ -23,7 +23,10 @@ public final class Runtime: Sendable {
     private struct Settings {
         var contentsScale = 1.0
         var forcesSynchronousDisplay = false
+        var commitBudgetBytes: Int?
     }
+    /// Finished transactions waiting for the frame loop to apply them.
+    private let pendingCommits = Locked<[DisplayTransaction]>([])
     private let settings = Locked(Settings())
 
     /// Nodes that asked to display, in the order they asked (so a serialized run is reproducible);
@@ -52,6 +55,52 @@ public final class Runtime: Sendable {
     public var forcesSynchronousDisplay: Bool {
         get { settings.withLock { $0.forcesSynchronousDisplay } }
         set { settings.withLock { $0.forcesSynchronousDisplay = newValue } }
+    }
+
+    /// The most bytes of new contents applied in one frame (nil: no limit). When more finish at once,
+    /// visible cells commit first and the rest wait for the next frame; at least one cell commits every
+    /// frame, however large.
+    public var commitBudgetBytes: Int? {
+        get { settings.withLock { $0.commitBudgetBytes } }
+        set { settings.withLock { $0.commitBudgetBytes = newValue.map { max(0, $0) } } }
+    }
+
+    /// Transactions finished and not yet applied.
+    public var pendingCommitCount: Int { pendingCommits.withLock { $0.count } }
+
+    func enqueueCommit(_ transaction: DisplayTransaction) {
+        pendingCommits.withLock { $0.append(transaction) }
+    }
+
+    /// Applies finished transactions, most urgent first, within `commitBudgetBytes`.
+    /// - Returns: how many were applied and how many wait for the next frame.
+    @discardableResult
+    public func applyPendingCommits() -> (applied: Int, deferred: Int) {
+        UIThread.precondition("Runtime.applyPendingCommits")
+        let waiting = pendingCommits.withLock { queue -> [DisplayTransaction] in
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+        guard !waiting.isEmpty else { return (0, 0) }
+        let budget = commitBudgetBytes
+        let ordered = budget == nil ? waiting : waiting.enumerated()
+            .map { (priority: $0.element.priority, index: $0.offset, transaction: $0.element) }
+            .sorted { $0.priority != $1.priority ? $0.priority > $1.priority : $0.index < $1.index }
+            .map(\.transaction)
+        var spent = 0
+        var applied = 0
+        var deferred: [DisplayTransaction] = []
+        for transaction in ordered {
+            if let budget, applied > 0, spent >= budget {
+                deferred.append(transaction)
+                continue
+            }
+            spent += transaction.pendingBytes
+            transaction.commitIfNeeded()
+            applied += 1
+        }
+        if !deferred.isEmpty { pendingCommits.withLock { $0.insert(contentsOf: deferred, at: 0) } }
+        return (applied, deferred.count)
     }
 
     func registerNeedsDisplay(_ node: Node) {

@@ -2,34 +2,65 @@ import ArgumentParser
 import Compositor
 import Foundation
 
-/// The Tessera gallery: a window (or, with no display, a headless run) showing composited layers,
-/// and the compositor benchmark.
+/// The Tessera gallery: a messaging app's screens built from image and text nodes, with a frame-timing
+/// overlay, and the benchmarks that measure the runtime.
 @main
 struct Gallery: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gallery",
-        abstract: "Tessera's gallery: composited layers in a window, or headless with a screenshot.")
+        abstract: "Tessera's gallery: chats, a chat thread, photos and text, drawn in the background.",
+        discussion: """
+            Keys: 1–4 switch screens, Escape goes back, F2 shows the frame-timing overlay.
+            Without a display (or with --headless) it runs SDL's dummy video driver and writes a screenshot.
+            """)
+
+    enum Screen: String, ExpressibleByArgument, CaseIterable {
+        case chats, thread, photos, text
+        /// The compositor showcase: layers in each corner mode, no nodes.
+        case layers
+    }
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
+        case fling
         case compositor
         case display
         case images
+        case text
+        case layout
     }
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
     var headless = false
 
-    @Option(help: "Frames to run. Default: until the window closes; 120 when headless.")
-    var frames: Int?
+    @Option(help: "The screen to start on: \(Screen.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var screen: Screen = .chats
+
+    @Option(help: "Rows in the chat list (the dataset repeats).")
+    var rows: Int = 1000
 
     @Option(help: "Output pixels per point (1 or 2).")
     var scale: Double = 1
 
+    @Option(help: "Frames to run. Default: until the window closes; 120 when headless.")
+    var frames: Int?
+
     @Option(help: "Write the composited frame after the last frame to this PNG file.")
     var screenshot: String?
 
+    @Flag(help: "Draw the synchronous way, on the main thread as nodes become visible (the baseline).")
+    var sync = false
+
+    @Flag(help: "Show the frame-timing overlay from the start.")
+    var overlay = false
+
     @Option(help: "Run a benchmark instead of the app: \(Benchmark.allCases.map(\.rawValue).joined(separator: ", ")).")
     var bench: Benchmark?
+
+    @Option(help: "Fling speed in points per second (--bench fling).")
+    var speed: Double = 3000
+
+    @Flag(help: "With --bench fling: run the floor, async and sync passes in one process.")
+    var compare = false
 
     @Option(help: "Layers in the compositor benchmark.")
     var layers: Int = 200
@@ -37,13 +68,18 @@ struct Gallery: ParsableCommand {
     @Option(help: "Write the benchmark's report as JSON to this file.")
     var json: String?
 
-    @Option(help: "Folder with the gallery's photos and fonts.")
+    @Option(help: "Folder with the gallery's photos, fonts and data.")
     var assets: String?
 
     func validate() throws {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1 (got \(frames))") }
         guard scale == 1 || scale == 2 else { throw ValidationError("--scale must be 1 or 2 (got \(scale))") }
+        guard rows >= 1 && rows <= 1_000_000 else { throw ValidationError("--rows must be in 1...1000000 (got \(rows))") }
         guard layers >= 1 && layers <= 10_000 else { throw ValidationError("--layers must be in 1...10000 (got \(layers))") }
+        guard speed.isFinite && speed > 0 && speed <= 100_000 else {
+            throw ValidationError("--speed must be in (0, 100000] points per second (got \(speed))")
+        }
+        if compare && bench != .fling { throw ValidationError("--compare goes with --bench fling") }
     }
 
     func run() throws {
@@ -55,22 +91,51 @@ struct Gallery: ParsableCommand {
             print("gallery: no display found (DISPLAY is unset); running headless with SDL's dummy video driver")
         }
         if let bench {
-            switch bench {
-            case .compositor:
-                let report = try CompositorBenchmark(layerCount: layers, frames: frames ?? 300,
-                                                     assets: assetsFolder).run()
-                print(report.table)
-                if let json { try report.json.write(toFile: json, atomically: true, encoding: .utf8) }
-            case .display:
-                print(try DisplayBenchmark(assets: assetsFolder, frames: frames ?? 600).run().table)
-            case .images:
-                print(try ImageBenchmark(assets: assetsFolder, repetitions: frames ?? 9).run())
-            }
+            try runBenchmark(bench, assets: assetsFolder)
             return
         }
-        let output = screenshot ?? (runHeadless ? "gallery-output/showcase.png" : nil)
-        try ShowcaseApp(assets: assetsFolder, scale: scale, headless: runHeadless,
-                        frames: frames ?? (runHeadless ? 120 : nil), screenshot: output).run()
+        let output = screenshot ?? (runHeadless ? "gallery-output/\(screen.rawValue).png" : nil)
+        let frameCount = frames ?? (runHeadless ? 120 : nil)
+        if screen == .layers {
+            try ShowcaseApp(assets: assetsFolder, scale: scale, headless: runHeadless, frames: frameCount,
+                            screenshot: output).run()
+            return
+        }
+        var options = GalleryOptions()
+        options.screen = GalleryOptions.Screen(rawValue: screen.rawValue) ?? .chats
+        options.rows = rows
+        options.scale = scale
+        options.frames = frameCount
+        options.screenshot = output
+        options.synchronous = sync
+        options.headless = runHeadless
+        options.showsOverlay = overlay
+        do {
+            try GalleryApp.make(options: options, assets: assetsFolder).run()
+        } catch let error as ChatData.LoadError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    private func runBenchmark(_ bench: Benchmark, assets assetsFolder: URL) throws {
+        switch bench {
+        case .fling:
+            throw ValidationError("fling: not built yet"); let report = try CompositorBenchmark(layerCount: 1, frames: 1, assets: assetsFolder).run() // TEMP
+            print(report.table)
+            if let json { try report.json.write(toFile: json, atomically: true, encoding: .utf8) }
+        case .compositor:
+            let report = try CompositorBenchmark(layerCount: layers, frames: frames ?? 300, assets: assetsFolder).run()
+            print(report.table)
+            if let json { try report.json.write(toFile: json, atomically: true, encoding: .utf8) }
+        case .display:
+            print(try DisplayBenchmark(assets: assetsFolder, frames: frames ?? 600).run().table)
+        case .images:
+            print(try ImageBenchmark(assets: assetsFolder, repetitions: frames ?? 9).run())
+        case .text:
+            print(try TextBenchmark(assets: assetsFolder, runs: frames ?? 3_000).run())
+        case .layout:
+            print(LayoutBenchmark(cellCount: 10_000, rounds: frames ?? 5).run().table)
+        }
     }
 }
 

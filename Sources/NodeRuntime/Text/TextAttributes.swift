@@ -154,7 +154,7 @@ public struct TextRun: Hashable, Sendable {
 ///
 /// Paragraphs are separated by newlines (any of `\n`, `\r\n`, `\r`, U+2028, U+2029). NUL characters,
 /// which C text functions would treat as the end of the string, are replaced by U+FFFD, as are
-/// invalid UTF-8 sequences given to `init(utf8:attributes:)`.
+/// invalid UTF-8 sequences given to `init(utf8:attributes:)`; a tab becomes four spaces.
 /// - Thread: any
 public struct AttributedText: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The runs, in logical (reading) order. Empty runs are never kept.
@@ -210,10 +210,19 @@ public struct AttributedText: Hashable, Sendable, ExpressibleByStringLiteral, Cu
 
     public var description: String { string }
 
-    /// `text` with NUL replaced by U+FFFD.
+    /// `text` with NUL replaced by U+FFFD (C text functions would stop there) and each tab by four
+    /// spaces (the fonts have no tab glyph).
     static func sanitized(_ text: String) -> String {
-        guard text.utf8.contains(0) else { return text }
-        return String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\0" ? "\u{FFFD}" : $0 }))
+        guard text.utf8.contains(where: { $0 == 0 || $0 == 9 }) else { return text }
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\0": scalars.append("\u{FFFD}")
+            case "\t": scalars.append(contentsOf: "    ".unicodeScalars)
+            default: scalars.append(scalar)
+            }
+        }
+        return String(scalars)
     }
 }
 

@@ -1,0 +1,268 @@
+public import Compositor
+import Foundation
+
+/// What moves a list's scroll position between frames. Every case is a closed form of time (see
+/// `ScrollPhysics`), evaluated at each frame's time.
+enum ScrollMotion {
+    /// At rest (or held by a touch that stopped a fling).
+    case idle
+    /// Following a drag: the offset is `origin − translation`, rubber-banded past the edges.
+    case dragging(origin: Double)
+    /// A fling slowing down after release.
+    case decelerating(start: Double, origin: Double, velocity: Double)
+    /// Springing back to an edge after overscroll (`towardsEnd`: the bottom edge).
+    case bouncing(start: Double, origin: Double, velocity: Double, towardsEnd: Bool)
+    /// Easing to a target (keys, `scroll(to:animated:)`, `setContentOffset(_:animated:)`).
+    case animating(start: Double, from: Double, target: ScrollTarget, duration: Double)
+
+    /// Moves every position the motion remembers by `delta` (the content moved under the viewport).
+    mutating func shift(by delta: Double) {
+        switch self {
+        case .idle:
+            break
+        case .dragging(let origin):
+            self = .dragging(origin: origin + delta)
+        case let .decelerating(start, origin, velocity):
+            self = .decelerating(start: start, origin: origin + delta, velocity: velocity)
+        case let .bouncing(start, origin, velocity, towardsEnd):
+            self = .bouncing(start: start, origin: origin + delta, velocity: velocity, towardsEnd: towardsEnd)
+        case let .animating(start, from, target, duration):
+            self = .animating(start: start, from: from + delta, target: target.shifted(by: delta), duration: duration)
+        }
+    }
+}
+
+/// Where an animated or held scroll is going, re-resolved each frame so that heights measured on the
+/// way are taken into account.
+enum ScrollTarget: Equatable {
+    case offset(Double)
+    case start
+    case end
+    case row(Int, ListScrollPosition)
+
+    func shifted(by delta: Double) -> ScrollTarget {
+        if case .offset(let y) = self { return .offset(y + delta) }
+        return self
+    }
+}
+
+extension ListNode {
+    // MARK: Programmatic scrolling (main thread)
+
+    /// Scrolls so that `row` is at `position`. Heights measured afterwards do not move the row: the list
+    /// holds it in place until it and the rows around it are measured (or the user scrolls). Rows take
+    /// their new interface states at the next frame, like every scroll.
+    /// - Thread: main
+    public func scroll(to row: Int, at position: ListScrollPosition, animated: Bool) {
+        UIThread.precondition("ListNode.scroll(to:at:animated:)")
+        precondition(row >= 0 && row < geometry.count, "ListNode.scroll(to:): row \(row) out of 0..<\(geometry.count)")
+        scroll(toTarget: .row(row, position), animated: animated)
+    }
+
+    /// Scrolls to `contentOffset` (clamped to the content). - Thread: main
+    public func setContentOffset(_ contentOffset: Double, animated: Bool) {
+        UIThread.precondition("ListNode.setContentOffset")
+        guard contentOffset.isFinite else { return }
+        scroll(toTarget: .offset(contentOffset), animated: animated)
+    }
+
+    /// Scrolls to the first or last row. - Thread: main
+    public func scrollToEdge(end: Bool, animated: Bool) {
+        UIThread.precondition("ListNode.scrollToEdge")
+        scroll(toTarget: end ? .end : .start, animated: animated)
+    }
+
+    func scroll(toTarget target: ScrollTarget, animated: Bool) {
+        heldTarget = nil
+        if animated {
+            motion = .animating(start: now, from: offset, target: target, duration: physics.animationDuration)
+            return
+        }
+        motion = .idle
+        offset = resolve(target)
+        if case .row = target { heldTarget = target }
+        if stacksFromBottom { isPinnedToBottom = offset >= maximumOffset - 0.5 }
+    }
+
+    /// The offset a target stands for now.
+    func resolve(_ target: ScrollTarget) -> Double {
+        switch target {
+        case .offset(let y):
+            return clamped(y)
+        case .start:
+            return minimumOffset
+        case .end:
+            return max(minimumOffset, maximumOffset)
+        case let .row(row, position):
+            guard geometry.count > 0 else { return clamped(offset) }
+            let index = min(max(0, row), geometry.count - 1)
+            let top = geometry.offset(ofRow: index)
+            let height = geometry.heights[index]
+            let viewport = bounds.height
+            switch position {
+            case .top:
+                return clamped(top)
+            case .center:
+                return clamped(top + height / 2 - viewport / 2)
+            case .bottom:
+                return clamped(top + height - viewport)
+            case .visible:
+                if top < offset || height > viewport { return clamped(top) }
+                if top + height > offset + viewport { return clamped(top + height - viewport) }
+                return clamped(offset)
+            }
+        }
+    }
+
+    // MARK: Motion
+
+    var isDragging: Bool {
+        if case .dragging = motion { return true }
+        return false
+    }
+
+    /// Evaluates the motion at `time`.
+    func advanceMotion(to time: Double) {
+        switch motion {
+        case .idle, .dragging:
+            break
+        case let .decelerating(start, origin, velocity):
+            let (position, speed) = physics.fling(origin: origin, velocity: velocity, elapsed: time - start)
+            let lower = minimumOffset, upper = max(lower, maximumOffset)
+            if position < lower || position > upper {
+                let towardsEnd = position > upper
+                let edge = towardsEnd ? upper : lower
+                if let crossing = physics.flingTime(origin: origin, velocity: velocity, reaching: edge) {
+                    let edgeVelocity = velocity * exp(-physics.decayConstant * crossing)
+                    motion = .bouncing(start: start + crossing, origin: edge, velocity: edgeVelocity, towardsEnd: towardsEnd)
+                } else {
+                    motion = .bouncing(start: time, origin: position, velocity: speed, towardsEnd: towardsEnd)
+                }
+                advanceMotion(to: time)
+            } else if physics.flingHasSettled(velocity: speed) {
+                offset = clamped(physics.flingRestingPosition(origin: origin, velocity: velocity))
+                motion = .idle
+            } else {
+                offset = position
+            }
+        case let .bouncing(start, origin, velocity, towardsEnd):
+            let rest = towardsEnd ? max(minimumOffset, maximumOffset) : minimumOffset
+            let (position, speed) = physics.spring(origin: origin, velocity: velocity, rest: rest, elapsed: time - start)
+            if physics.springHasSettled(position: position, velocity: speed, rest: rest) {
+                offset = rest
+                motion = .idle
+            } else {
+                offset = position
+            }
+        case let .animating(start, from, target, duration):
+            let progress = duration > 0 ? (time - start) / duration : 1
+            let destination = resolve(target)
+            if progress >= 1 {
+                offset = destination
+                motion = .idle
+                if case .row = target { heldTarget = target }
+            } else {
+                offset = from + (destination - from) * ScrollPhysics.easeOut(progress)
+            }
+        }
+    }
+
+    /// Starts what follows a release: a bounce when overscrolled, a fling when fast enough, else rest.
+    func startMotionAfterRelease(velocity: Double, at time: Double) {
+        let lower = minimumOffset, upper = max(lower, maximumOffset)
+        if offset < lower || offset > upper {
+            motion = .bouncing(start: time, origin: offset, velocity: velocity, towardsEnd: offset > upper)
+        } else if abs(velocity) >= physics.minimumFlingVelocity {
+            motion = .decelerating(start: time, origin: offset, velocity: velocity)
+        } else {
+            motion = .idle
+        }
+    }
+
+    // MARK: Touches
+
+    func handlePan(_ pan: PanGestureRecognizer) {
+        let time = pan.lastTouch?.timestamp ?? now
+        let lower = minimumOffset, upper = max(lower, maximumOffset)
+        let translation = pan.translation(in: nil).y
+        switch pan.state {
+        case .began:
+            heldTarget = nil
+            let raw = physics.unbanded(offset, lower: lower, upper: upper, dimension: bounds.height)
+            motion = .dragging(origin: raw + translation)
+        case .changed:
+            guard case .dragging(let origin) = motion else { return }
+            offset = physics.rubberBanded(origin - translation, lower: lower, upper: upper, dimension: bounds.height)
+        case .ended:
+            guard isDragging else { return }
+            startMotionAfterRelease(velocity: -pan.velocity.y, at: time)
+        case .cancelled, .failed:
+            guard isDragging else { return }
+            startMotionAfterRelease(velocity: 0, at: time)
+        case .possible, .recognized:
+            break
+        }
+    }
+
+    /// A touch that lands on a moving list stops it where it is (and does not select a row).
+    func touchDidBegin() {
+        switch motion {
+        case .decelerating, .bouncing, .animating:
+            motion = .idle
+            touchStoppedScrolling = true
+        case .idle, .dragging:
+            touchStoppedScrolling = false
+        }
+        heldTarget = nil
+    }
+
+    /// A touch that held the list (after stopping it) let go: an overscrolled list springs back.
+    func touchDidEnd(at time: Double) {
+        if case .idle = motion { startMotionAfterRelease(velocity: 0, at: time) }
+    }
+
+    func handleTap(at point: Point) {
+        guard !touchStoppedScrolling, let row = row(at: point) else { return }
+        onSelectRow?(row)
+    }
+
+    // MARK: Wheel and keys
+
+    /// Scrolls by the wheel's motion (`wheelStep` points a unit), clamped to the content, stopping any
+    /// fling. - Thread: main
+    public func scrollWheel(dx: Double, dy: Double) -> Bool {
+        UIThread.precondition("ListNode.scrollWheel")
+        guard isReady, dy.isFinite, dy != 0 else { return false }
+        heldTarget = nil
+        motion = .idle
+        offset = clamped(offset - dy * wheelStep)
+        return true
+    }
+
+    /// Scrolls for a key: ↑/↓ by `keyStep`, Page Up/Down (and Space, Shift-Space) by a screenful less a
+    /// step, Home and End to the first and last row, each animated. Repeated keys add up. Returns false
+    /// for keys the list does not use. - Thread: main
+    public func handleKey(_ key: Key, modifiers: KeyModifiers = []) -> Bool {
+        UIThread.precondition("ListNode.handleKey")
+        guard isReady else { return false }
+        let page = max(bounds.height / 2, bounds.height - keyStep)
+        switch key {
+        case .up: scrollAnimated(by: -keyStep)
+        case .down: scrollAnimated(by: keyStep)
+        case .pageUp: scrollAnimated(by: -page)
+        case .pageDown: scrollAnimated(by: page)
+        case .space: scrollAnimated(by: modifiers.contains(.shift) ? -page : page)
+        case .home: scroll(toTarget: .start, animated: true)
+        case .end: scroll(toTarget: .end, animated: true)
+        default: return false
+        }
+        return true
+    }
+
+    /// Animates by `delta` from where a running animation is heading (so repeated keys accumulate).
+    private func scrollAnimated(by delta: Double) {
+        var base = clamped(offset)
+        if case let .animating(_, _, target, _) = motion { base = resolve(target) }
+        scroll(toTarget: .offset(base + delta), animated: true)
+    }
+}

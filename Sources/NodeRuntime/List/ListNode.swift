@@ -1,0 +1,398 @@
+public import Compositor
+import Foundation
+
+/// A vertical list of rows of any length that scrolls smoothly: rows are made and measured in the
+/// background as they come near, drawn before they scroll in, and released once they are far behind.
+///
+/// ## How it works
+/// - Row heights live in a Fenwick tree (`RowGeometry`): every row has a height from the start (its
+///   estimate), so offsets and "which rows does this interval cover" cost O(log n), and a frame's work
+///   depends on how many rows are near the viewport, never on how many rows there are.
+/// - Each frame (the list is a `FrameParticipant` of its host) the list moves its scroll position to
+///   the frame's time, takes in the rows measured since the last frame, and moves every row near the
+///   viewport through its interface states: measure layout → preload → display → visible, and back out.
+///   The reach of each state is set in screenfuls by `fullRangeTuning` / `minimumRangeTuning`, leading
+///   in the direction of the last scroll.
+/// - A row in the measure range gets a node: the data source's node block runs on a display worker,
+///   which also measures the node at the list's width. A measured height replaces the estimate without
+///   moving what is on screen: the first visible row keeps its place (see `ListAnchor`).
+/// - A row in the display range has its layer on the list and its drawing nodes' draws scheduled, ahead
+///   of the viewport by `displayDistance` so the scheduler draws what will be needed first; it is a
+///   transaction container, so it appears whole. Leaving the display range clears its contents;
+///   leaving the preload range cancels its loads; leaving the measure range releases its node.
+///
+/// Rows are not subnodes of the list: the list places their layers itself, like Telegram's ListView,
+/// so a row's interface state follows the ranges and not the list's own state. Touches on rows reach
+/// the list, which reports taps through `onSelectRow`.
+///
+/// ## Using it
+/// Set `dataSource`, add the list to a node tree, and register it with the host:
+/// `host.addFrameParticipant(list)`. Route keys to `handleKey(_:modifiers:)` from a controller; the
+/// wheel reaches the list through the host.
+///
+/// - Thread: the list may be made on any thread like any node; every list member below is UI-thread
+///   only (checked), except where noted. Row nodes are made on display workers.
+public final class ListNode: Node, FrameParticipant, WheelScrollable {
+    /// Makes a row's node; runs on a display worker. Capture only `Sendable` values.
+    public typealias RowNodeBlock = @Sendable () -> Node
+
+    // MARK: Configuration (main thread)
+
+    /// Where rows come from. Set it, then call `reloadData()` (setting it reloads as well).
+    /// (main thread only)
+    public weak var dataSource: ListDataSource? {
+        didSet {
+            needsReload = true
+            if isReady { reloadData() }
+        }
+    }
+
+    /// The height assumed for rows not yet measured when the data source gives no estimate.
+    /// (main thread only)
+    public var estimatedRowHeight = 44.0
+
+    /// Range extents while the list is on screen and scrolling. (main thread only)
+    public var fullRangeTuning = ListRangeTuning.full
+    /// Range extents while the list is hidden or idle. (main thread only)
+    public var minimumRangeTuning = ListRangeTuning.minimum
+    /// Seconds without scrolling after which a visible list falls back to the minimum ranges; nil (the
+    /// default) keeps the full ranges once the list has scrolled, as Texture does. (main thread only)
+    public var idleRangeDelay: Double?
+
+    /// Chat-thread layout: content shorter than the viewport sits at the bottom, the list opens at its
+    /// end, and rows added at the bottom keep it pinned there when it was. (main thread only)
+    public var stacksFromBottom = false {
+        didSet {
+            if stacksFromBottom != oldValue {
+                // A chat opens at its end and reads upwards.
+                isPinnedToBottom = stacksFromBottom
+                leadingDirection = stacksFromBottom ? -1 : 1
+            }
+        }
+    }
+
+    /// When true, node blocks run and rows are measured on the UI thread as they enter the measure
+    /// range, as a table view does: the synchronous baseline. (main thread only)
+    public var loadsRowsOnMainThread = false
+
+    /// The laws of motion for drags, flings, bounces and animated scrolls. (main thread only)
+    public var physics = ScrollPhysics()
+
+    /// Points scrolled per unit of wheel motion. (main thread only)
+    public var wheelStep = 48.0
+    /// Points scrolled by the arrow keys. (main thread only)
+    public var keyStep = 40.0
+
+    /// Called with the row under a tap (a touch that did not scroll and did not stop a fling).
+    /// (main thread only)
+    public var onSelectRow: ((Int) -> Void)?
+
+    /// Draws the range overlay: a strip at the right edge mapping the rows near the viewport, each tinted
+    /// by its interface state, and a tint over visible rows that are not ready. (main thread only)
+    public var showsRangeOverlay = false {
+        didSet { if showsRangeOverlay != oldValue { rangeOverlay.setEnabled(showsRangeOverlay, in: self) } }
+    }
+
+    // MARK: State (main thread only)
+
+    /// Row heights and offsets. (main thread only)
+    var geometry = RowGeometry()
+    /// Rows that have a node or a measure job, by row index. (main thread only)
+    var records: [Int: RowRecord] = [:]
+    /// The top of the viewport in content coordinates. (main thread only)
+    var offset = 0.0
+    /// What the scroll position is doing. (main thread only)
+    var motion = ScrollMotion.idle
+    /// A row the list keeps in place while the rows around it are measured (after `scroll(to:)`).
+    /// (main thread only)
+    var heldTarget: ScrollTarget?
+    /// +1 when the list last scrolled towards the end, −1 towards the start. (main thread only)
+    var leadingDirection = 1.0
+    /// The offset the ranges were last computed at, for the scroll direction. (main thread only)
+    var lastRangeOffset = 0.0
+    /// Time of the latest frame, and of the latest scroll. (main thread only)
+    var now = 0.0
+    var lastScrollTime = -Double.infinity
+    /// True once the list has scrolled since it last became visible (full ranges from then on).
+    /// (main thread only)
+    var hasScrolledSinceAppearing = false
+    /// A stack-from-bottom list at its bottom stays there as rows come and heights change.
+    /// (main thread only)
+    var isPinnedToBottom = false
+    /// The width rows were measured at. (main thread only)
+    var rowWidth = 0.0
+    /// The list's size at the last frame. (main thread only)
+    var viewportSize = Size.zero
+    /// Rows measured on workers, waiting for the next frame. (guarded by its lock)
+    let measuredRows = Locked<[MeasuredRow]>([])
+    /// Rows fading out after a deletion. (main thread only)
+    var disappearingRows: [DisappearingRow] = []
+    /// The touch that is down stopped a fling, so it must not select a row. (main thread only)
+    var touchStoppedScrolling = false
+    /// True between `dataSource` being set before load and the first frame. (main thread only)
+    var needsReload = false
+    /// The layer the rows' layers live in, moved by the scroll offset. (main thread only)
+    var contentLayer: Layer?
+    /// The debugging overlay. (main thread only)
+    let rangeOverlay = ListRangeOverlay()
+    /// Counts. (main thread only)
+    var counts = ListStatistics()
+    /// Outcomes of measure jobs, counted on workers.
+    let measureCounters = MeasureCounters()
+
+    /// Makes an empty list. - Thread: any
+    public override init() {
+        super.init()
+        clipsToBounds = true
+    }
+
+    deinit {
+        // Jobs still queued would only make nodes nobody wants.
+        for record in records.values { record.job?.cancel() }
+    }
+
+    /// True once the list can measure rows: loaded, with a width.
+    var isReady: Bool { isNodeLoaded && bounds.width > 0 }
+
+    // MARK: Node hooks
+
+    public override func didLoad() {
+        super.didLoad()
+        let content = Layer(name: "list-content")
+        layer.addSublayer(content)
+        contentLayer = content
+        let pan = PanGestureRecognizer { [weak self] recognizer in
+            guard let self, let pan = recognizer as? PanGestureRecognizer else { return }
+            self.handlePan(pan)
+        }
+        addGestureRecognizer(pan)
+        let tap = TapGestureRecognizer { [weak self] recognizer in
+            guard let self else { return }
+            self.handleTap(at: recognizer.location(in: self))
+        }
+        addGestureRecognizer(tap)
+        if showsRangeOverlay { rangeOverlay.setEnabled(true, in: self) }
+    }
+
+    public override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
+        if let preferredSize { return preferredSize }
+        return Size(width: constrainedSize.width.isFinite ? constrainedSize.width : 0,
+                    height: constrainedSize.height.isFinite ? constrainedSize.height : 0)
+    }
+
+    public override func layout() {
+        super.layout()
+        viewportDidChange()
+    }
+
+    public override func interfaceStateDidChange(_ newState: InterfaceState, from oldState: InterfaceState) {
+        super.interfaceStateDidChange(newState, from: oldState)
+        if newState.contains(.visible) != oldState.contains(.visible) {
+            hasScrolledSinceAppearing = false
+        }
+        // Rows follow the list out of (and back into) the hierarchy without waiting for a frame.
+        if isReady { updateRows() }
+    }
+
+    public override func touchesBegan(_ touch: Touch) {
+        super.touchesBegan(touch)
+        touchDidBegin()
+    }
+
+    public override func touchesEnded(_ touch: Touch) {
+        super.touchesEnded(touch)
+        touchDidEnd(at: touch.timestamp)
+    }
+
+    public override func touchesCancelled(_ touch: Touch) {
+        super.touchesCancelled(touch)
+        touchDidEnd(at: touch.timestamp)
+    }
+
+    // MARK: Data
+
+    /// Reads the row count again and forgets every row: nodes are released, heights go back to their
+    /// estimates. The scroll position is kept (clamped), or goes to the end for a stack-from-bottom list
+    /// that was pinned there.
+    /// - Thread: main
+    public func reloadData() {
+        UIThread.precondition("ListNode.reloadData")
+        // Before the list has a width, the reload happens again once it has one.
+        needsReload = !isReady
+        rowWidth = bounds.width
+        for record in records.values { release(record) }
+        records.removeAll()
+        let count = dataSource.map { max(0, $0.numberOfRows(in: self)) } ?? 0
+        let heights = (0..<count).map { estimatedHeight(forRow: $0) }
+        geometry.replaceAll(heights: heights, measured: Array(repeating: false, count: count))
+        heldTarget = nil
+        motion = .idle
+        if stacksFromBottom && isPinnedToBottom {
+            offset = maximumOffset
+        } else {
+            offset = clamped(offset)
+        }
+        lastRangeOffset = offset
+        if isReady { updateRows() }
+    }
+
+    /// The number of rows. - Thread: main
+    public var numberOfRows: Int {
+        UIThread.precondition("ListNode.numberOfRows")
+        return geometry.count
+    }
+
+    // MARK: Queries (main thread)
+
+    /// The top of the viewport in content coordinates (negative when a short stack-from-bottom list sits
+    /// at the bottom; beyond the edges while rubber-banding). - Thread: main
+    public var contentOffset: Double {
+        UIThread.precondition("ListNode.contentOffset")
+        return offset
+    }
+
+    /// The height of all rows, measured or estimated. - Thread: main
+    public var contentHeight: Double {
+        UIThread.precondition("ListNode.contentHeight")
+        return geometry.totalHeight
+    }
+
+    /// The node of `row`, once it has been made and measured; nil outside the measure range.
+    /// - Thread: main
+    public func nodeForRow(_ row: Int) -> Node? {
+        UIThread.precondition("ListNode.nodeForRow")
+        return records[row]?.node
+    }
+
+    /// The interface state of `row`'s node; empty for rows without one. - Thread: main
+    public func interfaceStateOfRow(_ row: Int) -> InterfaceState {
+        UIThread.precondition("ListNode.interfaceStateOfRow")
+        return records[row]?.node?.interfaceState ?? []
+    }
+
+    /// The row's frame in content coordinates (estimated until it is measured). - Thread: main
+    public func frameOfRow(_ row: Int) -> Rect {
+        UIThread.precondition("ListNode.frameOfRow")
+        precondition(row >= 0 && row < geometry.count, "ListNode.frameOfRow: row \(row) out of 0..<\(geometry.count)")
+        return Rect(x: 0, y: geometry.offset(ofRow: row), width: rowWidth, height: geometry.heights[row])
+    }
+
+    /// Whether the row's height has been measured (it stays measured after its node is released).
+    /// - Thread: main
+    public func isRowMeasured(_ row: Int) -> Bool {
+        UIThread.precondition("ListNode.isRowMeasured")
+        return row >= 0 && row < geometry.count && geometry.isMeasured(row)
+    }
+
+    /// The rows that overlap the viewport, first to last; nil when none does. - Thread: main
+    public var visibleRows: ClosedRange<Int>? {
+        UIThread.precondition("ListNode.visibleRows")
+        return geometry.rows(overlapping: offset, offset + bounds.height)
+    }
+
+    /// The row at `point` in the list's coordinates, if any. - Thread: main
+    public func row(at point: Point) -> Int? {
+        UIThread.precondition("ListNode.row(at:)")
+        let y = point.y + offset
+        guard point.x >= 0, point.x < bounds.width, y >= 0, y < geometry.totalHeight else { return nil }
+        return geometry.row(containing: y)
+    }
+
+    /// Which range tuning applies now. - Thread: main
+    public var rangeMode: ListRangeMode {
+        UIThread.precondition("ListNode.rangeMode")
+        return currentRangeMode
+    }
+
+    /// Running counts of the list's work. - Thread: main
+    public var statistics: ListStatistics {
+        UIThread.precondition("ListNode.statistics")
+        var result = counts
+        result.liveRows = records.count
+        (result.measuresCompleted, result.measuresCancelled) = measureOutcomes
+        return result
+    }
+
+    /// True while a drag, fling, bounce or animated scroll is moving the list. - Thread: main
+    public var isScrolling: Bool {
+        UIThread.precondition("ListNode.isScrolling")
+        if case .idle = motion { return false }
+        return true
+    }
+
+    // MARK: FrameParticipant
+
+    /// Moves the scroll position to `time`, takes in measured rows and updates every row's interface
+    /// state. The host calls it once a frame. - Thread: main
+    public func frameWillStartDisplays(at time: Double) {
+        UIThread.precondition("ListNode.frameWillStartDisplays")
+        if time.isFinite { now = max(now, time) }
+        guard isNodeLoaded else { return }
+        if needsReload && bounds.width > 0 { reloadData() }
+        viewportDidChange()
+        guard isReady else { return }
+        installMeasuredRows()
+        advanceMotion(to: now)
+        updateRows()
+    }
+
+    /// Adds the visible row area and its unready part to the frame's record. - Thread: main
+    public func frameWillComposite(_ record: inout FrameRecord) {
+        UIThread.precondition("ListNode.frameWillComposite")
+        guard isReady, interfaceState.contains(.visible) else { return }
+        let (area, missing) = measureCheckerboard()
+        record.visibleCellArea += area
+        record.checkerboardArea += missing
+        counts.visibleRowArea += area
+        counts.checkerboardArea += missing
+        if showsRangeOverlay { rangeOverlay.update(for: self) }
+    }
+
+    // MARK: Geometry helpers
+
+    func estimatedHeight(forRow row: Int) -> Double {
+        let estimate = dataSource?.estimatedHeightForRow(at: row, in: self) ?? estimatedRowHeight
+        return roundedToPixels(estimate.isFinite ? max(0, estimate) : 0)
+    }
+
+    /// Rounds up to the pixel grid, so offsets are exact sums.
+    func roundedToPixels(_ value: Double) -> Double {
+        let scale = runtime.contentsScale
+        return (value * scale - 1e-9).rounded(.up) / scale
+    }
+
+    /// The smallest offset at rest: 0, or for a short stack-from-bottom list the (negative) offset that
+    /// puts its content at the bottom.
+    var minimumOffset: Double {
+        stacksFromBottom ? min(0, geometry.totalHeight - bounds.height) : 0
+    }
+
+    /// The largest offset at rest.
+    var maximumOffset: Double {
+        stacksFromBottom ? geometry.totalHeight - bounds.height : max(0, geometry.totalHeight - bounds.height)
+    }
+
+    func clamped(_ value: Double) -> Double {
+        min(max(value, minimumOffset), max(minimumOffset, maximumOffset))
+    }
+
+    /// Handles a new size: a new width re-measures the rows.
+    func viewportDidChange() {
+        let size = bounds.size
+        guard size != viewportSize else { return }
+        viewportSize = size
+        guard isNodeLoaded, size.width > 0 else { return }
+        if needsReload {
+            reloadData()
+            return
+        }
+        if size.width != rowWidth { rowWidthDidChange(to: size.width) }
+        if stacksFromBottom && isPinnedToBottom {
+            offset = maximumOffset
+        } else if !isScrolling {
+            offset = clamped(offset)
+        }
+        lastRangeOffset = offset
+        updateRows()
+    }
+}

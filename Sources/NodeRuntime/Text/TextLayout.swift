@@ -1,0 +1,240 @@
+public import Compositor
+
+/// A piece of a line drawn in one call: text of one run, one direction and one script (or one
+/// attachment box), at its place in visual order.
+/// - Thread: any (immutable)
+struct TextFragment: Sendable {
+    /// The text in logical order, as it is shaped.
+    var text: String
+    var run: Int
+    /// Offset from the line's left edge, in points.
+    var x: Double
+    var width: Double
+    var isRightToLeft: Bool
+    var script: TextScript
+    var isAttachment: Bool
+}
+
+/// One measured line. Its horizontal place depends on the width of the box the text is shown in
+/// (alignment), so rects come from `TextLayout`'s methods, which take that width.
+/// - Thread: any (immutable)
+public struct TextLine: Sendable {
+    /// Top edge, in points from the top of the text.
+    public let top: Double
+    public let height: Double
+    /// The baseline, in points from the top of the text.
+    public let baseline: Double
+    /// The width of the line's contents (trailing spaces excluded), in points.
+    public let width: Double
+    /// The direction of the line's paragraph.
+    public let isRightToLeft: Bool
+    /// True for the line that ends in the truncation token.
+    public let isTruncated: Bool
+    /// Index into `TextLayout.blocks` of the block the line is in.
+    public let blockIndex: Int?
+    /// 0 left, 0.5 centre, 1 right (natural alignment already resolved).
+    let alignment: Double
+    /// Room kept free on each side (a block's bar and padding), in points.
+    let insetLeft: Double
+    let insetRight: Double
+    let fragments: [TextFragment]
+    /// The line's ascent, for placing glyph surfaces.
+    let ascent: Double
+
+    /// The x of the line's left edge in a box `boxWidth` wide.
+    func originX(inWidth boxWidth: Double) -> Double {
+        let available = boxWidth - insetLeft - insetRight
+        return insetLeft + max(0, available - width) * alignment
+    }
+}
+
+/// A quote or code block's frame: its bar, background and title span the box's full width.
+/// - Thread: any (immutable)
+public struct TextBlockFrame: Sendable {
+    public let block: TextBlock
+    public let top: Double
+    public let height: Double
+    /// Right-to-left blocks put the bar on the right.
+    public let isRightToLeft: Bool
+    /// True when the block is collapsed and lines were left out.
+    public let hidesLines: Bool
+    let title: TextLine?
+
+    /// Width of the bar on the leading side, and the padding inside the block, in points.
+    static let barWidth = 3.0
+    static let padding = EdgeInsets(top: 4, left: 10, bottom: 4, right: 8)
+    /// Space between a block and the text around it.
+    static let margin = 4.0
+
+    /// The block's rectangle in a box `boxWidth` wide.
+    public func rect(inWidth boxWidth: Double) -> Rect {
+        Rect(x: 0, y: top, width: max(0, boxWidth), height: height)
+    }
+}
+
+/// What a point in the text is over.
+/// - Thread: any
+public struct TextHit: Hashable, Sendable {
+    public enum Target: Hashable, Sendable {
+        /// A link run's value.
+        case link(String)
+        /// A spoiler, by its index in the text (0 for the first spoiler).
+        case spoiler(Int)
+        /// An attachment, by identifier.
+        case attachment(String)
+    }
+    public var target: Target
+    /// Every rect the item covers (a link broken over two lines has two), in the text's coordinates.
+    public var rects: [Rect]
+}
+
+/// An attachment's box after layout.
+/// - Thread: any
+public struct TextAttachmentPlacement: Hashable, Sendable {
+    public var identifier: String
+    public var rect: Rect
+}
+
+/// Measured text: lines, their fragments in visual order, blocks, and whether anything was cut.
+///
+/// Made by `TextLayout.measure` on any thread and cached; immutable, so one layout is shared by the
+/// node that measured it and the worker that draws it. Geometry is in points, every value a whole
+/// number of pixels at `scale`. Horizontal positions depend on the width of the box the text is shown in
+/// (alignment), so the methods take it; it defaults to `size.width`.
+/// - Thread: any
+public final class TextLayout: Sendable {
+    /// The width the text was measured for (after sanitizing: 0 for NaN or negative widths).
+    public let constrainedWidth: Double
+    public let options: TextLayoutOptions
+    /// Pixels per point the text was measured at; drawing at another scale measures again.
+    public let scale: Double
+    /// The size the text needs: the widest line (at most `constrainedWidth`) by the bottom of the last.
+    public let size: Size
+    public let lines: [TextLine]
+    public let blocks: [TextBlockFrame]
+    /// True when text was left out: by `maximumNumberOfLines`, a collapsed block, the layout's hard
+    /// limits, or a width of zero.
+    public let isTruncated: Bool
+    /// The styles of the runs, then of any truncation-token runs.
+    let runs: [TextAttributes]
+    /// The spoiler and link each run belongs to (consecutive runs with the same value form one).
+    let spoilerIndices: [Int?]
+    let linkIndices: [Int?]
+    /// How many spoilers the text has.
+    public let spoilerCount: Int
+
+    /// The most lines a layout holds; longer text is truncated as if `maximumNumberOfLines` said so.
+    public static let maximumLineCount = 1_000
+
+    init(constrainedWidth: Double, options: TextLayoutOptions, scale: Double, size: Size, lines: [TextLine],
+         blocks: [TextBlockFrame], isTruncated: Bool, runs: [TextAttributes]) {
+        self.constrainedWidth = constrainedWidth
+        self.options = options
+        self.scale = scale
+        self.size = size
+        self.lines = lines
+        self.blocks = blocks
+        self.isTruncated = isTruncated
+        self.runs = runs
+        var spoilers: [Int?] = [], links: [Int?] = []
+        var spoilerCount = 0, linkCount = 0
+        for (index, run) in runs.enumerated() {
+            let previous = index > 0 ? runs[index - 1] : nil
+            if run.isSpoiler {
+                if previous?.isSpoiler != true { spoilerCount += 1 }
+                spoilers.append(spoilerCount - 1)
+            } else {
+                spoilers.append(nil)
+            }
+            if let link = run.link {
+                if previous?.link != link { linkCount += 1 }
+                links.append(linkCount - 1)
+            } else {
+                links.append(nil)
+            }
+        }
+        spoilerIndices = spoilers
+        linkIndices = links
+        self.spoilerCount = spoilerCount
+    }
+
+    /// The number of lines (block titles are not counted).
+    public var lineCount: Int { lines.count }
+
+    /// Each line's rectangle in a box `boxWidth` wide (default: `size.width`).
+    public func lineRects(inWidth boxWidth: Double? = nil) -> [Rect] {
+        let box = boxWidth ?? size.width
+        return lines.map { Rect(x: $0.originX(inWidth: box), y: $0.top, width: $0.width, height: $0.height) }
+    }
+
+    /// Where each attachment's box is, in a box `boxWidth` wide (default: `size.width`).
+    public func attachmentRects(inWidth boxWidth: Double? = nil) -> [TextAttachmentPlacement] {
+        let box = boxWidth ?? size.width
+        var result: [TextAttachmentPlacement] = []
+        for line in lines {
+            let origin = line.originX(inWidth: box)
+            for fragment in line.fragments where fragment.isAttachment {
+                guard let attachment = runs[fragment.run].attachment else { continue }
+                result.append(TextAttachmentPlacement(identifier: attachment.identifier,
+                                                      rect: attachmentRect(fragment, attachment, line: line, originX: origin)))
+            }
+        }
+        return result
+    }
+
+    func attachmentRect(_ fragment: TextFragment, _ attachment: TextAttachment, line: TextLine, originX: Double) -> Rect {
+        let size = attachment.sanitizedSize
+        let bottom = line.baseline - attachment.sanitizedBaselineOffset
+        return Rect(x: originX + fragment.x, y: bottom - size.height, width: fragment.width, height: size.height)
+    }
+
+    /// What is under `point` (in the text's coordinates, in a box `boxWidth` wide): a spoiler still
+    /// veiled first, then a link, then an attachment. Nil over plain text or outside the text.
+    public func hitTest(_ point: Point, inWidth boxWidth: Double? = nil, revealedSpoilers: Set<Int> = []) -> TextHit? {
+        guard point.x.isFinite, point.y.isFinite else { return nil }
+        let box = boxWidth ?? size.width
+        for line in lines where point.y >= line.top && point.y < line.top + line.height {
+            let origin = line.originX(inWidth: box)
+            for fragment in line.fragments where point.x >= origin + fragment.x && point.x < origin + fragment.x + fragment.width {
+                let run = fragment.run
+                if let spoiler = spoilerIndices[run], !revealedSpoilers.contains(spoiler) {
+                    return TextHit(target: .spoiler(spoiler), rects: rects(inWidth: box) { self.spoilerIndices[$0] == spoiler })
+                }
+                if let link = runs[run].link, let index = linkIndices[run] {
+                    return TextHit(target: .link(link), rects: rects(inWidth: box) { self.linkIndices[$0] == index })
+                }
+                if let attachment = runs[run].attachment {
+                    return TextHit(target: .attachment(attachment.identifier),
+                                   rects: [attachmentRect(fragment, attachment, line: line, originX: origin)])
+                }
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// The rects of a spoiler (for a reveal animation or a test), in a box `boxWidth` wide.
+    public func rects(forSpoiler index: Int, inWidth boxWidth: Double? = nil) -> [Rect] {
+        rects(inWidth: boxWidth ?? size.width) { self.spoilerIndices[$0] == index }
+    }
+
+    /// The rects of every run with link value `link`, in a box `boxWidth` wide.
+    public func rects(forLink link: String, inWidth boxWidth: Double? = nil) -> [Rect] {
+        rects(inWidth: boxWidth ?? size.width) { self.runs[$0].link == link }
+    }
+
+    /// One rect per line for the fragments whose run passes `include`, merged along the line.
+    private func rects(inWidth box: Double, where include: (Int) -> Bool) -> [Rect] {
+        var result: [Rect] = []
+        for line in lines {
+            let origin = line.originX(inWidth: box)
+            var minX = Double.infinity, maxX = -Double.infinity
+            for fragment in line.fragments where include(fragment.run) {
+                minX = min(minX, origin + fragment.x)
+                maxX = max(maxX, origin + fragment.x + fragment.width)
+            }
+            if minX < maxX { result.append(Rect(x: minX, y: line.top, width: maxX - minX, height: line.height)) }
+        }
+        return result
+    }
+}

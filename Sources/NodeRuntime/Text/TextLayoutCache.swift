@@ -1,0 +1,105 @@
+import Compositor
+
+/// Layouts already measured, by (text, width, options, scale, font registry): a node measured for its
+/// size and then drawn at that width measures once, and equal texts in a list share their layout.
+///
+/// Bounded by `capacity` entries; when full, the least recently used quarter is dropped. Two threads
+/// measuring the same key at once may both measure; the first result stored is the one both get
+/// afterwards.
+/// - Thread: any
+public final class TextLayoutCache: Sendable {
+    /// The cache `TextLayout.measure` uses unless given another.
+    public static let shared = TextLayoutCache()
+
+    struct Key: Hashable, Sendable {
+        var text: AttributedText
+        var width: Double
+        var options: TextLayoutOptions
+        var scale: Double
+        var registry: Int
+    }
+
+    /// Hit and miss counts since creation or `removeAll()`.
+    /// - Thread: any (a value)
+    public struct Statistics: Hashable, Sendable {
+        public var hits = 0
+        public var misses = 0
+        public var count = 0
+    }
+
+    private struct State: Sendable {
+        var entries: [Key: (layout: TextLayout, lastUse: UInt64)] = [:]
+        var clock: UInt64 = 0
+        var statistics = Statistics()
+    }
+
+    private let state = Locked(State())
+    /// The most layouts kept.
+    public let capacity: Int
+
+    public init(capacity: Int = 512) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Counts so far. - Thread: any
+    public var statistics: Statistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.count = state.entries.count
+            return statistics
+        }
+    }
+
+    /// Drops every layout and resets the counts. - Thread: any
+    public func removeAll() {
+        state.withLock { $0 = State() }
+    }
+
+    func layout(for key: Key) -> TextLayout? {
+        state.withLock { state in
+            state.clock &+= 1
+            guard let entry = state.entries[key] else {
+                state.statistics.misses += 1
+                return nil
+            }
+            state.entries[key] = (entry.layout, state.clock)
+            state.statistics.hits += 1
+            return entry.layout
+        }
+    }
+
+    /// Stores `layout` unless another thread stored one for `key` first; returns the stored one.
+    func store(_ layout: TextLayout, for key: Key) -> TextLayout {
+        state.withLock { state in
+            state.clock &+= 1
+            if let existing = state.entries[key] { return existing.layout }
+            if state.entries.count >= capacity {
+                let dropped = state.entries.sorted { $0.value.lastUse < $1.value.lastUse }.prefix(max(1, capacity / 4))
+                for (key, _) in dropped { state.entries[key] = nil }
+            }
+            state.entries[key] = (layout, state.clock)
+            return layout
+        }
+    }
+}
+
+extension TextLayout {
+    /// Measures `text` for a box `width` points wide (infinity: no wrapping) at `scale` pixels per point,
+    /// or returns the cached layout for the same inputs.
+    ///
+    /// Fallbacks: a NaN, zero or negative width gives an empty layout (size zero, no lines) that is
+    /// truncated when the text is not empty; a bad scale counts as 1. Text longer than
+    /// `maximumLineCount` lines is truncated, so a megabyte of text measures in bounded time.
+    /// - Thread: any; measuring uses the calling thread's own font objects.
+    public static func measure(_ text: AttributedText, width: Double, options: TextLayoutOptions = TextLayoutOptions(),
+                               scale: Double = 1, fonts: FontRegistry = .shared,
+                               cache: TextLayoutCache? = .shared) -> TextLayout {
+        let width = width.isNaN || width < 0 ? 0 : width
+        let scale = scale.isFinite && scale > 0 ? min(scale, 8) : 1
+        let key = TextLayoutCache.Key(text: text, width: width, options: options, scale: scale, registry: fonts.identity)
+        if let cache, let cached = cache.layout(for: key) { return cached }
+        var builder = TextLayoutBuilder(text: text, width: width, options: options, scale: scale, registry: fonts)
+        let layout = builder.build()
+        return cache?.store(layout, for: key) ?? layout
+    }
+}

@@ -1,0 +1,282 @@
+public import Compositor
+
+/// A node that shows attributed text: measured on any thread, drawn on a display worker.
+///
+/// Measuring (`layoutThatFits`, `calculateSizeThatFits`, `textLayout(forWidth:)`) goes through the
+/// shared `TextLayoutCache`, so sizing a node and then drawing it at that size measures once: the
+/// draw parameters carry the layout measured for the node's width, and the worker draws it. Links
+/// and spoilers are tapped through `touchesBegan`/`touchesEnded`; a tapped spoiler is revealed (which
+/// only draws again: the layout does not change) and a tapped link calls `linkTapHandler`.
+///
+/// ## Threads
+/// - Any thread: `init`, every text property, measuring, `textHit(at:)`, `revealSpoiler(_:)`.
+/// - Main: the touch overrides and `linkTapHandler` calls.
+/// - Display worker: `draw(_:in:info:)`, with the parameters captured on the main thread.
+public final class TextNode: Node, NodeDrawing {
+    /// What a draw needs: the text, its options, and the layout measured for the node's width when
+    /// one is known (else the worker measures, through the cache).
+    /// - Thread: any (a value)
+    public struct DrawParameters: Sendable {
+        public var text: AttributedText
+        public var options: TextLayoutOptions
+        public var layout: TextLayout?
+        public var revealedSpoilers: Set<Int>
+        public var fonts: FontRegistry
+
+        public init(text: AttributedText, options: TextLayoutOptions = TextLayoutOptions(), layout: TextLayout? = nil,
+                    revealedSpoilers: Set<Int> = [], fonts: FontRegistry = .shared) {
+            self.text = text; self.options = options; self.layout = layout
+            self.revealedSpoilers = revealedSpoilers; self.fonts = fonts
+        }
+    }
+
+    private struct TextState {
+        var text = AttributedText()
+        var options = TextLayoutOptions()
+        var revealedSpoilers: Set<Int> = []
+        var fonts: FontRegistry = .shared
+        /// The layout of the last measurement, reused for any width it is valid for.
+        var lastLayout: TextLayout?
+        var linkTapHandler: ((String) -> Void)?
+        /// The link or spoiler under the pointer when it went down. (main thread only)
+        var pressedTarget: TextHit.Target?
+    }
+
+    /// Text state; every access goes through `textState.withLock`. Never held while calling out.
+    private let textState: Locked<TextState>
+
+    /// A node showing `text`.
+    /// - Thread: any
+    public init(attributedText: AttributedText = AttributedText(), options: TextLayoutOptions = TextLayoutOptions()) {
+        textState = Locked(TextState(text: attributedText, options: options))
+        super.init()
+        updateInteraction(for: attributedText)
+    }
+
+    /// A node showing `text` in one set of attributes.
+    /// - Thread: any
+    public convenience init(_ text: String, attributes: TextAttributes = TextAttributes()) {
+        self.init(attributedText: AttributedText(text, attributes: attributes))
+    }
+
+    // MARK: - Text properties (any thread)
+
+    /// The text shown. Setting it measures and draws again; a text with links or spoilers makes the
+    /// node interactive so that they can be tapped. - Thread: any
+    public var attributedText: AttributedText {
+        get { textState.withLock { $0.text } }
+        set {
+            let changed = textState.withLock { state -> Bool in
+                guard state.text != newValue else { return false }
+                state.text = newValue
+                state.lastLayout = nil
+                state.revealedSpoilers = []
+                return true
+            }
+            guard changed else { return }
+            updateInteraction(for: newValue)
+            textDidChange()
+        }
+    }
+
+    /// Alignment, line spacing, line limit and truncation, together. - Thread: any
+    public var options: TextLayoutOptions {
+        get { textState.withLock { $0.options } }
+        set {
+            let changed = textState.withLock { state -> Bool in
+                guard state.options != newValue else { return false }
+                state.options = newValue
+                state.lastLayout = nil
+                return true
+            }
+            if changed { textDidChange() }
+        }
+    }
+
+    /// - Thread: any
+    public var alignment: TextAlignment {
+        get { options.alignment }
+        set { options.alignment = newValue }
+    }
+    /// Extra points between lines. - Thread: any
+    public var lineSpacing: Double {
+        get { options.lineSpacing }
+        set { options.lineSpacing = newValue }
+    }
+    /// The most lines shown; 0 for no limit. - Thread: any
+    public var maximumNumberOfLines: Int {
+        get { options.maximumNumberOfLines }
+        set { options.maximumNumberOfLines = newValue }
+    }
+    /// - Thread: any
+    public var truncationMode: TruncationMode {
+        get { options.truncationMode }
+        set { options.truncationMode = newValue }
+    }
+    /// Replaces cut text; nil for "…". - Thread: any
+    public var truncationToken: AttributedText? {
+        get { options.truncationToken }
+        set { options.truncationToken = newValue }
+    }
+
+    /// The fonts the text is measured and drawn with. - Thread: any
+    public var fontRegistry: FontRegistry {
+        get { textState.withLock { $0.fonts } }
+        set {
+            textState.withLock { state in
+                state.fonts = newValue
+                state.lastLayout = nil
+            }
+            textDidChange()
+        }
+    }
+
+    /// Spoilers shown without their veil, by index (see `TextHit.Target.spoiler`). - Thread: any
+    public var revealedSpoilers: Set<Int> {
+        get { textState.withLock { $0.revealedSpoilers } }
+        set {
+            let changed = textState.withLock { state -> Bool in
+                guard state.revealedSpoilers != newValue else { return false }
+                state.revealedSpoilers = newValue
+                return true
+            }
+            // Revealing changes pixels only, never the layout.
+            if changed { setNeedsDisplay() }
+        }
+    }
+
+    /// Shows spoiler `index` without its veil. - Thread: any
+    public func revealSpoiler(_ index: Int) {
+        revealedSpoilers.insert(index)
+    }
+
+    /// Called with a link's value when it is tapped. - Thread: main (called there)
+    public var linkTapHandler: ((String) -> Void)? {
+        get { textState.withLock { $0.linkTapHandler } }
+        set { textState.withLock { $0.linkTapHandler = newValue } }
+    }
+
+    private func textDidChange() {
+        setNeedsLayout()
+        setNeedsDisplay()
+    }
+
+    private func updateInteraction(for text: AttributedText) {
+        if text.runs.contains(where: { $0.attributes.link != nil || $0.attributes.isSpoiler }) {
+            isUserInteractionEnabled = true
+        }
+    }
+
+    // MARK: - Measuring (any thread)
+
+    /// The layout of the text in a box `width` points wide, from the node's last measurement when it
+    /// holds for that width, else measured (through the cache).
+    /// - Thread: any
+    public func textLayout(forWidth width: Double) -> TextLayout {
+        let scale = runtime.contentsScale
+        let (text, options, fonts, last) = textState.withLock { ($0.text, $0.options, $0.fonts, $0.lastLayout) }
+        if let last, TextNode.layout(last, holdsForWidth: width, scale: scale) { return last }
+        let layout = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts)
+        textState.withLock { state in
+            // A layout measured while the text changed is returned but not kept.
+            if state.text == text && state.options == options { state.lastLayout = layout }
+        }
+        return layout
+    }
+
+    /// The layout for the node's current width; before the node has a width, the last one measured.
+    /// - Thread: any
+    public var textLayout: TextLayout {
+        let width = bounds.width
+        if width <= 0, let last = textState.withLock({ $0.lastLayout }) { return last }
+        return textLayout(forWidth: width)
+    }
+
+    /// True when text is left out at the node's width. - Thread: any
+    public var isTruncated: Bool { textLayout.isTruncated }
+    /// The number of lines at the node's width. - Thread: any
+    public var lineCount: Int { textLayout.lineCount }
+    /// Each line's rectangle in the node's coordinates. - Thread: any
+    public var lineRects: [Rect] { textLayout.lineRects(inWidth: boxWidth) }
+    /// Where each attachment's box is, in the node's coordinates, for placing a node over it.
+    /// - Thread: any
+    public var attachmentRects: [TextAttachmentPlacement] { textLayout.attachmentRects(inWidth: boxWidth) }
+
+    /// The width alignment is relative to: the node's width, or the text's before it has one.
+    private var boxWidth: Double {
+        let width = bounds.width
+        return width > 0 ? width : textLayout.size.width
+    }
+
+    /// A layout measured for width W holds for any width between its own width and W: its lines break
+    /// at the same places there (alignment is applied when drawing).
+    static func layout(_ layout: TextLayout, holdsForWidth width: Double, scale: Double) -> Bool {
+        guard layout.scale == scale, width.isFinite || layout.constrainedWidth.isInfinite else { return false }
+        if width == layout.constrainedWidth { return true }
+        return width >= layout.size.width && width <= layout.constrainedWidth && layout.size.width > 0
+    }
+
+    public override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
+        let layout = textLayout(forWidth: constrainedSize.width)
+        return layout.size
+    }
+
+    /// What is under `point` (node coordinates): a veiled spoiler, a link or an attachment.
+    /// - Thread: any
+    public func textHit(at point: Point) -> TextHit? {
+        let revealed = revealedSpoilers
+        return textLayout.hitTest(point, inWidth: boxWidth, revealedSpoilers: revealed)
+    }
+
+    // MARK: - Drawing
+
+    public func drawParameters() -> DrawParameters {
+        let width = bounds.width
+        let scale = runtime.contentsScale
+        return textState.withLock { state in
+            let layout = state.lastLayout.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
+            return DrawParameters(text: state.text, options: state.options, layout: layout,
+                                  revealedSpoilers: state.revealedSpoilers, fonts: state.fonts)
+        }
+    }
+
+    public static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
+        let width = info.bounds.width
+        let layout: TextLayout
+        if let measured = parameters.layout, measured.scale == context.scale {
+            layout = measured
+        } else {
+            layout = TextLayout.measure(parameters.text, width: width, options: parameters.options,
+                                        scale: context.scale, fonts: parameters.fonts)
+        }
+        if info.isCancelled() { return }
+        TextRenderer.draw(layout, in: &context, boxWidth: width, revealedSpoilers: parameters.revealedSpoilers,
+                          fonts: parameters.fonts, isCancelled: info.isCancelled)
+    }
+
+    // MARK: - Touches (main thread)
+
+    public override func touchesBegan(_ touch: Touch) {
+        let target = textHit(at: convertFromRoot(touch.location))?.target
+        textState.withLock { $0.pressedTarget = target }
+    }
+
+    public override func touchesCancelled(_ touch: Touch) {
+        textState.withLock { $0.pressedTarget = nil }
+    }
+
+    public override func touchesEnded(_ touch: Touch) {
+        let target = textHit(at: convertFromRoot(touch.location))?.target
+        let (pressed, handler) = textState.withLock { state -> (TextHit.Target?, ((String) -> Void)?) in
+            defer { state.pressedTarget = nil }
+            return (state.pressedTarget, state.linkTapHandler)
+        }
+        // A tap acts only where the pointer went down and came up over the same item.
+        guard let target, target == pressed else { return }
+        switch target {
+        case let .spoiler(index): revealSpoiler(index)
+        case let .link(value): handler?(value)
+        case .attachment: break
+        }
+    }
+}

@@ -1,0 +1,152 @@
+internal import CSDL
+public import Compositor
+
+/// Draws measured text into a bitmap context: block backgrounds and bars, run backgrounds, glyphs
+/// (rendered by SDL_ttf with the drawing thread's own fonts), underlines and strikethroughs, and the
+/// veils over spoilers that are not revealed.
+/// - Thread: any; it uses the calling thread's fonts (a display worker's, when a node draws).
+public enum TextRenderer {
+    /// Draws `layout` with its top-left corner at `origin`, aligned in a box `boxWidth` points wide
+    /// (default: the layout's width). The context's scale should be the layout's; at another scale the
+    /// glyphs are drawn at the layout's and resampled.
+    public static func draw(_ layout: TextLayout, in context: inout BitmapContext, at origin: Point = .zero,
+                            boxWidth: Double? = nil, revealedSpoilers: Set<Int> = [], fonts: FontRegistry = .shared,
+                            isCancelled: () -> Bool = { false }) {
+        let box = boxWidth.flatMap { $0.isFinite ? $0 : nil } ?? layout.size.width
+        guard origin.x.isFinite, origin.y.isFinite else { return }
+        let scale = layout.scale
+        func snap(_ value: Double) -> Double { (value * scale).rounded() / scale }
+        let measurer = TextMeasurer(runs: layout.runs, registry: fonts, scale: scale)
+        let visible = context.bounds
+
+        for block in layout.blocks {
+            drawBlock(block, layout: layout, in: &context, origin: origin, box: box, measurer: measurer, snap: snap)
+        }
+        for line in layout.lines {
+            if isCancelled() { return }
+            // Lines outside the context cost nothing.
+            guard origin.y + line.top + line.height > visible.minY, origin.y + line.top < visible.maxY else { continue }
+            drawLine(line, layout: layout, in: &context, origin: origin, box: box, revealedSpoilers: revealedSpoilers,
+                     measurer: measurer, snap: snap)
+        }
+    }
+
+    private static func drawBlock(_ block: TextBlockFrame, layout: TextLayout, in context: inout BitmapContext,
+                                  origin: Point, box: Double, measurer: TextMeasurer, snap: (Double) -> Double) {
+        let rect = block.rect(inWidth: box).offsetBy(dx: origin.x, dy: origin.y)
+        let radii = CornerRadii(min(5, rect.height / 2))
+        let tint = block.block.tint
+        context.fillRoundedRect(rect, radii: radii, color: tint.withAlphaMultiplied(by: block.block.kind == .code ? 0.14 : 0.1))
+        context.saveClip()
+        context.clip(toRoundedRect: rect, radii: radii)
+        let barX = block.isRightToLeft ? rect.maxX - TextBlockFrame.barWidth : rect.minX
+        context.fill(Rect(x: barX, y: rect.minY, width: TextBlockFrame.barWidth, height: rect.height), color: tint)
+        context.restoreClip()
+        if let title = block.title {
+            drawLine(title, layout: layout, in: &context, origin: origin, box: box, revealedSpoilers: [],
+                     measurer: measurer, snap: snap)
+        }
+    }
+
+    private static func drawLine(_ line: TextLine, layout: TextLayout, in context: inout BitmapContext, origin: Point,
+                                 box: Double, revealedSpoilers: Set<Int>, measurer: TextMeasurer,
+                                 snap: (Double) -> Double) {
+        let lineX = origin.x + line.originX(inWidth: box)
+        let top = snap(origin.y + line.top)
+        let baseline = snap(origin.y + line.baseline)
+        let scale = layout.scale
+
+        // Backgrounds first, so a neighbour's glyphs are never covered.
+        for fragment in line.fragments {
+            guard let background = layout.runs[fragment.run].backgroundColor else { continue }
+            let x = snap(lineX + fragment.x)
+            context.fill(Rect(x: x, y: top, width: snap(lineX + fragment.x + fragment.width) - x, height: snap(line.height)),
+                         color: background)
+        }
+        for fragment in line.fragments {
+            let attributes = layout.runs[fragment.run]
+            let x = snap(lineX + fragment.x)
+            let width = snap(lineX + fragment.x + fragment.width) - x
+            if let spoiler = layout.spoilerIndices[fragment.run], !revealedSpoilers.contains(spoiler) {
+                drawVeil(Rect(x: x, y: top, width: width, height: snap(line.height)), color: attributes.color,
+                         seed: spoiler, in: &context, scale: scale)
+                continue
+            }
+            guard !fragment.isAttachment, let handle = measurer.handle(run: fragment.run) else { continue }
+            let opaque = Color(red: attributes.color.red, green: attributes.color.green, blue: attributes.color.blue)
+            if let surface = handle.render(fragment.text, color: opaque, rightToLeft: fragment.isRightToLeft,
+                                           script: fragment.script) {
+                let size = Size(width: Double(surface.pointee.w) / scale, height: Double(surface.pointee.h) / scale)
+                let glyphTop = baseline - Double(handle.metrics.ascent) / scale
+                if let bitmap = glyphBitmap(surface, color: attributes.color, scale: scale) {
+                    context.draw(bitmap, in: Rect(origin: Point(x: x, y: glyphTop), size: size))
+                }
+                SDL_FreeSurface(surface)
+            }
+            let pixelSize = Double(handle.pixelSize)
+            let thickness = max(1, (pixelSize / 15).rounded()) / scale
+            if attributes.isUnderlined {
+                let offset = max(1, (pixelSize * 0.09).rounded()) / scale
+                context.fill(Rect(x: x, y: baseline + offset, width: width, height: thickness), color: attributes.color)
+            }
+            if attributes.isStruckThrough {
+                let rise = (pixelSize * 0.3).rounded() / scale
+                context.fill(Rect(x: x, y: baseline - rise, width: width, height: thickness), color: attributes.color)
+            }
+        }
+    }
+
+    /// The glyphs of a blended SDL_ttf surface as a premultiplied bitmap in `color` (alpha included).
+    /// Blended surfaces are ARGB8888 with one colour and varying alpha, so each pixel is a lookup in a
+    /// 256-entry table rather than SDL's general conversion followed by a premultiply pass.
+    private static func glyphBitmap(_ surface: UnsafeMutablePointer<SDL_Surface>, color: Color, scale: Double) -> Bitmap? {
+        let width = Int(surface.pointee.w), height = Int(surface.pointee.h), pitch = Int(surface.pointee.pitch)
+        guard let format = surface.pointee.format, format.pointee.format == SDL_PIXELFORMAT_ARGB8888.rawValue,
+              surface.pointee.flags & UInt32(SDL_RLEACCEL) == 0, let base = surface.pointee.pixels else {
+            return try? Bitmap(sdlSurface: UnsafeMutableRawPointer(surface), scale: scale)
+        }
+        var table = [UInt32](repeating: 0, count: 256)
+        for alpha in 1..<256 {
+            var shade = color
+            shade.alpha = UInt8((alpha * Int(color.alpha) + 127) / 255)
+            table[alpha] = shade.premultipliedARGB
+        }
+        let pixels = [UInt32](unsafeUninitializedCapacity: width * height) { buffer, count in
+            table.withUnsafeBufferPointer { table in
+                for y in 0..<height {
+                    let row = base.advanced(by: y * pitch).assumingMemoryBound(to: UInt32.self)
+                    for x in 0..<width { buffer[y * width + x] = table[Int(row[x] >> 24)] }
+                }
+            }
+            count = width * height
+        }
+        return try? Bitmap(width: width, height: height, scale: scale, premultipliedARGB: pixels)
+    }
+
+    /// A spoiler's veil: a faint rounded plate in the text colour strewn with specks. The specks come
+    /// from a hash of their cell, so the same spoiler always looks the same.
+    private static func drawVeil(_ rect: Rect, color: Color, seed: Int, in context: inout BitmapContext, scale: Double) {
+        let plate = rect.insetBy(dx: 0, dy: min(2, rect.height / 4))
+        guard !plate.isEmpty else { return }
+        context.fillRoundedRect(plate, radii: CornerRadii(min(4, plate.height / 2)), color: color.withAlphaMultiplied(by: 0.16))
+        let cell = 2.5
+        let speck = max(1, scale.rounded()) / scale
+        let columns = Int(plate.width / cell), rows = Int(plate.height / cell)
+        guard columns > 0, rows > 0 else { return }
+        for row in 0..<rows {
+            for column in 0..<columns {
+                var hash = UInt32(truncatingIfNeeded: column &* 73_856_093 ^ row &* 19_349_663 ^ seed &* 83_492_791)
+                hash ^= hash >> 13
+                hash = hash &* 0x5BD1_E995
+                hash ^= hash >> 15
+                guard hash & 3 == 0 else { continue }
+                let dx = Double((hash >> 4) & 7) / 8 * cell
+                let dy = Double((hash >> 8) & 7) / 8 * cell
+                let alpha = 0.45 + Double((hash >> 12) & 7) / 14
+                let x = ((plate.minX + Double(column) * cell + dx) * scale).rounded() / scale
+                let y = ((plate.minY + Double(row) * cell + dy) * scale).rounded() / scale
+                context.fill(Rect(x: x, y: y, width: speck, height: speck), color: color.withAlphaMultiplied(by: alpha))
+            }
+        }
+    }
+}

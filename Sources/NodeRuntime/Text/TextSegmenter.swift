@@ -1,0 +1,222 @@
+// Cutting text into segments: the smallest pieces line breaking and bidi reordering work with.
+//
+// A segment lies inside one run and holds characters of one kind: a stretch of spaces, or a stretch of
+// non-space characters of one bidi class (left-to-right letters, right-to-left letters, digits, or
+// neutral punctuation), at most `maximumWordSegmentLength` characters long. A line may break only
+// after spaces, before or after an attachment, or (for a word wider than the line) between characters.
+
+/// The writing system of a piece of text, as HarfBuzz needs it to choose a shaper (Arabic letters
+/// join only when the script says Arabic).
+enum TextScript: UInt8, Sendable, Hashable {
+    case common, latin, greek, cyrillic, hebrew, arabic
+
+    /// The ISO 15924 tag SDL_ttf passes to HarfBuzz.
+    var tag: String {
+        switch self {
+        case .common: return "Zyyy"
+        case .latin: return "Latn"
+        case .greek: return "Grek"
+        case .cyrillic: return "Cyrl"
+        case .hebrew: return "Hebr"
+        case .arabic: return "Arab"
+        }
+    }
+
+    /// True when text in `self` and `other` may be shaped in one call: equal, or one is common.
+    func isCompatible(with other: TextScript) -> Bool { self == other || self == .common || other == .common }
+    /// The more specific of two compatible scripts.
+    func merged(with other: TextScript) -> TextScript { self == .common ? other : self }
+}
+
+/// The bidi classes this layout distinguishes: a small subset of the Unicode Bidirectional
+/// Algorithm's, enough for Latin, Greek, Cyrillic, Hebrew and Arabic text with digits.
+enum BidiClass: UInt8, Sendable, Hashable {
+    /// Strong left-to-right (Latin, Greek, Cyrillic letters…).
+    case leftToRight
+    /// Strong right-to-left (Hebrew, Arabic letters).
+    case rightToLeft
+    /// Digits (European and Arabic-Indic): laid out left to right, placed by their surroundings.
+    case number
+    /// Punctuation and symbols: take the direction of their surroundings.
+    case neutral
+    /// Spaces: neutral, and the places where lines break.
+    case whitespace
+}
+
+/// Classifies one character by its first scalar.
+@inline(__always)
+func classify(_ character: Character) -> (BidiClass, TextScript) {
+    if let ascii = character.asciiValue {
+        switch ascii {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): return (.leftToRight, .latin)
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return (.number, .common)
+        case UInt8(ascii: " "): return (.whitespace, .common)
+        default: return (.neutral, .common)
+        }
+    }
+    guard let scalar = character.unicodeScalars.first else { return (.neutral, .common) }
+    let value = scalar.value
+    switch value {
+    case 0x0590...0x05FF, 0xFB1D...0xFB4F:
+        return (.rightToLeft, .hebrew)
+    case 0x0660...0x0669, 0x06F0...0x06F9:
+        return (.number, .arabic)
+    case 0x060C:  // the Arabic comma separates like a Latin one
+        return (.neutral, .arabic)
+    case 0x0600...0x06FF, 0x0750...0x077F, 0x08A0...0x08FF, 0xFB50...0xFDFF, 0xFE70...0xFEFF:
+        return (.rightToLeft, .arabic)
+    case 0x07C0...0x085F:
+        return (.rightToLeft, .common)
+    case 0x00A0, 0x2007, 0x202F:  // no-break spaces must not become break opportunities
+        return (.neutral, .common)
+    case 0x2000...0x200A, 0x3000:
+        return (.whitespace, .common)
+    default:
+        break
+    }
+    if character.isLetter {
+        switch value {
+        case 0x0370...0x03FF, 0x1F00...0x1FFF: return (.leftToRight, .greek)
+        case 0x0400...0x052F: return (.leftToRight, .cyrillic)
+        case 0x00C0...0x024F, 0x1E00...0x1EFF: return (.leftToRight, .latin)
+        default: return (.leftToRight, .common)
+        }
+    }
+    if character.isNumber { return (.number, .common) }
+    return (.neutral, .common)
+}
+
+/// Part of one run's text.
+struct TextPiece: Sendable {
+    var run: Int
+    var text: Substring
+}
+
+/// A measured segment.
+struct TextSegment: Sendable {
+    enum Kind: Sendable { case word, space, attachment }
+    var run: Int
+    var text: Substring
+    var kind: Kind
+    var bidi: BidiClass
+    var script: TextScript
+    /// Advance in pixels.
+    var width: Int
+}
+
+/// Produces the segments of a sequence of pieces (one paragraph, or the text a truncated line is made
+/// of), one at a time, so that a huge paragraph is only cut as far as lines are needed.
+struct SegmentStream {
+    /// Longest non-space segment, in characters; longer words are cut into several (with no break
+    /// opportunity between them) so that measuring an overlong word stays cheap.
+    static let maximumWordSegmentLength = 32
+
+    private let pieces: [TextPiece]
+    private let attachmentRuns: (Int) -> Bool
+    private var pieceIndex = 0
+    private var position: Substring.Index?
+
+    init(pieces: [TextPiece], isAttachmentRun: @escaping (Int) -> Bool) {
+        self.pieces = pieces.filter { !$0.text.isEmpty }
+        self.attachmentRuns = isAttachmentRun
+        position = self.pieces.first?.text.startIndex
+    }
+
+    /// The next unmeasured segment (width 0), or nil at the end.
+    mutating func next() -> TextSegment? {
+        while pieceIndex < pieces.count {
+            let piece = pieces[pieceIndex]
+            let start = position ?? piece.text.startIndex
+            guard start < piece.text.endIndex else {
+                pieceIndex += 1
+                position = pieceIndex < pieces.count ? pieces[pieceIndex].text.startIndex : nil
+                continue
+            }
+            if attachmentRuns(piece.run) {
+                // An attachment is one segment whatever its characters are.
+                position = piece.text.endIndex
+                return TextSegment(run: piece.run, text: piece.text[start...], kind: .attachment,
+                                   bidi: .neutral, script: .common, width: 0)
+            }
+            let text = piece.text
+            let (firstClass, firstScript) = classify(text[start])
+            var script = firstScript
+            var end = text.index(after: start)
+            var count = 1
+            while end < text.endIndex {
+                let (bidi, nextScript) = classify(text[end])
+                guard bidi == firstClass, script.isCompatible(with: nextScript) else { break }
+                if firstClass != .whitespace && count >= SegmentStream.maximumWordSegmentLength { break }
+                script = script.merged(with: nextScript)
+                end = text.index(after: end)
+                count += 1
+            }
+            position = end
+            return TextSegment(run: piece.run, text: text[start..<end],
+                               kind: firstClass == .whitespace ? .space : .word,
+                               bidi: firstClass, script: script, width: 0)
+        }
+        return nil
+    }
+}
+
+/// Measures segments and text with the calling thread's faces, for one layout's runs at one scale.
+/// - Thread: the thread that made it (its faces belong to that thread)
+final class TextMeasurer {
+    let scale: Double
+    private let registry: FontRegistry
+    private let cache = ThreadFontCache.current
+    /// The layout's run styles; grows when a truncation token adds runs.
+    private(set) var runs: [TextAttributes]
+    private var handles: [Int: FontHandle?] = [:]
+
+    init(runs: [TextAttributes], registry: FontRegistry, scale: Double) {
+        self.runs = runs
+        self.registry = registry
+        self.scale = scale
+    }
+
+    /// Adds a run style (for a truncation token) and returns its index.
+    func addRun(_ attributes: TextAttributes) -> Int {
+        runs.append(attributes)
+        return runs.count - 1
+    }
+
+    func pixelSize(of font: TextFont) -> Int { max(1, Int((font.sanitizedSize * scale).rounded())) }
+
+    /// The face of `run` on this thread, or nil when no font can be opened.
+    func handle(run: Int) -> FontHandle? {
+        if let known = handles[run] { return known }
+        let font = runs[run].effectiveFont
+        let handle = registry.resolve(font).flatMap { cache.handle(for: $0, pixelSize: pixelSize(of: font)) }
+        handles[run] = handle
+        return handle
+    }
+
+    /// The metrics of `run`'s face; an estimate from the size when no face opens.
+    func metrics(run: Int) -> FontMetrics {
+        if let handle = handle(run: run) { return handle.metrics }
+        let size = pixelSize(of: runs[run].effectiveFont)
+        return FontMetrics(ascent: Int((Double(size) * 0.93).rounded()), descent: Int((Double(size) * 0.24).rounded()),
+                           lineSkip: Int((Double(size) * 1.17).rounded()))
+    }
+
+    /// The width of `text` in `run`'s face, in pixels.
+    func width(of text: Substring, run: Int, rightToLeft: Bool, script: TextScript) -> Int {
+        handle(run: run)?.width(of: text, rightToLeft: rightToLeft, script: script) ?? 0
+    }
+
+    /// The segment with its width filled in.
+    func measured(_ segment: TextSegment) -> TextSegment {
+        var segment = segment
+        switch segment.kind {
+        case .attachment:
+            let size = runs[segment.run].attachment?.sanitizedSize ?? .zero
+            segment.width = Int((size.width * scale).rounded())
+        case .word, .space:
+            segment.width = width(of: segment.text, run: segment.run, rightToLeft: segment.bidi == .rightToLeft,
+                                  script: segment.script)
+        }
+        return segment
+    }
+}

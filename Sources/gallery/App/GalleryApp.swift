@@ -1,0 +1,161 @@
+import Compositor
+import Foundation
+import NodeRuntime
+
+/// What the app was asked to show.
+struct GalleryOptions {
+    enum Screen: String, CaseIterable { case chats, thread, photos, text }
+    var screen: Screen = .chats
+    var rows = 1000
+    var scale = 1.0
+    var frames: Int?
+    var screenshot: String?
+    var synchronous = false
+    var headless = false
+    var size = Size(width: 960, height: 720)
+    var showsOverlay = false
+}
+
+/// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
+/// text), the perf overlay on F2, driven by a frame loop on the UI thread.
+/// - Thread: main
+final class GalleryApp {
+    let options: GalleryOptions
+    let data: ChatData
+    let host: NodeHost
+    let backend: SDLRenderBackend?
+    let tabs: TabController
+    let tabBar: TabBarNode
+    let chats: ChatsController
+    let chatsNavigation: NavigationController
+    let overlay = PerfOverlayNode()
+    let history = FrameHistory()
+    private(set) var overlayShown = false
+    private var time = 0.0
+
+    /// Builds the app over `host` (tests pass one over a headless backend).
+    init(options: GalleryOptions, data: ChatData, host: NodeHost, backend: SDLRenderBackend? = nil) throws {
+        self.options = options
+        self.data = data
+        self.host = host
+        self.backend = backend
+        Runtime.shared.contentsScale = host.compositor.scale
+        Runtime.shared.forcesSynchronousDisplay = options.synchronous
+        Runtime.shared.commitBudgetBytes = 8 << 20
+
+        chats = ChatsController(data: data, rows: options.rows)
+        chatsNavigation = NavigationController(rootController: chats)
+        let firstThread = ThreadController(chat: data.chats.first { $0.messages.count > 12 } ?? data.chats[0], data: data)
+        let photos = try PhotosController(data: data)
+        let text = TextShowcaseController(data: data)
+        tabBar = TabBarNode(titles: ["Chats", "Thread", "Photos", "Text"])
+        tabs = TabController(controllers: [chatsNavigation, firstThread, photos, text], tabBar: tabBar, tabBarHeight: 48,
+                             selectedIndex: GalleryOptions.Screen.allCases.firstIndex(of: options.screen) ?? 0)
+        tabBar.select(tabs.selectedIndex)
+        tabBar.onSelect = { [weak self] index in self?.tabs.select(index) }
+        tabs.selectionDidChange = { [weak self] index in self?.tabBar.select(index) }
+        chats.openChat = { [weak self] chat in
+            guard let self else { return }
+            let thread = ThreadController(chat: chat, data: self.data)
+            self.host.addFrameParticipant(thread.list)
+            self.chatsNavigation.push(thread, animated: true)
+        }
+        for screen in [chats, firstThread, photos, text] as [ListScreen] { host.addFrameParticipant(screen.list) }
+        host.keyHandler = { [weak self] key, _ in
+            guard let self else { return false }
+            if key == .function(2) { self.toggleOverlay(); return true }
+            return false
+        }
+        host.setRootController(tabs)
+        if options.showsOverlay { toggleOverlay() }
+    }
+
+    /// Makes the window (or the headless output) and the app, ready to run.
+    static func make(options: GalleryOptions, assets: URL) throws -> GalleryApp {
+        let data = try ChatData(assets: assets)
+        let backend = try SDLRenderBackend(.init(title: "Tessera gallery", size: options.size, scale: options.scale,
+                                                 headless: options.headless, resizable: true))
+        let compositor = Compositor(backend: backend, scale: options.scale,
+                                    configuration: .init(clearColor: Color(rgb: 0x12161B)))
+        return try GalleryApp(options: options, data: data, host: NodeHost(compositor: compositor), backend: backend)
+    }
+
+    func toggleOverlay() {
+        overlayShown.toggle()
+        if overlayShown {
+            let size = PerfOverlayNode.size
+            overlay.frame = Rect(x: host.viewportSize.width - size.width - 12, y: 12, width: size.width, height: size.height)
+            overlay.enterInterfaceState(.onScreen) {
+                host.rootLayer.addSublayer(overlay.layer)
+                overlay.layoutIfNeeded()
+            }
+        } else {
+            overlay.setInterfaceState([])
+            overlay.layerIfLoaded?.removeFromSuperlayer()
+        }
+    }
+
+    /// One frame at the frame clock's `time` with `events`.
+    @discardableResult
+    func frame(time: Double, events: [InputEvent]) -> FrameRecord {
+        self.time = time
+        if events.contains(where: { if case .resized = $0 { return true } else { return false } }) {
+            host.viewportDidChange()
+            if overlayShown { toggleOverlay(); toggleOverlay() }
+        }
+        let record = host.runFrame(time: time, events: events)
+        history.append(record, wallTime: Double(MonotonicClock.nanoseconds()) / 1e9)
+        if overlayShown {
+            overlay.update(history: history, record: record, checkerboardPercent: record.checkerboardPercent, time: time)
+            overlay.layoutIfNeeded()
+        }
+        return record
+    }
+
+    /// Runs frames until nothing is left to measure, draw, decode or commit (bounded), so a headless
+    /// screenshot shows finished contents.
+    func settle(maximumFrames: Int = 120) {
+        var quiet = 0
+        for _ in 0..<maximumFrames {
+            Runtime.shared.scheduler.waitUntilIdle()
+            time += 1.0 / 60
+            let record = frame(time: time, events: [])
+            let idle = record.displaysStarted == 0 && record.commitsApplied == 0 && record.mainQueueItems == 0
+                && Runtime.shared.pendingCommitCount == 0 && Runtime.shared.scheduler.queueDepth == 0
+                && Runtime.shared.scheduler.runningCount == 0 && Runtime.shared.animator.count == 0
+            quiet = idle ? quiet + 1 : 0
+            if quiet >= 3 { return }
+        }
+    }
+
+    /// The frame loop: real 60 Hz pacing with a display, a virtual clock headless. Stops on quit, or after
+    /// `frames` frames, where it writes the screenshot if one was asked for.
+    func run() throws {
+        let clock: FrameClock = options.headless ? VirtualFrameClock() : RealFrameClock()
+        var count = 0
+        while true {
+            let events = host.compositor.pollEvents()
+            if events.contains(.quit) { break }
+            frame(time: clock.now, events: events)
+            count += 1
+            if let frames = options.frames, count >= frames { break }
+            clock.waitForNextFrame()
+        }
+        if let screenshot = options.screenshot { try writeScreenshot(to: screenshot) }
+        let sorted = history.records.map(\.totalMilliseconds).sorted()
+        if !sorted.isEmpty {
+            print(String(format: "gallery: %d frames; main thread p50 %.2f ms, p99 %.2f ms; %d over budget",
+                         history.frameCount, history.percentile(0.5), history.percentile(0.99), history.framesOverBudget))
+        }
+    }
+
+    /// Settles, then writes the composited frame as a PNG.
+    func writeScreenshot(to path: String) throws {
+        settle()
+        guard let pixels = host.compositor.capture(host.rootLayer) else { throw GalleryError("could not read the frame back") }
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try pixels.writePNG(to: url.path)
+        print("gallery: screenshot written to \(url.path)")
+    }
+}

@@ -1,0 +1,61 @@
+import Compositor
+import NodeRuntime
+
+/// The tab bar: one button per screen, made of nodes; a tap selects.
+final class TabBarNode: Node, NodeDrawing {
+    final class ButtonNode: Node {
+        let label: TextNode
+        let title: String
+        var isSelected = false {
+            didSet { label.attributedText = AttributedText(title, attributes: Self.attributes(selected: isSelected)) }
+        }
+
+        init(title: String) {
+            self.title = title
+            label = TextNode(title, attributes: Self.attributes(selected: false))
+            super.init()
+            isUserInteractionEnabled = true
+            addSubnode(label)
+        }
+
+        static func attributes(selected: Bool) -> TextAttributes {
+            Theme.text(13, bold: selected, color: selected ? Theme.accent : Theme.secondary)
+        }
+
+        override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+            label.centered()
+        }
+    }
+
+    let buttons: [ButtonNode]
+    var onSelect: ((Int) -> Void)?
+
+    init(titles: [String]) {
+        buttons = titles.enumerated().map { ButtonNode(title: "\($0.offset + 1)  \($0.element)") }
+        super.init()
+        buttons.forEach { addSubnode($0) }
+    }
+
+    override func didLoad() {
+        super.didLoad()
+        for (index, button) in buttons.enumerated() {
+            button.addGestureRecognizer(TapGestureRecognizer { [weak self] recognizer in
+                if recognizer.state == .recognized { self?.onSelect?(index) }
+            })
+        }
+    }
+
+    func select(_ index: Int) {
+        for (i, button) in buttons.enumerated() { button.isSelected = i == index }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        HStack { buttons.map { $0.flexGrow(1).flexBasis(.points(0)) } }
+    }
+
+    func drawParameters() -> Bool { true }
+    static func draw(_ parameters: Bool, in context: inout BitmapContext, info: DrawInfo) {
+        context.fill(info.bounds, color: Theme.tabBar)
+        context.fill(Rect(x: 0, y: 0, width: info.bounds.width, height: 0.5), color: Color(rgb: 0xD0D5DB))
+    }
+}

@@ -1,0 +1,451 @@
+import Compositor
+import Foundation
+import NodeRuntime
+
+/// The fling benchmark: a chat list of `rows` rows (avatar, title, time, two-line preview) scrolled at
+/// `speed` points a second for `frames` frames on the software renderer, 1280×800, measuring the UI
+/// thread's time per frame and what the frames showed.
+///
+/// The scroll position follows a virtual clock (frame i is at `speed · i / 60`), so every run scrolls
+/// through the same rows; frames are paced by a `RealFrameClock` at 60 Hz, so the display workers get
+/// the time they would in an app. Every row's avatar is a distinct image (its own cache key), as in a
+/// list of distinct people: nothing is saved by the decoded-image cache.
+///
+/// Modes:
+/// - `async`: the runtime as it is — rows made and measured on workers, drawn ahead of the viewport,
+///   committed within the upload budget.
+/// - `sync`: the way a UIKit-style app does it: a row is made, measured, decoded and drawn on the UI
+///   thread when it becomes visible (`loadsRowsOnMainThread`, visible-only ranges,
+///   `Runtime.forcesSynchronousDisplay`, avatars decoded inside their draw).
+/// - `floor`: every row the fling passes is drawn and uploaded before timing starts, so a frame only
+///   places textures: the least a frame can cost.
+///
+/// Main-thread time is measured from the start of the frame's work (the scroll step, then event
+/// handling) to the return of present, without the pacing wait.
+/// - Thread: main
+struct FlingBenchmark {
+    enum Mode: String, CaseIterable, Sendable {
+        case floor, async, sync
+    }
+
+    let assets: URL
+    let rows: Int
+    let frames: Int
+    let speed: Double
+    let mode: Mode
+
+    static let viewport = Size(width: 1280, height: 800)
+    static let rowHeight = 76.0
+    /// The UI thread's budget at 60 Hz, in milliseconds.
+    static let frameBudgetMilliseconds = 1000.0 / 60
+
+    init(assets: URL, rows: Int, frames: Int, speed: Double, mode: Mode) {
+        self.assets = assets
+        self.rows = max(1, rows)
+        self.frames = max(1, frames)
+        self.speed = speed.isFinite ? max(0, speed) : 3000
+        self.mode = mode
+    }
+
+    /// One mode's results.
+    struct Report {
+        var mode: Mode
+        var rows: Int
+        var frames: Int
+        var speed: Double
+        var viewport: Size
+        var renderer: String
+        var workers: Int
+        /// The UI thread's milliseconds for each timed frame.
+        var frameMilliseconds: [Double] = []
+        var framesOverBudget = 0
+        var checkerboardPercent = 0.0
+        var uploadCount = 0
+        var uploadBytes = 0
+        var rendersCompleted = 0
+        var rendersCancelled = 0
+        var peakTextureBytes = 0
+        var peakBitmapBytes = 0
+        var peakRSSBytes = 0
+
+        /// The nearest-rank percentile of the frame times.
+        func percentile(_ p: Double) -> Double {
+            let sorted = frameMilliseconds.sorted()
+            guard !sorted.isEmpty else { return 0 }
+            let rank = Int((p * Double(sorted.count)).rounded(.up))
+            return sorted[min(sorted.count - 1, max(0, rank - 1))]
+        }
+
+        /// This mode alone, in the gallery's fling report format (ratios need the other modes: null).
+        var json: String { FlingBenchmark.json([self]) }
+
+        /// One line for a table.
+        var tableRow: String {
+            String(format: "%-6@ %7.2f %7.2f %7.2f %7.2f %6d %9.3f%% %7d %8.1f %6d/%-6d %7.1f %7.1f %7.1f",
+                   mode.rawValue as NSString, percentile(0.5), percentile(0.95), percentile(0.99),
+                   frameMilliseconds.max() ?? 0, framesOverBudget, checkerboardPercent, uploadCount,
+                   Double(uploadBytes) / 1_048_576, rendersCompleted, rendersCancelled,
+                   Double(peakTextureBytes) / 1_048_576, Double(peakBitmapBytes) / 1_048_576, Double(peakRSSBytes) / 1_048_576)
+        }
+
+        static let tableHeader =
+            "mode       p50     p95     p99     max  >16.7 checkerbd uploads   upl MB  renders ok/cancel tex MB  bmp MB  rss MB"
+    }
+
+    /// The fling report for the modes given (any of floor, async, sync), with the ratios that they
+    /// allow (null otherwise), as `gallery --bench fling --json` writes it.
+    static func json(_ reports: [Report]) -> String {
+        guard let first = reports.first else { return "{}\n" }
+        func number(_ value: Double) -> String { value.isFinite ? String(format: "%.4f", value) : "null" }
+        var modes: [String] = []
+        for mode in Mode.allCases {
+            guard let report = reports.first(where: { $0.mode == mode }) else { continue }
+            modes.append("\"\(mode.rawValue)\":{"
+                + "\"mainThreadMs\":{\"p50\":\(number(report.percentile(0.5))),\"p95\":\(number(report.percentile(0.95))),"
+                + "\"p99\":\(number(report.percentile(0.99))),\"max\":\(number(report.frameMilliseconds.max() ?? 0))},"
+                + "\"framesOverBudget\":\(report.framesOverBudget),"
+                + "\"checkerboardPercent\":\(number(report.checkerboardPercent)),"
+                + "\"uploads\":{\"count\":\(report.uploadCount),\"bytes\":\(report.uploadBytes)},"
+                + "\"renders\":{\"completed\":\(report.rendersCompleted),\"cancelled\":\(report.rendersCancelled)},"
+                + "\"peakTextureBytes\":\(report.peakTextureBytes),\"peakBitmapBytes\":\(report.peakBitmapBytes),"
+                + "\"peakRSSBytes\":\(report.peakRSSBytes)}")
+        }
+        func p99(_ mode: Mode) -> Double? { reports.first { $0.mode == mode }?.percentile(0.99) }
+        func ratio(_ a: Double?, _ b: Double?) -> String {
+            guard let a, let b, b > 0 else { return "null" }
+            return number(a / b)
+        }
+        let renderer = first.renderer.replacingOccurrences(of: "\"", with: "'")
+        return "{\"scenario\":\"fling\",\"rows\":\(first.rows),\"frames\":\(first.frames),"
+            + "\"speedPxPerSec\":\(number(first.speed)),"
+            + "\"viewport\":[\(Int(first.viewport.width)),\(Int(first.viewport.height))],"
+            + "\"renderer\":\"\(renderer)\",\"workers\":\(first.workers),"
+            + "\"modes\":{\(modes.joined(separator: ","))},"
+            + "\"ratios\":{\"syncOverAsyncP99\":\(ratio(p99(.sync), p99(.async))),"
+            + "\"asyncOverFloorP99\":\(ratio(p99(.async), p99(.floor)))}}\n"
+    }
+
+    /// A printable table of the modes given.
+    static func table(_ reports: [Report]) -> String {
+        guard let first = reports.first else { return "" }
+        var lines = [String(format: "fling benchmark: %d rows, %d frames at %.0f px/s, %.0f×%.0f, renderer %@, %d workers (ms per frame, UI thread)",
+                            first.rows, first.frames, first.speed, first.viewport.width, first.viewport.height,
+                            first.renderer as NSString, first.workers),
+                     Report.tableHeader]
+        lines += reports.map(\.tableRow)
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: Running
+
+    func run() throws -> Report {
+        let data = try FlingChatData(assets: assets)
+        let backend = try SDLRenderBackend(.init(title: "fling benchmark", size: Self.viewport, headless: true))
+        let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0xEFEFF4)))
+        let host = NodeHost(compositor: compositor)
+        let runtime = host.runtime
+        let scheduler = runtime.scheduler
+        let wasSynchronous = runtime.forcesSynchronousDisplay
+        runtime.forcesSynchronousDisplay = mode == .sync
+        defer { runtime.forcesSynchronousDisplay = wasSynchronous }
+
+        let fonts = FontRegistry(fontsFolder: assets.appendingPathComponent("fonts").path)
+        let source = FlingRows(data: data, count: rows, synchronousAvatars: mode == .sync,
+                               cache: ImageCache(budgetBytes: 8 << 20), fonts: fonts)
+        let list = ListNode()
+        list.debugName = "fling"
+        list.backgroundColor = Color(rgb: 0xEFEFF4)
+        list.estimatedRowHeight = Self.rowHeight
+        let pathLength = speed * Double(frames) / 60
+        switch mode {
+        case .async:
+            break
+        case .sync:
+            list.loadsRowsOnMainThread = true
+            list.fullRangeTuning = .visibleOnly
+            list.minimumRangeTuning = .visibleOnly
+        case .floor:
+            // Everything the fling will pass, kept drawn.
+            let screens = pathLength / Self.viewport.height + 1
+            let tuning = ListRangeTuning(display: .init(leading: screens, trailing: 0.5),
+                                         preload: .init(leading: screens, trailing: 0.5),
+                                         measure: .init(leading: screens, trailing: 0.5))
+            list.fullRangeTuning = tuning
+            list.minimumRangeTuning = tuning
+        }
+        list.dataSource = source
+        host.setRootNode(list)
+        host.addFrameParticipant(list)
+
+        // Warm-up, untimed: the list shows its first screen and has been scrolled (a list in use
+        // runs with its full ranges), and everything it started has finished.
+        var time = 0.0
+        func untimedFrame() {
+            time += 1.0 / 60
+            host.runFrame(time: time, events: [])
+            scheduler.waitUntilIdle()
+        }
+        func settle() {
+            for _ in 0..<8 { untimedFrame() }
+        }
+        settle()
+        list.setContentOffset(1, animated: false)
+        untimedFrame()
+        list.setContentOffset(0, animated: false)
+        settle()
+        if mode == .floor {
+            // Draw and upload every row of the path once, then come back to the top.
+            var offset = 0.0
+            while offset < pathLength {
+                offset = min(pathLength, offset + Self.viewport.height / 2)
+                list.setContentOffset(offset, animated: false)
+                settle()
+            }
+            list.setContentOffset(0, animated: false)
+            settle()
+        }
+
+        // Timed.
+        var report = Report(mode: mode, rows: rows, frames: frames, speed: speed, viewport: Self.viewport,
+                            renderer: backend.rendererName, workers: scheduler.workerCount)
+        scheduler.resetStatistics()
+        let listBefore = list.statistics
+        let displaysBefore = runtime.counters.snapshot.displaysStarted
+        var visibleArea = 0.0, checkerboardArea = 0.0
+        let clock = RealFrameClock()
+        let start = time
+        report.frameMilliseconds.reserveCapacity(frames)
+        for frame in 1...frames {
+            let frameTime = start + Double(frame) / 60
+            let begin = MonotonicClock.nanoseconds()
+            list.setContentOffset(speed * Double(frame) / 60, animated: false)
+            let record = host.runFrame(time: frameTime, events: [])
+            let milliseconds = MonotonicClock.milliseconds(since: begin)
+            report.frameMilliseconds.append(milliseconds)
+            if milliseconds > Self.frameBudgetMilliseconds { report.framesOverBudget += 1 }
+            visibleArea += record.visibleCellArea
+            checkerboardArea += record.checkerboardArea
+            report.uploadCount += record.compositor.uploads
+            report.uploadBytes += record.compositor.uploadBytes
+            report.peakTextureBytes = max(report.peakTextureBytes, record.compositor.liveTextureBytes)
+            report.peakBitmapBytes = max(report.peakBitmapBytes, Bitmap.liveByteCount)
+            report.peakRSSBytes = max(report.peakRSSBytes, Self.residentBytes())
+            clock.waitForNextFrame()
+        }
+        report.checkerboardPercent = visibleArea > 0 ? 100 * checkerboardArea / visibleArea : 0
+
+        // Renders: draw and decode jobs on the workers (not the list's measure jobs), plus draws made
+        // on the UI thread in the synchronous mode.
+        let statistics = scheduler.statistics
+        let listAfter = list.statistics
+        let measuresCompleted = listAfter.measuresCompleted - listBefore.measuresCompleted
+        let measuresCancelled = listAfter.measuresCancelled - listBefore.measuresCancelled
+        report.rendersCompleted = max(0, statistics.completed - measuresCompleted)
+        report.rendersCancelled = max(0, statistics.cancelledBeforeStart + statistics.cancelledWhileRunning - measuresCancelled)
+        if mode == .sync { report.rendersCompleted += runtime.counters.snapshot.displaysStarted - displaysBefore }
+
+        host.removeFrameParticipant(list)
+        host.setRootNode(nil)
+        scheduler.waitUntilIdle()
+        runtime.mainQueue.drain()
+        runtime.applyPendingCommits()
+        return report
+    }
+
+    /// The process's resident memory now, from /proc (0 where there is none).
+    static func residentBytes() -> Int {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = statm.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
+
+// MARK: - The rows
+
+/// What the benchmark takes from the chat dataset: per chat, its title, last message and avatar.
+struct FlingChatData {
+    struct Chat: Sendable {
+        var title: String
+        var preview: String
+        var time: String
+        /// The avatar photo's bytes, shared by every row of the chat (read once per file).
+        var avatarBytes: [UInt8]
+    }
+
+    let chats: [Chat]
+
+    private struct File: Decodable {
+        struct Chat: Decodable {
+            var id: Int
+            var title: String
+            var avatar: String?
+            var group: Bool?
+            var messages: [Message]
+        }
+        struct Message: Decodable {
+            var author: String?
+            var text: String
+            var time: String
+            var out: Bool?
+        }
+        var chats: [Chat]
+    }
+
+    struct Missing: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(assets: URL) throws {
+        let url = assets.appendingPathComponent("data/chats.json")
+        guard let json = FileManager.default.contents(atPath: url.path) else {
+            throw Missing(description: "fling benchmark: cannot read \(url.path)")
+        }
+        let file = try JSONDecoder().decode(File.self, from: json)
+        let photos = try FileManager.default.contentsOfDirectory(atPath: assets.appendingPathComponent("photos").path)
+            .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
+        guard !photos.isEmpty, !file.chats.isEmpty else { throw Missing(description: "fling benchmark: no chats or photos in \(assets.path)") }
+        var bytesByPath: [String: [UInt8]] = [:]
+        func bytes(_ relative: String) throws -> [UInt8] {
+            if let known = bytesByPath[relative] { return known }
+            let path = assets.appendingPathComponent(relative).path
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw Missing(description: "fling benchmark: cannot read \(path)")
+            }
+            bytesByPath[relative] = [UInt8](data)
+            return bytesByPath[relative]!
+        }
+        // Every row gets a photo avatar: the chat's own, else one of the photos by the chat's id.
+        chats = try file.chats.map { chat in
+            let last = chat.messages.last
+            var preview = last.map { $0.text.isEmpty ? "Photo" : $0.text.replacingOccurrences(of: "\n", with: " ") } ?? ""
+            if chat.group == true, let last { preview = ((last.out ?? false) ? "You" : (last.author ?? "")) + ": " + preview }
+            let time = last.map { String($0.time.suffix(5)) } ?? ""
+            let avatar = chat.avatar ?? "photos/" + photos[abs(chat.id) % photos.count]
+            return Chat(title: chat.title, preview: preview, time: time, avatarBytes: try bytes(avatar))
+        }
+    }
+}
+
+/// The list's data source: row `i` shows chat `i mod count`, with a cache key of its own for the avatar.
+/// - Thread: main
+final class FlingRows: ListDataSource {
+    let data: FlingChatData
+    let count: Int
+    let synchronousAvatars: Bool
+    let cache: ImageCache
+    let fonts: FontRegistry
+
+    init(data: FlingChatData, count: Int, synchronousAvatars: Bool, cache: ImageCache, fonts: FontRegistry) {
+        self.data = data
+        self.count = count
+        self.synchronousAvatars = synchronousAvatars
+        self.cache = cache
+        self.fonts = fonts
+    }
+
+    func numberOfRows(in list: ListNode) -> Int { count }
+
+    func estimatedHeightForRow(at row: Int, in list: ListNode) -> Double? { FlingBenchmark.rowHeight }
+
+    func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
+        let model = FlingChatRow.Model(chat: data.chats[row % data.chats.count], avatarName: "avatar-\(row)",
+                                       synchronousAvatar: synchronousAvatars, cache: cache, fonts: fonts)
+        return { FlingChatRow(model) }
+    }
+}
+
+/// A chat row: a round avatar, the title and time on one line, two lines of preview.
+final class FlingChatRow: Node {
+    struct Model: Sendable {
+        var chat: FlingChatData.Chat
+        var avatarName: String
+        var synchronousAvatar: Bool
+        var cache: ImageCache
+        var fonts: FontRegistry
+    }
+
+    let avatar: Node
+    let title: TextNode
+    let time: TextNode
+    let preview: TextNode
+
+    init(_ model: Model) {
+        if model.synchronousAvatar {
+            avatar = DecodingAvatarNode(bytes: model.chat.avatarBytes, name: model.avatarName)
+        } else {
+            let image = ImageNode()
+            image.imageCache = model.cache
+            image.source = .data(model.chat.avatarBytes, name: model.avatarName)
+            image.imageCornerRadii = CornerRadii(26)
+            image.emptyColor = Color(rgb: 0xE4E7EC)
+            image.contentsCrossFadeDuration = 0
+            avatar = image
+        }
+        func text(_ string: String, size: Double, bold: Bool = false, color: Color) -> TextNode {
+            let node = TextNode(string, attributes: TextAttributes(font: TextFont(size: size, isBold: bold), color: color))
+            node.fontRegistry = model.fonts
+            return node
+        }
+        title = text(model.chat.title, size: 15, bold: true, color: Color(rgb: 0x111418))
+        title.maximumNumberOfLines = 1
+        title.truncationMode = .end
+        time = text(model.chat.time, size: 12, color: Color(rgb: 0x8A94A6))
+        preview = text(model.chat.preview, size: 14, color: Color(rgb: 0x5F6B7A))
+        preview.maximumNumberOfLines = 2
+        preview.truncationMode = .end
+        super.init()
+        backgroundColor = .white
+        for node in [avatar, title, time, preview] { addSubnode(node) }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        HStack(spacing: 12, alignItems: .center) {
+            avatar.size(Size(width: 52, height: 52))
+            VStack(spacing: 3) {
+                HStack(spacing: 8, alignItems: .center) {
+                    title.flexShrink(1)
+                    Spacer()
+                    time
+                }
+                preview.flexShrink(1)
+            }.flexGrow(1).flexShrink(1)
+        }
+        .inset(EdgeInsets(top: 10, left: 12, bottom: 10, right: 12))
+        .height(.points(FlingBenchmark.rowHeight))
+    }
+}
+
+/// The synchronous baseline's avatar: decodes its photo inside its draw, which that mode runs on the UI
+/// thread when the row becomes visible, as a table-view cell setting its image would.
+final class DecodingAvatarNode: Node, NodeDrawing {
+    struct DrawParameters: Sendable {
+        var bytes: [UInt8]
+        var name: String
+    }
+
+    private let parameters: DrawParameters
+
+    init(bytes: [UInt8], name: String) {
+        parameters = DrawParameters(bytes: bytes, name: name)
+        super.init()
+    }
+
+    func drawParameters() -> DrawParameters { parameters }
+
+    static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
+        let bounds = info.bounds
+        let target = (width: Int((bounds.width * info.scale).rounded(.up)), height: Int((bounds.height * info.scale).rounded(.up)))
+        guard let decoded = try? ImageDecoder.decode(.data(parameters.bytes, name: parameters.name)),
+              let shown = try? ImageDecoder.prepareForDisplay(decoded, crop: nil, mode: .aspectFill, target: target,
+                                                              scale: info.scale) else {
+            context.fill(bounds, color: Color(rgb: 0xE4E7EC))
+            return
+        }
+        context.saveClip()
+        context.clip(toRoundedRect: bounds, radii: CornerRadii(bounds.width / 2))
+        let w = Double(shown.width) / info.scale, h = Double(shown.height) / info.scale
+        context.draw(shown, in: Rect(x: bounds.midX - w / 2, y: bounds.midY - h / 2, width: w, height: h))
+        context.restoreClip()
+    }
+}

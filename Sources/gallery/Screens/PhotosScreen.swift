@@ -1,0 +1,74 @@
+import Compositor
+import Foundation
+import NodeRuntime
+
+/// A row of the photo grid: photos aspect-filled in square tiles, each column rounding its corners a
+/// different way (baked into the bitmap, corner pieces, clipped by the compositor).
+final class PhotoRowNode: Node {
+    static let columns = 3
+    static let spacing = 4.0
+    let tiles: [ImageNode]
+
+    init(paths: [String], row: Int) {
+        tiles = paths.enumerated().map { column, path in
+            let tile = ImageNode()
+            tile.source = .file(path)
+            tile.contentMode = .aspectFill
+            tile.emptyColor = Color(rgb: 0x2A323C)
+            switch (row + column) % 3 {
+            case 0:
+                tile.imageCornerRadii = CornerRadii(topLeft: 18, topRight: 4, bottomLeft: 4, bottomRight: 18)
+            case 1:
+                tile.cornerRadius = 12
+                tile.cornerRoundingMode = .clipping
+                tile.cornerClipColor = Color(rgb: 0x12161B)
+            default:
+                tile.cornerRadius = 24
+                tile.cornerRoundingMode = .compositorClip
+            }
+            return tile
+        }
+        super.init()
+        isTransactionContainer = true
+        tiles.forEach { addSubnode($0) }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        HStack(spacing: Self.spacing) {
+            tiles.map { $0.ratio(1).flexGrow(1).flexBasis(.points(0)) }
+        }
+        .inset(EdgeInsets(top: Self.spacing / 2, left: Self.spacing, bottom: Self.spacing / 2, right: Self.spacing))
+    }
+}
+
+/// Every photo of the assets, repeated into a long grid.
+final class PhotosController: NodeController, ListDataSource, ListScreen {
+    let paths: [String]
+    let list = ListNode()
+    let rowCount: Int
+
+    init(data: ChatData, rows: Int = 60) throws {
+        let folder = data.assets.appendingPathComponent("photos")
+        paths = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
+            .map { folder.appendingPathComponent($0).path }
+        rowCount = rows
+        super.init(node: list)
+        list.debugName = "photos"
+        list.backgroundColor = Color(rgb: 0x12161B)
+        list.estimatedRowHeight = 140
+        list.dataSource = self
+    }
+
+    override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
+        list.handleKey(key, modifiers: modifiers)
+    }
+
+    func numberOfRows(in list: ListNode) -> Int { paths.isEmpty ? 0 : rowCount }
+
+    func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
+        let columns = PhotoRowNode.columns
+        let rowPaths = (0..<columns).map { paths[(row * columns + $0) % paths.count] }
+        return { PhotoRowNode(paths: rowPaths, row: row) }
+    }
+}

@@ -1,0 +1,147 @@
+import Compositor
+import Foundation
+import NodeRuntime
+
+/// A captioned sample of one TextNode feature.
+final class TextSampleNode: Node, NodeDrawing {
+    let caption: TextNode
+    let sample: TextNode
+
+    let captionText: String
+
+    init(caption: String, sample: TextNode) {
+        captionText = caption.uppercased()
+        self.caption = TextNode(captionText, attributes: Theme.text(11, bold: true, color: Theme.secondary))
+        self.sample = sample
+        super.init()
+        isTransactionContainer = true
+        addSubnode(self.caption)
+        addSubnode(sample)
+    }
+
+    /// A tapped link shows where it leads in the caption.
+    override func didLoad() {
+        super.didLoad()
+        sample.linkTapHandler = { [weak self] link in
+            guard let self else { return }
+            self.caption.attributedText = AttributedText("\(self.captionText) — opened \(link)",
+                                                         attributes: Theme.text(11, bold: true, color: Theme.accent))
+        }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack(spacing: 6) {
+            caption
+            sample.flexShrink(1)
+        }
+        .inset(EdgeInsets(top: 12, left: 16, bottom: 12, right: 16))
+    }
+
+    func drawParameters() -> Bool { true }
+    static func draw(_ parameters: Bool, in context: inout BitmapContext, info: DrawInfo) {
+        context.fill(info.bounds, color: Theme.background)
+        context.fill(Rect(x: 16, y: info.bounds.height - 0.5, width: info.bounds.width - 32, height: 0.5), color: Theme.separator)
+    }
+}
+
+/// Every TextNode feature, one per row: alignments, truncation, decorations, links, spoilers,
+/// right-to-left text, quotes and code.
+final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
+    let list = ListNode()
+    /// Shown when a link is tapped.
+    var linkTapped: ((String) -> Void)?
+    private let samples: [@Sendable () -> Node]
+
+    init(data: ChatData) {
+        let lorem = "Nodes are measured on any thread, drawn on background workers, and placed on the screen by the main thread only when they are complete."
+        let arabic = data.chats.first { $0.locale.hasPrefix("ar") }?.messages.first?.text ?? "مرحبا بالعالم"
+        let hebrew = data.chats.first { $0.locale.hasPrefix("he") }?.messages.first?.text ?? "שלום עולם"
+        func sample(_ caption: String, _ make: @escaping @Sendable () -> TextNode) -> @Sendable () -> Node {
+            { TextSampleNode(caption: caption, sample: make()) }
+        }
+        let body = Theme.text(15)
+        var items: [@Sendable () -> Node] = []
+        for (name, alignment) in [("left", TextAlignment.left), ("center", .center), ("right", .right), ("natural", .natural)] {
+            items.append(sample("Alignment: \(name)") {
+                let node = TextNode(lorem, attributes: body)
+                node.alignment = alignment
+                return node
+            })
+        }
+        for (name, mode) in [("end", TruncationMode.end), ("middle", .middle), ("start", .start)] {
+            items.append(sample("Truncation at the \(name), two lines") {
+                let node = TextNode(lorem + " " + lorem, attributes: body)
+                node.maximumNumberOfLines = 2
+                node.truncationMode = mode
+                return node
+            })
+        }
+        items.append(sample("Custom truncation token") {
+            let node = TextNode(lorem + " " + lorem, attributes: body)
+            node.maximumNumberOfLines = 1
+            node.truncationToken = AttributedText(" … more", attributes: Theme.text(15, color: Theme.accent))
+            return node
+        })
+        items.append(sample("Decorations") {
+            var text = AttributedText("Struck through", attributes: TextAttributes(font: .system(size: 15), color: Theme.title, isStruckThrough: true))
+            text.append(", ", attributes: body)
+            text.append("underlined", attributes: TextAttributes(font: .system(size: 15), color: Theme.title, isUnderlined: true))
+            text.append(", ", attributes: body)
+            text.append("highlighted", attributes: TextAttributes(font: .system(size: 15), color: Theme.title, backgroundColor: Color(rgb: 0xFFF3A3)))
+            text.append(" and ", attributes: body)
+            text.append("bold", attributes: Theme.text(15, bold: true))
+            text.append(" runs in one paragraph.", attributes: body)
+            return TextNode(attributedText: text)
+        })
+        items.append(sample("Links: click one") {
+            var text = AttributedText("Read the ", attributes: body)
+            var link = TextAttributes(font: .system(size: 15), color: Theme.accent, isUnderlined: true)
+            link.link = "tessera://docs/nodes"
+            text.append("node guide", attributes: link)
+            text.append(" or the ", attributes: body)
+            link.link = "tessera://docs/layout"
+            text.append("layout notes", attributes: link)
+            text.append(".", attributes: body)
+            return TextNode(attributedText: text)
+        })
+        items.append(sample("Spoilers: click to reveal") {
+            var text = AttributedText("The answer is ", attributes: body)
+            var spoiler = body
+            spoiler.isSpoiler = true
+            text.append("forty-two", attributes: spoiler)
+            text.append(", and the butler did ", attributes: body)
+            text.append("not do it", attributes: spoiler)
+            text.append(".", attributes: body)
+            return TextNode(attributedText: text)
+        })
+        items.append(sample("Arabic, right to left") { TextNode(arabic, attributes: body) })
+        items.append(sample("Hebrew, right to left") { TextNode(hebrew, attributes: body) })
+        items.append(sample("Mixed directions in one line") {
+            TextNode("Tessera draws שלום and مرحبا beside English words.", attributes: body)
+        })
+        items.append(sample("Block quote with a title") {
+            var quote = body
+            quote.block = TextBlock(.quote, title: "Texture guide")
+            return TextNode(attributedText: AttributedText("Creating a node doesn't create its underlying layer, so nodes are cheap to make on any thread.", attributes: quote))
+        })
+        items.append(sample("Code block") {
+            var code = TextAttributes(font: .monospaced(size: 13), color: Theme.title)
+            code.block = TextBlock(.code)
+            return TextNode(attributedText: AttributedText("static func draw(_ p: Parameters,\n                 in context: inout BitmapContext,\n                 info: DrawInfo)", attributes: code))
+        })
+        samples = items
+        super.init(node: list)
+        list.debugName = "text"
+        list.backgroundColor = Color(rgb: 0xF1F3F5)
+        list.estimatedRowHeight = 90
+        list.dataSource = self
+    }
+
+    override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
+        list.handleKey(key, modifiers: modifiers)
+    }
+
+    func numberOfRows(in list: ListNode) -> Int { samples.count }
+
+    func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock { samples[row] }
+}

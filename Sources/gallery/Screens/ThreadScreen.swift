@@ -1,0 +1,159 @@
+import Compositor
+import Foundation
+import NodeRuntime
+
+/// A row of a chat thread: a day separator or one message bubble.
+enum ThreadItem: Sendable {
+    case day(String)
+    case message(ChatData.Message, replyTo: ChatData.Message?, group: Bool)
+}
+
+/// A day pill, centred.
+final class DaySeparatorNode: Node {
+    let label: TextNode
+    let pill = Node()
+
+    init(_ day: String) {
+        label = TextNode(day, attributes: Theme.text(12, bold: true, color: .white))
+        super.init()
+        pill.backgroundColor = Color(rgb: 0x6B8296, alpha: 200)
+        pill.cornerRadius = 11
+        pill.cornerRoundingMode = .compositorClip
+        addSubnode(pill)
+        addSubnode(label)
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        label.inset(EdgeInsets(top: 3, left: 10, bottom: 3, right: 10)).background(pill)
+            .centered(.x).inset(EdgeInsets(top: 8, left: 0, bottom: 8, right: 0))
+    }
+}
+
+/// One message: a bubble with an optional reply header, an optional photo, the text and the time,
+/// on the left (incoming) or right (outgoing), with a tail on the bottom corner.
+final class MessageNode: Node {
+    let bubble = ImageNode()
+    let author: TextNode?
+    let replyBar: Node?
+    let replyAuthor: TextNode?
+    let replyText: TextNode?
+    let photo: ImageNode?
+    let text: TextNode?
+    let time: TextNode
+    let outgoing: Bool
+
+    init(_ message: ChatData.Message, replyTo: ChatData.Message?, group: Bool, photoPath: String?) {
+        outgoing = message.out
+        let tint = outgoing ? Theme.outgoingMeta : Theme.accent
+        bubble.emptyColor = outgoing ? Theme.outgoingBubble : Theme.incomingBubble
+        bubble.imageCornerRadii = CornerRadii(14)
+        bubble.bubbleTail = BubbleTail(side: outgoing ? .right : .left, width: 6)
+        author = group && !outgoing ? TextNode(message.author, attributes: Theme.text(13, bold: true, color: tint)) : nil
+        if let replyTo {
+            let bar = Node()
+            bar.backgroundColor = tint
+            bar.cornerRadius = 1.5
+            replyBar = bar
+            replyAuthor = TextNode(replyTo.out ? "You" : replyTo.author, attributes: Theme.text(13, bold: true, color: tint))
+            let quoted = TextNode(replyTo.text.isEmpty ? "Photo" : replyTo.text.replacingOccurrences(of: "\n", with: " "),
+                                  attributes: Theme.text(13, color: Theme.title))
+            quoted.maximumNumberOfLines = 1
+            replyText = quoted
+        } else {
+            replyBar = nil; replyAuthor = nil; replyText = nil
+        }
+        if let photoPath {
+            let image = ImageNode()
+            image.source = .file(photoPath)
+            image.contentMode = .aspectFill
+            image.imageCornerRadii = CornerRadii(10)
+            image.emptyColor = Color(rgb: 0xC9D3DD)
+            photo = image
+        } else {
+            photo = nil
+        }
+        text = message.text.isEmpty ? nil : TextNode(message.text, attributes: Theme.text(15))
+        time = TextNode(Format.clockTime(message.time),
+                        attributes: Theme.text(11, color: outgoing ? Theme.outgoingMeta : Theme.secondary))
+        super.init()
+        isTransactionContainer = true
+        addSubnode(bubble)
+        for node in [author, replyBar, replyAuthor, replyText, photo, text, time].compactMap({ $0 }) { addSubnode(node) }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        let width = constrainedSize.max.width.isFinite ? constrainedSize.max.width : 480
+        let maxBubble = min(460, width * 0.78)
+        let photoSpec: (any LayoutElement)? = photo.map { $0.size(Size(width: min(280, maxBubble - 20), height: 180)) }
+        let replySpec: (any LayoutElement)? = replyBar.flatMap { bar in
+            guard let replyAuthor, let replyText else { return nil }
+            return HStack(spacing: 6, alignItems: .stretch) {
+                bar.width(3)
+                VStack(spacing: 1) { replyAuthor; replyText.flexShrink(1) }.flexShrink(1)
+            }
+        }
+        let content = VStack(spacing: 4) {
+            author
+            replySpec
+            photoSpec
+            text?.flexShrink(1)
+            time.alignSelf(.end)
+        }
+        // The tail reaches into the side margin: the content stays inside the body.
+        let insets = EdgeInsets(top: 7, left: outgoing ? 10 : 16, bottom: 6, right: outgoing ? 16 : 10)
+        let bubbleSpec = content.inset(insets).background(bubble).maxWidth(.points(maxBubble))
+        return HStack(justifyContent: outgoing ? .end : .start) { bubbleSpec }
+            .inset(EdgeInsets(top: 2, left: 8, bottom: 2, right: 8))
+    }
+}
+
+/// A chat's messages, stacked from the bottom, with day separators.
+final class ThreadController: NodeController, ListDataSource, ListScreen {
+    let chat: ChatData.Chat
+    let data: ChatData
+    let list = ListNode()
+    private let items: [ThreadItem]
+
+    init(chat: ChatData.Chat, data: ChatData) {
+        self.chat = chat
+        self.data = data
+        var items: [ThreadItem] = []
+        var lastDay = ""
+        let byID = Dictionary(chat.messages.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        for message in chat.messages {
+            let day = Format.day(message.time)
+            if day != lastDay { items.append(.day(day)); lastDay = day }
+            items.append(.message(message, replyTo: message.replyTo.flatMap { byID[$0] }, group: chat.group))
+        }
+        self.items = items
+        super.init(node: list)
+        list.debugName = "thread-\(chat.id)"
+        list.backgroundColor = Theme.chatBackground
+        list.stacksFromBottom = true
+        list.estimatedRowHeight = 64
+        list.dataSource = self
+    }
+
+    override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
+        list.handleKey(key, modifiers: modifiers)
+    }
+
+    func numberOfRows(in list: ListNode) -> Int { items.count }
+
+    func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
+        let item = items[row]
+        let assets = data.assets
+        return {
+            switch item {
+            case .day(let day): return DaySeparatorNode(day)
+            case let .message(message, replyTo, group):
+                return MessageNode(message, replyTo: replyTo, group: group,
+                                   photoPath: message.photo.map { assets.appendingPathComponent($0).path })
+            }
+        }
+    }
+
+    override func viewDidAppear() {
+        super.viewDidAppear()
+    }
+}

@@ -1,0 +1,98 @@
+import Compositor
+import Foundation
+import NodeRuntime
+
+/// Text numbers: measuring and drawing a two-line chat preview ("Author: message…", 14 pt, cut at the
+/// end of the second line) as a chat list row does, with previews taken from `Assets/data/chats.json`
+/// so that every run measures a different text.
+/// - Thread: main
+struct TextBenchmark {
+    let assets: URL
+    let runs: Int
+
+    /// The last message of each chat as a list row shows it.
+    func loadPreviews() throws -> [AttributedText] {
+        let data = try Data(contentsOf: assets.appendingPathComponent("data/chats.json"))
+        guard let root = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let chats = root["chats"] as? [[String: Any]] else { return [] }
+        let author = TextAttributes(font: .system(size: 14), color: Color(rgb: 0x1C2430))
+        let body = TextAttributes(font: .system(size: 14), color: Color(rgb: 0x707A89))
+        return chats.compactMap { chat in
+            guard let messages = chat["messages"] as? [[String: Any]], let last = messages.last else { return nil }
+            var text = AttributedText()
+            if chat["group"] as? Bool == true, let name = last["author"] as? String { text.append(name + ": ", attributes: author) }
+            let message = (last["text"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? "Photo"
+            text.append(message.replacingOccurrences(of: "\n", with: " "), attributes: body)
+            return text
+        }
+    }
+
+    func run() throws -> String {
+        let previews = try loadPreviews()
+        guard !previews.isEmpty else { return "text benchmark: no chats in \(assets.path)/data/chats.json" }
+        let fonts = FontRegistry(fontsFolder: assets.appendingPathComponent("fonts").path)
+        let options = TextLayoutOptions(maximumNumberOfLines: 2, truncationMode: .end)
+        let width = 280.0
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        func microseconds(since start: UInt64) -> Double { Double(MonotonicClock.nanoseconds() &- start) / 1_000 }
+
+        var lines = ["text benchmark (release build, one thread; median of \(runs) runs over \(previews.count) different previews, µs)",
+                     "  two-line chat preview, 14 pt, \(Int(width)) pt wide:  layout   draw   layout+draw   cached layout"]
+        for scale in [1.0, 2.0] {
+            // Warm up: open this thread's faces at this size and fill their word-width caches once, as a
+            // list that has shown a few rows would have.
+            for text in previews.prefix(50) {
+                _ = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts, cache: nil)
+            }
+            let cache = TextLayoutCache(capacity: 4 * previews.count)
+            var layoutTimes: [Double] = [], drawTimes: [Double] = [], totalTimes: [Double] = [], cachedTimes: [Double] = []
+            var lineCount = 0, truncated = 0
+            for run in 0..<runs {
+                let text = previews[run % previews.count]
+                var start = MonotonicClock.nanoseconds()
+                let layout = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts, cache: nil)
+                let layoutTime = microseconds(since: start)
+                start = MonotonicClock.nanoseconds()
+                let parameters = TextNode.DrawParameters(text: text, options: options, layout: layout, revealedSpoilers: [],
+                                                         fonts: fonts)
+                let bitmap = TextNode.display(parameters, info: DrawInfo(bounds: Rect(x: 0, y: 0, width: width,
+                                                                                      height: layout.size.height), scale: scale))
+                let drawTime = microseconds(since: start)
+                precondition(bitmap != nil, "the preview must draw")
+                layoutTimes.append(layoutTime)
+                drawTimes.append(drawTime)
+                totalTimes.append(layoutTime + drawTime)
+                lineCount += layout.lineCount
+                if layout.isTruncated { truncated += 1 }
+                // A second lookup of an already measured text is what a row redisplayed costs.
+                _ = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts, cache: cache)
+                start = MonotonicClock.nanoseconds()
+                _ = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts, cache: cache)
+                cachedTimes.append(microseconds(since: start))
+            }
+            lines.append(String(format: "  @%.0fx: %47.1f %6.1f %13.1f %15.1f", scale, median(layoutTimes), median(drawTimes),
+                                median(totalTimes), median(cachedTimes)))
+            lines.append(String(format: "       (%.2f lines a preview on average, %d%% cut with \"…\")",
+                                Double(lineCount) / Double(runs), 100 * truncated / runs))
+        }
+        // Bad input: a megabyte in one message. The layout stops at its line cap instead of measuring it all.
+        let megabyte = AttributedText(String(repeating: "lorem ipsum dolor sit amet ", count: 1_048_576 / 27 + 1),
+                                      attributes: TextAttributes(font: .system(size: 14)))
+        var megabyteTimes: [Double] = []
+        var megabyteLayout: TextLayout?
+        for _ in 0..<5 {
+            let start = MonotonicClock.nanoseconds()
+            megabyteLayout = TextLayout.measure(megabyte, width: width, fonts: fonts, cache: nil)
+            megabyteTimes.append(microseconds(since: start) / 1_000)
+        }
+        var limitedTimes: [Double] = []
+        for _ in 0..<5 {
+            let start = MonotonicClock.nanoseconds()
+            _ = TextLayout.measure(megabyte, width: width, options: options, fonts: fonts, cache: nil)
+            limitedTimes.append(microseconds(since: start) / 1_000)
+        }
+        lines.append(String(format: "  1 MB message: %.1f ms with no line limit (stops at %d lines), %.2f ms as a two-line preview",
+                            median(megabyteTimes), megabyteLayout?.lineCount ?? 0, median(limitedTimes)))
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,62 @@
+import Compositor
+import Foundation
+import XCTest
+@testable import NodeRuntime
+
+/// Memory depends on the viewport, not on the number of rows.
+final class ListMemoryTests: XCTestCase {
+    override func tearDown() {
+        Runtime.shared.scheduler.waitUntilIdle()
+        Runtime.shared.mainQueue.drain()
+    }
+
+    private struct Footprint {
+        var bitmapBytes: Int
+        var textureBytes: Int
+        var liveRows: Int
+        var nodesMade: Int
+    }
+
+    /// Scrolls a screenful a frame from the first row to the last, then settles, and reads what is alive.
+    /// Rows are 2 points tall in a 100-point viewport: 50 rows a screen, 2,000 frames for 100,000 rows.
+    private func scrollThrough(rows: Int) -> Footprint {
+        Runtime.shared.scheduler.waitUntilIdle()
+        Runtime.shared.mainQueue.drain()
+        let baseline = Bitmap.liveByteCount
+        var harness = ListHarness(width: 20, height: 100, source: TestListSource(count: rows, height: 2))
+        harness.settle()
+        let end = harness.list.contentHeight - 100
+        var offset = 0.0
+        while offset < end {
+            offset = min(end, offset + 100)
+            harness.list.setContentOffset(offset, animated: false)
+            harness.frame()
+            harness.host.runtime.scheduler.waitUntilIdle()
+            harness.backend.reset()  // the recording backend would keep every call
+        }
+        harness.settle()
+        XCTAssertEqual(harness.host.lastFrame.checkerboardArea, 0, "\(rows) rows: the last screen is drawn")
+        XCTAssertEqual(harness.list.visibleRows, (rows - 50)...(rows - 1))
+        let footprint = Footprint(bitmapBytes: Bitmap.liveByteCount - baseline, textureBytes: harness.host.compositor.liveTextureBytes,
+                                  liveRows: harness.list.statistics.liveRows, nodesMade: harness.list.statistics.nodesMade)
+        harness.host.setRootNode(nil)
+        harness.settle()
+        return footprint
+    }
+
+    func testBitmapAndTextureBytesDoNotGrowWithTheRowCount() {
+        let small = scrollThrough(rows: 10_000)
+        let large = scrollThrough(rows: 100_000)
+        XCTAssertGreaterThan(large.nodesMade, 90_000, "the large list really went through its rows")
+        XCTAssertGreaterThan(small.bitmapBytes, 0)
+        XCTAssertGreaterThan(small.textureBytes, 0)
+        XCTAssertLessThanOrEqual(abs(Double(large.bitmapBytes - small.bitmapBytes)), 0.05 * Double(small.bitmapBytes),
+                                 "bitmaps: \(small.bitmapBytes) after 10,000 rows, \(large.bitmapBytes) after 100,000")
+        XCTAssertLessThanOrEqual(abs(Double(large.textureBytes - small.textureBytes)), 0.05 * Double(small.textureBytes),
+                                 "textures: \(small.textureBytes) after 10,000 rows, \(large.textureBytes) after 100,000")
+        XCTAssertEqual(small.liveRows, large.liveRows, "nodes near the viewport only")
+        // Display reaches 1 screen ahead and ½ behind: 2½ screens of 50 rows of 20×2 pixels, plus the
+        // visible screen's textures.
+        XCTAssertLessThanOrEqual(large.textureBytes, 2 * 50 * 20 * 2 * 4)
+    }
+}

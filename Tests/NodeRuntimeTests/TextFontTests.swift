@@ -1,0 +1,119 @@
+import Compositor
+import Foundation
+import TestSupport
+import XCTest
+@testable import NodeRuntime
+
+/// The font registry: finding the fonts, bad font files, and each thread's own font objects.
+final class TextFontTests: XCTestCase {
+    private var temporaryFolder: URL!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        TextFixtures.useRepositoryFonts()
+        temporaryFolder = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-fonts-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: temporaryFolder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: temporaryFolder)
+        try super.tearDownWithError()
+    }
+
+    private func registry() -> FontRegistry {
+        let registry = FontRegistry(fontsFolder: GoldenImage.asset("fonts"))
+        registry.reportsErrorsToStandardError = false
+        return registry
+    }
+
+    private func width(of string: String, family: String, in registry: FontRegistry) -> Double {
+        TextLayout.measure(AttributedText(string, attributes: TextAttributes(font: TextFont(family: family, size: 15))),
+                           width: 500, fonts: registry, cache: nil).size.width
+    }
+
+    func testFindsTheRepositoryFonts() throws {
+        let folder = try FontRegistry.locateFontsFolder()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/DejaVuSans.ttf"), folder)
+        let registry = registry()
+        XCTAssertNoThrow(try registry.validate(TextFont()))
+        XCTAssertNoThrow(try registry.validate(.monospaced(size: 12, bold: true)))
+        XCTAssertTrue(registry.errors.isEmpty)
+    }
+
+    func testMissingFileNamesTheFileAndFallsBack() throws {
+        let registry = registry()
+        let path = temporaryFolder.appendingPathComponent("Nowhere.ttf").path
+        registry.register(family: "Missing", regular: path)
+        XCTAssertThrowsError(try registry.validate(TextFont(family: "Missing"))) { error in
+            XCTAssertEqual(error as? FontError, .missingFile(path: path))
+            XCTAssertTrue("\(error)".contains(path), "the message names the file: \(error)")
+        }
+        XCTAssertEqual(width(of: "fallback text", family: "Missing", in: registry),
+                       width(of: "fallback text", family: TextFont.sansFamily, in: registry))
+        XCTAssertEqual(registry.errors, [.missingFile(path: path)], "reported once")
+    }
+
+    func testCorruptAndEmptyFilesNameTheFileAndFallBack() throws {
+        let registry = registry()
+        let corrupt = temporaryFolder.appendingPathComponent("Corrupt.ttf")
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: corrupt)
+        let empty = temporaryFolder.appendingPathComponent("Empty.ttf")
+        try Data().write(to: empty)
+        registry.register(family: "Corrupt", regular: corrupt.path)
+        registry.register(family: "Empty", regular: empty.path, bold: corrupt.path)
+
+        for (family, path) in [("Corrupt", corrupt.path), ("Empty", empty.path)] {
+            XCTAssertThrowsError(try registry.validate(TextFont(family: family))) { error in
+                guard case let .corruptFile(reportedPath, reason)? = error as? FontError else {
+                    return XCTFail("expected corruptFile, got \(error)")
+                }
+                XCTAssertEqual(reportedPath, path)
+                XCTAssertFalse(reason.isEmpty)
+                XCTAssertTrue("\(error)".contains(path))
+            }
+            XCTAssertGreaterThan(width(of: "still readable", family: family, in: registry), 50)
+        }
+        // Bold of a family whose bold file is corrupt falls back too.
+        let bold = TextLayout.measure(AttributedText("bold", attributes: TextAttributes(font: TextFont(family: "Empty", isBold: true))),
+                                      width: 300, fonts: registry, cache: nil)
+        XCTAssertGreaterThan(bold.size.width, 10)
+        XCTAssertEqual(registry.errors.count, 2)
+    }
+
+    func testNoFontsAtAllStillLaysOutWithoutCrashing() throws {
+        let registry = FontRegistry(fontsFolder: temporaryFolder.path)
+        registry.reportsErrorsToStandardError = false
+        let text = AttributedText("no fonts anywhere", attributes: TextFixtures.plain())
+        let layout = TextLayout.measure(text, width: 200, fonts: registry, cache: nil)
+        XCTAssertEqual(layout.lineCount, 1)
+        XCTAssertGreaterThan(layout.lines[0].height, 0, "heights are estimated from the size")
+        XCTAssertTrue(registry.errors.contains(.missingFile(path: temporaryFolder.appendingPathComponent("DejaVuSans.ttf").path)))
+        var context = try BitmapContext(size: Size(width: 200, height: 30))
+        TextRenderer.draw(layout, in: &context, fonts: registry)
+    }
+
+    func testEachThreadHasItsOwnFontObjects() throws {
+        let registry = registry()
+        let face = try XCTUnwrap(registry.resolve(TextFont()))
+        let here = try XCTUnwrap(ThreadFontCache.current.handle(for: face, pixelSize: 15))
+        XCTAssertTrue(ThreadFontCache.current.handle(for: face, pixelSize: 15) === here, "one per thread and size")
+        let elsewhere = onBackgroundThread { () -> UInt in
+            guard let handle = ThreadFontCache.current.handle(for: face, pixelSize: 15) else { return 0 }
+            return UInt(bitPattern: ObjectIdentifier(handle).hashValue)
+        }
+        XCTAssertNotEqual(elsewhere, 0)
+        XCTAssertNotEqual(elsewhere, UInt(bitPattern: ObjectIdentifier(here).hashValue))
+        XCTAssertTrue(here.file === face.file, "the file's bytes are shared, the face objects are not")
+    }
+
+    func testThreadCacheClosesTheLeastRecentlyUsedFaces() throws {
+        let face = try XCTUnwrap(registry().resolve(TextFont()))
+        let count = onBackgroundThread { () -> Int in
+            let cache = ThreadFontCache.current
+            for size in 8..<(8 + ThreadFontCache.capacity + 10) { _ = cache.handle(for: face, pixelSize: size) }
+            return cache.openCount
+        }
+        XCTAssertEqual(count, ThreadFontCache.capacity)
+    }
+}
