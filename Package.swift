@@ -57,6 +57,11 @@ let package = Package(
             dependencies: ["NodeRuntime", "Compositor", "TestSupport"],
             exclude: ["Goldens"]
         ),
+        .testTarget(
+            name: "GalleryTests",
+            dependencies: ["gallery", "NodeRuntime", "Compositor", "TestSupport"],
+            exclude: ["Goldens"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

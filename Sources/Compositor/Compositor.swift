@@ -253,10 +253,15 @@ public final class Compositor {
             }
         } else {
             for tile in tiles {
-                let destination = Rect(x: rect.minX + Double(tile.region.x) * scaleX,
+                var destination = Rect(x: rect.minX + Double(tile.region.x) * scaleX,
                                        y: rect.minY + Double(tile.region.y) * scaleY,
                                        width: Double(tile.region.width) * scaleX,
                                        height: Double(tile.region.height) * scaleY)
+                // Contents shown pixel for pixel land on whole pixels: renderers round a fractional
+                // position differently (and blur it when they filter), and text must stay crisp.
+                if abs(scaleX - 1) < 1e-9 && abs(scaleY - 1) < 1e-9 {
+                    destination.origin = Point(x: destination.minX.rounded(), y: destination.minY.rounded())
+                }
                 let source = PixelRect(x: 0, y: 0, width: tile.region.width, height: tile.region.height)
                 backend.drawTexture(tile.texture, source: source, destination: destination, opacity: opacity)
                 statistics.drawCalls += 1

@@ -17,8 +17,19 @@ public struct Touch: Sendable, Equatable {
 
 extension Node {
     /// The point converted from the root node's coordinates into this node's (the root's own origin is
-    /// where the window puts it, so it does not count). - Thread: any
+    /// where the window puts it, so it does not count). On the UI thread a loaded node uses where its
+    /// layer really is (a row placed by a list, a screen mid-slide); elsewhere it adds up node frames.
+    /// - Thread: any
     public func convertFromRoot(_ point: Point) -> Point {
+        if UIThread.isCurrent, isNodeLoaded, let layer = layerIfLoaded, layer.superlayer != nil {
+            var origin = layer.frameInRoot.origin
+            // The host's root layer holds the root node's layer; its origin is the window's.
+            var top = layer
+            while let parent = top.superlayer { top = parent }
+            origin.x -= top.frame.sanitized.minX
+            origin.y -= top.frame.sanitized.minY
+            return Point(x: point.x - origin.x, y: point.y - origin.y)
+        }
         var x = point.x, y = point.y
         var node: Node? = self
         while let current = node, let parent = current.supernode {
@@ -36,7 +47,7 @@ extension Node {
     /// layer-backed node is never the answer itself but its interactive subnodes can be. The hit area is
     /// the bounds grown by `hitTestSlop` (negative insets enlarge).
     /// - Thread: main
-    public func hitTest(_ point: Point) -> Node? {
+    public func defaultHitTest(_ point: Point) -> Node? {
         let snapshot = state.withLock { $0 }
         guard !snapshot.isHidden, snapshot.opacity > 0, point.x.isFinite, point.y.isFinite else { return nil }
         let size = snapshot.frame.sanitized.size

@@ -1,161 +1,6 @@
 public import Compositor
 import Foundation
 
-/// The smallest and largest size a node may take.
-/// - Thread: any
-public struct SizeRange: Hashable, Sendable, CustomStringConvertible {
-    public var min: Size
-    public var max: Size
-    /// True when `init(min:max:)` had to repair its input; measuring reports it. Not part of equality.
-    let wasRepaired: Bool
-
-    /// A range, made safe: NaN or negative sizes become 0, an infinite minimum becomes 0, and a minimum
-    /// greater than the maximum is lowered to it. `Node.layoutThatFits` reports such repairs as
-    /// `LayoutDiagnostic.Kind.invalidRange`.
-    public init(min: Size, max: Size) {
-        var repaired = false
-        func clean(_ v: Double, allowInfinity: Bool) -> Double {
-            if v.isNaN || v < 0 || (v.isInfinite && !allowInfinity) {
-                repaired = true
-                return 0
-            }
-            return v
-        }
-        let maxSize = Size(width: clean(max.width, allowInfinity: true), height: clean(max.height, allowInfinity: true))
-        var minSize = Size(width: clean(min.width, allowInfinity: false), height: clean(min.height, allowInfinity: false))
-        if minSize.width > maxSize.width || minSize.height > maxSize.height {
-            repaired = true
-            minSize = Size(width: Swift.min(minSize.width, maxSize.width), height: Swift.min(minSize.height, maxSize.height))
-        }
-        self.min = minSize
-        self.max = maxSize
-        self.wasRepaired = repaired
-    }
-
-    /// A range the caller has already made valid (finite, non-negative minimum no greater than the
-    /// maximum, no NaN): the engine's own arithmetic, which must not pay for the checks.
-    init(validMin min: Size, max: Size) {
-        self.min = min
-        self.max = max
-        self.wasRepaired = false
-    }
-
-    /// Exactly `size`.
-    public static func exactly(_ size: Size) -> SizeRange { SizeRange(min: size, max: size) }
-    /// Anything from zero to infinity.
-    public static let unconstrained = SizeRange(min: .zero, max: Size(width: .infinity, height: .infinity))
-
-    /// True when the range needs no repair (its sides may have been set directly, bypassing `init`).
-    var isWellFormed: Bool {
-        func ok(_ lo: Double, _ hi: Double) -> Bool { lo.isFinite && lo >= 0 && !hi.isNaN && hi >= lo }
-        return ok(min.width, max.width) && ok(min.height, max.height)
-    }
-
-    /// `size` clamped into the range (NaN becomes the minimum).
-    public func clamp(_ size: Size) -> Size {
-        func c(_ v: Double, _ lo: Double, _ hi: Double) -> Double { v.isNaN ? lo : Swift.min(hi, Swift.max(lo, v)) }
-        return Size(width: c(size.width, min.width, max.width), height: c(size.height, min.height, max.height))
-    }
-
-    public static func == (a: SizeRange, b: SizeRange) -> Bool { a.min == b.min && a.max == b.max }
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(min)
-        hasher.combine(max)
-    }
-
-    public var description: String { "(\(min) … \(max))" }
-}
-
-/// A measured layout: the node's size and, for a node with a layout spec, the frames of the nodes the
-/// spec placed, each with its own measured layout. Immutable, so one result can be cached, shared
-/// between threads' reads and applied later on the UI thread.
-/// - Thread: any (made anywhere, applied on the UI thread)
-public struct Layout: Equatable {
-    /// A node placed by a spec: its frame in the parent's coordinates and its own layout at that size.
-    public struct Child: Equatable {
-        public let node: Node
-        public let frame: Rect
-        public let layout: Layout
-
-        public init(node: Node, frame: Rect, layout: Layout) {
-            self.node = node
-            self.frame = frame
-            self.layout = layout
-        }
-
-        public static func == (a: Child, b: Child) -> Bool {
-            a.node === b.node && a.frame == b.frame && a.layout == b.layout
-        }
-    }
-
-    public let size: Size
-    /// The placed nodes, back to front.
-    public let children: [Child]
-    /// Distance from the top to the first baseline, when the node has one (text, or a style ascender).
-    public let firstBaseline: Double?
-    /// Distance from the top to the last baseline.
-    public let lastBaseline: Double?
-    /// Problems met while measuring this node and the nodes measured for it (see `LayoutDiagnostic`).
-    public let diagnostics: [LayoutDiagnostic]
-
-    public init(size: Size, children: [Child] = [], firstBaseline: Double? = nil, lastBaseline: Double? = nil,
-                diagnostics: [LayoutDiagnostic] = []) {
-        self.size = size
-        self.children = children
-        self.firstBaseline = firstBaseline
-        self.lastBaseline = lastBaseline
-        self.diagnostics = diagnostics
-    }
-
-    /// The frame given to `node`, if this layout places it directly.
-    public func frame(of node: Node) -> Rect? { children.first { $0.node === node }?.frame }
-
-    func addingDiagnostics(_ extra: [LayoutDiagnostic]) -> Layout {
-        Layout(size: size, children: children, firstBaseline: firstBaseline, lastBaseline: lastBaseline,
-               diagnostics: extra + diagnostics)
-    }
-}
-
-/// The layout cache of one node: the last few results by range, and a version that every invalidation
-/// bumps (a result measured across an invalidation is returned but never stored).
-/// (guarded by the node's lock)
-struct LayoutCache {
-    /// A handful of entries searched in order: a node is measured for one or two ranges at a time (a
-    /// stack measures, then flexes), so a short list beats a dictionary and stays bounded while a
-    /// window is resized through many widths.
-    struct Entries {
-        static let capacity = 4
-        fileprivate var items: [(range: SizeRange, layout: Layout)] = []
-
-        subscript(range: SizeRange) -> Layout? {
-            for item in items where item.range == range { return item.layout }
-            return nil
-        }
-
-        mutating func removeAll(keepingCapacity: Bool) { items.removeAll(keepingCapacity: keepingCapacity) }
-
-        mutating func store(_ layout: Layout, for range: SizeRange) {
-            if let index = items.firstIndex(where: { $0.range == range }) {
-                items[index].layout = layout
-                return
-            }
-            if items.count == Self.capacity { items.removeFirst() }
-            items.append((range, layout))
-        }
-    }
-    var entries = Entries()
-    var version = 0
-}
-
-/// A node's layout settings and in-flight measurements. (guarded by the node's lock)
-struct NodeLayoutState {
-    /// Nil until first used, then the class's `LayoutStyleDefaults.defaultLayoutStyle` or a blank style.
-    var style: LayoutStyle?
-    var automaticallyManagesSubnodes = false
-    /// Threads measuring this node right now: the same thread arriving again is a cycle.
-    var measuringThreads: [UInt] = []
-}
-
 /// The calling thread's identity, for spotting a measurement that re-enters itself.
 @inline(__always)
 private func currentThreadIdentity() -> UInt {
@@ -230,7 +75,7 @@ extension Node: LayoutElement {
         }
         context.absorb(layout.diagnostics)
         return ElementLayout(size: layout.size,
-                             placements: [Layout.Child(node: self, frame: Rect(origin: .zero, size: layout.size), layout: layout)],
+                             placing: Layout.Child(node: self, frame: Rect(origin: .zero, size: layout.size), layout: layout),
                              firstBaseline: layout.firstBaseline, lastBaseline: layout.lastBaseline)
     }
 
@@ -273,14 +118,15 @@ extension Node: LayoutElement {
         enum Start {
             case cached(Layout)
             case reentered
-            case measure(version: Int, style: LayoutStyle?, managesSubnodes: Bool)
+            case measure(version: Int, baselines: (ascender: Double?, descender: Double?)?, managesSubnodes: Bool)
         }
         let thread = currentThreadIdentity()
         let start = state.withLock { state -> Start in
             if let cached = state.layoutCache.entries[range] { return .cached(cached) }
             if state.layoutState.measuringThreads.contains(thread) { return .reentered }
-            state.layoutState.measuringThreads.append(thread)
-            return .measure(version: state.layoutCache.version, style: state.layoutState.style,
+            state.layoutState.measuringThreads.insert(thread)
+            return .measure(version: state.layoutCache.version,
+                            baselines: state.layoutState.style.map { ($0.ascender, $0.descender) },
                             managesSubnodes: state.layoutState.automaticallyManagesSubnodes)
         }
         switch start {
@@ -288,12 +134,12 @@ extension Node: LayoutElement {
             return layout
         case .reentered:
             return nil
-        case let .measure(version, style, managesSubnodes):
-            let layout = calculateLayout(for: range, style: style ?? initializeStyle(), managesSubnodes: managesSubnodes)
+        case let .measure(version, baselines, managesSubnodes):
+            let style = baselines ?? { let style = initializeStyle(); return (style.ascender, style.descender) }()
+            let layout = calculateLayout(for: range, ascender: style.ascender, descender: style.descender,
+                                         managesSubnodes: managesSubnodes)
             state.withLock { state in
-                if let index = state.layoutState.measuringThreads.firstIndex(of: thread) {
-                    state.layoutState.measuringThreads.remove(at: index)
-                }
+                state.layoutState.measuringThreads.remove(thread)
                 // A layout measured across an invalidation is returned but not kept.
                 if state.layoutCache.version == version { state.layoutCache.entries.store(layout, for: range) }
             }
@@ -301,7 +147,8 @@ extension Node: LayoutElement {
         }
     }
 
-    private func calculateLayout(for range: SizeRange, style: LayoutStyle, managesSubnodes: Bool) -> Layout {
+    private func calculateLayout(for range: SizeRange, ascender: Double?, descender: Double?,
+                                 managesSubnodes: Bool) -> Layout {
         var context = LayoutContext(owner: self)
         var size: Size
         var children: [Layout.Child] = []
@@ -338,10 +185,10 @@ extension Node: LayoutElement {
             }
             size = range.clamp(proposed)
         }
-        if let ascender = style.ascender {
+        if let ascender {
             firstBaseline = context.checked(ascender, "ascender", in: LayoutDiagnostic.name(of: self))
         }
-        if let descender = style.descender {
+        if let descender {
             lastBaseline = size.height - context.checked(descender, "descender", in: LayoutDiagnostic.name(of: self))
         }
         return Layout(size: size, children: children, firstBaseline: firstBaseline, lastBaseline: lastBaseline,

@@ -353,6 +353,11 @@ open class Node {
     /// Called once per change of interface state, after the enter and exit hooks. - Thread: main
     open func interfaceStateDidChange(_ newState: InterfaceState, from oldState: InterfaceState) {}
 
+    /// The frontmost interactive node under `point` (in this node's coordinates), or nil; see
+    /// `defaultHitTest`. Containers that place nodes outside the subnode tree (a list's rows) override it
+    /// to search those too. - Thread: main
+    open func hitTest(_ point: Point) -> Node? { defaultHitTest(point) }
+
     /// A pointer went down on this interactive node. - Thread: main
     open func touchesBegan(_ touch: Touch) {}
     /// The pointer moved while down. - Thread: main

@@ -1,6 +1,9 @@
 import Compositor
 import Foundation
 import NodeRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The fling benchmark: a chat list of `rows` rows (avatar, title, time, two-line preview) scrolled at
 /// `speed` points a second for `frames` frames on the software renderer, 1280×800, measuring the UI
@@ -9,7 +12,9 @@ import NodeRuntime
 /// The scroll position follows a virtual clock (frame i is at `speed · i / 60`), so every run scrolls
 /// through the same rows; frames are paced by a `RealFrameClock` at 60 Hz, so the display workers get
 /// the time they would in an app. Every row's avatar is a distinct image (its own cache key), as in a
-/// list of distinct people: nothing is saved by the decoded-image cache.
+/// list of distinct people: nothing is saved by the decoded-image cache. Each row's avatar is a file
+/// of its own (a link to one of the photos in a temporary folder), read and decoded on a worker, as
+/// avatars from an app's disk cache would be.
 ///
 /// Modes:
 /// - `async`: the runtime as it is — rows made and measured on workers, drawn ahead of the viewport,
@@ -67,6 +72,11 @@ struct FlingBenchmark {
         var peakTextureBytes = 0
         var peakBitmapBytes = 0
         var peakRSSBytes = 0
+        /// Mean milliseconds per frame by phase of the host's frame (for the table, not the JSON).
+        var phaseMeans: [(name: String, milliseconds: Double)] = []
+        /// The UI thread's CPU milliseconds for each timed frame: the frame's own work, without the time
+        /// the thread waited for a core (for the table, not the JSON).
+        var frameCPUMilliseconds: [Double] = []
 
         /// The nearest-rank percentile of the frame times.
         func percentile(_ p: Double) -> Double {
@@ -133,13 +143,23 @@ struct FlingBenchmark {
                             first.renderer as NSString, first.workers),
                      Report.tableHeader]
         lines += reports.map(\.tableRow)
+        for report in reports {
+            let cpu = report.frameCPUMilliseconds.sorted()
+            if !cpu.isEmpty {
+                lines.append(String(format: "  %@ UI-thread CPU time per frame: p50 %.2f, p99 %.2f, max %.2f ms", report.mode.rawValue as NSString,
+                                    cpu[cpu.count / 2], cpu[min(cpu.count - 1, Int(Double(cpu.count) * 0.99))], cpu.last!))
+            }
+            lines.append("  \(report.mode.rawValue) mean by phase: "
+                + report.phaseMeans.map { String(format: "%@ %.3f", $0.name as NSString, $0.milliseconds) }.joined(separator: ", "))
+        }
         return lines.joined(separator: "\n")
     }
 
     // MARK: Running
 
     func run() throws -> Report {
-        let data = try FlingChatData(assets: assets)
+        let data = try FlingChatData(assets: assets, rows: rows)
+        defer { data.removeAvatarLinks() }
         let backend = try SDLRenderBackend(.init(title: "fling benchmark", size: Self.viewport, headless: true))
         let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0xEFEFF4)))
         let host = NodeHost(compositor: compositor)
@@ -154,8 +174,7 @@ struct FlingBenchmark {
                                cache: ImageCache(budgetBytes: 8 << 20), fonts: fonts)
         let list = ListNode()
         list.debugName = "fling"
-        list.backgroundColor = Color(rgb: 0xEFEFF4)
-        list.estimatedRowHeight = Self.rowHeight
+        list.estimatedRowHeight = Self.rowHeight  // the window's clear colour is the list's background
         let pathLength = speed * Double(frames) / 60
         switch mode {
         case .async:
@@ -165,11 +184,10 @@ struct FlingBenchmark {
             list.fullRangeTuning = .visibleOnly
             list.minimumRangeTuning = .visibleOnly
         case .floor:
-            // Everything the fling will pass, kept drawn.
+            // Everything the fling will pass, kept drawn whichever way the list last moved.
             let screens = pathLength / Self.viewport.height + 1
-            let tuning = ListRangeTuning(display: .init(leading: screens, trailing: 0.5),
-                                         preload: .init(leading: screens, trailing: 0.5),
-                                         measure: .init(leading: screens, trailing: 0.5))
+            let extent = ListRangeTuning.Extent(leading: screens, trailing: screens)
+            let tuning = ListRangeTuning(display: extent, preload: extent, measure: extent)
             list.fullRangeTuning = tuning
             list.minimumRangeTuning = tuning
         }
@@ -209,18 +227,22 @@ struct FlingBenchmark {
         var report = Report(mode: mode, rows: rows, frames: frames, speed: speed, viewport: Self.viewport,
                             renderer: backend.rendererName, workers: scheduler.workerCount)
         scheduler.resetStatistics()
+        DebugTimers.reset()
         let listBefore = list.statistics
         let displaysBefore = runtime.counters.snapshot.displaysStarted
         var visibleArea = 0.0, checkerboardArea = 0.0
+        var phases = Array(repeating: 0.0, count: 8)
         let clock = RealFrameClock()
         let start = time
         report.frameMilliseconds.reserveCapacity(frames)
         for frame in 1...frames {
             let frameTime = start + Double(frame) / 60
             let begin = MonotonicClock.nanoseconds()
+            let cpuBegin = Self.threadCPUNanoseconds()
             list.setContentOffset(speed * Double(frame) / 60, animated: false)
             let record = host.runFrame(time: frameTime, events: [])
             let milliseconds = MonotonicClock.milliseconds(since: begin)
+            report.frameCPUMilliseconds.append(Double(Self.threadCPUNanoseconds() - cpuBegin) / 1_000_000)
             report.frameMilliseconds.append(milliseconds)
             if milliseconds > Self.frameBudgetMilliseconds { report.framesOverBudget += 1 }
             visibleArea += record.visibleCellArea
@@ -230,9 +252,16 @@ struct FlingBenchmark {
             report.peakTextureBytes = max(report.peakTextureBytes, record.compositor.liveTextureBytes)
             report.peakBitmapBytes = max(report.peakBitmapBytes, Bitmap.liveByteCount)
             report.peakRSSBytes = max(report.peakRSSBytes, Self.residentBytes())
+            let parts = [record.eventsMilliseconds, record.commitsMilliseconds, record.layoutMilliseconds,
+                         record.rangesMilliseconds, record.displayMilliseconds,
+                         record.compositor.drawMilliseconds - record.compositor.uploadMilliseconds,
+                         record.compositor.uploadMilliseconds, record.compositor.presentMilliseconds]
+            for (index, value) in parts.enumerated() { phases[index] += value }
             clock.waitForNextFrame()
         }
         report.checkerboardPercent = visibleArea > 0 ? 100 * checkerboardArea / visibleArea : 0
+        report.phaseMeans = zip(["events", "commits", "layout", "ranges", "display", "draw", "upload", "present"], phases)
+            .map { ($0, $1 / Double(frames)) }
 
         // Renders: draw and decode jobs on the workers (not the list's measure jobs), plus draws made
         // on the UI thread in the synchronous mode.
@@ -243,6 +272,10 @@ struct FlingBenchmark {
         report.rendersCompleted = max(0, statistics.completed - measuresCompleted)
         report.rendersCancelled = max(0, statistics.cancelledBeforeStart + statistics.cancelledWhileRunning - measuresCancelled)
         if mode == .sync { report.rendersCompleted += runtime.counters.snapshot.displaysStarted - displaysBefore }
+        if ProcessInfo.processInfo.environment["FLING_DEBUG"] != nil {
+            print("DEBUG", DebugTimers.summary)
+            print("DEBUG", mode, "displaysStarted", runtime.counters.snapshot.displaysStarted - displaysBefore, "scheduler", statistics, "list", listAfter)
+        }
 
         host.removeFrameParticipant(list)
         host.setRootNode(nil)
@@ -250,6 +283,13 @@ struct FlingBenchmark {
         runtime.mainQueue.drain()
         runtime.applyPendingCommits()
         return report
+    }
+
+    /// CPU time the calling thread has used, in nanoseconds.
+    static func threadCPUNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
     /// The process's resident memory now, from /proc (0 where there is none).
@@ -269,11 +309,13 @@ struct FlingChatData {
         var title: String
         var preview: String
         var time: String
-        /// The avatar photo's bytes, shared by every row of the chat (read once per file).
-        var avatarBytes: [UInt8]
+        /// The avatar photo's path, relative to the assets folder.
+        var avatar: String
     }
 
     let chats: [Chat]
+    /// The folder of per-row avatar links.
+    let avatarFolder: URL
 
     private struct File: Decodable {
         struct Chat: Decodable {
@@ -296,7 +338,9 @@ struct FlingChatData {
         let description: String
     }
 
-    init(assets: URL) throws {
+    /// Reads the dataset and makes a link per row to that row's avatar photo, so every row's image has
+    /// its own path (and cache key) while the photos stay the dataset's.
+    init(assets: URL, rows: Int) throws {
         let url = assets.appendingPathComponent("data/chats.json")
         guard let json = FileManager.default.contents(atPath: url.path) else {
             throw Missing(description: "fling benchmark: cannot read \(url.path)")
@@ -305,26 +349,32 @@ struct FlingChatData {
         let photos = try FileManager.default.contentsOfDirectory(atPath: assets.appendingPathComponent("photos").path)
             .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
         guard !photos.isEmpty, !file.chats.isEmpty else { throw Missing(description: "fling benchmark: no chats or photos in \(assets.path)") }
-        var bytesByPath: [String: [UInt8]] = [:]
-        func bytes(_ relative: String) throws -> [UInt8] {
-            if let known = bytesByPath[relative] { return known }
-            let path = assets.appendingPathComponent(relative).path
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw Missing(description: "fling benchmark: cannot read \(path)")
-            }
-            bytesByPath[relative] = [UInt8](data)
-            return bytesByPath[relative]!
-        }
         // Every row gets a photo avatar: the chat's own, else one of the photos by the chat's id.
-        chats = try file.chats.map { chat in
+        let chats = file.chats.map { chat in
             let last = chat.messages.last
             var preview = last.map { $0.text.isEmpty ? "Photo" : $0.text.replacingOccurrences(of: "\n", with: " ") } ?? ""
             if chat.group == true, let last { preview = ((last.out ?? false) ? "You" : (last.author ?? "")) + ": " + preview }
             let time = last.map { String($0.time.suffix(5)) } ?? ""
             let avatar = chat.avatar ?? "photos/" + photos[abs(chat.id) % photos.count]
-            return Chat(title: chat.title, preview: preview, time: time, avatarBytes: try bytes(avatar))
+            return Chat(title: chat.title, preview: preview, time: time, avatar: avatar)
+        }
+        self.chats = chats
+        avatarFolder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("tessera-fling-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: avatarFolder, withIntermediateDirectories: true)
+        for row in 0..<rows {
+            let target = assets.appendingPathComponent(chats[row % chats.count].avatar).path
+            guard FileManager.default.fileExists(atPath: target) else {
+                throw Missing(description: "fling benchmark: missing avatar \(target)")
+            }
+            try FileManager.default.createSymbolicLink(atPath: avatarPath(row), withDestinationPath: target)
         }
     }
+
+    /// Row `row`'s avatar file.
+    func avatarPath(_ row: Int) -> String { avatarFolder.appendingPathComponent("avatar-\(row)").path }
+
+    func removeAvatarLinks() { try? FileManager.default.removeItem(at: avatarFolder) }
 }
 
 /// The list's data source: row `i` shows chat `i mod count`, with a cache key of its own for the avatar.
@@ -349,7 +399,7 @@ final class FlingRows: ListDataSource {
     func estimatedHeightForRow(at row: Int, in list: ListNode) -> Double? { FlingBenchmark.rowHeight }
 
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
-        let model = FlingChatRow.Model(chat: data.chats[row % data.chats.count], avatarName: "avatar-\(row)",
+        let model = FlingChatRow.Model(chat: data.chats[row % data.chats.count], avatarPath: data.avatarPath(row),
                                        synchronousAvatar: synchronousAvatars, cache: cache, fonts: fonts)
         return { FlingChatRow(model) }
     }
@@ -359,7 +409,7 @@ final class FlingRows: ListDataSource {
 final class FlingChatRow: Node {
     struct Model: Sendable {
         var chat: FlingChatData.Chat
-        var avatarName: String
+        var avatarPath: String
         var synchronousAvatar: Bool
         var cache: ImageCache
         var fonts: FontRegistry
@@ -372,11 +422,11 @@ final class FlingChatRow: Node {
 
     init(_ model: Model) {
         if model.synchronousAvatar {
-            avatar = DecodingAvatarNode(bytes: model.chat.avatarBytes, name: model.avatarName)
+            avatar = DecodingAvatarNode(path: model.avatarPath)
         } else {
             let image = ImageNode()
             image.imageCache = model.cache
-            image.source = .data(model.chat.avatarBytes, name: model.avatarName)
+            image.source = .file(model.avatarPath)
             image.imageCornerRadii = CornerRadii(26)
             image.emptyColor = Color(rgb: 0xE4E7EC)
             image.contentsCrossFadeDuration = 0
@@ -420,14 +470,13 @@ final class FlingChatRow: Node {
 /// thread when the row becomes visible, as a table-view cell setting its image would.
 final class DecodingAvatarNode: Node, NodeDrawing {
     struct DrawParameters: Sendable {
-        var bytes: [UInt8]
-        var name: String
+        var path: String
     }
 
     private let parameters: DrawParameters
 
-    init(bytes: [UInt8], name: String) {
-        parameters = DrawParameters(bytes: bytes, name: name)
+    init(path: String) {
+        parameters = DrawParameters(path: path)
         super.init()
     }
 
@@ -436,7 +485,7 @@ final class DecodingAvatarNode: Node, NodeDrawing {
     static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
         let bounds = info.bounds
         let target = (width: Int((bounds.width * info.scale).rounded(.up)), height: Int((bounds.height * info.scale).rounded(.up)))
-        guard let decoded = try? ImageDecoder.decode(.data(parameters.bytes, name: parameters.name)),
+        guard let decoded = try? ImageDecoder.decode(.file(parameters.path)),
               let shown = try? ImageDecoder.prepareForDisplay(decoded, crop: nil, mode: .aspectFill, target: target,
                                                               scale: info.scale) else {
             context.fill(bounds, color: Color(rgb: 0xE4E7EC))

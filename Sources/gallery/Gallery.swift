@@ -35,8 +35,8 @@ struct Gallery: ParsableCommand {
     @Option(help: "The screen to start on: \(Screen.allCases.map(\.rawValue).joined(separator: ", ")).")
     var screen: Screen = .chats
 
-    @Option(help: "Rows in the chat list (the dataset repeats).")
-    var rows: Int = 1000
+    @Option(help: "Rows in the chat list (the dataset repeats). Default: 1000; 10000 for --bench fling.")
+    var rows: Int?
 
     @Option(help: "Output pixels per point (1 or 2).")
     var scale: Double = 1
@@ -74,7 +74,7 @@ struct Gallery: ParsableCommand {
     func validate() throws {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1 (got \(frames))") }
         guard scale == 1 || scale == 2 else { throw ValidationError("--scale must be 1 or 2 (got \(scale))") }
-        guard rows >= 1 && rows <= 1_000_000 else { throw ValidationError("--rows must be in 1...1000000 (got \(rows))") }
+        if let rows, !(1...1_000_000).contains(rows) { throw ValidationError("--rows must be in 1...1000000 (got \(rows))") }
         guard layers >= 1 && layers <= 10_000 else { throw ValidationError("--layers must be in 1...10000 (got \(layers))") }
         guard speed.isFinite && speed > 0 && speed <= 100_000 else {
             throw ValidationError("--speed must be in (0, 100000] points per second (got \(speed))")
@@ -103,7 +103,7 @@ struct Gallery: ParsableCommand {
         }
         var options = GalleryOptions()
         options.screen = GalleryOptions.Screen(rawValue: screen.rawValue) ?? .chats
-        options.rows = rows
+        options.rows = rows ?? 1000
         options.scale = scale
         options.frames = frameCount
         options.screenshot = output
@@ -120,7 +120,8 @@ struct Gallery: ParsableCommand {
     private func runBenchmark(_ bench: Benchmark, assets assetsFolder: URL) throws {
         switch bench {
         case .fling:
-            throw ValidationError("fling: not built yet"); let report = try CompositorBenchmark(layerCount: 1, frames: 1, assets: assetsFolder).run() // TEMP
+            let report = try FlingCommand(assets: assetsFolder, rows: rows ?? 10_000, frames: frames ?? 600,
+                                          speed: speed, compare: compare).run()
             print(report.table)
             if let json { try report.json.write(toFile: json, atomically: true, encoding: .utf8) }
         case .compositor:

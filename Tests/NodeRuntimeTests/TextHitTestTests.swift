@@ -135,6 +135,39 @@ final class TextHitTestTests: XCTestCase {
         XCTAssertTrue(node.drawParameters().layout === node.textLayout)
     }
 
+    func testClicksThroughTheHostRevealAndOpen() throws {
+        let (host, _) = makeHost()
+        var time = 0.0
+        let root = Node()
+        let container = Node()
+        container.frame = Rect(x: 20, y: 30, width: 240, height: 200)
+        let node = TextNode(attributedText: sample())
+        let size = node.calculateSizeThatFits(Size(width: 180, height: .infinity))
+        node.frame = Rect(origin: Point(x: 10, y: 15), size: size)
+        var opened: [String] = []
+        node.linkTapHandler = { opened.append($0) }
+        container.addSubnode(node)
+        root.addSubnode(container)
+        host.setRootNode(root)
+        settle(host, time: &time)
+
+        func click(_ pointInNode: Point) {
+            // The node sits at (30, 45) in the window.
+            let point = Point(x: pointInNode.x + 30, y: pointInNode.y + 45)
+            time += 1.0 / 60
+            host.runFrame(time: time, events: [.pointerDown(point, button: 1)])
+            time += 1.0 / 60
+            host.runFrame(time: time, events: [.pointerUp(point, button: 1)])
+        }
+        let spoiler = try XCTUnwrap(node.textLayout.rects(forSpoiler: 0, inWidth: size.width).first)
+        click(centre(spoiler))
+        XCTAssertEqual(node.revealedSpoilers, [0])
+        let link = try XCTUnwrap(node.textLayout.rects(forLink: Self.url, inWidth: size.width).first)
+        click(centre(link))
+        XCTAssertEqual(opened, [Self.url])
+        host.setRootNode(nil)
+    }
+
     func testPlainTextIsNotInteractive() {
         XCTAssertFalse(TextNode("plain").isUserInteractionEnabled)
     }

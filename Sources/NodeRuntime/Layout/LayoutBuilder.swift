@@ -46,10 +46,6 @@ public enum LayoutBuilder {
 /// - Thread: any
 public struct HStack: LayoutSpec {
     public var stack: StackSpec
-    public var style: LayoutStyle {
-        get { stack.style }
-        set { stack.style = newValue }
-    }
 
     public init(spacing: Double = 0, justifyContent: StackSpec.Justify = .start, alignItems: StackAlignment = .stretch,
                 reversed: Bool = false, wraps: Bool = false, lineSpacing: Double = 0,
@@ -68,10 +64,6 @@ public struct HStack: LayoutSpec {
 /// - Thread: any
 public struct VStack: LayoutSpec {
     public var stack: StackSpec
-    public var style: LayoutStyle {
-        get { stack.style }
-        set { stack.style = newValue }
-    }
 
     public init(spacing: Double = 0, justifyContent: StackSpec.Justify = .start, alignItems: StackAlignment = .stretch,
                 reversed: Bool = false, wraps: Bool = false, lineSpacing: Double = 0,

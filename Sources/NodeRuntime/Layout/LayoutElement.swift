@@ -25,39 +25,69 @@ public protocol LayoutElement {
 /// - Thread: any
 public protocol LayoutSpec: LayoutElement {}
 
+extension LayoutSpec {
+    /// A spec has the blank style; the modifiers (`spec.flexGrow(1)`) give it another by wrapping it.
+    /// Keeping no style in the spec keeps specs small, and they are copied into every parent.
+    public var style: LayoutStyle { LayoutStyle() }
+}
+
 /// The measured form of one element inside a spec: its size, the nodes it places (in its own
 /// coordinates, each with its own measured layout) and its baselines.
 /// - Thread: any (a value)
 public struct ElementLayout {
     public var size: Size
-    public var placements: [Layout.Child]
     /// Distance from the top to the first baseline, if the element has text in it.
     public var firstBaseline: Double?
     /// Distance from the top to the last baseline.
     public var lastBaseline: Double?
+    /// A node measured as an element places exactly itself: kept inline, so measuring a leaf does not
+    /// allocate an array that its parent copies out of at once.
+    private var single: Layout.Child?
+    private var many: [Layout.Child]
 
     public init(size: Size, placements: [Layout.Child] = [], firstBaseline: Double? = nil,
                 lastBaseline: Double? = nil) {
         self.size = size
-        self.placements = placements
+        self.many = placements
         self.firstBaseline = firstBaseline
         self.lastBaseline = lastBaseline
     }
 
+    init(size: Size, placing child: Layout.Child, firstBaseline: Double?, lastBaseline: Double?) {
+        self.size = size
+        self.single = child
+        self.many = []
+        self.firstBaseline = firstBaseline
+        self.lastBaseline = lastBaseline
+    }
+
+    /// The nodes placed, in the element's coordinates, back to front.
+    public var placements: [Layout.Child] {
+        get { single.map { [$0] } ?? many }
+        set {
+            single = nil
+            many = newValue
+        }
+    }
+
+    /// How many nodes the element places.
+    public var placementCount: Int { single == nil ? many.count : 1 }
+
     /// The placements moved by `offset`, as a parent spec places this element at `offset`.
     public func placements(offsetBy offset: Point) -> [Layout.Child] {
-        if offset == .zero { return placements }
-        return placements.map { child in
-            Layout.Child(node: child.node, frame: child.frame.offsetBy(dx: offset.x, dy: offset.y), layout: child.layout)
-        }
+        var result: [Layout.Child] = []
+        result.reserveCapacity(placementCount)
+        appendPlacements(to: &result, offsetBy: offset)
+        return result
     }
 
     /// Appends the placements moved by `offset` to `array`: a parent collecting its children's nodes
     /// without a temporary array for each.
     public func appendPlacements(to array: inout [Layout.Child], offsetBy offset: Point) {
-        for child in placements {
-            array.append(Layout.Child(node: child.node, frame: child.frame.offsetBy(dx: offset.x, dy: offset.y),
-                                      layout: child.layout))
+        if let single {
+            array.append(single.moved(by: offset))
+        } else {
+            for child in many { array.append(child.moved(by: offset)) }
         }
     }
 

@@ -28,7 +28,6 @@ public struct RelativeSpec: LayoutSpec {
     public var vertical: Position
     public var sizing: Sizing
     public var child: any LayoutElement
-    public var style = LayoutStyle()
 
     public init(horizontal: Position = .start, vertical: Position = .start, sizing: Sizing = [],
                 child: any LayoutElement) {
@@ -81,7 +80,6 @@ public struct CenterSpec: LayoutSpec {
     public var centering: Centering
     public var sizing: RelativeSpec.Sizing
     public var child: any LayoutElement
-    public var style = LayoutStyle()
 
     public init(_ centering: Centering = .xy, sizing: RelativeSpec.Sizing = [], child: any LayoutElement) {
         self.centering = centering
@@ -114,7 +112,6 @@ public struct AbsoluteSpec: LayoutSpec {
 
     public var sizing: Sizing
     public var children: [any LayoutElement]
-    public var style = LayoutStyle()
 
     public init(sizing: Sizing = .default, children: [any LayoutElement]) {
         self.sizing = sizing
@@ -135,7 +132,7 @@ public struct AbsoluteSpec: LayoutSpec {
             let room = Size(width: max(0, range.max.width - position.x), height: max(0, range.max.height - position.y))
             let measured = context.measure(child, style: style, in: SizeRange(validMin: .zero, max: room),
                                            parentSize: range.max)
-            placements.append(contentsOf: measured.placements(offsetBy: position))
+            measured.appendPlacements(to: &placements, offsetBy: position)
             extent = Size(width: max(extent.width, position.x + measured.size.width),
                           height: max(extent.height, position.y + measured.size.height))
         }
@@ -167,7 +164,6 @@ public struct CornerSpec: LayoutSpec {
     public var location: Location
     public var offset: Point
     public var wrapsCorner: Bool
-    public var style = LayoutStyle()
 
     public init(child: any LayoutElement, corner: any LayoutElement, location: Location = .topRight,
                 offset: Point = .zero, wrapsCorner: Bool = false) {
@@ -199,8 +195,11 @@ public struct CornerSpec: LayoutSpec {
         let badgeOrigin = Point(x: anchor.x - badge.size.width / 2, y: anchor.y - badge.size.height / 2)
         let size = Size(width: measured.size.width + outside.left + outside.right,
                         height: measured.size.height + outside.top + outside.bottom)
-        return ElementLayout(size: range.clamp(size),
-                             placements: measured.placements(offsetBy: childOrigin) + badge.placements(offsetBy: badgeOrigin),
+        var placements: [Layout.Child] = []
+        placements.reserveCapacity(measured.placementCount + badge.placementCount)
+        measured.appendPlacements(to: &placements, offsetBy: childOrigin)
+        badge.appendPlacements(to: &placements, offsetBy: badgeOrigin)
+        return ElementLayout(size: range.clamp(size), placements: placements,
                              firstBaseline: measured.firstBaseline.map { $0 + childOrigin.y },
                              lastBaseline: measured.lastBaseline.map { $0 + childOrigin.y })
     }

@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 
 /// Lays its children out in a row or a column, flexing them to fit: the workhorse of cells.
 ///
@@ -67,7 +67,6 @@ public struct StackSpec: LayoutSpec {
     public var lineSpacing: Double
     public var alignContent: AlignContent
     public var children: [any LayoutElement]
-    public var style = LayoutStyle()
 
     public init(direction: Direction, reversed: Bool = false, spacing: Double = 0, justifyContent: Justify = .start,
                 alignItems: StackAlignment = .stretch, wraps: Bool = false, lineSpacing: Double = 0,
@@ -112,6 +111,8 @@ private struct StackPass {
         let limits: (lower: Double, upper: Double)
         /// The cross range of the first measurement, kept when the child is flexed.
         let crossRange: (lower: Double, upper: Double)
+        /// The child's style with its flex basis in place of its length (read again when it is re-measured).
+        let style: LayoutStyle
         var layout: ElementLayout
         var position = Point.zero
     }
@@ -123,8 +124,6 @@ private struct StackPass {
     let mainMin: Double, mainMax: Double, crossMin: Double, crossMax: Double
     let parentSize: Size
     var items: [Item] = []
-    /// Each child's style with its flex basis in place of its length (read again when it is re-measured).
-    var styles: [LayoutStyle] = []
 
     init(spec: StackSpec, range: SizeRange, context: inout LayoutContext) {
         self.spec = spec
@@ -141,50 +140,29 @@ private struct StackPass {
 
     mutating func run(context: inout LayoutContext) -> ElementLayout {
         items.reserveCapacity(spec.children.count)
-        styles.reserveCapacity(spec.children.count)
         for child in spec.children { measureFirst(child, context: &context) }
 
-        let lines = spec.wraps ? breakLines() : [0..<items.count]
-        var longest = 0.0
-        for line in lines { longest = max(longest, content(of: line)) }
-        let stackMain = min(mainMax, max(mainMin, longest))
-        for line in lines { flex(line, toward: stackMain, context: &context) }
-
-        // Thickness of each line, and where baseline-aligned children sit in it.
-        var lineCross: [Double] = [], ascents: [Double] = [], lastAscents: [Double] = []
-        lineCross.reserveCapacity(lines.count)
-        for line in lines {
-            var thickest = 0.0, ascent = 0.0, descent = 0.0, lastAscent = 0.0, lastDescent = 0.0
-            for index in line {
-                let cross = axis.cross(items[index].layout.size)
-                switch items[index].alignment {
-                case .baselineFirst:
-                    let baseline = items[index].layout.firstBaselineOrBottom
-                    ascent = max(ascent, baseline)
-                    descent = max(descent, cross - baseline)
-                case .baselineLast:
-                    let baseline = items[index].layout.lastBaselineOrBottom
-                    lastAscent = max(lastAscent, baseline)
-                    lastDescent = max(lastDescent, cross - baseline)
-                default:
-                    thickest = max(thickest, cross)
-                }
-            }
-            lineCross.append(max(thickest, ascent + descent, lastAscent + lastDescent))
-            ascents.append(ascent)
-            lastAscents.append(lastAscent)
-        }
-
-        // The stack's thickness and each line's offset across it.
-        let stackCross: Double
-        var lineOffsets: [Double] = []
+        let stackMain: Double, stackCross: Double
         if !spec.wraps {
-            stackCross = min(crossMax, max(crossMin, lineCross[0]))
-            lineCross[0] = stackCross
-            lineOffsets = [0]
+            // One line, as thick as the stack: the common case, kept free of per-line arrays.
+            let line = 0..<items.count
+            stackMain = min(mainMax, max(mainMin, content(of: line)))
+            flex(line, toward: stackMain, context: &context)
+            let metrics = lineMetrics(line)
+            stackCross = min(crossMax, max(crossMin, metrics.thickness))
+            place(line, stackMain: stackMain, lineOffset: 0, lineCross: stackCross, ascent: metrics.ascent,
+                  lastAscent: metrics.lastAscent, context: &context)
         } else {
+            let lines = breakLines()
+            var longest = 0.0
+            for line in lines { longest = max(longest, content(of: line)) }
+            stackMain = min(mainMax, max(mainMin, longest))
+            for line in lines { flex(line, toward: stackMain, context: &context) }
+            let metrics = lines.map { lineMetrics($0) }
+            var lineCross = metrics.map(\.thickness)
             let total = lineCross.reduce(0, +) + lineSpacing * Double(lines.count - 1)
             stackCross = min(crossMax, max(crossMin, total))
+            // The stack's leftover thickness goes around or into the lines.
             let free = stackCross - total
             let count = Double(lines.count)
             var offset = 0.0, gap = lineSpacing
@@ -197,19 +175,15 @@ private struct StackPass {
                 if free > 0 { offset = free / count / 2; gap += free / count } else { offset = free / 2 }
             case .stretch: if free > 0 { lineCross = lineCross.map { $0 + free / count } }
             }
-            for thickness in lineCross {
-                lineOffsets.append(offset)
-                offset += thickness + gap
+            for (index, line) in lines.enumerated() {
+                place(line, stackMain: stackMain, lineOffset: offset, lineCross: lineCross[index],
+                      ascent: metrics[index].ascent, lastAscent: metrics[index].lastAscent, context: &context)
+                offset += lineCross[index] + gap
             }
         }
 
-        for (lineIndex, line) in lines.enumerated() {
-            place(line, stackMain: stackMain, lineOffset: lineOffsets[lineIndex], lineCross: lineCross[lineIndex],
-                  ascent: ascents[lineIndex], lastAscent: lastAscents[lineIndex], context: &context)
-        }
-
         var placements: [Layout.Child] = []
-        placements.reserveCapacity(items.reduce(0) { $0 + $1.layout.placements.count })
+        placements.reserveCapacity(items.reduce(0) { $0 + $1.layout.placementCount })
         var firstBaseline: Double?, lastBaseline: Double?
         for index in items.indices {
             var position = items[index].position
@@ -263,8 +237,29 @@ private struct StackPass {
             shrink: context.checked(style.flexShrink, "flexShrink", in: subject(), allowsNegative: false),
             before: context.checked(style.spacingBefore, "spacingBefore", in: subject()),
             after: context.checked(style.spacingAfter, "spacingAfter", in: subject()),
-            limits: limits, crossRange: crossRange, layout: layout))
-        styles.append(style)
+            limits: limits, crossRange: crossRange, style: style, layout: layout))
+    }
+
+    /// A line's thickness (its thickest child, baseline-aligned children counted by their ascent and
+    /// descent) and the ascents its baseline-aligned children line up on.
+    private func lineMetrics(_ line: Range<Int>) -> (thickness: Double, ascent: Double, lastAscent: Double) {
+        var thickest = 0.0, ascent = 0.0, descent = 0.0, lastAscent = 0.0, lastDescent = 0.0
+        for index in line {
+            let cross = axis.cross(items[index].layout.size)
+            switch items[index].alignment {
+            case .baselineFirst:
+                let baseline = items[index].layout.firstBaselineOrBottom
+                ascent = max(ascent, baseline)
+                descent = max(descent, cross - baseline)
+            case .baselineLast:
+                let baseline = items[index].layout.lastBaselineOrBottom
+                lastAscent = max(lastAscent, baseline)
+                lastDescent = max(lastDescent, cross - baseline)
+            default:
+                thickest = max(thickest, cross)
+            }
+        }
+        return (max(thickest, ascent + descent, lastAscent + lastDescent), ascent, lastAscent)
     }
 
     /// The length a run of children takes along the stack, with their spacing.
@@ -300,48 +295,55 @@ private struct StackPass {
         let growing = free > 0
         guard line.contains(where: { growing ? items[$0].grow > 0 : items[$0].shrink > 0 }) else { return }
 
-        let base = line.map { axis.main(items[$0].layout.size) }
-        let weights: [Double] = line.map { index in
-            growing ? items[index].grow : items[index].shrink * axis.main(items[index].layout.size)
-        }
-        let fixed = content(of: line) - base.reduce(0, +)
-        var sizes = base
-        var frozen = weights.map { $0 <= 0 }
-        // Each round gives the remaining free length out by weight; children that reach a limit keep it
-        // and the rest is shared again among the others.
-        for _ in 0...line.count {
-            let remaining = target - fixed - sizes.reduce(0, +)
-            var totalWeight = 0.0
-            for offset in weights.indices where !frozen[offset] { totalWeight += weights[offset] }
-            guard totalWeight > 0, abs(remaining) > 1e-9 else { break }
-            var limited = false
-            var proposals = sizes
-            for offset in sizes.indices where !frozen[offset] {
-                let limits = items[line.lowerBound + offset].limits
-                let proposed = sizes[offset] + remaining * weights[offset] / totalWeight
-                if proposed < limits.lower || proposed > limits.upper {
-                    proposals[offset] = min(limits.upper, max(limits.lower, proposed))
-                    frozen[offset] = true
-                    limited = true
-                } else {
-                    proposals[offset] = proposed
-                }
+        // Scratch space on the stack, not the heap: flexing happens in most stacks of most cells.
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: line.count * 3) { scratch in
+            let count = line.count
+            let base = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
+            let weights = UnsafeMutableBufferPointer(rebasing: scratch[count..<(2 * count)])
+            let sizes = UnsafeMutableBufferPointer(rebasing: scratch[(2 * count)..<(3 * count)])
+            var fixed = content(of: line)
+            for offset in 0..<count {
+                let item = line.lowerBound + offset
+                let length = axis.main(items[item].layout.size)
+                base[offset] = length
+                sizes[offset] = length
+                // A weight of 0 marks a child that does not flex, or no longer does.
+                weights[offset] = max(0, growing ? items[item].grow : items[item].shrink * length)
+                fixed -= length
             }
-            if limited {
-                // Only the children that hit a limit are settled this round.
-                for offset in sizes.indices where frozen[offset] { sizes[offset] = proposals[offset] }
-            } else {
-                sizes = proposals
+            // Each round gives the remaining free length out by weight; children that reach a limit keep
+            // it and the rest is shared again among the others.
+            for _ in 0...count {
+                var remaining = target - fixed, totalWeight = 0.0
+                for offset in 0..<count {
+                    remaining -= sizes[offset]
+                    totalWeight += weights[offset]
+                }
+                guard totalWeight > 0, abs(remaining) > 1e-9 else { break }
+                var limited = false
+                for offset in 0..<count where weights[offset] > 0 {
+                    let limits = items[line.lowerBound + offset].limits
+                    let proposed = sizes[offset] + remaining * weights[offset] / totalWeight
+                    if proposed < limits.lower || proposed > limits.upper {
+                        sizes[offset] = min(limits.upper, max(limits.lower, proposed))
+                        weights[offset] = 0
+                        limited = true
+                    }
+                }
+                // Only the children that hit a limit are settled in a round that had some.
+                guard !limited else { continue }
+                for offset in 0..<count where weights[offset] > 0 {
+                    sizes[offset] += remaining * weights[offset] / totalWeight
+                }
                 break
             }
-        }
-
-        for offset in sizes.indices where abs(sizes[offset] - base[offset]) > 1e-9 {
-            let index = line.lowerBound + offset
-            let length = max(0, sizes[offset])
-            items[index].layout = context.measure(
-                spec.children[index], style: styles[index],
-                in: axis.range(main: (length, length), cross: items[index].crossRange), parentSize: parentSize)
+            for offset in 0..<count where abs(sizes[offset] - base[offset]) > 1e-9 {
+                let index = line.lowerBound + offset
+                let length = max(0, sizes[offset])
+                items[index].layout = context.measure(
+                    spec.children[index], style: items[index].style,
+                    in: axis.range(main: (length, length), cross: items[index].crossRange), parentSize: parentSize)
+            }
         }
     }
 
@@ -364,11 +366,11 @@ private struct StackPass {
             let length = axis.main(items[index].layout.size)
             if items[index].alignment == .stretch && axis.cross(items[index].layout.size) != lineCross {
                 let child = spec.children[index]
-                let limits = styles[index].limits(horizontal: !axis.horizontal, parent: axis.cross(parentSize),
+                let limits = items[index].style.limits(horizontal: !axis.horizontal, parent: axis.cross(parentSize),
                                                   subject: { LayoutContext.name(of: child) },
                                                   diagnostics: &context.diagnostics)
                 let thickness = min(limits.upper, max(limits.lower, lineCross))
-                items[index].layout = context.measure(child, style: styles[index],
+                items[index].layout = context.measure(child, style: items[index].style,
                                                       in: axis.range(main: (length, length), cross: (thickness, thickness)),
                                                       parentSize: parentSize)
             }

@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 
 // Specs that hold one main child and size themselves from it: inset, overlay, background, ratio,
 // wrapper.
@@ -9,7 +9,6 @@ public import Compositor
 public struct InsetSpec: LayoutSpec {
     public var insets: EdgeInsets
     public var child: any LayoutElement
-    public var style = LayoutStyle()
 
     public init(_ insets: EdgeInsets, child: any LayoutElement) {
         self.insets = insets
@@ -39,7 +38,6 @@ public struct InsetSpec: LayoutSpec {
 public struct OverlaySpec: LayoutSpec {
     public var child: any LayoutElement
     public var overlay: any LayoutElement
-    public var style = LayoutStyle()
 
     public init(child: any LayoutElement, overlay: any LayoutElement) {
         self.child = child
@@ -49,7 +47,11 @@ public struct OverlaySpec: LayoutSpec {
     public func measure(_ range: SizeRange, in context: inout LayoutContext) -> ElementLayout {
         let measured = context.measure(child, in: range, parentSize: range.max)
         let cover = context.measure(overlay, in: .exactly(measured.size), parentSize: measured.size)
-        return ElementLayout(size: measured.size, placements: measured.placements + cover.placements,
+        var placements: [Layout.Child] = []
+        placements.reserveCapacity(measured.placementCount + cover.placementCount)
+        measured.appendPlacements(to: &placements, offsetBy: .zero)
+        cover.appendPlacements(to: &placements, offsetBy: .zero)
+        return ElementLayout(size: measured.size, placements: placements,
                              firstBaseline: measured.firstBaseline, lastBaseline: measured.lastBaseline)
     }
 }
@@ -59,7 +61,6 @@ public struct OverlaySpec: LayoutSpec {
 public struct BackgroundSpec: LayoutSpec {
     public var child: any LayoutElement
     public var background: any LayoutElement
-    public var style = LayoutStyle()
 
     public init(child: any LayoutElement, background: any LayoutElement) {
         self.child = child
@@ -69,7 +70,11 @@ public struct BackgroundSpec: LayoutSpec {
     public func measure(_ range: SizeRange, in context: inout LayoutContext) -> ElementLayout {
         let measured = context.measure(child, in: range, parentSize: range.max)
         let behind = context.measure(background, in: .exactly(measured.size), parentSize: measured.size)
-        return ElementLayout(size: measured.size, placements: behind.placements + measured.placements,
+        var placements: [Layout.Child] = []
+        placements.reserveCapacity(measured.placementCount + behind.placementCount)
+        behind.appendPlacements(to: &placements, offsetBy: .zero)
+        measured.appendPlacements(to: &placements, offsetBy: .zero)
+        return ElementLayout(size: measured.size, placements: placements,
                              firstBaseline: measured.firstBaseline, lastBaseline: measured.lastBaseline)
     }
 }
@@ -84,7 +89,6 @@ public struct BackgroundSpec: LayoutSpec {
 public struct RatioSpec: LayoutSpec {
     public var ratio: Double
     public var child: any LayoutElement
-    public var style = LayoutStyle()
 
     public init(ratio: Double, child: any LayoutElement) {
         self.ratio = ratio
@@ -126,7 +130,6 @@ public struct RatioSpec: LayoutSpec {
 /// - Thread: any
 public struct WrapperSpec: LayoutSpec {
     public var children: [any LayoutElement]
-    public var style = LayoutStyle()
 
     public init(children: [any LayoutElement]) { self.children = children }
 
@@ -140,7 +143,7 @@ public struct WrapperSpec: LayoutSpec {
         for child in children {
             let measured = context.measure(child, in: range, parentSize: range.max)
             size = Size(width: max(size.width, measured.size.width), height: max(size.height, measured.size.height))
-            placements.append(contentsOf: measured.placements)
+            measured.appendPlacements(to: &placements, offsetBy: .zero)
             firstBaseline = firstBaseline ?? measured.firstBaseline
             lastBaseline = measured.lastBaseline ?? lastBaseline
         }

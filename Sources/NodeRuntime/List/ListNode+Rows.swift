@@ -28,6 +28,10 @@ final class RowRecord {
     var placedY = Double.nan
     /// The display distance last given to the row's nodes (NaN: none yet).
     var distance = Double.nan
+    /// The scroll direction `distance` was measured in.
+    var distanceDirection = 0.0
+    /// True once every drawing node of the row shows current contents (while it stays in display).
+    var isDrawn = false
     /// The interface state the list last gave the node (only the list changes it).
     var appliedState: InterfaceState = []
     /// A slide left by an animated batch update: the row is drawn `delta` points from its place,
@@ -142,10 +146,17 @@ extension ListNode {
                 ranges = computeRanges(tuning)
             }
         }
+        let t0 = MonotonicClock.nanoseconds()
         releaseRows(outside: ranges.measure)
+        let t1 = MonotonicClock.nanoseconds()
         if let measure = ranges.measure { applyStates(ranges, measure: measure, tuning: tuning) }
+        let t2 = MonotonicClock.nanoseconds()
         retireDisappearingRows()
         placeAttachedRows()
+        let t3 = MonotonicClock.nanoseconds()
+        DebugTimers.release += Double(t1 - t0) / 1e6
+        DebugTimers.apply += Double(t2 - t1) / 1e6
+        DebugTimers.place += Double(t3 - t2) / 1e6
         contentLayer?.frame = Rect(x: 0, y: -offset, width: 0, height: 0)
         if heldTarget != nil, isHeldTargetSettled(ranges) { heldTarget = nil }
         if stacksFromBottom, !isDragging { isPinnedToBottom = offset >= maximumOffset - 0.5 }
@@ -204,12 +215,31 @@ extension ListNode {
             let target = InterfaceState(rawValue: bits & cap.rawValue)
 
             // Distances first, so draws and decodes started by the state change are queued in order.
-            if target.contains(.preload), record.distance.isNaN || abs(distance - record.distance) >= 1 {
+            // While the list keeps its direction every distance shrinks or grows by the same amount,
+            // which keeps the queue's order: only rows with draws still to come, new rows and a flip
+            // of direction need new values (and the work is O(rows being drawn), not O(range)).
+            let td0 = MonotonicClock.nanoseconds()
+            let isDrawing = target.contains(.display) && !record.isDrawn
+            if target.contains(.preload),
+               record.distance.isNaN || record.distanceDirection != leadingDirection
+                || (isDrawing && abs(distance - record.distance) >= 1) {
                 record.distance = distance
+                record.distanceDirection = leadingDirection
                 node.displayDistance = distance
                 for drawing in record.drawingNodes where drawing !== node { drawing.displayDistance = distance }
             }
+            let td1 = MonotonicClock.nanoseconds()
             transition(record, node: node, to: target)
+            let td2 = MonotonicClock.nanoseconds()
+            if !target.contains(.display) {
+                record.isDrawn = false
+            } else if !record.isDrawn {
+                record.isDrawn = record.drawingNodes.allSatisfy(\.showsCurrentContents)
+            }
+            let td3 = MonotonicClock.nanoseconds()
+            DebugTimers.distance += Double(td1 - td0) / 1e6
+            DebugTimers.transition += Double(td2 - td1) / 1e6
+            DebugTimers.place += Double(td3 - td2) / 1e6
             if target.contains(.display) && y < attachBottom && y + rowHeight > attachTop {
                 attach(record)
             } else {
@@ -429,6 +459,7 @@ extension ListNode {
             node.applyLayout(result.layout)
             record.node = node
             record.appliedState = []
+            record.isDrawn = false
             record.placedY = .nan
             record.distance = .nan
             record.drawingNodes = Self.drawingNodes(in: node)

@@ -194,6 +194,20 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
         if isReady { updateRows() }
     }
 
+    /// Rows are not subnodes, so hits are searched in the visible rows first (where their layers are,
+    /// scrolled), and land on the list itself when no interactive row content is under the point.
+    public override func hitTest(_ point: Point) -> Node? {
+        guard let rows = visibleRows, let listLayer = layerIfLoaded else { return super.hitTest(point) }
+        let listOrigin = listLayer.frameInRoot.origin
+        for row in rows.reversed() {
+            guard let rowNode = nodeForRow(row), let rowLayer = rowNode.layerIfLoaded else { continue }
+            let origin = rowLayer.frameInRoot.origin
+            let local = Point(x: point.x - (origin.x - listOrigin.x), y: point.y - (origin.y - listOrigin.y))
+            if let hit = rowNode.hitTest(local) { return hit }
+        }
+        return super.hitTest(point)
+    }
+
     public override func touchesBegan(_ touch: Touch) {
         super.touchesBegan(touch)
         touchDidBegin()
@@ -331,9 +345,14 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
         if needsReload && bounds.width > 0 { reloadData() }
         viewportDidChange()
         guard isReady else { return }
+        let t0 = MonotonicClock.nanoseconds()
         installMeasuredRows()
+        let t1 = MonotonicClock.nanoseconds()
         advanceMotion(to: now)
         updateRows()
+        let t2 = MonotonicClock.nanoseconds()
+        DebugTimers.install += Double(t1 - t0) / 1e6
+        DebugTimers.update += Double(t2 - t1) / 1e6
     }
 
     /// Adds the visible row area and its unready part to the frame's record. - Thread: main

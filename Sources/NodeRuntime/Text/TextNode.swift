@@ -280,3 +280,12 @@ public final class TextNode: Node, NodeDrawing {
         }
     }
 }
+
+/// Text shrinks and wraps by default when a horizontal stack runs out of room, instead of overflowing.
+extension TextNode: LayoutStyleDefaults {
+    public static var defaultLayoutStyle: LayoutStyle {
+        var style = LayoutStyle()
+        style.flexShrink = 1
+        return style
+    }
+}

@@ -7,14 +7,15 @@ struct TextSection {
     var runs: Range<Int>
 
     static func sections(of text: AttributedText) -> [TextSection] {
+        let runs = text.runs
+        guard !runs.isEmpty else { return [] }
         var sections: [TextSection] = []
         var start = 0
-        let runs = text.runs
-        for index in 1...max(1, runs.count) where index == runs.count || runs[index].attributes.block != runs[start].attributes.block {
+        for index in 1...runs.count where index == runs.count || runs[index].attributes.block != runs[start].attributes.block {
             sections.append(TextSection(block: runs[start].attributes.block, runs: start..<index))
             start = index
         }
-        return runs.isEmpty ? [] : sections
+        return sections
     }
 }
 

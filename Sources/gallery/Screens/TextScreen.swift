@@ -48,9 +48,9 @@ final class TextSampleNode: Node, NodeDrawing {
 /// right-to-left text, quotes and code.
 final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
     let list = ListNode()
-    /// Shown when a link is tapped.
-    var linkTapped: ((String) -> Void)?
     private let samples: [@Sendable () -> Node]
+    /// The row of the spoiler sample.
+    private(set) var spoilerRow: Int?
 
     init(data: ChatData) {
         let lorem = "Nodes are measured on any thread, drawn on background workers, and placed on the screen by the main thread only when they are complete."
@@ -104,6 +104,7 @@ final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
             text.append(".", attributes: body)
             return TextNode(attributedText: text)
         })
+        let spoilerIndex = items.count
         items.append(sample("Spoilers: click to reveal") {
             var text = AttributedText("The answer is ", attributes: body)
             var spoiler = body
@@ -131,6 +132,7 @@ final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
         })
         samples = items
         super.init(node: list)
+        spoilerRow = spoilerIndex
         list.debugName = "text"
         list.backgroundColor = Color(rgb: 0xF1F3F5)
         list.estimatedRowHeight = 90

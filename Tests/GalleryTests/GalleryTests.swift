@@ -1,0 +1,125 @@
+import Compositor
+import Foundation
+import NodeRuntime
+import TestSupport
+import XCTest
+@testable import gallery
+
+/// The gallery as a person uses it: each screen rendered headless and compared with its golden, and
+/// clicks and keys sent through the event path.
+final class GalleryTests: XCTestCase {
+    private var time = 0.0
+    private var assets: URL { GoldenImage.repositoryRoot.appendingPathComponent("Assets") }
+
+    private func makeApp(screen: GalleryOptions.Screen, rows: Int = 300) throws -> GalleryApp {
+        var options = GalleryOptions()
+        options.screen = screen
+        options.rows = rows
+        options.headless = true
+        options.size = Size(width: 640, height: 480)
+        let data = try ChatData(assets: assets)
+        let backend = try SDLRenderBackend(.init(title: "gallery-test", size: options.size, headless: true))
+        let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0x12161B)))
+        return try GalleryApp(options: options, data: data, host: NodeHost(compositor: compositor), backend: backend)
+    }
+
+    override func tearDown() {
+        Runtime.shared.scheduler.waitUntilIdle()
+        Runtime.shared.mainQueue.drain()
+        Runtime.shared.forcesSynchronousDisplay = false
+    }
+
+    private func frames(_ app: GalleryApp, _ events: [InputEvent] = [], count: Int = 1) {
+        for index in 0..<count {
+            time += 1.0 / 60
+            app.frame(time: time, events: index == 0 ? events : [])
+        }
+    }
+
+    private func click(_ app: GalleryApp, at point: Point) {
+        frames(app, [.pointerDown(point, button: 1)])
+        frames(app, [.pointerUp(point, button: 1)])
+    }
+
+    func testEachScreenMatchesItsGolden() throws {
+        for screen in GalleryOptions.Screen.allCases {
+            let app = try makeApp(screen: screen)
+            app.settle()
+            let pixels = app.host.compositor.capture(app.host.rootLayer)
+            GoldenImage.assertMatches(pixels, named: "screen-\(screen.rawValue)", in: "GalleryTests", tolerance: 6)
+            app.host.setRootController(nil)
+        }
+    }
+
+    func testClicksAndKeysDriveTheScreens() throws {
+        let app = try makeApp(screen: .chats)
+        app.settle()
+        XCTAssertEqual(app.tabs.selectedIndex, 0)
+
+        // Open the second chat: its thread is pushed on the navigation stack.
+        click(app, at: Point(x: 300, y: 76 * 1.5))
+        frames(app, count: 30)
+        XCTAssertEqual(app.chatsNavigation.viewControllers.count, 2)
+        let thread = try XCTUnwrap(app.chatsNavigation.topController as? ThreadController)
+        XCTAssertEqual(thread.chat.id, app.data.chat(forRow: 1).id)
+        XCTAssertTrue(thread.list.stacksFromBottom)
+
+        // Escape goes back.
+        frames(app, [.keyDown(.escape, modifiers: [])], count: 30)
+        XCTAssertEqual(app.chatsNavigation.viewControllers.count, 1)
+
+        // Keys 1–4 and the tab bar switch screens.
+        frames(app, [.keyDown(.character("3"), modifiers: [])])
+        XCTAssertEqual(app.tabs.selectedIndex, 2)
+        XCTAssertTrue(app.tabBar.buttons[2].isSelected)
+        click(app, at: Point(x: 640 * 7 / 8, y: 480 - 24))
+        XCTAssertEqual(app.tabs.selectedIndex, 3, "the fourth tab button selects the text screen")
+
+        // Reveal a spoiler on the text screen by clicking on it.
+        let text = try XCTUnwrap(app.tabs.selectedController as? TextShowcaseController)
+        app.settle()
+        let spoilerRow = try XCTUnwrap(text.spoilerRow)
+        text.list.scroll(to: spoilerRow, at: .top, animated: false)
+        app.settle()
+        let sampleNode = try XCTUnwrap(text.list.nodeForRow(spoilerRow) as? TextSampleNode)
+        let spoilerRect = try XCTUnwrap(firstSpoilerRect(in: sampleNode.sample))
+        let listOrigin = text.list.frameOfRow(spoilerRow).origin
+        let contentOffset = text.list.contentOffset
+        let point = Point(x: sampleNode.sample.frame.minX + spoilerRect.midX,
+                          y: listOrigin.y - contentOffset + sampleNode.sample.frame.minY + spoilerRect.midY)
+        XCTAssertTrue(sampleNode.sample.revealedSpoilers.isEmpty)
+        click(app, at: point)
+        XCTAssertFalse(sampleNode.sample.revealedSpoilers.isEmpty, "clicking the veil reveals the spoiler")
+    }
+
+    /// Where the first spoiler of `node` is, found through the node's own hit testing.
+    private func firstSpoilerRect(in node: TextNode) -> Rect? {
+        let size = node.frame.size
+        for y in stride(from: 1.0, to: size.height, by: 3) {
+            for x in stride(from: 1.0, to: size.width, by: 3) {
+                if let hit = node.textHit(at: Point(x: x, y: y)), case .spoiler = hit.target { return hit.rects.first }
+            }
+        }
+        return nil
+    }
+
+    func testCompactCountsAndTimes() {
+        XCTAssertEqual(Format.compactCount(7), "7")
+        XCTAssertEqual(Format.compactCount(999), "999")
+        XCTAssertEqual(Format.compactCount(4_051), "4K")
+        XCTAssertEqual(Format.compactCount(4_551), "4.5K")
+        XCTAssertEqual(Format.compactCount(12_400), "12K")
+        XCTAssertEqual(Format.compactCount(1_250_000), "1.2M")
+        XCTAssertEqual(Format.compactCount(-3), "0")
+        XCTAssertEqual(Format.clockTime("2026-11-14T04:35"), "04:35")
+    }
+
+    func testAMissingOrBrokenDatasetIsOneClearError() throws {
+        let folder = GoldenImage.repositoryRoot.appendingPathComponent(".test-output/broken-assets")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("data"), withIntermediateDirectories: true)
+        XCTAssertThrowsError(try ChatData(assets: folder)) { XCTAssertTrue("\($0)".contains("chats.json")) }
+        try Data("{\"version\": 1, \"chats\": [{\"id\": \"x\"}]}".utf8).write(to: folder.appendingPathComponent("data/chats.json"))
+        XCTAssertThrowsError(try ChatData(assets: folder)) { XCTAssertTrue("\($0)".contains("not valid")) }
+    }
+}
