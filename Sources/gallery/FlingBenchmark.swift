@@ -227,7 +227,6 @@ struct FlingBenchmark {
         var report = Report(mode: mode, rows: rows, frames: frames, speed: speed, viewport: Self.viewport,
                             renderer: backend.rendererName, workers: scheduler.workerCount)
         scheduler.resetStatistics()
-        DebugTimers.reset()
         let listBefore = list.statistics
         let displaysBefore = runtime.counters.snapshot.displaysStarted
         var visibleArea = 0.0, checkerboardArea = 0.0
@@ -273,7 +272,6 @@ struct FlingBenchmark {
         report.rendersCancelled = max(0, statistics.cancelledBeforeStart + statistics.cancelledWhileRunning - measuresCancelled)
         if mode == .sync { report.rendersCompleted += runtime.counters.snapshot.displaysStarted - displaysBefore }
         if ProcessInfo.processInfo.environment["FLING_DEBUG"] != nil {
-            print("DEBUG", DebugTimers.summary)
             print("DEBUG", mode, "displaysStarted", runtime.counters.snapshot.displaysStarted - displaysBefore, "scheduler", statistics, "list", listAfter)
         }
 

@@ -122,8 +122,15 @@ extension ListNode {
 
     // MARK: The per-frame pass
 
-    /// Brings every row near the viewport to the state its range gives it, releases rows that left the
-    /// measure range, places the attached rows and moves the content layer. O(rows in the measure range).
+    /// Brings the rows near the viewport to the states their ranges give them, releases rows that left
+    /// the measure range, places the attached rows and moves the content layer.
+    ///
+    /// The ranges are contiguous intervals of rows, so between two frames only the rows at their moving
+    /// edges change state: a pass visits those (the symmetric differences of this frame's intervals and
+    /// the last frame's), the rows still being drawn, and the rows that changed (new nodes). That keeps a
+    /// frame's work proportional to how far the list moved, not to the size of the ranges. A full pass
+    /// over the measure range happens when something moves every row at once: the first pass, a flip of
+    /// direction (every distance changes), the list's own state, a batch update, a reload, a new width.
     func updateRows() {
         guard isReady else { return }
         let moved = offset - lastRangeOffset
@@ -139,27 +146,61 @@ extension ListNode {
         // since each round measures every row the ranges reach).
         if loadsRowsOnMainThread {
             for _ in 0..<4 {
-                releaseRows(outside: ranges.measure)
                 let made = makeRowsOnMainThread(in: ranges.measure)
                 if made.isEmpty { break }
                 install(made)
                 ranges = computeRanges(tuning)
             }
         }
-        let t0 = MonotonicClock.nanoseconds()
-        releaseRows(outside: ranges.measure)
-        let t1 = MonotonicClock.nanoseconds()
-        if let measure = ranges.measure { applyStates(ranges, measure: measure, tuning: tuning) }
-        let t2 = MonotonicClock.nanoseconds()
+        let context = PassContext(list: self, ranges: ranges, tuning: tuning)
+        if let last = lastPass, last.direction == leadingDirection, last.cap == context.cap {
+            var visit = dirtyRows.union(pendingRows)
+            Self.addDifference(last.ranges.visible, ranges.visible, to: &visit)
+            Self.addDifference(last.ranges.display, ranges.display, to: &visit)
+            Self.addDifference(last.ranges.preload, ranges.preload, to: &visit)
+            Self.addDifference(last.ranges.measure, ranges.measure, to: &visit)
+            Self.addDifference(last.attached, context.attached, to: &visit)
+            for row in visit.sorted() {
+                if ranges.measure?.contains(row) == true {
+                    applyRow(row, y: geometry.offset(ofRow: row), context)
+                } else if let record = records[row] {
+                    release(record)
+                    records[row] = nil
+                    pendingRows.remove(row)
+                }
+            }
+        } else {
+            releaseRows(outside: ranges.measure)
+            pendingRows.removeAll()
+            if let measure = ranges.measure {
+                var y = geometry.offset(ofRow: measure.lowerBound)
+                for row in measure {
+                    applyRow(row, y: y, context)
+                    y += geometry.heights[row]
+                }
+            }
+        }
+        dirtyRows.removeAll()
+        lastPass = PassState(ranges: ranges, attached: context.attached, direction: leadingDirection, cap: context.cap)
         retireDisappearingRows()
         placeAttachedRows()
-        let t3 = MonotonicClock.nanoseconds()
-        DebugTimers.release += Double(t1 - t0) / 1e6
-        DebugTimers.apply += Double(t2 - t1) / 1e6
-        DebugTimers.place += Double(t3 - t2) / 1e6
         contentLayer?.frame = Rect(x: 0, y: -offset, width: 0, height: 0)
         if heldTarget != nil, isHeldTargetSettled(ranges) { heldTarget = nil }
         if stacksFromBottom, !isDragging { isPinnedToBottom = offset >= maximumOffset - 0.5 }
+    }
+
+    /// Adds the rows in exactly one of `a` and `b` to `set`.
+    static func addDifference(_ a: ClosedRange<Int>?, _ b: ClosedRange<Int>?, to set: inout Set<Int>) {
+        guard a != b else { return }
+        guard let a, let b, a.overlaps(b) else {
+            if let a { set.formUnion(a) }
+            if let b { set.formUnion(b) }
+            return
+        }
+        for row in min(a.lowerBound, b.lowerBound)..<max(a.lowerBound, b.lowerBound) { set.insert(row) }
+        if a.upperBound != b.upperBound {
+            for row in (min(a.upperBound, b.upperBound) + 1)...max(a.upperBound, b.upperBound) { set.insert(row) }
+        }
     }
 
     private func releaseRows(outside measure: ClosedRange<Int>?) {
@@ -171,80 +212,114 @@ extension ListNode {
         }
     }
 
-    private func applyStates(_ ranges: RowRanges, measure: ClosedRange<Int>, tuning: ListRangeTuning) {
-        let cap = rowStateCap
-        let top = offset, height = bounds.height, bottom = offset + height
-        let attachTop = top - height * Self.attachmentMargin, attachBottom = bottom + height * Self.attachmentMargin
-        // Rows behind the viewport rank after every row ahead of it that may soon be drawn.
-        let trailingPenalty = height * max(1, tuning.display.leading)
-        var y = geometry.offset(ofRow: measure.lowerBound)
-        for row in measure {
-            let rowHeight = geometry.heights[row]
-            defer { y += rowHeight }
-            let record: RowRecord
-            if let existing = records[row] {
-                record = existing
+    /// What every row of one pass is measured against.
+    struct PassContext {
+        let ranges: RowRanges
+        let cap: InterfaceState
+        let top: Double, bottom: Double
+        let attachTop: Double, attachBottom: Double
+        /// Rows whose layers belong on the list: displayed and within the attachment margin.
+        let attached: ClosedRange<Int>?
+        /// Added to the distance of rows behind the viewport, so they rank after every row ahead of it
+        /// that may soon be drawn.
+        let trailingPenalty: Double
+
+        init(list: ListNode, ranges: RowRanges, tuning: ListRangeTuning) {
+            self.ranges = ranges
+            cap = list.rowStateCap
+            let height = list.bounds.height
+            top = list.offset
+            bottom = list.offset + height
+            attachTop = top - height * ListNode.attachmentMargin
+            attachBottom = bottom + height * ListNode.attachmentMargin
+            if let display = ranges.display, let near = list.geometry.rows(overlapping: attachTop, attachBottom),
+               display.overlaps(near) {
+                attached = max(display.lowerBound, near.lowerBound)...min(display.upperBound, near.upperBound)
             } else {
-                record = RowRecord(row: row)
-                records[row] = record
+                attached = nil
             }
+            trailingPenalty = height * max(1, tuning.display.leading)
+        }
+    }
 
-            let isVisible = ranges.visible?.contains(row) == true
-            let distance: Double
-            if isVisible {
-                distance = 0
-            } else if y >= bottom {
-                distance = leadingDirection > 0 ? y - bottom : y - bottom + trailingPenalty
-            } else {
-                let gap = max(0, top - (y + rowHeight))
-                distance = leadingDirection < 0 ? gap : gap + trailingPenalty
-            }
+    /// The ranges and conditions of the last pass, for the next one to visit only what changed.
+    struct PassState {
+        var ranges: RowRanges
+        var attached: ClosedRange<Int>?
+        var direction: Double
+        var cap: InterfaceState
+    }
 
-            if (record.node == nil || record.wantsNewNode) && record.job == nil && !loadsRowsOnMainThread {
-                scheduleMeasure(record, priority: isVisible ? .visible : .offscreen(distance: distance))
-            } else if let job = record.job, abs(distance - record.distance) >= 1 || record.distance.isNaN {
-                job.setPriority(isVisible ? .visible : .offscreen(distance: distance))
-                if record.node == nil { record.distance = distance }
-            }
-            guard let node = record.node else { continue }
+    /// Brings one row (in the measure range, at `y`) up to date: its record, measure job, distance,
+    /// interface state and layer.
+    private func applyRow(_ row: Int, y: Double, _ context: PassContext) {
+        let rowHeight = geometry.heights[row]
+        let record: RowRecord
+        if let existing = records[row] {
+            record = existing
+        } else {
+            record = RowRecord(row: row)
+            records[row] = record
+        }
+        let ranges = context.ranges
+        let isVisible = ranges.visible?.contains(row) == true
+        let distance: Double
+        if isVisible {
+            distance = 0
+        } else if y >= context.bottom {
+            distance = leadingDirection > 0 ? y - context.bottom : y - context.bottom + context.trailingPenalty
+        } else {
+            let gap = max(0, context.top - (y + rowHeight))
+            distance = leadingDirection < 0 ? gap : gap + context.trailingPenalty
+        }
 
-            var bits = InterfaceState.measureLayout.rawValue
-            if ranges.preload?.contains(row) == true { bits |= InterfaceState.preload.rawValue }
-            if ranges.display?.contains(row) == true { bits |= InterfaceState.display.rawValue }
-            if isVisible { bits |= InterfaceState.visible.rawValue }
-            let target = InterfaceState(rawValue: bits & cap.rawValue)
+        if (record.node == nil || record.wantsNewNode) && record.job == nil && !loadsRowsOnMainThread {
+            scheduleMeasure(record, priority: isVisible ? .visible : .offscreen(distance: distance))
+        } else if let job = record.job {
+            // Reached when the row becomes visible or the direction flips: the only changes that
+            // reorder waiting jobs.
+            job.setPriority(isVisible ? .visible : .offscreen(distance: distance))
+        }
+        guard let node = record.node else {
+            pendingRows.remove(row)
+            return
+        }
 
-            // Distances first, so draws and decodes started by the state change are queued in order.
-            // While the list keeps its direction every distance shrinks or grows by the same amount,
-            // which keeps the queue's order: only rows with draws still to come, new rows and a flip
-            // of direction need new values (and the work is O(rows being drawn), not O(range)).
-            let td0 = MonotonicClock.nanoseconds()
-            let isDrawing = target.contains(.display) && !record.isDrawn
-            if target.contains(.preload),
-               record.distance.isNaN || record.distanceDirection != leadingDirection
-                || (isDrawing && abs(distance - record.distance) >= 1) {
-                record.distance = distance
-                record.distanceDirection = leadingDirection
-                node.displayDistance = distance
-                for drawing in record.drawingNodes where drawing !== node { drawing.displayDistance = distance }
-            }
-            let td1 = MonotonicClock.nanoseconds()
-            transition(record, node: node, to: target)
-            let td2 = MonotonicClock.nanoseconds()
-            if !target.contains(.display) {
-                record.isDrawn = false
-            } else if !record.isDrawn {
-                record.isDrawn = record.drawingNodes.allSatisfy(\.showsCurrentContents)
-            }
-            let td3 = MonotonicClock.nanoseconds()
-            DebugTimers.distance += Double(td1 - td0) / 1e6
-            DebugTimers.transition += Double(td2 - td1) / 1e6
-            DebugTimers.place += Double(td3 - td2) / 1e6
-            if target.contains(.display) && y < attachBottom && y + rowHeight > attachTop {
-                attach(record)
-            } else {
-                detach(record)
-            }
+        var bits = InterfaceState.measureLayout.rawValue
+        if ranges.preload?.contains(row) == true { bits |= InterfaceState.preload.rawValue }
+        if ranges.display?.contains(row) == true { bits |= InterfaceState.display.rawValue }
+        if isVisible { bits |= InterfaceState.visible.rawValue }
+        let target = InterfaceState(rawValue: bits & context.cap.rawValue)
+
+        // Distances first, so draws and decodes started by the state change are queued in order.
+        // While the list keeps its direction every distance shrinks or grows by the same amount, which
+        // keeps the queue's order: only rows with draws still to come, new rows and a flip of direction
+        // need new values.
+        let isDrawing = target.contains(.display) && !record.isDrawn
+        if target.contains(.preload),
+           record.distance.isNaN || record.distanceDirection != leadingDirection
+            || (isDrawing && abs(distance - record.distance) >= 1) {
+            record.distance = distance
+            record.distanceDirection = leadingDirection
+            node.displayDistance = distance
+            for drawing in record.drawingNodes where drawing !== node { drawing.displayDistance = distance }
+        }
+        transition(record, node: node, to: target)
+        if !target.contains(.display) {
+            record.isDrawn = false
+        } else if !record.isDrawn {
+            record.isDrawn = record.drawingNodes.allSatisfy(\.showsCurrentContents)
+        }
+        if target.contains(.display) && y < context.attachBottom && y + rowHeight > context.attachTop {
+            attach(record)
+        } else {
+            detach(record)
+        }
+        // Rows still being drawn (or swapping a reloaded node) are visited every frame.
+        if (target.contains(.display) && !record.isDrawn) || record.outgoingNode != nil {
+            pendingRows.insert(row)
+        } else {
+            pendingRows.remove(row)
         }
     }
 
@@ -282,6 +357,7 @@ extension ListNode {
     /// list. Its measured height stays.
     func release(_ record: RowRecord) {
         record.isReleased = true
+        pendingRows.remove(record.row)
         if let job = record.job {
             job.cancel()
             record.job = nil
@@ -458,6 +534,7 @@ extension ListNode {
             node.frame = Rect(x: 0, y: geometry.offset(ofRow: row), width: result.size.width, height: result.size.height)
             node.applyLayout(result.layout)
             record.node = node
+            dirtyRows.insert(row)
             record.appliedState = []
             record.isDrawn = false
             record.placedY = .nan
@@ -476,6 +553,7 @@ extension ListNode {
     /// until the new ones are ready.
     func rowWidthDidChange(to width: Double) {
         rowWidth = width
+        lastPass = nil
         geometry.markAllUnmeasured()
         for record in records.values {
             record.generation += 1

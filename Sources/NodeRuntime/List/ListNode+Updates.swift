@@ -78,6 +78,9 @@ extension ListNode {
             renumbered[newRow] = record
         }
         records = renumbered
+        lastPass = nil
+        dirtyRows.removeAll()
+        pendingRows.removeAll()
         geometry.replaceAll(heights: heights, measured: measured)
 
         if pinned && animated {

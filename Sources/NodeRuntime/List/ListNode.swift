@@ -137,6 +137,13 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
     let rangeOverlay = ListRangeOverlay()
     /// Counts. (main thread only)
     var counts = ListStatistics()
+    /// What the last pass computed; nil makes the next pass a full one. (main thread only)
+    var lastPass: PassState?
+    /// Rows that changed since the last pass (a node arrived). (main thread only)
+    var dirtyRows = Set<Int>()
+    /// Rows the pass visits every frame until they are done: displayed but not drawn yet, or swapping
+    /// a reloaded node. (main thread only)
+    var pendingRows = Set<Int>()
     /// Outcomes of measure jobs, counted on workers.
     let measureCounters = MeasureCounters()
 
@@ -236,6 +243,9 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
         rowWidth = bounds.width
         for record in records.values { release(record) }
         records.removeAll()
+        lastPass = nil
+        dirtyRows.removeAll()
+        pendingRows.removeAll()
         let count = dataSource.map { max(0, $0.numberOfRows(in: self)) } ?? 0
         let heights = (0..<count).map { estimatedHeight(forRow: $0) }
         geometry.replaceAll(heights: heights, measured: Array(repeating: false, count: count))
@@ -345,14 +355,9 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
         if needsReload && bounds.width > 0 { reloadData() }
         viewportDidChange()
         guard isReady else { return }
-        let t0 = MonotonicClock.nanoseconds()
         installMeasuredRows()
-        let t1 = MonotonicClock.nanoseconds()
         advanceMotion(to: now)
         updateRows()
-        let t2 = MonotonicClock.nanoseconds()
-        DebugTimers.install += Double(t1 - t0) / 1e6
-        DebugTimers.update += Double(t2 - t1) / 1e6
     }
 
     /// Adds the visible row area and its unready part to the frame's record. - Thread: main

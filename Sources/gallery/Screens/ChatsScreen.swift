@@ -76,6 +76,9 @@ final class ChatRowNode: Node, NodeDrawing {
         self.marks = marks
         super.init()
         isTransactionContainer = true
+        // One opaque bitmap per row: the worker flattens avatar, texts and badge, and the compositor
+        // copies a single texture without blending.
+        shouldRasterizeDescendants = true
         for node in [avatar, title, time, preview] { addSubnode(node) }
         marks.forEach { addSubnode($0) }
         if let badge { addSubnode(badge) }
