@@ -176,6 +176,20 @@ struct FlingBenchmark {
         list.debugName = "fling"
         list.estimatedRowHeight = Self.rowHeight  // the window's clear colour is the list's background
         let pathLength = speed * Double(frames) / 60
+        // The floor keeps every row of the path drawn, and nothing past its end: ahead, the ranges
+        // reach exactly to the last screen of the path; behind, over the whole of it.
+        func floorTuning(at offset: Double) -> ListRangeTuning {
+            let extent = ListRangeTuning.Extent(leading: max(0, pathLength - offset) / Self.viewport.height,
+                                                trailing: pathLength / Self.viewport.height + 1)
+            return ListRangeTuning(display: extent, preload: extent, measure: extent)
+        }
+        func scroll(to offset: Double) {
+            if mode == .floor {
+                list.fullRangeTuning = floorTuning(at: offset)
+                list.minimumRangeTuning = list.fullRangeTuning
+            }
+            list.setContentOffset(offset, animated: false)
+        }
         switch mode {
         case .async:
             break
@@ -184,12 +198,8 @@ struct FlingBenchmark {
             list.fullRangeTuning = .visibleOnly
             list.minimumRangeTuning = .visibleOnly
         case .floor:
-            // Everything the fling will pass, kept drawn whichever way the list last moved.
-            let screens = pathLength / Self.viewport.height + 1
-            let extent = ListRangeTuning.Extent(leading: screens, trailing: screens)
-            let tuning = ListRangeTuning(display: extent, preload: extent, measure: extent)
-            list.fullRangeTuning = tuning
-            list.minimumRangeTuning = tuning
+            list.fullRangeTuning = floorTuning(at: 0)
+            list.minimumRangeTuning = list.fullRangeTuning
         }
         list.dataSource = source
         host.setRootNode(list)
@@ -207,19 +217,19 @@ struct FlingBenchmark {
             for _ in 0..<8 { untimedFrame() }
         }
         settle()
-        list.setContentOffset(1, animated: false)
+        scroll(to: 1)
         untimedFrame()
-        list.setContentOffset(0, animated: false)
+        scroll(to: 0)
         settle()
         if mode == .floor {
             // Draw and upload every row of the path once, then come back to the top.
             var offset = 0.0
             while offset < pathLength {
                 offset = min(pathLength, offset + Self.viewport.height / 2)
-                list.setContentOffset(offset, animated: false)
+                scroll(to: offset)
                 settle()
             }
-            list.setContentOffset(0, animated: false)
+            scroll(to: 0)
             settle()
         }
 
@@ -238,7 +248,7 @@ struct FlingBenchmark {
             let frameTime = start + Double(frame) / 60
             let begin = MonotonicClock.nanoseconds()
             let cpuBegin = Self.threadCPUNanoseconds()
-            list.setContentOffset(speed * Double(frame) / 60, animated: false)
+            scroll(to: speed * Double(frame) / 60)
             let record = host.runFrame(time: frameTime, events: [])
             let milliseconds = MonotonicClock.milliseconds(since: begin)
             report.frameCPUMilliseconds.append(Double(Self.threadCPUNanoseconds() - cpuBegin) / 1_000_000)

@@ -103,6 +103,23 @@ final class GalleryTests: XCTestCase {
         return nil
     }
 
+    func testF2TogglesThePerfOverlayThatReadsTheFrameRecords() throws {
+        let app = try makeApp(screen: .chats)
+        app.settle()
+        frames(app, [.keyDown(.function(2), modifiers: [])], count: 20)
+        XCTAssertTrue(app.overlayShown)
+        let overlayLayer = try XCTUnwrap(app.overlay.layerIfLoaded)
+        XCTAssertTrue(overlayLayer.superlayer === app.host.rootLayer)
+        XCTAssertEqual(app.overlay.chart.parameters.frames.count, min(240, app.history.frameCount))
+        XCTAssertTrue(app.overlay.figures.attributedText.string.contains("main thread p50"))
+        app.settle()
+        let pixels = try XCTUnwrap(app.host.compositor.capture(app.host.rootLayer))
+        try? pixels.writePNG(to: GoldenImage.outputDirectory.appendingPathComponent("overlay.png").path)
+        frames(app, [.keyDown(.function(2), modifiers: [])])
+        XCTAssertFalse(app.overlayShown)
+        XCTAssertNil(overlayLayer.superlayer)
+    }
+
     func testCompactCountsAndTimes() {
         XCTAssertEqual(Format.compactCount(7), "7")
         XCTAssertEqual(Format.compactCount(999), "999")

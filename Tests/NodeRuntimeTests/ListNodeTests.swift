@@ -63,6 +63,37 @@ final class ListNodeTests: XCTestCase {
                        "only rows near the viewport have nodes")
     }
 
+    func testEveryRowsStateStaysRightThroughAWalkOfSmallAndLargeSteps() {
+        // The pass visits only rows at the ranges' moving edges; check every row after every step.
+        var harness = ListHarness(source: TestListSource(count: 300, height: 20))
+        harness.settle()
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ range: ClosedRange<Int>) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return range.lowerBound + Int((seed >> 33) % UInt64(range.count))
+        }
+        var offset = 0.0
+        var forward = true
+        for step in 0..<120 {
+            // Mostly small steps one way, sometimes a turn, now and then a jump.
+            if next(0...9) == 0 { forward.toggle() }
+            let distance = next(0...19) == 0 ? Double(next(300...2000)) : Double(next(1...45))
+            offset = min(max(0, offset + (forward ? distance : -distance)), 5900)
+            let previous = harness.list.contentOffset
+            harness.list.setContentOffset(offset, animated: false)
+            harness.frame()
+            harness.host.runtime.scheduler.waitUntilIdle()
+            harness.frame()
+            let direction = offset == previous ? nil : offset > previous
+            guard let direction else { continue }
+            for row in 0..<300 {
+                let expected = expectedState(top: Double(row) * 20, height: 20, offset: offset, viewport: 100,
+                                             forward: direction, tuning: .full)
+                XCTAssertEqual(harness.list.interfaceStateOfRow(row), expected, "step \(step), row \(row), offset \(offset)")
+            }
+        }
+    }
+
     func testAFlingMovesEveryRowThroughItsStatesAndComesToRest() {
         var harness = makeHarness()
         harness.settle()

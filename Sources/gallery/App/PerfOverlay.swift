@@ -33,7 +33,7 @@ final class PerfOverlayNode: Node {
                 var bottom = 0.0
                 for (phase, ms) in phases.enumerated() where ms > 0 {
                     let top = bottom + ms
-                    context.fill(Rect(x: x, y: y(top), width: max(0.5, barWidth - 0.25), height: y(bottom) - y(top)),
+                    context.fill(Rect(x: x, y: y(top), width: max(0.5, barWidth - 0.25), height: max(1, y(bottom) - y(top))),
                                  color: phaseColors[phase % phaseColors.count])
                     bottom = top
                 }
@@ -65,7 +65,7 @@ final class PerfOverlayNode: Node {
         legend.attributedText = legendText
     }
 
-    static let size = Size(width: 480, height: 214)
+    static let size = Size(width: 560, height: 214)
 
     override func layout() {
         let width = bounds.width
@@ -98,7 +98,7 @@ final class PerfOverlayNode: Node {
                    checkerboardPercent),
         ]
         figures.attributedText = AttributedText(lines.joined(separator: "\n"),
-                                                attributes: TextAttributes(font: .monospaced(size: 11), color: Color(rgb: 0xE6EDF3)))
+                                                attributes: TextAttributes(font: .monospaced(size: 10), color: Color(rgb: 0xE6EDF3)))
     }
 
     static func bytes(_ count: Int) -> String {
