@@ -6,6 +6,7 @@
 // - `didLoad()`                      main, once, after the layer exists
 // - `layoutSpecThatFits(_:)`         any thread; build the layout, do not touch layers
 // - `calculateSizeThatFits(_:)`      any thread; the size of a leaf node
+// - `LayoutStyleDefaults`             a class's starting layout style (TextNode: flexShrink 1)
 // - `layout()`                       main, after a layout is applied
 // - `didEnterPreloadState()` / `didExitPreloadState()`      main
 // - `didEnterDisplayState()` / `didExitDisplayState()`      main

@@ -80,7 +80,6 @@ open class Node {
         var displayJob: DisplayJob?
         var layoutCache = LayoutCache()
         var layoutState = NodeLayoutState()
-        var preferredSize: Size?
     }
 
     /// Guarded node state; every access goes through `state.withLock`.

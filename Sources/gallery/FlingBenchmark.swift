@@ -77,6 +77,8 @@ struct FlingBenchmark {
         /// The UI thread's CPU milliseconds for each timed frame: the frame's own work, without the time
         /// the thread waited for a core (for the table, not the JSON).
         var frameCPUMilliseconds: [Double] = []
+        /// The slowest frames' phases (for the table, not the JSON).
+        var slowestFrames: [(milliseconds: Double, phases: [Double])] = []
 
         /// The nearest-rank percentile of the frame times.
         func percentile(_ p: Double) -> Double {
@@ -149,6 +151,11 @@ struct FlingBenchmark {
                 lines.append(String(format: "  %@ UI-thread CPU time per frame: p50 %.2f, p99 %.2f, max %.2f ms", report.mode.rawValue as NSString,
                                     cpu[cpu.count / 2], cpu[min(cpu.count - 1, Int(Double(cpu.count) * 0.99))], cpu.last!))
             }
+            for slow in report.slowestFrames {
+                lines.append(String(format: "  %@ slow frame %.2f ms: ", report.mode.rawValue as NSString, slow.milliseconds)
+                    + zip(["events", "commits", "layout", "ranges", "display", "draw", "upload", "present"], slow.phases)
+                        .map { String(format: "%@ %.2f", $0 as NSString, $1) }.joined(separator: ", "))
+            }
             lines.append("  \(report.mode.rawValue) mean by phase: "
                 + report.phaseMeans.map { String(format: "%@ %.3f", $0.name as NSString, $0.milliseconds) }.joined(separator: ", "))
         }
@@ -205,8 +212,9 @@ struct FlingBenchmark {
         host.setRootNode(list)
         host.addFrameParticipant(list)
 
-        // Warm-up, untimed: the list shows its first screen and has been scrolled (a list in use
-        // runs with its full ranges), and everything it started has finished.
+        // Warm-up, untimed: the list shows its first screen and has been nudged towards the end (a list
+        // in use runs with its full ranges, leading the way the fling goes), and everything it started
+        // has finished.
         var time = 0.0
         func untimedFrame() {
             time += 1.0 / 60
@@ -218,8 +226,6 @@ struct FlingBenchmark {
         }
         settle()
         scroll(to: 1)
-        untimedFrame()
-        scroll(to: 0)
         settle()
         if mode == .floor {
             // Draw and upload every row of the path once, then come back to the top.
@@ -230,6 +236,8 @@ struct FlingBenchmark {
                 settle()
             }
             scroll(to: 0)
+            settle()
+            scroll(to: 1)
             settle()
         }
 
@@ -266,6 +274,11 @@ struct FlingBenchmark {
                          record.compositor.drawMilliseconds - record.compositor.uploadMilliseconds,
                          record.compositor.uploadMilliseconds, record.compositor.presentMilliseconds]
             for (index, value) in parts.enumerated() { phases[index] += value }
+            report.slowestFrames.append((milliseconds, parts))
+            if report.slowestFrames.count > 5 {
+                report.slowestFrames.sort { $0.milliseconds > $1.milliseconds }
+                report.slowestFrames.removeLast()
+            }
             clock.waitForNextFrame()
         }
         report.checkerboardPercent = visibleArea > 0 ? 100 * checkerboardArea / visibleArea : 0
@@ -281,9 +294,6 @@ struct FlingBenchmark {
         report.rendersCompleted = max(0, statistics.completed - measuresCompleted)
         report.rendersCancelled = max(0, statistics.cancelledBeforeStart + statistics.cancelledWhileRunning - measuresCancelled)
         if mode == .sync { report.rendersCompleted += runtime.counters.snapshot.displaysStarted - displaysBefore }
-        if ProcessInfo.processInfo.environment["FLING_DEBUG"] != nil {
-            print("DEBUG", mode, "displaysStarted", runtime.counters.snapshot.displaysStarted - displaysBefore, "scheduler", statistics, "list", listAfter)
-        }
 
         host.removeFrameParticipant(list)
         host.setRootNode(nil)
@@ -322,8 +332,9 @@ struct FlingChatData {
     }
 
     let chats: [Chat]
-    /// The folder of per-row avatar links.
+    /// The folder of per-row avatar links, and its path with a trailing slash.
     let avatarFolder: URL
+    private let avatarPrefix: String
 
     private struct File: Decodable {
         struct Chat: Decodable {
@@ -369,6 +380,7 @@ struct FlingChatData {
         self.chats = chats
         avatarFolder = FileManager.default.temporaryDirectory
             .appendingPathComponent("tessera-fling-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
+        avatarPrefix = avatarFolder.path + "/avatar-"
         try FileManager.default.createDirectory(at: avatarFolder, withIntermediateDirectories: true)
         for row in 0..<rows {
             let target = assets.appendingPathComponent(chats[row % chats.count].avatar).path
@@ -380,7 +392,7 @@ struct FlingChatData {
     }
 
     /// Row `row`'s avatar file.
-    func avatarPath(_ row: Int) -> String { avatarFolder.appendingPathComponent("avatar-\(row)").path }
+    func avatarPath(_ row: Int) -> String { avatarPrefix + String(row) }
 
     func removeAvatarLinks() { try? FileManager.default.removeItem(at: avatarFolder) }
 }

@@ -1,0 +1,341 @@
+import Compositor
+import Foundation
+import Synchronization
+
+/// What the list knows about one row near the viewport: its node (once made), the measure job making
+/// it, and how the row was last placed.
+/// - Thread: main only (a reference passes through a worker inside `MeasuredRow`, untouched there).
+final class RowRecord {
+    /// The row's index now (batch updates renumber it).
+    var row: Int
+    /// The row's node, once measured.
+    var node: Node?
+    /// The node being replaced by a reload or a new width: shown until the new node is ready.
+    var outgoingNode: Node?
+    /// The measure job in flight, if any.
+    var job: DisplayJob?
+    /// Bumped by reloads; a measured result from an older generation is dropped.
+    var generation = 0
+    /// Set by a reload or a new width: the row needs a new node although it may still show one.
+    var wantsNewNode = false
+    /// Set when the row leaves the measure range; results that arrive later are dropped.
+    var isReleased = false
+    /// The drawing nodes of the row's subtree, for the checkerboard figure and display distances.
+    var drawingNodes: [Node] = []
+    /// True while the row's layer is in the list's content layer.
+    var isAttached = false
+    /// The y at which the node's frame was last set (NaN: not placed).
+    var placedY = Double.nan
+    /// The display distance last given to the row's nodes (NaN: none yet).
+    var distance = Double.nan
+    /// The scroll direction `distance` was measured in.
+    var distanceDirection = 0.0
+    /// True once every drawing node of the row shows current contents (while it stays in display).
+    var isDrawn = false
+    /// The interface state the list last gave the node (only the list changes it).
+    var appliedState: InterfaceState = []
+    /// A slide left by an animated batch update: the row is drawn `delta` points from its place,
+    /// easing to zero from `start`.
+    var slide: (delta: Double, start: Double)?
+    /// An animated fade-in: started at `start`; `pending` until the node arrives.
+    var fadeIn: (start: Double, pending: Bool)?
+
+    init(row: Int) { self.row = row }
+}
+
+/// A row node made and measured on a worker, waiting for the UI thread.
+/// - Thread: made on a display worker, consumed on the UI thread; the node is not touched in between.
+struct MeasuredRow: @unchecked Sendable {
+    let record: RowRecord
+    let generation: Int
+    let node: Node
+    /// The node's layout at the list's width, applied as it is on the UI thread (no measuring there).
+    let layout: Layout
+    /// The row's size: the list's width and the measured height rounded to the pixel grid.
+    let size: Size
+}
+
+/// Counts kept by measure jobs on workers.
+/// - Thread: any
+final class MeasureCounters: Sendable {
+    let completed = Atomic<Int>(0)
+    let cancelled = Atomic<Int>(0)
+}
+
+/// A deleted row fading out where it was.
+struct DisappearingRow {
+    let node: Node
+    let start: Double
+}
+
+extension ListNode {
+    // MARK: Measuring
+
+    /// The size range rows are measured in: the list's width, any height.
+    var rowSizeRange: SizeRange {
+        SizeRange(min: Size(width: rowWidth, height: 0), max: Size(width: rowWidth, height: .infinity))
+    }
+
+    /// Queues the row's node block and measurement on the display scheduler.
+    func scheduleMeasure(_ record: RowRecord, priority: DisplayPriority) {
+        guard let dataSource else { return }
+        let block = dataSource.nodeBlockForRow(at: record.row, in: self)
+        let range = rowSizeRange
+        let scale = runtime.contentsScale
+        let generation = record.generation
+        let inbox = measuredRows
+        let counters = measureCounters
+        let recordBox = UncheckedSendable(record)
+        counts.measuresScheduled += 1
+        record.distance = priority.isVisible ? 0 : priority.distance
+        record.job = runtime.scheduler.schedule(
+            priority: priority,
+            onDropped: { counters.cancelled.add(1, ordering: .relaxed) },
+            work: { isCancelled in
+                guard !isCancelled() else {
+                    counters.cancelled.add(1, ordering: .relaxed)
+                    return .cancelled
+                }
+                let (node, layout, size) = ListNode.makeAndMeasure(block, in: range, scale: scale)
+                let result = MeasuredRow(record: recordBox.value, generation: generation, node: node,
+                                         layout: layout, size: size)
+                inbox.withLock { $0.append(result) }
+                counters.completed.add(1, ordering: .relaxed)
+                return .completed
+            })
+    }
+
+    /// Makes the nodes of rows in `measure` that have none, here on the UI thread (`loadsRowsOnMainThread`).
+    func makeRowsOnMainThread(in measure: ClosedRange<Int>?) -> [MeasuredRow] {
+        guard let measure, let dataSource else { return [] }
+        var made: [MeasuredRow] = []
+        for row in measure {
+            let record = records[row] ?? RowRecord(row: row)
+            records[row] = record
+            guard record.node == nil || record.wantsNewNode else { continue }
+            record.job?.cancel()
+            record.job = nil
+            let block = dataSource.nodeBlockForRow(at: row, in: self)
+            let (node, layout, size) = Self.makeAndMeasure(block, in: rowSizeRange, scale: runtime.contentsScale)
+            made.append(MeasuredRow(record: record, generation: record.generation, node: node, layout: layout, size: size))
+        }
+        return made
+    }
+
+    /// Runs a node block and measures the node at the list's width. The layout carries every
+    /// descendant's layout, so applying it on the UI thread measures nothing again.
+    /// - Thread: display worker (or main for `loadsRowsOnMainThread`)
+    static func makeAndMeasure(_ block: RowNodeBlock, in range: SizeRange, scale: Double) -> (Node, Layout, Size) {
+        let node = block()
+        let layout = node.layoutThatFits(range)
+        let height = (layout.size.height * scale - 1e-9).rounded(.up) / scale
+        return (node, layout, Size(width: range.max.width, height: max(0, height)))
+    }
+
+    /// Takes in the rows measured on workers since the last frame.
+    func installMeasuredRows() {
+        let results = measuredRows.withLock { queue -> [MeasuredRow] in
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+        if !results.isEmpty { install(results) }
+    }
+
+    /// Gives measured rows their nodes and heights, keeping the anchor (the first visible row, or the
+    /// bottom of a pinned stack-from-bottom list) where it is on screen.
+    func install(_ results: [MeasuredRow]) {
+        let anchor = captureAnchor(.automatic)
+        for result in results {
+            let record = result.record
+            guard !record.isReleased, record.generation == result.generation, records[record.row] === record else {
+                continue  // stale: the row left, or was reloaded since; the node is released here
+            }
+            record.job = nil
+            guard result.size.width == rowWidth else {
+                continue  // measured at an old width; the next pass measures it again
+            }
+            record.wantsNewNode = false
+            if let previous = record.node {
+                // A reload: the previous node stays on screen until the new one is ready.
+                if let older = record.outgoingNode { retireOutgoing(older, of: record) }
+                if previous.interfaceState.contains(.display) {
+                    record.outgoingNode = previous
+                } else {
+                    previous.setInterfaceState([])
+                    counts.nodesReleased += 1
+                }
+                record.isAttached = false
+            }
+            let node = result.node
+            node.isTransactionContainer = true
+            counts.nodesMade += 1
+            let row = record.row
+            if geometry.heights[row] != result.size.height { counts.heightCorrections += 1 }
+            geometry.setHeight(result.size.height, ofRow: row, measured: true)
+            node.frame = Rect(x: 0, y: geometry.offset(ofRow: row), width: result.size.width, height: result.size.height)
+            node.applyLayout(result.layout)
+            record.node = node
+            dirtyRows.insert(row)
+            record.appliedState = []
+            record.isDrawn = false
+            record.placedY = .nan
+            record.distance = .nan
+            record.drawingNodes = Self.drawingNodes(in: node)
+            if let fade = record.fadeIn, fade.pending {
+                record.fadeIn = (now, false)
+                node.opacity = 0
+            }
+        }
+        restore(anchor)
+    }
+
+    /// A new width: every row's height is an estimate again (the old heights serve as estimates), and
+    /// the rows near the viewport are made again at the new width; their old nodes stay on screen
+    /// until the new ones are ready.
+    func rowWidthDidChange(to width: Double) {
+        rowWidth = width
+        lastPass = nil
+        geometry.markAllUnmeasured()
+        for record in records.values {
+            record.generation += 1
+            record.job?.cancel()
+            record.job = nil
+            record.wantsNewNode = true
+            if let node = record.node, record.outgoingNode == nil, node.interfaceState.contains(.display) {
+                // Kept attached as the outgoing node; the new node takes the record when it arrives.
+                record.outgoingNode = node
+                record.node = nil
+                record.isAttached = false
+            } else if let node = record.node {
+                node.setInterfaceState([])
+                node.layerIfLoaded?.removeFromSuperlayer()
+                counts.nodesReleased += 1
+                record.node = nil
+                record.isAttached = false
+            }
+            record.drawingNodes = []
+        }
+    }
+
+    // MARK: Readiness and the checkerboard
+
+    /// The nodes of a row's subtree that draw contents (a rasterizing node stands for its subtree).
+    static func drawingNodes(in root: Node) -> [Node] {
+        var result: [Node] = []
+        var stack: [Node] = [root]
+        while let node = stack.popLast() {
+            let (hidden, empty, rasterizes) = node.state.withLock {
+                ($0.isHidden, $0.frame.sanitized.isEmpty, $0.shouldRasterizeDescendants)
+            }
+            if hidden { continue }
+            if node.drawsContents && !empty { result.append(node) }
+            if !rasterizes { stack.append(contentsOf: node.subnodes) }
+        }
+        return result
+    }
+
+    /// True when every drawing node of the row shows contents drawn from its current state. A row
+    /// found drawn stays drawn until it leaves the display range or a pass finds it drawing again, so
+    /// only rows still being drawn are looked at node by node.
+    func isRowReady(_ record: RowRecord) -> Bool {
+        guard record.node != nil, record.isAttached, record.appliedState.contains(.display) else { return false }
+        if !record.isDrawn { record.isDrawn = record.drawingNodes.allSatisfy(\.showsCurrentContents) }
+        return record.isDrawn
+    }
+
+    /// The visible row area (square points) and the part of it not ready, this frame.
+    func measureCheckerboard() -> (area: Double, missing: Double) {
+        let top = offset, bottom = offset + bounds.height
+        guard let visible = geometry.rows(overlapping: top, bottom) else { return (0, 0) }
+        var area = 0.0, missing = 0.0
+        var y = geometry.offset(ofRow: visible.lowerBound)
+        for row in visible {
+            let height = geometry.heights[row]
+            let shown = max(0, min(y + height, bottom) - max(y, top)) * rowWidth
+            area += shown
+            if !(records[row].map(isRowReady) ?? false) { missing += shown }
+            y += height
+        }
+        return (area, missing)
+    }
+
+    // MARK: Anchors
+
+    /// What to keep in place across a change of heights or rows.
+    enum AnchorSnapshot {
+        case none
+        case bottom(maximumOffset: Double)
+        case row(Int, screenY: Double)
+        case held
+    }
+
+    func captureAnchor(_ anchor: ListAnchor) -> AnchorSnapshot {
+        if heldTarget != nil { return .held }
+        switch anchor {
+        case .contentOffset:
+            return .none
+        case .automatic where stacksFromBottom && isPinnedToBottom:
+            return .bottom(maximumOffset: maximumOffset)
+        case .automatic, .firstVisibleRow:
+            guard let visible = geometry.rows(overlapping: offset, offset + bounds.height) else { return .none }
+            return .row(visible.lowerBound, screenY: geometry.offset(ofRow: visible.lowerBound) - offset)
+        case .lastVisibleRow:
+            guard let visible = geometry.rows(overlapping: offset, offset + bounds.height) else { return .none }
+            return .row(visible.upperBound, screenY: geometry.offset(ofRow: visible.upperBound) - offset)
+        }
+    }
+
+    /// Moves the content so the anchor is where it was. `newRow` maps the anchor row to its index after
+    /// a batch update (identity otherwise).
+    func restore(_ anchor: AnchorSnapshot, newRow: (Int) -> Int? = { $0 }) {
+        switch anchor {
+        case .none:
+            break
+        case .held:
+            if let heldTarget { shiftContent(by: resolve(heldTarget) - offset) }
+        case .bottom(let previousMaximum):
+            shiftContent(by: maximumOffset - previousMaximum)
+        case let .row(row, screenY):
+            guard let mapped = newRow(row), mapped >= 0, mapped < geometry.count else { return }
+            shiftContent(by: geometry.offset(ofRow: mapped) - screenY - offset)
+        }
+    }
+
+    /// Moves the viewport and everything measured from it by `delta`, without it counting as a scroll.
+    func shiftContent(by delta: Double) {
+        guard delta != 0, delta.isFinite else { return }
+        offset += delta
+        lastRangeOffset += delta
+        motion.shift(by: delta)
+    }
+
+    /// True once a held `scroll(to:)` target no longer needs holding: its row and every visible row are
+    /// measured.
+    func isHeldTargetSettled(_ ranges: RowRanges) -> Bool {
+        guard let heldTarget else { return true }
+        if case let .row(row, _) = heldTarget, row < geometry.count, !geometry.isMeasured(row) { return false }
+        guard let visible = ranges.visible else { return true }
+        return visible.allSatisfy(geometry.isMeasured)
+    }
+
+    /// Measure jobs' outcomes so far.
+    var measureOutcomes: (completed: Int, cancelled: Int) {
+        (measureCounters.completed.load(ordering: .relaxed), measureCounters.cancelled.load(ordering: .relaxed))
+    }
+}
+
+extension Node {
+    /// True when the node shows contents drawn from its current state: its layer has contents, no draw
+    /// is pending, and an image node has finished loading. (UI thread)
+    var showsCurrentContents: Bool {
+        guard let layer = layerIfLoadedUnchecked, layer.contents != nil else { return false }
+        if state.withLock({ $0.needsDisplay || $0.displayJob != nil }) { return false }
+        if let image = self as? ImageNode, image.source != nil {
+            switch image.loadState {
+            case .loaded, .failed: return true
+            case .empty, .loading: return false
+            }
+        }
+        return true
+    }
+}
