@@ -69,6 +69,13 @@ public final class NodeHost {
     /// Called once a frame after layout, before displays start: range controllers hook in here.
     /// (main thread only)
     public var frameObservers: [(Double) -> Void] = []
+    /// When true, a tree whose layout was invalidated is measured on a background queue and the result
+    /// applied in one later frame; when false, it is measured and applied within the frame. The first
+    /// layout of a root and layouts after a resize are always synchronous. (main thread only)
+    public var measuresLayoutInBackground = true
+    /// A background layout of the root is running. (main thread only)
+    private var layoutInFlight = false
+
     /// The most recent frame's record. (main thread only)
     public private(set) var lastFrame = FrameRecord()
     /// The current frame's time. (main thread only)
@@ -180,7 +187,16 @@ public final class NodeHost {
         record.commitsMilliseconds = lap()
 
         if let rootNode, !rootNode.hasCachedLayout(for: .exactly(rootNode.frame.size)) {
-            rootNode.layoutIfNeeded()
+            if measuresLayoutInBackground {
+                // The tree keeps its current frames until the new layout, measured off this thread,
+                // is applied whole at a later frame's main-queue drain.
+                if !layoutInFlight {
+                    layoutInFlight = true
+                    rootNode.layoutInBackground { [weak self] in self?.layoutInFlight = false }
+                }
+            } else {
+                rootNode.layoutIfNeeded()
+            }
         }
         record.layoutMilliseconds = lap()
 

@@ -425,7 +425,8 @@ final class FlingRows: ListDataSource {
     }
 }
 
-/// A chat row: a round avatar, the title and time on one line, two lines of preview.
+/// A chat row: a round avatar, the title and time on one line, two lines of preview, rasterized into
+/// one opaque bitmap (as the gallery's chat rows are), which the compositor copies without blending.
 final class FlingChatRow: Node {
     struct Model: Sendable {
         var chat: FlingChatData.Chat
@@ -466,6 +467,7 @@ final class FlingChatRow: Node {
         preview.truncationMode = .end
         super.init()
         backgroundColor = .white
+        shouldRasterizeDescendants = true
         for node in [avatar, title, time, preview] { addSubnode(node) }
     }
 

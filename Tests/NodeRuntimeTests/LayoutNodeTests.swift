@@ -162,6 +162,11 @@ final class LayoutNodeTests: XCTestCase {
         useLong.withLock { $0 = true }
         other.setNeedsLayout()
         host.runFrame(time: 1, events: [])
+        // Measured in the background: this frame still shows the old layout…
+        XCTAssertEqual(other.frame, rect(50, 0, 20, 20))
+        Node.backgroundLayoutQueue.sync(flags: .barrier) {}
+        // …and a later frame applies the new one whole.
+        host.runFrame(time: 2, events: [])
         XCTAssertEqual(other.frame, rect(100, 0, 20, 20))
         XCTAssertTrue(long.supernode === root)
         XCTAssertNil(short.supernode)

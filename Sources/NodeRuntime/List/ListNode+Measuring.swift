@@ -20,8 +20,12 @@ final class RowRecord {
     var wantsNewNode = false
     /// Set when the row leaves the measure range; results that arrive later are dropped.
     var isReleased = false
-    /// The drawing nodes of the row's subtree, for the checkerboard figure and display distances.
+    /// The drawing nodes of the row's subtree (a rasterizing node stands for its subtree), for the
+    /// checkerboard figure and display distances.
     var drawingNodes: [Node] = []
+    /// The image nodes of the row's subtree, drawn by themselves or rasterized into an ancestor: a row
+    /// is not ready while one is still loading, and their decodes are queued by distance too.
+    var imageNodes: [ImageNode] = []
     /// True while the row's layer is in the list's content layer.
     var isAttached = false
     /// The y at which the node's frame was last set (NaN: not placed).
@@ -180,7 +184,7 @@ extension ListNode {
             record.isDrawn = false
             record.placedY = .nan
             record.distance = .nan
-            record.drawingNodes = Self.drawingNodes(in: node)
+            (record.drawingNodes, record.imageNodes) = Self.readinessNodes(in: node)
             if let fade = record.fadeIn, fade.pending {
                 record.fadeIn = (now, false)
                 node.opacity = 0
@@ -220,18 +224,27 @@ extension ListNode {
     // MARK: Readiness and the checkerboard
 
     /// The nodes of a row's subtree that draw contents (a rasterizing node stands for its subtree).
-    static func drawingNodes(in root: Node) -> [Node] {
-        var result: [Node] = []
-        var stack: [Node] = [root]
-        while let node = stack.popLast() {
+    /// The nodes whose contents make a row ready: the drawing nodes with their own contents (a
+    /// rasterizing node stands for its subtree) and every image node, wherever it is drawn.
+    static func readinessNodes(in root: Node) -> (drawing: [Node], images: [ImageNode]) {
+        var drawing: [Node] = []
+        var images: [ImageNode] = []
+        var stack: [(node: Node, rasterized: Bool)] = [(root, false)]
+        while let (node, rasterized) = stack.popLast() {
             let (hidden, empty, rasterizes) = node.state.withLock {
                 ($0.isHidden, $0.frame.sanitized.isEmpty, $0.shouldRasterizeDescendants)
             }
             if hidden { continue }
-            if node.drawsContents && !empty { result.append(node) }
-            if !rasterizes { stack.append(contentsOf: node.subnodes) }
+            if !rasterized && node.drawsContents && !empty { drawing.append(node) }
+            if let image = node as? ImageNode, !empty { images.append(image) }
+            for subnode in node.subnodes { stack.append((subnode, rasterized || rasterizes)) }
         }
-        return result
+        return (drawing, images)
+    }
+
+    /// True when the row's drawing nodes show current contents and its images have loaded.
+    static func isDrawn(_ record: RowRecord) -> Bool {
+        record.drawingNodes.allSatisfy(\.showsCurrentContents) && record.imageNodes.allSatisfy(\.hasFinishedLoading)
     }
 
     /// True when every drawing node of the row shows contents drawn from its current state. A row
@@ -239,7 +252,7 @@ extension ListNode {
     /// only rows still being drawn are looked at node by node.
     func isRowReady(_ record: RowRecord) -> Bool {
         guard record.node != nil, record.isAttached, record.appliedState.contains(.display) else { return false }
-        if !record.isDrawn { record.isDrawn = record.drawingNodes.allSatisfy(\.showsCurrentContents) }
+        if !record.isDrawn { record.isDrawn = Self.isDrawn(record) }
         return record.isDrawn
     }
 
@@ -325,17 +338,21 @@ extension ListNode {
 }
 
 extension Node {
-    /// True when the node shows contents drawn from its current state: its layer has contents, no draw
-    /// is pending, and an image node has finished loading. (UI thread)
+    /// True when the node shows contents drawn from its current state: its layer has contents and no
+    /// draw is pending. (UI thread)
     var showsCurrentContents: Bool {
         guard let layer = layerIfLoadedUnchecked, layer.contents != nil else { return false }
-        if state.withLock({ $0.needsDisplay || $0.displayJob != nil }) { return false }
-        if let image = self as? ImageNode, image.source != nil {
-            switch image.loadState {
-            case .loaded, .failed: return true
-            case .empty, .loading: return false
-            }
+        return !state.withLock { $0.needsDisplay || $0.displayJob != nil }
+    }
+}
+
+extension ImageNode {
+    /// True when there is nothing left to load: no source, or its image loaded or failed. (UI thread)
+    var hasFinishedLoading: Bool {
+        guard source != nil else { return true }
+        switch loadState {
+        case .loaded, .failed: return true
+        case .empty, .loading: return false
         }
-        return true
     }
 }

@@ -236,12 +236,13 @@ extension ListNode {
             record.distanceDirection = leadingDirection
             node.displayDistance = distance
             for drawing in record.drawingNodes where drawing !== node { drawing.displayDistance = distance }
+            for image in record.imageNodes where image !== node { image.displayDistance = distance }
         }
         transition(record, node: node, to: target)
         if !target.contains(.display) {
             record.isDrawn = false
         } else if !record.isDrawn {
-            record.isDrawn = record.drawingNodes.allSatisfy(\.showsCurrentContents)
+            record.isDrawn = Self.isDrawn(record)
         }
         if target.contains(.display) && y < context.attachBottom && y + rowHeight > context.attachTop {
             attach(record)
@@ -304,6 +305,7 @@ extension ListNode {
         }
         record.node = nil
         record.drawingNodes = []
+        record.imageNodes = []
     }
 
     func retireOutgoing(_ node: Node, of record: RowRecord) {
