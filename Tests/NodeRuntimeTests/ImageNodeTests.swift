@@ -125,11 +125,7 @@ final class ImageNodeTests: XCTestCase {
     func testLeavingPreloadCancelsTheDecode() {
         let (host, _) = makeHost()
         let scheduler = Runtime.shared.scheduler
-        let gates = (0..<scheduler.workerCount).map { _ in Gate() }
-        for gate in gates {
-            scheduler.schedule(priority: .visible) { _ in gate.pass(); return .completed }
-            gate.waitUntilEntered()
-        }
+        let gates = occupyAllWorkers()
         let cache = ImageCache(budgetBytes: 1 << 20)
         let node = imageNode(.file(photo("rocket.jpg")))
         node.imageCache = cache

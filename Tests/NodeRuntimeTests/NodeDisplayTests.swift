@@ -81,11 +81,7 @@ final class NodeDisplayTests: XCTestCase {
         let (host, _) = makeHost()
         let scheduler = Runtime.shared.scheduler
         // Occupy every worker so the draws wait in the queue.
-        let gates = (0..<scheduler.workerCount).map { _ in Gate() }
-        for gate in gates {
-            scheduler.schedule(priority: .visible) { _ in gate.pass(); return .completed }
-            gate.waitUntilEntered()
-        }
+        let gates = occupyAllWorkers()
         let bitmapBytesBefore = Bitmap.liveByteCount
         let root = Node()
         host.setRootNode(root)

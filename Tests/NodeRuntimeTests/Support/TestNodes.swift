@@ -114,3 +114,15 @@ func settle(_ host: NodeHost, time: inout Double) {
     time += 1.0 / 60
     host.runFrame(time: time, events: [])
 }
+
+/// Holds every worker of the shared scheduler at a gate, so work scheduled next waits in the queue
+/// until the returned gates are opened.
+func occupyAllWorkers() -> [Gate] {
+    let scheduler = Runtime.shared.scheduler
+    let gates = (0..<scheduler.workerCount).map { _ in Gate() }
+    for gate in gates {
+        scheduler.schedule(priority: .visible) { _ in gate.pass(); return .completed }
+        gate.waitUntilEntered()
+    }
+    return gates
+}
