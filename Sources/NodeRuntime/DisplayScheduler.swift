@@ -201,6 +201,20 @@ public final class DisplayScheduler: Sendable {
         set { core.setSerializesAllDrawing(newValue) }
     }
 
+    /// Holds back the waking of parked workers: jobs scheduled meanwhile wait in the queue (workers
+    /// already running still take them) until `releaseWakeups()`. The frame loop holds wakeups while it
+    /// runs, so a worker it wakes does not take its core away in the middle of a frame on a machine with
+    /// few cores; the draws start as soon as the frame is presented.
+    /// - Thread: any
+    public func holdWakeups() { core.setWakeupsHeld(true) }
+
+    /// Workers asleep waiting for work (for tests).
+    var parkedWorkerCount: Int { core.parkedCount }
+
+    /// Wakes as many parked workers as the queued jobs need, and stops holding wakeups.
+    /// - Thread: any
+    public func releaseWakeups() { core.setWakeupsHeld(false) }
+
     /// Queues `work` to run once on a worker.
     ///
     /// - Parameters:
@@ -358,6 +372,8 @@ fileprivate final class DisplaySchedulerCore: Sendable {
         var nextSequence: UInt64 = 0
         var serializes = false
         var isShutDown = false
+        /// While true, scheduling queues jobs without waking parked workers (see `holdWakeups`).
+        var wakeupsHeld = false
         /// Jobs taken by a worker and not yet recorded as finished.
         var activeCount = 0
         /// Drop callbacks being run inline (by cancel, shutdown or a late schedule); waitUntilIdle
@@ -653,7 +669,7 @@ fileprivate final class DisplaySchedulerCore: Sendable {
             }
             state.push(Entry(priority: priority, sequence: state.nextSequence, job: job))
             state.nextSequence &+= 1
-            return (state.nextWakeup(), nil)
+            return (state.wakeupsHeld ? nil : state.nextWakeup(), nil)
         }
         if let wake { parkers[wake].unpark() }
         if let dropped { runInlineDrops([dropped]) }
@@ -710,6 +726,17 @@ fileprivate final class DisplaySchedulerCore: Sendable {
         }
         for index in wake { parkers[index].unpark() }
     }
+
+    func setWakeupsHeld(_ held: Bool) {
+        let wake: [Int] = state.withLock { state in
+            guard state.wakeupsHeld != held else { return [] }
+            state.wakeupsHeld = held
+            return held ? [] : state.allWakeups()
+        }
+        for index in wake { parkers[index].unpark() }
+    }
+
+    var parkedCount: Int { state.withLock { $0.parkedWorkers.count } }
 
     var queueDepth: Int { state.withLock { $0.heap.count } }
     var runningCount: Int { state.withLock { $0.activeCount } }

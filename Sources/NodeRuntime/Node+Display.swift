@@ -460,7 +460,11 @@ final class DisplayTransaction: Sendable {
             return state.finishedCount == state.operations.count && !state.committed
         }
         if waitsForCompletion {
-            if !ready { done.wait() }
+            if !ready {
+                // The frame loop may be holding worker wakeups; this wait needs the workers now.
+                runtime.scheduler.releaseWakeups()
+                done.wait()
+            }
             commitIfNeeded()
         } else if ready {
             deliver()

@@ -170,6 +170,10 @@ public final class NodeHost {
         UIThread.precondition("NodeHost.runFrame")
         var record = FrameRecord()
         self.time = time
+        // Workers woken mid-frame would take this thread's core on a two-core machine; draws queued
+        // during the frame start right after present instead.
+        runtime.scheduler.holdWakeups()
+        defer { runtime.scheduler.releaseWakeups() }
         record.time = time
         var mark = MonotonicClock.nanoseconds()
         func lap() -> Double {

@@ -893,4 +893,20 @@ final class DisplaySchedulerTests: XCTestCase {
             }
         }
     }
+
+    func testHeldWakeupsLeaveJobsQueuedUntilReleased() {
+        let scheduler = DisplayScheduler(workerCount: 2, name: "held")
+        // Wait (yielding, not sleeping) until both workers are asleep: a worker still on its way to
+        // sleep would take the jobs itself, which is by design.
+        while scheduler.parkedWorkerCount < 2 { sched_yield() }
+        let ran = DrawCounter()
+        scheduler.holdWakeups()
+        for _ in 0..<5 { scheduler.schedule(priority: .visible) { _ in ran.increment(); return .completed } }
+        XCTAssertEqual(scheduler.queueDepth, 5, "no parked worker was woken")
+        XCTAssertEqual(ran.count, 0)
+        scheduler.releaseWakeups()
+        scheduler.waitUntilIdle()
+        XCTAssertEqual(ran.count, 5)
+        scheduler.shutdown()
+    }
 }

@@ -279,6 +279,19 @@ final class ListNodeTests: XCTestCase {
         XCTAssertFalse(harness.list.layer.sublayers.contains { $0.name == "list-range-overlay" })
     }
 
+    func testAnIdleDelayFallsBackToTheMinimumRanges() {
+        var harness = makeHarness()
+        harness.list.idleRangeDelay = 1
+        harness.settle()
+        harness.list.setContentOffset(500, animated: false)
+        harness.settle()
+        XCTAssertEqual(harness.list.rangeMode, .full)
+        harness.frame(advance: 2)
+        harness.settle()
+        XCTAssertEqual(harness.list.rangeMode, .minimum, "two seconds without scrolling")
+        assertRowStates(harness, height: 20, forward: true, tuning: .minimum)
+    }
+
     func testAHiddenListKeepsItsRowsOffScreen() {
         var harness = makeHarness()
         harness.settle()

@@ -148,6 +148,46 @@ final class ListUpdateTests: XCTestCase {
         XCTAssertEqual(harness.list.nodeForRow(0)?.opacity, 1)
     }
 
+    func testANewWidthMeasuresTheRowsAgainAndKeepsTheFirstVisibleRow() {
+        /// A row whose height depends on its width, like wrapped text: 2,000 square points.
+        final class WrappingRow: Node, NodeDrawing {
+            override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
+                Size(width: constrainedSize.width, height: (2000 / max(1, constrainedSize.width)).rounded())
+            }
+            func drawParameters() -> Color { .white }
+            static func draw(_ color: Color, in context: inout BitmapContext, info: DrawInfo) {
+                context.fill(info.bounds, color: color)
+            }
+        }
+        let source = TestListSource(count: 200, height: 20)
+        source.makeNode = { _, _ in WrappingRow() }
+        var harness = ListHarness(source: source)
+        harness.settle()
+        harness.list.setContentOffset(1000, animated: false)  // row 50 at the top
+        harness.settle()
+        let before = harness.list.nodeForRow(50)
+
+        // Workers held: the new width's rows cannot arrive in the same frame.
+        let scheduler = harness.host.runtime.scheduler
+        let gates = (0..<scheduler.workerCount).map { _ in Gate() }
+        for gate in gates {
+            scheduler.schedule(priority: .visible) { _ in gate.pass(); return .completed }
+            gate.waitUntilEntered()
+        }
+        harness.list.frame = Rect(x: 0, y: 0, width: 50, height: 100)
+        harness.frame()
+        XCTAssertFalse(harness.list.isRowMeasured(50), "every height is an estimate again")
+        XCTAssertNotNil(before?.layerIfLoaded?.superlayer, "the old node shows until the new one is ready")
+        XCTAssertEqual(harness.host.lastFrame.checkerboardArea, 0)
+
+        gates.forEach { $0.open() }
+        harness.settle()
+        XCTAssertFalse(harness.list.nodeForRow(50) === before, "a new node at the new width")
+        XCTAssertEqual(harness.list.frameOfRow(50).height, 40)
+        XCTAssertEqual(harness.list.nodeForRow(50)?.layerIfLoaded?.frameInRoot.minY, 0, "row 50 stays at the top")
+        XCTAssertNil(before?.layerIfLoaded?.superlayer, "and the old node left")
+    }
+
     // MARK: Stack from bottom
 
     func testShortContentStacksFromTheBottom() {

@@ -247,6 +247,13 @@ extension ListNode {
         record.drawingNodes.allSatisfy(\.showsCurrentContents) && record.imageNodes.allSatisfy(\.hasFinishedLoading)
     }
 
+    /// True when the row is ready, or still shows the node a reload or a new width is replacing (whole,
+    /// if out of date): either way the screen shows the row, not a gap.
+    func isRowShowingContents(_ record: RowRecord) -> Bool {
+        if isRowReady(record) { return true }
+        return record.outgoingNode?.layerIfLoaded?.superlayer != nil
+    }
+
     /// True when every drawing node of the row shows contents drawn from its current state. A row
     /// found drawn stays drawn until it leaves the display range or a pass finds it drawing again, so
     /// only rows still being drawn are looked at node by node.
@@ -266,7 +273,7 @@ extension ListNode {
             let height = geometry.heights[row]
             let shown = max(0, min(y + height, bottom) - max(y, top)) * rowWidth
             area += shown
-            if !(records[row].map(isRowReady) ?? false) { missing += shown }
+            if !(records[row].map(isRowShowingContents) ?? false) { missing += shown }
             y += height
         }
         return (area, missing)

@@ -12,18 +12,22 @@ import Foundation
 ///   the frame's time, takes in the rows measured since the last frame, and moves every row near the
 ///   viewport through its interface states: measure layout → preload → display → visible, and back out.
 ///   The reach of each state is set in screenfuls by `fullRangeTuning` / `minimumRangeTuning`, leading
-///   in the direction of the last scroll.
+///   in the direction of the last scroll. Each range is a contiguous interval of rows, so a frame
+///   visits only the rows at the intervals' moving edges and the rows still being drawn.
 /// - A row in the measure range gets a node: the data source's node block runs on a display worker,
 ///   which also measures the node at the list's width. A measured height replaces the estimate without
 ///   moving what is on screen: the first visible row keeps its place (see `ListAnchor`).
-/// - A row in the display range has its layer on the list and its drawing nodes' draws scheduled, ahead
-///   of the viewport by `displayDistance` so the scheduler draws what will be needed first; it is a
-///   transaction container, so it appears whole. Leaving the display range clears its contents;
-///   leaving the preload range cancels its loads; leaving the measure range releases its node.
+/// - A row in the display range has its drawing nodes' draws scheduled, ahead of the viewport by
+///   `displayDistance` so the scheduler draws what will be needed first; it is a transaction container,
+///   so it appears whole. Its layer is on the list while it is within a quarter screen of the viewport
+///   (the compositor walks a screenful of rows, whatever the ranges). Leaving the display range clears
+///   its contents; leaving the preload range cancels its loads; leaving the measure range releases its
+///   node (its measured height stays).
 ///
 /// Rows are not subnodes of the list: the list places their layers itself, like Telegram's ListView,
-/// so a row's interface state follows the ranges and not the list's own state. Touches on rows reach
-/// the list, which reports taps through `onSelectRow`.
+/// so a row's interface state follows the ranges and not the list's own state (a list off screen caps
+/// its rows' states at its own). Hit testing searches the visible rows; a tap that lands on no
+/// interactive row content selects the row through `onSelectRow`.
 ///
 /// ## Using it
 /// Set `dataSource`, add the list to a node tree, and register it with the host:
