@@ -52,8 +52,12 @@ final class GalleryWindowTests: XCTestCase {
         let arguments = ["--screen", "chats", "--rows", "200", "--frames", "5",
                          "--assets", GoldenImage.repositoryRoot.appendingPathComponent("Assets").path]
 
-        // A private X server on a display number of our own.
-        let display = ":\(90 + Int(getpid() % 9))"
+        // A private X server on a display number nobody holds (no lock file, no socket).
+        guard let number = (90..<190).first(where: {
+            !FileManager.default.fileExists(atPath: "/tmp/.X\($0)-lock")
+                && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
+        }) else { throw XCTSkip("no free X display number") }
+        let display = ":\(number)"
         let server = Process()
         server.executableURL = URL(fileURLWithPath: xvfb)
         server.arguments = [display, "-screen", "0", "1280x1024x24", "-nolisten", "tcp"]
