@@ -202,6 +202,8 @@ public final class SDLRenderBackend: RenderBackend {
     }
 
     public func fill(_ rect: Rect, color: Color) {
+        // An opaque fill needs no blending; the software renderer blends every pixel when asked to.
+        SDL_SetRenderDrawBlendMode(renderer, color.alpha == 255 ? SDL_BLENDMODE_NONE : SDL_BLENDMODE_BLEND)
         SDL_SetRenderDrawColor(renderer, color.red, color.green, color.blue, color.alpha)
         var sdlRect = SDL_FRect(x: Float(rect.minX), y: Float(rect.minY), w: Float(rect.width), h: Float(rect.height))
         SDL_RenderFillRectF(renderer, &sdlRect)
@@ -240,6 +242,8 @@ public final class SDLRenderBackend: RenderBackend {
             return SDL_Vertex(position: SDL_FPoint(x: vertex.x, y: vertex.y), color: color,
                               tex_coord: SDL_FPoint(x: vertex.u, y: vertex.v))
         }
+        // Untextured triangles blend with the renderer's draw mode, which an opaque fill may have changed.
+        SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
         sdlVertices.withUnsafeBufferPointer { v in
             indices.withUnsafeBufferPointer { i in
                 _ = SDL_RenderGeometry(renderer, texture, v.baseAddress, Int32(v.count), i.baseAddress, Int32(i.count))

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Compositor
 import Synchronization
 
@@ -207,6 +210,9 @@ public final class DisplayScheduler: Sendable {
     /// few cores; the draws start as soon as the frame is presented.
     /// - Thread: any
     public func holdWakeups() { core.setWakeupsHeld(true) }
+
+    /// The nice value of worker threads: low enough that a frame on the UI thread wins a shared core.
+    static let workerNiceValue: Int32 = 5
 
     /// Workers asleep waiting for work (for tests).
     var parkedWorkerCount: Int { core.parkedCount }
@@ -580,6 +586,11 @@ fileprivate final class DisplaySchedulerCore: Sendable {
                 // loses it), so identity checks use the marker instead.
                 Thread.current.name = threadName
                 Thread.current.threadDictionary[Self.workerMarkerKey] = DisplayWorkerMarker(core: self, index: index)
+                // Workers yield to the UI thread when they share its core: on Linux the nice value is
+                // per thread, so this lowers only the worker's own weight.
+                #if os(Linux)
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, DisplayScheduler.workerNiceValue)
+                #endif
                 runWorker(index: index)
             }
             thread.qualityOfService = .userInitiated
