@@ -79,7 +79,7 @@ public enum ImageDecoder {
     static func bytes(of source: ImageSource) throws -> [UInt8]? {
         switch source {
         case .bitmap: return nil
-        case .data(let bytes, _): return bytes
+        case .encoded(let image): return image.bytes
         case .file(let path):
             guard FileManager.default.fileExists(atPath: path) else { throw ImageError.missingFile(path) }
             do {

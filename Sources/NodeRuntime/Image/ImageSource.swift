@@ -6,16 +6,22 @@ import Foundation
 public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
     /// An encoded file (PNG, JPEG, GIF, BMP, …); the format is read from its bytes, not its name.
     case file(String)
-    /// Encoded bytes in memory, with a name for messages and a key for caches.
-    case data([UInt8], name: String)
+    /// Encoded bytes in memory (see `data(_:name:)`).
+    case encoded(EncodedImage)
     /// A bitmap that is already decoded.
     case bitmap(Bitmap)
+
+    /// Encoded bytes in memory, with a name for messages. The bytes' digest, which cache keys and
+    /// comparisons use, is computed once here rather than on every comparison.
+    public static func data(_ bytes: [UInt8], name: String) -> ImageSource {
+        .encoded(EncodedImage(bytes: bytes, name: name))
+    }
 
     /// What the decoded-image cache keys on: the path, the bytes' digest, or the bitmap's identity.
     public var cacheKey: String {
         switch self {
         case .file(let path): return "file:" + path
-        case let .data(bytes, name): return "data:\(name):\(bytes.count):\(ImageSource.digest(bytes))"
+        case .encoded(let image): return "data:\(image.name):\(image.bytes.count):\(image.digest)"
         case .bitmap(let bitmap): return "bitmap:\(bitmap.identity.rawValue)"
         }
     }
@@ -23,7 +29,7 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .file(let path): return path
-        case let .data(bytes, name): return "\(name) (\(bytes.count) bytes)"
+        case .encoded(let image): return "\(image.name) (\(image.bytes.count) bytes)"
         case .bitmap(let bitmap): return bitmap.description
         }
     }
@@ -39,6 +45,21 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
             hash = hash &* 0x100_0000_01B3
         }
         return hash
+    }
+}
+
+/// Encoded image bytes with a name and their digest.
+/// - Thread: any
+public struct EncodedImage: Sendable {
+    public let bytes: [UInt8]
+    public let name: String
+    /// FNV-1a of the bytes, computed once.
+    public let digest: UInt64
+
+    public init(bytes: [UInt8], name: String) {
+        self.bytes = bytes
+        self.name = name
+        self.digest = ImageSource.digest(bytes)
     }
 }
 
