@@ -61,18 +61,25 @@ private final class ActionLog {
     }
 }
 
+/// A shown host with one interactive node at (100, 100, 100×50) carrying `recognizer`, whose actions
+/// are logged.
+private func showTarget<Recognizer: GestureRecognizer>(with recognizer: Recognizer)
+    -> (GestureTestHost, TouchRecordingNode, Recognizer, ActionLog) {
+    let host = GestureTestHost()
+    let target = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 100, height: 50))
+    host.root.addSubnode(target)
+    host.show()
+    let log = ActionLog()
+    log.attach(to: recognizer)
+    target.addGestureRecognizer(recognizer)
+    return (host, target, recognizer, log)
+}
+
 final class GestureRecognizerTests: XCTestCase {
     // MARK: Tap
 
     func testTapRecognizedOnQuickDownUp() {
-        let t = GestureTestHost()
-        let target = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 100, height: 50))
-        t.root.addSubnode(target)
-        t.show()
-        let tap = TapGestureRecognizer()
-        let log = ActionLog()
-        log.attach(to: tap)
-        target.addGestureRecognizer(tap)
+        let (t, target, tap, log) = showTarget(with: TapGestureRecognizer())
 
         t.down(120, 120, at: 0.1)
         XCTAssertEqual(tap.state, .possible)
@@ -85,14 +92,7 @@ final class GestureRecognizerTests: XCTestCase {
     }
 
     func testTapFailsWhenMovedTooFar() {
-        let t = GestureTestHost()
-        let target = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 100, height: 50))
-        t.root.addSubnode(target)
-        t.show()
-        let tap = TapGestureRecognizer()
-        let log = ActionLog()
-        log.attach(to: tap)
-        target.addGestureRecognizer(tap)
+        let (t, _, tap, log) = showTarget(with: TapGestureRecognizer())
 
         t.down(120, 120, at: 0.1)
         t.move(150, 120, at: 0.15)
@@ -103,14 +103,7 @@ final class GestureRecognizerTests: XCTestCase {
     }
 
     func testTapFailsWhenHeldTooLong() {
-        let t = GestureTestHost()
-        let target = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 100, height: 50))
-        t.root.addSubnode(target)
-        t.show()
-        let tap = TapGestureRecognizer()
-        let log = ActionLog()
-        log.attach(to: tap)
-        target.addGestureRecognizer(tap)
+        let (t, _, tap, log) = showTarget(with: TapGestureRecognizer())
 
         // Held with frames running: the frame past the limit fails it.
         t.down(120, 120, at: 1)
@@ -210,14 +203,7 @@ final class GestureRecognizerTests: XCTestCase {
     }
 
     func testDisabledRecognizerIgnoresTouches() {
-        let t = GestureTestHost()
-        let target = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 100, height: 50))
-        t.root.addSubnode(target)
-        t.show()
-        let tap = TapGestureRecognizer()
-        let log = ActionLog()
-        log.attach(to: tap)
-        target.addGestureRecognizer(tap)
+        let (t, target, tap, log) = showTarget(with: TapGestureRecognizer())
         tap.isEnabled = false
 
         t.down(120, 120, at: 0.1)
@@ -282,14 +268,7 @@ final class GestureRecognizerTests: XCTestCase {
     }
 
     func testLongPressFailsWhenMovedFirst() {
-        let t = GestureTestHost()
-        let target = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 100, height: 50))
-        t.root.addSubnode(target)
-        t.show()
-        let press = LongPressGestureRecognizer()
-        let log = ActionLog()
-        log.attach(to: press)
-        target.addGestureRecognizer(press)
+        let (t, target, press, log) = showTarget(with: LongPressGestureRecognizer())
 
         t.down(120, 120, at: 1)
         t.move(150, 120, at: 1.2)
