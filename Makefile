@@ -1,14 +1,21 @@
 # Tessera: the two commands a person needs.
 #   make gallery   install what is missing, build, run the gallery (headless when there is no display)
 #   make test      install what is missing, build, run the tests offscreen (SDL's dummy video driver)
+#   make stress    the display pipeline's seeded stress model, 10^6 operations on 4 mutator threads
+#   make tsan      the concurrency-heavy tests under ThreadSanitizer; fails on any report
 SHELL := /bin/bash
 
 RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev
-TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb
+TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool
 # Arguments passed to the gallery, e.g. make gallery ARGS="--frames 300".
 ARGS ?=
 
-.PHONY: gallery test build deps test-deps clean
+# The tests that exercise threads hardest, run under ThreadSanitizer by `make tsan` (and CI).
+TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests
+STRESS_OPERATIONS ?= 1000000
+STRESS_THREADS ?= 4
+
+.PHONY: gallery test stress tsan build deps test-deps clean
 
 # Installs the Debian packages named in $(1) that are missing: with apt when running as root,
 # otherwise prints the one command to run and stops.
@@ -44,5 +51,25 @@ gallery: build
 test: test-deps
 	SDL_VIDEODRIVER=dummy timeout 20m swift test
 
+# Replay a seed with: make stress TESSERA_STRESS_SEED=0x1234ABCD
+stress: test-deps
+	SDL_VIDEODRIVER=dummy TESSERA_STRESS_OPERATIONS=$(STRESS_OPERATIONS) TESSERA_STRESS_THREADS=$(STRESS_THREADS) \
+	  timeout 20m swift test --filter DisplayStressModelTests
+
+# Its own scratch folder, so the sanitized build never mixes with the plain one. ThreadSanitizer's
+# exit code alone is not trusted to survive the test runner: its report text fails the step too.
+tsan: test-deps
+	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+	@set -o pipefail; SDL_VIDEODRIVER=dummy TSAN_OPTIONS="halt_on_error=0 exitcode=66" timeout 20m \
+	  swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_TESTS)' 2>&1 | tee .build-tsan/tsan.log
+	@if grep -q "WARNING: ThreadSanitizer" .build-tsan/tsan.log; then \
+	  echo "ThreadSanitizer reported races (see .build-tsan/tsan.log)"; exit 1; \
+	fi
+	@summary=$$(grep -E "Executed [0-9]+ tests?, with [0-9]+ failures?" .build-tsan/tsan.log | tail -1); \
+	  total=$$(echo "$$summary" | sed -E 's/.*Executed ([0-9]+) tests?.*/\1/'); \
+	  failed=$$(echo "$$summary" | sed -E 's/.*with ([0-9]+) failures?.*/\1/'); \
+	  echo "ThreadSanitizer: no reports"; \
+	  echo "tsan: $$((total - failed)) passed, $$failed failed"
+
 clean:
-	rm -rf .build .test-output gallery-output
+	rm -rf .build .build-tsan .test-output gallery-output

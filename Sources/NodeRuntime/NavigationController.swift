@@ -138,11 +138,16 @@ public final class NavigationController: NodeController {
         guard !wasPresented, let top = topController else { return }
         // The top screen joins the container before the container enters its interface states, so it
         // follows them step by step with it.
-        top.loadViewIfNeeded()
+        top.willPresent()
         if top.node.supernode !== container { container.addSubnode(top.node) }
         if !shown.contains(where: { $0 === top }) { shown.append(top) }
-        place(top, at: .zero)
-        top.willPresent()
+        // Its layer loads with the container's, in the display state; until then its frame places it.
+        if top.node.isNodeLoaded { place(top, at: .zero) } else { top.node.frame.origin = .zero }
+    }
+
+    override func finishLoadingIfNeeded() {
+        super.finishLoadingIfNeeded()
+        if isPresented { topController?.finishLoadingIfNeeded() }
     }
 
     override func didPresent() {

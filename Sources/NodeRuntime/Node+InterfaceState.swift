@@ -42,18 +42,14 @@ extension Node {
         let (old, job) = state.withLock { state -> (InterfaceState, DisplayJob?) in
             let old = state.interfaceState
             state.interfaceState = newState
-            return (old, state.displayJob)
+            return (old, state.display.inFlight?.job)
         }
         if old != newState {
             job?.setPriority(displayPriority)
             let entering = newState.subtracting(old), leaving = old.subtracting(newState)
             if leaving.contains(.visible) { didExitVisibleState() }
             if leaving.contains(.display) {
-                displaySentinel.bump()
-                state.withLock { state in
-                    state.displayJob?.cancel()
-                    state.displayJob = nil
-                }
+                cancelDisplay()
                 didExitDisplayState()
                 clearContents()
             }

@@ -282,6 +282,19 @@ extension Node: LayoutElement {
     /// frame is converted into its parent's coordinates. Other nodes it places are skipped.
     /// - Thread: main
     public func applyLayout(_ layout: Layout) {
+        applyLayout(layout, runsLayoutHooks: true)
+    }
+
+    /// Calls `layout()` on this node and its subtree, parents before children: for a container that
+    /// set the frames earlier (`applyLayout(_:runsLayoutHooks: false)`) and runs the hooks once the
+    /// node has entered the display state, as the lifecycle orders them. - Thread: main
+    func runLayoutHooks() {
+        UIThread.precondition("Node.runLayoutHooks")
+        for node in subtree() { node.layout() }
+    }
+
+    /// `applyLayout(_:)`, optionally without calling the `layout()` hooks (see `runLayoutHooks`).
+    func applyLayout(_ layout: Layout, runsLayoutHooks: Bool) {
         UIThread.precondition("Node.applyLayout")
         if automaticallyManagesSubnodes { updateSubnodes(to: layout.children) }
         for child in layout.children {
@@ -293,7 +306,7 @@ extension Node: LayoutElement {
             }
             if child.node.frame != frame { child.node.frame = frame }
         }
-        self.layout()
+        if runsLayoutHooks { self.layout() }
         let placed: [ObjectIdentifier: Layout]? = layout.children.count > 8
             ? Dictionary(layout.children.map { (ObjectIdentifier($0.node), $0.layout) }, uniquingKeysWith: { a, _ in a })
             : nil
@@ -301,9 +314,9 @@ extension Node: LayoutElement {
             let measured = placed.map { $0[ObjectIdentifier(subnode)] }
                 ?? layout.children.first { $0.node === subnode }?.layout
             if let measured, measured.size == subnode.frame.size {
-                subnode.applyLayout(measured)
+                subnode.applyLayout(measured, runsLayoutHooks: runsLayoutHooks)
             } else {
-                subnode.applyLayout(subnode.layoutThatFits(.exactly(subnode.frame.size)))
+                subnode.applyLayout(subnode.layoutThatFits(.exactly(subnode.frame.size)), runsLayoutHooks: runsLayoutHooks)
             }
         }
     }
@@ -323,21 +336,24 @@ extension Node: LayoutElement {
     /// - Thread: any
     public func layoutInBackground(for range: SizeRange? = nil, completion: (() -> Void)? = nil) {
         let range = range ?? .exactly(frame.size)
+        // The node is measured on the background queue (allowed on any thread) and handed back to the
+        // UI thread with its layout; the completion only ever runs there.
         let node = UncheckedSendable(self)
-        let done = UncheckedSendable(completion)
+        let done = UIThreadBound(completion)
+        let mainQueue = runtime.mainQueue
         Self.backgroundLayoutQueue.async {
             let version = node.value.layoutVersion
-            let layout = UncheckedSendable(node.value.layoutThatFits(range))
-            node.value.runtime.mainQueue.enqueue {
-                let target = node.value
+            let result = UIThreadBound((node.value, node.value.layoutThatFits(range)))
+            mainQueue.enqueue {
+                let (target, layout) = result.value
                 guard target.layoutVersion == version else {
                     target.layoutInBackground(for: range, completion: done.value)
                     return
                 }
-                if target.frame.size != layout.value.size {
-                    target.frame = Rect(origin: target.frame.origin, size: layout.value.size)
+                if target.frame.size != layout.size {
+                    target.frame = Rect(origin: target.frame.origin, size: layout.size)
                 }
-                target.applyLayout(layout.value)
+                target.applyLayout(layout)
                 done.value?()
             }
         }

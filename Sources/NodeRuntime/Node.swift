@@ -33,13 +33,14 @@ public final class DisplaySentinel: Sendable {
 ///
 /// ## Threads
 /// - Any thread: `init`, every view property (frame, colours, corners, flags), adding and removing
-///   subnodes before the node is loaded, measuring, `setNeedsDisplay`, `setNeedsLayout`.
-/// - Before the layer exists, property writes are kept under the node's lock and applied in one batch
-///   when it loads. After load, writes on the UI thread reach the layer at once; writes from other
-///   threads are queued and reach the layer at the next frame.
+///   subnodes, measuring, `setNeedsDisplay`, `setNeedsLayout`.
+/// - Before the layer exists, property writes and subnode changes are kept under the node's lock and
+///   applied in one batch when it loads. After load, writes on the UI thread reach the layer at once;
+///   writes and subnode changes from other threads reach the layer tree at the next frame.
 /// - UI thread only: `layer` (the first access loads this node's and its subnodes' layers, then calls
-///   `didLoad` on each, parent first), adding and removing subnodes after load, interface states,
-///   `layout()`, events.
+///   `didLoad` on each, parent first), interface states, `layout()`, events.
+/// - Never from a draw function: node state is out of a draw's reach, checked at run time (see
+///   `NodeDrawing`).
 ///
 /// `Node` is deliberately not `Sendable`: a draw function receives only a `Sendable` parameters value,
 /// so the compiler keeps nodes out of background drawing. Nodes may still be created on one thread and
@@ -72,18 +73,25 @@ open class Node {
         var subnodes: [Node] = []
         weak var supernode: Node?
         var isLoaded = false
-        var needsDisplay = false
         var hasContents = false
         var applyQueued = false
         var interfaceState: InterfaceState = []
         var displayDistance = 0.0
-        var displayJob: DisplayJob?
+        var display = DisplayRequestState()
         var layoutCache = LayoutCache()
         var layoutState = NodeLayoutState()
     }
 
-    /// Guarded node state; every access goes through `state.withLock`.
-    let state = Locked(State())
+    /// Guarded node state, reached only through `state`.
+    private let lockedState = Locked(State())
+    /// Guarded node state; every access goes through `state.withLock`. Reaching it from inside a draw
+    /// function is a precondition failure (see `NodeDrawing`). - Thread: any
+    var state: Locked<State> {
+        @inline(__always) get {
+            DrawScope.check(self)
+            return lockedState
+        }
+    }
     /// Invalidates stale draws of this node.
     public let displaySentinel = DisplaySentinel()
     /// The runtime the node belongs to.
@@ -101,14 +109,15 @@ open class Node {
 
     deinit {
         displaySentinel.bump()
-        state.withLock { $0.displayJob?.cancel() }
-        runtime.unregisterNeedsDisplay(self)
+        let job = lockedState.withLock { $0.display.inFlight?.job }
+        job?.cancel()
+        runtime.display.unregister(self)
         if let layer = loadedLayer {
             // The layer belongs to the UI thread; detach it there.
             if UIThread.isCurrent {
                 layer.removeFromSuperlayer()
             } else {
-                let box = UncheckedSendable(layer)
+                let box = UIThreadBound(layer)
                 runtime.mainQueue.enqueue { box.value.removeFromSuperlayer() }
             }
         }
@@ -145,7 +154,7 @@ open class Node {
                 let changed = state.frame != newValue
                 let sizeChanged = state.frame.size != newValue.size
                 state.frame = newValue
-                return (state.isLoaded, changed, sizeChanged, state.needsDisplay || state.hasContents)
+                return (state.isLoaded, changed, sizeChanged, state.display.needsDisplay || state.hasContents)
             }
             // An unchanged frame leaves the layer alone (an animation may be moving it).
             if loaded && changed { layerStateDidChange() }
@@ -290,7 +299,7 @@ open class Node {
         }
         guard shouldQueue else { return }
         // The node stays alive until the write lands; the closure runs on the UI thread.
-        let box = UncheckedSendable(self)
+        let box = UIThreadBound(self)
         runtime.mainQueue.enqueue { box.value.applyLayerState() }
     }
 
@@ -374,17 +383,26 @@ open class Node {
     /// The parent, if any. - Thread: any
     public var supernode: Node? { state.withLock { $0.supernode } }
 
-    /// Appends `subnode` on top of the other subnodes; a node with another parent moves here.
+    /// Appends `subnode` on top of the other subnodes; a node with another parent moves here. See
+    /// `insertSubnode(_:at:)` for what happens when this node is loaded.
     /// - Returns: false, changing nothing, when `subnode` is this node or one of its ancestors.
-    /// - Thread: any before this node is loaded; main after.
+    /// - Thread: any
     @discardableResult
     public func addSubnode(_ subnode: Node) -> Bool {
         insertSubnode(subnode, at: Int.max)
     }
 
     /// Inserts `subnode` at `index` (clamped) among the subnodes.
+    ///
+    /// Before this node loads, the subnode simply joins the tree and loads with it. After, on the UI
+    /// thread, the subnode's layers load and it follows this node's interface state one step at a time
+    /// (measure → preload → display and `didLoad` → `layout()` → visible). From another thread after
+    /// load, the subnode joins the tree now and its layers and states follow at the next frame. The
+    /// check for "loaded" and the insertion are one step under this node's lock, so an insertion racing
+    /// the UI thread's load is either part of that load or attached at the next frame, never left
+    /// without a layer.
     /// - Returns: false, changing nothing, when the insertion would make a cycle.
-    /// - Thread: any before this node is loaded; main after.
+    /// - Thread: any
     @discardableResult
     public func insertSubnode(_ subnode: Node, at index: Int) -> Bool {
         var ancestor: Node? = self
@@ -392,47 +410,87 @@ open class Node {
             if current === subnode { return false }
             ancestor = current.supernode
         }
-        let loaded = isNodeLoaded
-        if loaded { UIThread.precondition("adding a subnode to a loaded node") }
         subnode.removeFromSupernode()
-        let (interfaceState, rasterized) = state.withLock { state -> (InterfaceState, Bool) in
+        let loaded = state.withLock { state -> Bool in
             let position = min(max(0, index), state.subnodes.count)
             state.subnodes.insert(subnode, at: position)
-            return (state.interfaceState, state.shouldRasterizeDescendants)
+            return state.isLoaded
         }
         subnode.state.withLock { $0.supernode = self }
         subnode.invalidateCalculatedLayout()
         if loaded {
-            if isRasterizedByAncestor || rasterized {
-                setNeedsDisplay()
-            } else if let layer = loadedLayer {
-                var loadedNodes: [Node] = []
-                let sublayer = subnode.loadLayerTree(into: &loadedNodes)
-                let position = state.withLock { $0.subnodes.firstIndex { $0 === subnode } } ?? Int.max
-                layer.insertSublayer(sublayer, at: position)
-                for node in loadedNodes { node.didLoad() }
+            if UIThread.isCurrent {
+                attachLoadedSubnode(subnode)
+            } else {
+                let parent = UIThreadBound(self), child = UIThreadBound(subnode)
+                runtime.mainQueue.enqueue { parent.value.attachLoadedSubnode(child.value) }
             }
-            subnode.setInterfaceState(interfaceState)
         }
         return true
     }
 
+    /// Brings a subnode of this loaded node into the layer tree and into this node's interface state,
+    /// in lifecycle order; does nothing if it is no longer a subnode. (UI thread)
+    private func attachLoadedSubnode(_ subnode: Node) {
+        guard subnode.supernode === self, let layer = loadedLayer else { return }
+        if isRasterizedByAncestor || isRasterizing {
+            setNeedsDisplay()
+            subnode.enterInterfaceState(interfaceState)
+            return
+        }
+        let attach = { [self] in
+            let sublayer = subnode.layer  // loads the subtree (didLoad) if it has not loaded yet
+            guard sublayer.superlayer !== layer else { return }
+            let position = state.withLock { $0.subnodes.firstIndex { $0 === subnode } } ?? Int.max
+            layer.insertSublayer(sublayer, at: position)
+        }
+        let target = interfaceState
+        if subnode.interfaceState == target {
+            // A presenter already took it through the states (and laid it out): only the layer joins.
+            attach()
+        } else if target.contains(.display) {
+            // Entering display loads the layers; they join this layer before layout and visibility.
+            subnode.enterInterfaceState(target) {
+                attach()
+                if !subnode.frame.sanitized.isEmpty { subnode.layoutIfNeeded() }
+            }
+        } else {
+            subnode.enterInterfaceState(target)
+            attach()
+        }
+    }
+
     /// Detaches the node from its parent. Leaving the hierarchy ends its interface states and cancels its
-    /// pending draws (the sentinel is bumped).
-    /// - Thread: any before the parent is loaded; main after.
+    /// draws. From another thread while the parent is loaded, the node leaves the tree now and its
+    /// layer and states follow at the next frame.
+    /// - Thread: any
     public func removeFromSupernode() {
         guard let parent = supernode else { return }
-        let parentLoaded = parent.isNodeLoaded
-        if parentLoaded { UIThread.precondition("removing a subnode from a loaded node") }
-        parent.state.withLock { $0.subnodes.removeAll { $0 === self } }
+        let parentLoaded = parent.state.withLock { state -> Bool in
+            state.subnodes.removeAll { $0 === self }
+            return state.isLoaded
+        }
         state.withLock { $0.supernode = nil }
-        displaySentinel.bump()
+        cancelDisplay()
         if parentLoaded {
-            setInterfaceState([])
-            loadedLayer?.removeFromSuperlayer()
-            if parent.isRasterizing || parent.isRasterizedByAncestor { parent.setNeedsDisplay() }
+            if UIThread.isCurrent {
+                detachFromLoadedParent(parent)
+            } else {
+                let child = UIThreadBound(self), former = UIThreadBound(parent)
+                runtime.mainQueue.enqueue { child.value.detachFromLoadedParent(former.value) }
+            }
         }
         parent.invalidateCalculatedLayout()
+    }
+
+    /// Ends the states and detaches the layer of a node that left `parent`, unless it has come back.
+    /// (UI thread)
+    private func detachFromLoadedParent(_ parent: Node) {
+        guard supernode !== parent else { return }
+        // A node moved to another loaded parent takes that parent's state when it attaches there.
+        if !(supernode?.isNodeLoaded ?? false) { setInterfaceState([]) }
+        if let layer = loadedLayer, layer.superlayer === parent.loadedLayer { layer.removeFromSuperlayer() }
+        if parent.isRasterizing || parent.isRasterizedByAncestor { parent.setNeedsDisplay() }
     }
 
     /// Every node of the subtree, this one first, then each subnode's subtree in order (pre-order).

@@ -8,14 +8,17 @@ import Foundation
 /// a navigation controller) gives it bounds, and the node is sized to them and laid out each time they
 /// change. Subclasses override the lifecycle methods below; none of them needs to call `super`.
 ///
-/// Lifecycle, in order:
-/// 1. `loadView()`, then the node's layer tree loads (`didLoad` on each node), then `viewDidLoad()`: once,
-///    the first time the node is needed for display.
+/// Lifecycle, in order, whoever presents the controller (the host, a navigation or tab controller):
+/// 1. `loadView()`: once, the first time the controller is presented.
 /// 2. `viewWillAppear()`: before the node enters its interface states, so before `didEnterVisibleState`.
-/// 3. `viewWillLayoutSubviews()`: with the node already at its new size, right before it is laid out;
-///    at presentation and at every bounds change.
-/// 4. `viewDidAppear()`: after the node is visible.
-/// 5. `viewWillDisappear()`, then the node leaves every interface state, then `viewDidDisappear()`.
+/// 3. The node enters measure → preload → display; entering display loads its layer tree (`didLoad` on
+///    each node, parent first), then `viewDidLoad()` runs, once.
+/// 4. `viewWillLayoutSubviews()`: with the node already at its new size, right before it is laid out
+///    (`layout()`); at presentation and at every bounds change.
+/// 5. The node becomes visible, then `viewDidAppear()`.
+/// 6. `viewWillDisappear()`, then the node leaves every interface state, then `viewDidDisappear()`.
+///
+/// Calling `loadViewIfNeeded()` yourself runs steps 1 and 3's loading at once, before presentation.
 ///
 /// - Thread: main, every member (checked). Make controllers on the UI thread.
 open class NodeController {
@@ -25,6 +28,8 @@ open class NodeController {
     public internal(set) weak var navigationController: NavigationController?
     /// True once `loadView()` and `viewDidLoad()` have run.
     public private(set) var isViewLoaded = false
+    /// True once `loadView()` has run.
+    private var didRunLoadView = false
     /// True from `viewWillAppear()` until `viewDidDisappear()`.
     public private(set) var isPresented = false
 
@@ -37,13 +42,14 @@ open class NodeController {
 
     // MARK: Override points (main thread)
 
-    /// Called once, before the node's layer tree is loaded. The node's layer loads right after, whether
-    /// or not this calls `super`. Prefer `viewDidLoad()`.
+    /// Called once, before the controller is first presented and before the node's layer tree loads.
+    /// Prefer `viewDidLoad()` for setup that needs layers.
     /// - Thread: main
     open func loadView() {}
 
-    /// Called once, after the node's layers exist: the place for gesture recognizers and one-time setup
-    /// that needs layers. Not for layout, which must follow later bounds changes.
+    /// Called once, after the node's layers exist (when the node first enters the display state, after
+    /// `viewWillAppear()`): the place for gesture recognizers and one-time setup that needs layers. Not
+    /// for layout, which must follow later bounds changes.
     /// - Thread: main
     open func viewDidLoad() {}
 
@@ -79,10 +85,25 @@ open class NodeController {
     /// - Thread: main
     public func loadViewIfNeeded() {
         UIThread.precondition("NodeController.loadViewIfNeeded")
+        runLoadViewIfNeeded()
+        finishLoadingIfNeeded()
+    }
+
+    /// Runs `loadView()` once.
+    func runLoadViewIfNeeded() {
+        guard !didRunLoadView else { return }
+        didRunLoadView = true
+        loadView()
+    }
+
+    /// Loads the node's layers if they are not (presenters call it once the node is in the display
+    /// state, where they have loaded) and runs `viewDidLoad()` once. Containers forward it to the
+    /// controllers they show.
+    func finishLoadingIfNeeded() {
         guard !isViewLoaded else { return }
+        runLoadViewIfNeeded()
         // Set first: a `viewDidLoad` that presents or pushes must not load a second time.
         isViewLoaded = true
-        loadView()
         _ = node.layer
         viewDidLoad()
     }
@@ -93,10 +114,10 @@ open class NodeController {
     // layers, sliding) and the steps of another controller in UIKit's order. Subclasses that contain
     // other controllers override them to forward to their children.
 
-    /// Marks the controller presented and calls `viewWillAppear()`.
+    /// Runs `loadView()` the first time, marks the controller presented and calls `viewWillAppear()`.
     func willPresent() {
         UIThread.precondition("NodeController.willPresent")
-        loadViewIfNeeded()
+        runLoadViewIfNeeded()
         guard !isPresented else { return }
         isPresented = true
         viewWillAppear()
@@ -139,6 +160,9 @@ open class NodeController {
     /// `didPresent()`.
     func enterInterfaceState(_ target: InterfaceState, laidOutIn bounds: Rect) {
         if node.frame != bounds { node.frame = bounds }
-        node.enterInterfaceState(target) { layout(in: bounds) }
+        node.enterInterfaceState(target) {
+            if target.contains(.display) { finishLoadingIfNeeded() }
+            layout(in: bounds)
+        }
     }
 }

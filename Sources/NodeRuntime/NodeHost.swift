@@ -55,6 +55,7 @@ public struct FrameRecord: Sendable, Equatable {
 /// - Thread: main, every member.
 public final class NodeHost {
     public let compositor: Compositor
+    /// The process's runtime (`Runtime.shared`).
     public let runtime: Runtime
     /// The node that fills the window. (main thread only)
     public private(set) var rootNode: Node?
@@ -92,10 +93,11 @@ public final class NodeHost {
     private var touchRecognizers: [GestureRecognizer] = []
     private var touchClaimed = false
 
-    public init(compositor: Compositor, runtime: Runtime = .shared) {
+    /// Makes a host that shows nodes through `compositor`. Every host and node share `Runtime.shared`.
+    public init(compositor: Compositor) {
         UIThread.precondition("NodeHost.init")
         self.compositor = compositor
-        self.runtime = runtime
+        self.runtime = .shared
         runtime.contentsScale = compositor.scale
         rootLayer.frame = Rect(origin: .zero, size: compositor.viewportSize)
     }
@@ -119,6 +121,7 @@ public final class NodeHost {
         node.enterInterfaceState(.onScreen) {
             rootLayer.insertSublayer(node.layer, at: 0)
             if let controller = rootController, controller.node === node {
+                controller.finishLoadingIfNeeded()
                 controller.layout(in: node.frame)
             } else {
                 node.layoutIfNeeded()
@@ -126,11 +129,12 @@ public final class NodeHost {
         }
     }
 
-    /// Shows `controller`'s node as the root (through `setRootNode`), with the controller's lifecycle:
-    /// the previous root controller gets `viewWillDisappear`; the new one loads if it has not
-    /// (`loadView`, `viewDidLoad`) and gets `viewWillAppear`; its node enters its interface states and is
-    /// laid out for the window (`viewWillLayoutSubviews`) before it becomes visible; then the previous
-    /// one gets `viewDidDisappear` and the new one `viewDidAppear`. Nil removes the root.
+    /// Shows `controller`'s node as the root (through `setRootNode`), with the controller's lifecycle
+    /// (see `NodeController`): the previous root controller gets `viewWillDisappear`; the new one gets
+    /// `loadView` (the first time) and `viewWillAppear`; its node enters measure, preload and display
+    /// (loading its layers: `didLoad`, then `viewDidLoad` the first time), is laid out for the window
+    /// (`viewWillLayoutSubviews`, `layout()`) and becomes visible; then the previous one gets
+    /// `viewDidDisappear` and the new one `viewDidAppear`. Nil removes the root.
     /// A controller on a navigation stack is shown by its navigation controller, not here: passing one
     /// is a precondition failure.
     public func setRootController(_ controller: NodeController?) {

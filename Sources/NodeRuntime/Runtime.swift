@@ -2,10 +2,11 @@ import Compositor
 import Foundation
 public import Synchronization
 
-/// What every node in the process shares: the main queue, the display scheduler, the contents scale,
-/// and the set of nodes waiting to display at the next frame.
+/// What every node in the process shares: the main queue, the display scheduler and coordinator, the
+/// contents scale.
 ///
-/// One per process, like the UI thread it serves. Tests and apps configure it before building nodes.
+/// One per process, like the UI thread it serves: every node and host uses `Runtime.shared`. Tests and
+/// apps configure it before building nodes.
 /// - Thread: any, unless a member says otherwise.
 public final class Runtime: Sendable {
     /// The process's runtime.
@@ -13,8 +14,10 @@ public final class Runtime: Sendable {
 
     /// Where results and cross-thread writes wait for the UI thread.
     public let mainQueue = MainQueue()
-    /// The workers that draw.
+    /// The workers that draw, decode and measure.
     public let scheduler: DisplayScheduler
+    /// The display pipeline: requests, commits and their budgets.
+    public let display: DisplayCoordinator
     /// Counts of what the display pipeline did.
     public let counters = RuntimeCounters()
     /// Frame-driven layer animations. (its members: UI thread)
@@ -23,22 +26,20 @@ public final class Runtime: Sendable {
     private struct Settings {
         var contentsScale = 1.0
         var forcesSynchronousDisplay = false
-        var commitBudgetBytes: Int?
     }
-    /// Finished transactions waiting for the frame loop to apply them.
-    private let pendingCommits = Locked<[DisplayTransaction]>([])
     private let settings = Locked(Settings())
 
-    /// Nodes that asked to display, in the order they asked (so a serialized run is reproducible);
-    /// processed on the UI thread once a frame.
-    private struct DisplayRequests {
-        var order: [UncheckedSendable<WeakNode>] = []
-        var members = Set<ObjectIdentifier>()
-    }
-    private let needsDisplay = Locked(DisplayRequests())
+    /// `TESSERA_SERIALIZE_DISPLAY=1` in the environment starts the process with every draw on one
+    /// worker, in the order requested (`DisplayScheduler.serializesAllDrawing`): a debugging switch.
+    static let serializeDisplayVariable = "TESSERA_SERIALIZE_DISPLAY"
 
-    init(workerCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    init(workerCount: Int = ProcessInfo.processInfo.activeProcessorCount,
+         environment: [String: String] = ProcessInfo.processInfo.environment) {
         scheduler = DisplayScheduler(workerCount: max(1, workerCount))
+        display = DisplayCoordinator(scheduler: scheduler, counters: counters)
+        if let value = environment[Self.serializeDisplayVariable], value != "0", !value.isEmpty {
+            scheduler.serializesAllDrawing = true
+        }
     }
 
     /// Pixels per point for new contents (the compositor's scale).
@@ -57,95 +58,25 @@ public final class Runtime: Sendable {
         set { settings.withLock { $0.forcesSynchronousDisplay = newValue } }
     }
 
-    /// The most bytes of new contents applied in one frame (nil: no limit). When more finish at once,
-    /// visible cells commit first and the rest wait for the next frame; at least one cell commits every
-    /// frame, however large.
+    /// See `DisplayCoordinator.commitBudgetBytes`.
     public var commitBudgetBytes: Int? {
-        get { settings.withLock { $0.commitBudgetBytes } }
-        set { settings.withLock { $0.commitBudgetBytes = newValue.map { max(0, $0) } } }
+        get { display.commitBudgetBytes }
+        set { display.commitBudgetBytes = newValue }
     }
 
     /// Transactions finished and not yet applied.
-    public var pendingCommitCount: Int { pendingCommits.withLock { $0.count } }
+    public var pendingCommitCount: Int { display.pendingCommitCount }
 
-    func enqueueCommit(_ transaction: DisplayTransaction) {
-        pendingCommits.withLock { $0.append(transaction) }
-    }
+    /// Number of nodes waiting to start a draw.
+    public var pendingDisplayCount: Int { display.pendingDisplayCount }
 
-    /// Applies finished transactions, most urgent first, within `commitBudgetBytes`.
-    /// - Returns: how many were applied and how many wait for the next frame.
+    /// See `DisplayCoordinator.applyPendingCommits()`. - Thread: main
     @discardableResult
-    public func applyPendingCommits() -> (applied: Int, deferred: Int) {
-        UIThread.precondition("Runtime.applyPendingCommits")
-        let waiting = pendingCommits.withLock { queue -> [DisplayTransaction] in
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
-        }
-        guard !waiting.isEmpty else { return (0, 0) }
-        let budget = commitBudgetBytes
-        let ordered = budget == nil ? waiting : waiting.enumerated()
-            .map { (priority: $0.element.priority, index: $0.offset, transaction: $0.element) }
-            .sorted { $0.priority != $1.priority ? $0.priority > $1.priority : $0.index < $1.index }
-            .map(\.transaction)
-        var spent = 0
-        var applied = 0
-        var deferred: [DisplayTransaction] = []
-        for transaction in ordered {
-            if let budget, applied > 0, spent >= budget {
-                deferred.append(transaction)
-                continue
-            }
-            spent += transaction.pendingBytes
-            transaction.commitIfNeeded()
-            applied += 1
-        }
-        if !deferred.isEmpty { pendingCommits.withLock { $0.insert(contentsOf: deferred, at: 0) } }
-        return (applied, deferred.count)
-    }
+    public func applyPendingCommits() -> (applied: Int, deferred: Int) { display.applyPendingCommits() }
 
-    func registerNeedsDisplay(_ node: Node) {
-        let box = UncheckedSendable(WeakNode(node))
-        needsDisplay.withLock { requests in
-            if requests.members.insert(ObjectIdentifier(node)).inserted { requests.order.append(box) }
-        }
-    }
-
-    func unregisterNeedsDisplay(_ node: Node) {
-        _ = needsDisplay.withLock { $0.members.remove(ObjectIdentifier(node)) }
-    }
-
-    /// Number of nodes waiting to start a display.
-    public var pendingDisplayCount: Int { needsDisplay.withLock { $0.members.count } }
-
-    /// Starts the displays requested since the last frame: captures draw parameters on the UI thread and
-    /// hands the draws to the scheduler (or draws here, for synchronous nodes). Returns how many started.
+    /// See `DisplayCoordinator.startPendingDisplays()`. - Thread: main
     @discardableResult
-    public func startPendingDisplays() -> Int {
-        UIThread.precondition("Runtime.startPendingDisplays")
-        let nodes = needsDisplay.withLock { requests -> [Node] in
-            var live: [Node] = []
-            for entry in requests.order {
-                // Each member once, at its first request; entries of unregistered nodes are skipped.
-                if let node = entry.value.node, requests.members.remove(ObjectIdentifier(node)) != nil {
-                    live.append(node)
-                }
-            }
-            requests.order.removeAll(keepingCapacity: true)
-            requests.members.removeAll(keepingCapacity: true)
-            return live
-        }
-        var transactions: [ObjectIdentifier: DisplayTransaction] = [:]
-        var started = 0
-        for node in nodes where node.startDisplayIfPossible(transactions: &transactions) { started += 1 }
-        for transaction in transactions.values { transaction.seal() }
-        return started
-    }
-}
-
-/// A weak reference to a node.
-struct WeakNode {
-    weak var node: Node?
-    init(_ node: Node) { self.node = node }
+    public func startPendingDisplays() -> Int { display.startPendingDisplays() }
 }
 
 /// Running totals of the display pipeline, for tests, the perf overlay and benchmarks.
@@ -155,17 +86,24 @@ public final class RuntimeCounters: Sendable {
     public let displaysStarted = Atomic<Int>(0)
     /// Contents applied to layers at commit.
     public let contentsCommitted = Atomic<Int>(0)
-    /// Finished draws dropped at commit because their sentinel had moved on.
+    /// Finished draws not applied at commit: the node left the display range, was removed or
+    /// suspended meanwhile, or newer contents were already shown.
     public let staleResultsDropped = Atomic<Int>(0)
     /// Transactions committed.
     public let transactionsCommitted = Atomic<Int>(0)
+    /// Never-show-placeholders transactions the UI thread waited for and committed in their frame.
+    public let placeholderWaitsMet = Atomic<Int>(0)
+    /// Never-show-placeholders transactions whose wait ran out of the frame's budget.
+    public let placeholderWaitsTimedOut = Atomic<Int>(0)
 
     /// The counters' current values.
     public var snapshot: Snapshot {
         Snapshot(displaysStarted: displaysStarted.load(ordering: .relaxed),
                  contentsCommitted: contentsCommitted.load(ordering: .relaxed),
                  staleResultsDropped: staleResultsDropped.load(ordering: .relaxed),
-                 transactionsCommitted: transactionsCommitted.load(ordering: .relaxed))
+                 transactionsCommitted: transactionsCommitted.load(ordering: .relaxed),
+                 placeholderWaitsMet: placeholderWaitsMet.load(ordering: .relaxed),
+                 placeholderWaitsTimedOut: placeholderWaitsTimedOut.load(ordering: .relaxed))
     }
 
     public struct Snapshot: Sendable, Equatable {
@@ -173,5 +111,7 @@ public final class RuntimeCounters: Sendable {
         public var contentsCommitted: Int
         public var staleResultsDropped: Int
         public var transactionsCommitted: Int
+        public var placeholderWaitsMet: Int
+        public var placeholderWaitsTimedOut: Int
     }
 }

@@ -65,12 +65,14 @@ public final class TabController: NodeController {
         Rect(x: 0, y: 0, width: container.bounds.width, height: max(0, container.bounds.height - tabBarHeight))
     }
 
+    /// Shows a newly selected screen in the lifecycle's order: `viewWillAppear`, then its node enters
+    /// the container's interface states (loading in display, laid out before visible), then it joins
+    /// the container, then `viewDidAppear`.
     private func show(_ controller: NodeController) {
-        controller.loadViewIfNeeded()
-        controller.node.frame = contentFrame
-        container.insertSubnode(controller.node, at: 0)
         controller.willPresent()
-        controller.layout(in: contentFrame)
+        controller.enterInterfaceState(container.interfaceState, laidOutIn: contentFrame)
+        // Already in the container's states, so joining it changes no interface state.
+        container.insertSubnode(controller.node, at: 0)
         controller.didPresent()
     }
 
@@ -80,11 +82,17 @@ public final class TabController: NodeController {
         let wasPresented = isPresented
         super.willPresent()
         guard !wasPresented else { return }
+        // The shown screen joins the container before the container enters its interface states, so it
+        // follows them step by step with it.
         let top = selectedController
-        top.loadViewIfNeeded()
+        top.willPresent()
         if top.node.supernode !== container { container.insertSubnode(top.node, at: 0) }
         top.node.frame = contentFrame
-        top.willPresent()
+    }
+
+    override func finishLoadingIfNeeded() {
+        super.finishLoadingIfNeeded()
+        if isPresented { selectedController.finishLoadingIfNeeded() }
     }
 
     override func didPresent() {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Compositor
 import Foundation
+import NodeRuntime
 
 /// The Tessera gallery: a messaging app's screens built from image and text nodes, with a frame-timing
 /// overlay, and the benchmarks that measure the runtime.
@@ -10,7 +11,7 @@ struct Gallery: ParsableCommand {
         commandName: "gallery",
         abstract: "Tessera's gallery: chats, a chat thread, photos and text, drawn in the background.",
         discussion: """
-            Keys: 1–4 switch screens, Escape goes back, F2 shows the frame-timing overlay.
+            Keys: 1–4 switch screens, Escape goes back, F2 shows the frame-timing overlay, Ctrl+Q quits.
             Without a display (or with --headless) it runs SDL's dummy video driver and writes a screenshot.
             """)
 
@@ -53,6 +54,11 @@ struct Gallery: ParsableCommand {
     @Flag(help: "Show the frame-timing overlay from the start.")
     var overlay = false
 
+    @Flag(help: ArgumentHelp(
+        "Debugging: run every draw on one display worker, in the order requested, so a drawing bug reproduces.",
+        discussion: "The same switch as TESSERA_SERIALIZE_DISPLAY=1 (DisplayScheduler.serializesAllDrawing)."))
+    var serializeDisplay = false
+
     @Option(help: "Run a benchmark instead of the app: \(Benchmark.allCases.map(\.rawValue).joined(separator: ", ")).")
     var bench: Benchmark?
 
@@ -83,6 +89,7 @@ struct Gallery: ParsableCommand {
     }
 
     func run() throws {
+        applyDebugSwitches()
         let assetsFolder = try AssetLocator.locate(explicit: assets)
         let displayAvailable = ProcessInfo.processInfo.environment["DISPLAY"].map { !$0.isEmpty } == true
             || ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } == true
@@ -115,6 +122,12 @@ struct Gallery: ParsableCommand {
         } catch let error as ChatData.LoadError {
             throw ValidationError(error.description)
         }
+    }
+
+    /// Turns on the runtime's debugging switches that were asked for. Never turns one off, so the
+    /// runtime's own environment variables still hold.
+    func applyDebugSwitches() {
+        if serializeDisplay { Runtime.shared.scheduler.serializesAllDrawing = true }
     }
 
     private func runBenchmark(_ bench: Benchmark, assets assetsFolder: URL) throws {

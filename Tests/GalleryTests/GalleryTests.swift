@@ -111,13 +111,51 @@ final class GalleryTests: XCTestCase {
         let overlayLayer = try XCTUnwrap(app.overlay.layerIfLoaded)
         XCTAssertTrue(overlayLayer.superlayer === app.host.rootLayer)
         XCTAssertEqual(app.overlay.chart.parameters.frames.count, min(240, app.history.frameCount))
+        XCTAssertEqual(app.overlay.chart.parameters.workerMilliseconds.count, min(240, app.history.frameCount))
         XCTAssertTrue(app.overlay.figures.attributedText.string.contains("main thread p50"))
-        app.settle()
+
+        // The chart is re-displayed every frame; frames run back to back, as in the real loop, with no
+        // waiting for the display workers: the chart's drawn contents must still reach the screen.
+        frames(app, count: 60)
         let pixels = try XCTUnwrap(app.host.compositor.capture(app.host.rootLayer))
         try? pixels.writePNG(to: GoldenImage.outputDirectory.appendingPathComponent("overlay.png").path)
+        XCTAssertEqual(app.overlay.frame, PerfOverlayNode.frame(in: app.host.viewportSize))
+        ChartPixels.assertChartDrawn(in: pixels, viewport: app.host.viewportSize, minimumBars: 20, "F2 overlay")
+        // The graphs' rectangles leave out the legend, whose squares have the phase colours too; finding
+        // those squares shows that the colour matching works on this screenshot.
+        let legendFrame = app.overlay.legend.frame.offsetBy(dx: app.overlay.frame.minX, dy: app.overlay.frame.minY)
+        let legend = ChartPixels(in: pixels, rect: legendFrame, colors: PerfOverlayNode.ChartNode.phaseColors)
+        XCTAssertGreaterThanOrEqual(legend.columns, PerfOverlayNode.ChartNode.phaseColors.count, "legend: \(legend)")
+
         frames(app, [.keyDown(.function(2), modifiers: [])])
         XCTAssertFalse(app.overlayShown)
         XCTAssertNil(overlayLayer.superlayer)
+    }
+
+    func testWorkerTimeIsTheSchedulersTotalDiffedPerReading() {
+        var meter = WorkerTimeMeter()
+        var statistics = DisplayScheduler.Statistics()
+        statistics.total.workMillisecondsCompleted = 40
+        XCTAssertEqual(meter.millisecondsSinceLastReading(statistics), 0, "the first reading only takes the start")
+        statistics.total.workMillisecondsCompleted = 43
+        statistics.total.workMillisecondsCancelled = 2
+        XCTAssertEqual(meter.millisecondsSinceLastReading(statistics), 5, "completed and cancelled work both count")
+        XCTAssertEqual(meter.millisecondsSinceLastReading(statistics), 0)
+        statistics = DisplayScheduler.Statistics()
+        statistics.total.workMillisecondsCompleted = 1.5
+        XCTAssertEqual(meter.millisecondsSinceLastReading(statistics), 1.5, "after a reset the new total counts")
+    }
+
+    func testSerializeDisplayFlagSerializesTheDisplayWorkers() throws {
+        XCTAssertTrue(Gallery.helpMessage().contains("--serialize-display"))
+        let before = Runtime.shared.scheduler.serializesAllDrawing
+        try Gallery.parse([]).applyDebugSwitches()
+        XCTAssertEqual(Runtime.shared.scheduler.serializesAllDrawing, before, "without the flag nothing changes")
+        let serialized = try Gallery.parse(["--serialize-display"])
+        XCTAssertTrue(serialized.serializeDisplay)
+        serialized.applyDebugSwitches()
+        defer { Runtime.shared.scheduler.serializesAllDrawing = before }
+        XCTAssertTrue(Runtime.shared.scheduler.serializesAllDrawing)
     }
 
     func testCompactCountsAndTimes() {

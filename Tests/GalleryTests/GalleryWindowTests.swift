@@ -2,15 +2,25 @@ import Compositor
 import Foundation
 import TestSupport
 import XCTest
+@testable import gallery
 
-/// The gallery in a real window: under Xvfb (installed by `make test`) it opens an X11 window with the
-/// OpenGL renderer, renders the chats screen, and its screenshot matches the headless one.
+/// The gallery binary as a person runs it: headless with the overlay, and in a real window under Xvfb
+/// (installed by `make test`), where it opens an X11 window with the OpenGL renderer, renders the chats
+/// screen so that it matches the headless one, and shows the overlay when F2 is pressed (sent with
+/// xdotool through the X server, like a keyboard).
 final class GalleryWindowTests: XCTestCase {
     private var galleryBinary: URL {
         // The test runner sits beside the products it was built with.
         URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("gallery")
     }
+
+    private var outputFolder: URL { GoldenImage.outputDirectory.deletingLastPathComponent().appendingPathComponent("xvfb") }
+    private let assetsArguments = ["--assets", GoldenImage.repositoryRoot.appendingPathComponent("Assets").path]
+    /// The gallery's window size when none is asked for.
+    private let viewport = GalleryOptions().size
+    /// What the gallery prints once its window is open in a real X11 window.
+    private let x11Report = "renderer opengl, video driver x11"
 
     private func which(_ tool: String) -> String? {
         for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
@@ -20,39 +30,54 @@ final class GalleryWindowTests: XCTestCase {
         return nil
     }
 
-    @discardableResult
-    private func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
+    /// A child process whose standard output and error are read as they come.
+    private final class Child {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        // The tests run with SDL_VIDEODRIVER=dummy; the child gets only what is asked for here.
-        var env = ProcessInfo.processInfo.environment
-        env["SDL_VIDEODRIVER"] = nil
-        env["DISPLAY"] = nil
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        private let pipe = Pipe()
+        private(set) var output = ""
+
+        init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            // The tests run with SDL_VIDEODRIVER=dummy; the child gets only what is asked for here.
+            var env = ProcessInfo.processInfo.environment
+            env["SDL_VIDEODRIVER"] = nil
+            env["DISPLAY"] = nil
+            for (key, value) in environment { env[key] = value }
+            process.environment = env
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+        }
+
+        /// Reads until the output holds `text` (true) or the child closes its output (false).
+        func read(until text: String) -> Bool {
+            while !output.contains(text) {
+                let data = pipe.fileHandleForReading.availableData
+                if data.isEmpty { return false }
+                output += String(decoding: data, as: UTF8.self)
+            }
+            return true
+        }
+
+        /// Reads the rest of the output and waits for the exit.
+        func finish() -> (status: Int32, output: String) {
+            output += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, output)
+        }
     }
 
-    func testWindowUnderXvfbMatchesTheHeadlessRender() throws {
+    @discardableResult
+    private func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        try Child(executable, arguments, environment: environment).finish()
+    }
+
+    /// Runs `body` with a private X server on a display number nobody holds (no lock file, no socket).
+    private func withXvfb(_ body: (_ display: String) throws -> Void) throws {
         guard let xvfb = which("Xvfb") else {
             throw XCTSkip("Xvfb is not installed (make test installs it)")
         }
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
-        let folder = GoldenImage.outputDirectory.deletingLastPathComponent().appendingPathComponent("xvfb")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let windowShot = folder.appendingPathComponent("chats-window.png").path
-        let headlessShot = folder.appendingPathComponent("chats-headless.png").path
-        let arguments = ["--screen", "chats", "--rows", "200", "--frames", "5",
-                         "--assets", GoldenImage.repositoryRoot.appendingPathComponent("Assets").path]
-
-        // A private X server on a display number nobody holds (no lock file, no socket).
         guard let number = (90..<190).first(where: {
             !FileManager.default.fileExists(atPath: "/tmp/.X\($0)-lock")
                 && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
@@ -66,25 +91,47 @@ final class GalleryWindowTests: XCTestCase {
         try server.run()
         defer { server.terminate(); server.waitUntilExit() }
         // Wait for the server's socket rather than for a fixed time.
-        let socket = "/tmp/.X11-unix/X\(display.dropFirst())"
+        let socket = "/tmp/.X11-unix/X\(number)"
         var waited = 0
         while !FileManager.default.fileExists(atPath: socket) && waited < 200 && server.isRunning {
             usleep(50_000)
             waited += 1
         }
         XCTAssertTrue(FileManager.default.fileExists(atPath: socket), "Xvfb did not start on \(display)")
+        try body(display)
+    }
 
-        var windowEnvironment = ["DISPLAY": display]
-        windowEnvironment["SDL_VIDEODRIVER"] = "x11"
-        let (windowStatus, windowOutput) = try run(galleryBinary.path, arguments + ["--screenshot", windowShot],
-                                                   environment: windowEnvironment)
-        XCTAssertEqual(windowStatus, 0, windowOutput)
-        XCTAssertTrue(windowOutput.contains("video driver x11") || windowOutput.contains("screenshot written"), windowOutput)
-        XCTAssertFalse(windowOutput.contains("running headless"), "a display was found: " + windowOutput)
+    func testHeadlessCommandDrawsTheOverlayChart() throws {
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
+        try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
+        let shot = outputFolder.appendingPathComponent("overlay-headless.png").path
+        try? FileManager.default.removeItem(atPath: shot)
+        let (status, output) = try run(galleryBinary.path, ["--headless", "--overlay", "--frames", "120", "--screenshot", shot]
+                                       + assetsArguments)
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains("video driver dummy"), output)
+        ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 60,
+                                     "gallery --headless --overlay")
+    }
 
-        let (headlessStatus, headlessOutput) = try run(galleryBinary.path, arguments + ["--headless", "--screenshot", headlessShot],
-                                                       environment: [:])
+    func testWindowUnderXvfbMatchesTheHeadlessRender() throws {
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
+        try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
+        let windowShot = outputFolder.appendingPathComponent("chats-window.png").path
+        let headlessShot = outputFolder.appendingPathComponent("chats-headless.png").path
+        let arguments = ["--screen", "chats", "--rows", "200", "--frames", "5"] + assetsArguments
+
+        try withXvfb { display in
+            let (windowStatus, windowOutput) = try run(galleryBinary.path, arguments + ["--screenshot", windowShot],
+                                                       environment: ["DISPLAY": display, "SDL_VIDEODRIVER": "x11"])
+            XCTAssertEqual(windowStatus, 0, windowOutput)
+            XCTAssertTrue(windowOutput.contains(x11Report), "an X11 window with the OpenGL renderer: " + windowOutput)
+            XCTAssertFalse(windowOutput.contains("running headless"), "a display was found: " + windowOutput)
+        }
+
+        let (headlessStatus, headlessOutput) = try run(galleryBinary.path, arguments + ["--headless", "--screenshot", headlessShot])
         XCTAssertEqual(headlessStatus, 0, headlessOutput)
+        XCTAssertTrue(headlessOutput.contains("video driver dummy"), headlessOutput)
 
         let window = try Bitmap(contentsOfFile: windowShot)
         let headless = try Bitmap(contentsOfFile: headlessShot)
@@ -92,10 +139,47 @@ final class GalleryWindowTests: XCTestCase {
         XCTAssertGreaterThan(Set(window.pixels.prefix(200_000)).count, 200, "the window's frame is not blank")
         let (difference, diff) = GoldenImage.compare(window, headless, tolerance: 24)
         if difference.differingPixels > 0, let diff {
-            try? diff.writePNG(to: folder.appendingPathComponent("chats-diff.png").path)
+            try? diff.writePNG(to: outputFolder.appendingPathComponent("chats-diff.png").path)
         }
         // OpenGL and the software renderer filter and round slightly differently: allow a sliver.
         XCTAssertLessThan(Double(difference.differingPixels) / Double(window.width * window.height), 0.01,
                           "\(difference.differingPixels) pixels differ (max delta \(difference.maximumChannelDelta))")
+    }
+
+    /// F2 pressed on the X server's keyboard reaches the gallery through SDL's event loop and shows
+    /// the overlay, whose chart is drawn in the window's frame; Ctrl+Q quits.
+    func testF2InTheWindowShowsTheOverlayChart() throws {
+        guard let xdotool = which("xdotool") else {
+            throw XCTSkip("xdotool is not installed (make test installs it)")
+        }
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
+        try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
+        let shot = outputFolder.appendingPathComponent("overlay-window.png").path
+        try? FileManager.default.removeItem(atPath: shot)
+
+        try withXvfb { display in
+            let x = ["DISPLAY": display]
+            // At most 30 seconds of frames: if a key never arrives, the gallery ends and the reads below see it.
+            let gallery = try Child(galleryBinary.path, ["--screen", "chats", "--rows", "200", "--frames", "1800",
+                                                         "--screenshot", shot] + assetsArguments,
+                                    environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
+            defer { if gallery.process.isRunning { gallery.process.terminate() } }
+            XCTAssertTrue(gallery.read(until: "video driver"), gallery.output)
+            XCTAssertTrue(gallery.output.contains(x11Report), "an X11 window with the OpenGL renderer: " + gallery.output)
+
+            // The window is mapped before the gallery reports it, so it can be found without waiting.
+            let (searchStatus, windows) = try run(xdotool, ["search", "--name", "^Tessera gallery$"], environment: x)
+            let window = try XCTUnwrap(windows.split(separator: "\n").first.map(String.init), "window not found: \(searchStatus)")
+            let (keyStatus, keyOutput) = try run(xdotool, ["windowfocus", window, "key", "F2"], environment: x)
+            XCTAssertEqual(keyStatus, 0, keyOutput)
+            XCTAssertTrue(gallery.read(until: "perf overlay shown"), "F2 did not reach the gallery: " + gallery.output)
+            let (quitStatus, quitOutput) = try run(xdotool, ["key", "ctrl+q"], environment: x)
+            XCTAssertEqual(quitStatus, 0, quitOutput)
+            let (status, output) = gallery.finish()
+            XCTAssertEqual(status, 0, output)
+            XCTAssertTrue(output.contains("screenshot written"), output)
+        }
+        ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 20,
+                                     "F2 in an X11 window")
     }
 }

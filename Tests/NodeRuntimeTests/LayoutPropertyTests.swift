@@ -7,18 +7,6 @@ import XCTest
 /// inside their parents when nothing forces a minimum, the same layout for the same input, and the same
 /// layout whether one thread measures or eight measure at once.
 final class LayoutPropertyTests: XCTestCase {
-    /// A small, fast generator with a fixed sequence per seed (SplitMix64).
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Which trees to make: anything, or only elements that never force a minimum size.
     enum Family { case everything, withoutMinimums }
 
@@ -30,12 +18,12 @@ final class LayoutPropertyTests: XCTestCase {
     }
 
     final class TreeBuilder {
-        var random: SeededGenerator
+        var random: SeededRandom
         let family: Family
         var nodes: [Node] = []
 
         init(seed: UInt64, family: Family) {
-            random = SeededGenerator(state: seed)
+            random = SeededRandom(seed: seed)
             self.family = family
         }
 

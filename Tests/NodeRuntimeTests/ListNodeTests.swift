@@ -118,6 +118,8 @@ final class ListNodeTests: XCTestCase {
         assertRowStates(harness, height: 20, forward: true, tuning: .full)
     }
 
+    /// The lifecycle's order for list rows: measure → preload → display and didLoad → layout() →
+    /// visible, and back out.
     func testCallbacksComeInOrderOnTheUIThread() {
         let log = EventLog()
         var harness = makeHarness(log: log)
@@ -132,7 +134,8 @@ final class ListNodeTests: XCTestCase {
         XCTAssertEqual(row12.map { String($0.0.dropFirst(3)) }, [
             "state[measureLayout]",
             "+preload", "state[measureLayout, preload]",
-            "+display", "state[measureLayout, preload, display]",
+            "didLoad", "+display", "state[measureLayout, preload, display]",
+            "layout",
             "+visible", "state[measureLayout, preload, display, visible]",
             "-visible", "state[measureLayout, preload, display]",
             "-display", "state[measureLayout, preload]",

@@ -42,6 +42,8 @@ final class TestRowNode: Node, NodeDrawing {
         guard let log else { return }
         log.record("\(identity):\(event())")
     }
+    override func didLoad() { record("didLoad") }
+    override func layout() { record("layout") }
     override func didEnterPreloadState() { record("+preload") }
     override func didExitPreloadState() { record("-preload") }
     override func didEnterDisplayState() { record("+display") }

@@ -105,7 +105,7 @@ final class NodeControllerTests: XCTestCase {
 
         t.host.setRootController(controller)
         XCTAssertEqual(log.entries, [
-            "A.loadView", "A.node.didLoad", "A.viewDidLoad", "A.viewWillAppear",
+            "A.loadView", "A.viewWillAppear", "A.node.didLoad", "A.viewDidLoad",
             "A.viewWillLayoutSubviews", "A.node.layout", "A.node.didEnterVisible", "A.viewDidAppear",
         ])
         XCTAssertTrue(t.host.rootController === controller)
@@ -344,7 +344,7 @@ final class NodeControllerTests: XCTestCase {
         XCTAssertFalse(a.isViewLoaded)
         XCTAssertTrue(b.isViewLoaded)
         XCTAssertEqual(log.entries, [
-            "B.loadView", "B.node.didLoad", "B.viewDidLoad", "B.viewWillAppear",
+            "B.loadView", "B.viewWillAppear", "B.node.didLoad", "B.viewDidLoad",
             "B.viewWillLayoutSubviews", "B.node.layout", "B.node.didEnterVisible", "B.viewDidAppear",
         ])
         XCTAssertEqual(b.node.layer.frame, Rect(x: 0, y: 0, width: 400, height: 300))

@@ -160,7 +160,12 @@ final class NodeLifecycleTests: XCTestCase {
         let holder = Locked<ColorNode?>(child)
         child = nil
         root.layer.addSublayer(layer)  // pretend something still shows it
-        onBackgroundThread { holder.withLock { $0 = nil } }
+        onBackgroundThread {
+            // Taken out under the lock, released after it: no lock is held while the node deinits.
+            var last = holder.withLock { value -> ColorNode? in defer { value = nil }; return value }
+            last = nil
+            _ = last
+        }
         XCTAssertNotNil(layer.superlayer, "a background release does not touch the layer")
         host.runFrame(time: 0, events: [])
         XCTAssertNil(layer.superlayer, "it is detached on the UI thread at the next frame")

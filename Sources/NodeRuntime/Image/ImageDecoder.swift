@@ -41,9 +41,21 @@ public enum ImageDecoder {
         func s32le(_ i: Int) -> Int { Int(Int32(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)) }
 
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
-            // Signature, then the IHDR chunk: length, "IHDR", width, height.
-            guard bytes.count >= 24 else { throw ImageError.truncated(source) }
-            return Header(format: .png, width: u32be(16), height: u32be(20))
+            // Signature, then the IHDR chunk: length 13, "IHDR", width, height, bit depth, colour type.
+            guard bytes.count >= 26 else { throw ImageError.truncated(source) }
+            guard u32be(8) == 13, bytes[12..<16].elementsEqual("IHDR".utf8) else {
+                throw ImageError.decodeFailed(source, reason: "the PNG does not start with a valid IHDR chunk")
+            }
+            let width = u32be(16), height = u32be(20)
+            guard width <= Int(Int32.max), height <= Int(Int32.max) else {
+                throw ImageError.decodeFailed(source, reason: "the PNG claims a size over 2³¹−1")
+            }
+            let depth = Int(bytes[24]), colour = Int(bytes[25])
+            let allowed: [Int: Set<Int>] = [0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16]]
+            guard allowed[colour]?.contains(depth) == true else {
+                throw ImageError.decodeFailed(source, reason: "PNG colour type \(colour) with bit depth \(depth)")
+            }
+            return Header(format: .png, width: width, height: height)
         }
         if bytes.starts(with: [0xFF, 0xD8]) {
             // Walk the markers to the first start-of-frame.
@@ -65,14 +77,162 @@ public enum ImageDecoder {
             throw ImageError.truncated(source)
         }
         if bytes.starts(with: Array("GIF87a".utf8)) || bytes.starts(with: Array("GIF89a".utf8)) {
-            guard bytes.count >= 10 else { throw ImageError.truncated(source) }
-            return Header(format: .gif, width: u16le(6), height: u16le(8))
+            return try gifHeader(of: bytes, source: source)
         }
         if bytes.starts(with: Array("BM".utf8)) {
-            guard bytes.count >= 26 else { throw ImageError.truncated(source) }
-            return Header(format: .bmp, width: abs(s32le(18)), height: abs(s32le(22)))
+            return try bmpHeader(of: bytes, source: source)
         }
         throw ImageError.unsupportedFormat(source)
+    }
+
+    /// Walks a PNG's chunks by their lengths: every chunk must fit in the file, image data must be
+    /// there, and the file must reach its end chunk. A PNG cut short is refused here, before decoding:
+    /// SDL_image's reader can spin forever on some truncated files.
+    static func checkPNGChunks(_ bytes: [UInt8], source: String) throws {
+        func u32be(_ i: Int) -> Int { Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3]) }
+        var i = 8
+        var sawImageData = false
+        while i + 8 <= bytes.count {
+            let length = u32be(i)
+            guard length <= Int(Int32.max) else {
+                throw ImageError.decodeFailed(source, reason: "a PNG chunk of \(length) bytes")
+            }
+            let type = bytes[(i + 4)..<(i + 8)]
+            let end = i + 12 + length
+            guard end <= bytes.count else { throw ImageError.truncated(source) }
+            if type.elementsEqual("IDAT".utf8) { sawImageData = true }
+            if type.elementsEqual("IEND".utf8) {
+                guard sawImageData else { throw ImageError.decodeFailed(source, reason: "a PNG with no image data") }
+                return
+            }
+            i = end
+        }
+        throw ImageError.truncated(source)
+    }
+
+    /// A GIF's claimed size: the logical screen and every frame descriptor, each frame's extent
+    /// (offset plus size) included, read by walking the blocks without decoding a pixel. A file cut
+    /// short after its first complete frame is accepted (only what is there can be decoded); one cut
+    /// before any frame is truncated.
+    static func gifHeader(of bytes: [UInt8], source: String) throws -> Header {
+        func u16le(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
+        guard bytes.count >= 13 else { throw ImageError.truncated(source) }
+        var width = u16le(6), height = u16le(8)
+        var i = 13
+        if bytes[10] & 0x80 != 0 { i += 3 << (Int(bytes[10] & 0x07) + 1) }
+        var frames = 0
+        /// Skips a run of data sub-blocks; false when the bytes end first.
+        func skipSubBlocks() -> Bool {
+            while i < bytes.count {
+                let size = Int(bytes[i])
+                i += 1 + size
+                if size == 0 { return true }
+            }
+            return false
+        }
+        walk: while i < bytes.count {
+            switch bytes[i] {
+            case 0x3B:
+                break walk
+            case 0x21:
+                i += 2
+                guard i <= bytes.count, skipSubBlocks() else { break walk }
+            case 0x2C:
+                guard i + 10 <= bytes.count else { break walk }
+                let left = u16le(i + 1), top = u16le(i + 3), frameWidth = u16le(i + 5), frameHeight = u16le(i + 7)
+                guard frameWidth > 0, frameHeight > 0 else {
+                    throw ImageError.decodeFailed(source, reason: "a GIF frame of \(frameWidth)×\(frameHeight) pixels")
+                }
+                width = max(width, left + frameWidth)
+                height = max(height, top + frameHeight)
+                frames += 1
+                let packed = bytes[i + 9]
+                i += 10
+                if packed & 0x80 != 0 { i += 3 << (Int(packed & 0x07) + 1) }
+                i += 1  // the LZW minimum code size
+                guard i <= bytes.count, skipSubBlocks() else { break walk }
+            default:
+                throw ImageError.decodeFailed(source, reason: "an unknown GIF block 0x\(String(bytes[i], radix: 16))")
+            }
+        }
+        guard frames > 0 else { throw ImageError.truncated(source) }
+        return Header(format: .gif, width: width, height: height)
+    }
+
+    /// A BMP's claimed size, checked against the file's length: uncompressed pixel rows must all be
+    /// there (a 154-byte file cannot hold 6000×6000 pixels), and the pixel data must start inside the file.
+    static func bmpHeader(of bytes: [UInt8], source: String) throws -> Header {
+        func u16le(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
+        func u32le(_ i: Int) -> Int { u16le(i) | u16le(i + 2) << 16 }
+        func s32le(_ i: Int) -> Int { Int(Int32(bitPattern: UInt32(u32le(i)))) }
+        guard bytes.count >= 26 else { throw ImageError.truncated(source) }
+        let dataOffset = u32le(10), infoSize = u32le(14)
+        let width: Int, height: Int, bitsPerPixel: Int, compression: Int
+        if infoSize == 12 {
+            (width, height) = (u16le(18), u16le(20))
+            (bitsPerPixel, compression) = (u16le(24), 0)
+        } else if infoSize >= 40 {
+            guard bytes.count >= 34 else { throw ImageError.truncated(source) }
+            (width, height) = (s32le(18), abs(s32le(22)))
+            (bitsPerPixel, compression) = (u16le(28), u32le(30))
+        } else {
+            throw ImageError.decodeFailed(source, reason: "a BMP info header of \(infoSize) bytes")
+        }
+        guard width > 0, height > 0 else {
+            throw ImageError.decodeFailed(source, reason: "a BMP of \(width)×\(height) pixels")
+        }
+        guard [1, 4, 8, 16, 24, 32].contains(bitsPerPixel) else {
+            throw ImageError.decodeFailed(source, reason: "a BMP of \(bitsPerPixel) bits per pixel")
+        }
+        guard dataOffset >= 14 + infoSize, dataOffset < bytes.count else { throw ImageError.truncated(source) }
+        if compression == 0 || compression == 3 || compression == 6 {
+            // Rows padded to four bytes; every multiplication checked, whatever the claimed size.
+            let (bits, o1) = width.multipliedReportingOverflow(by: bitsPerPixel)
+            let stride = (bits + 31) / 32 * 4
+            let (pixels, o2) = stride.multipliedReportingOverflow(by: height)
+            let (needed, o3) = pixels.addingReportingOverflow(dataOffset)
+            guard !o1, !o2, !o3, needed <= bytes.count else { throw ImageError.truncated(source) }
+        }
+        return Header(format: .bmp, width: width, height: height)
+    }
+
+    /// What an image is decoded for: the pixels it is shown at, how it fills them, and the scale of
+    /// the bitmap made (pixels per point).
+    /// - Thread: any (a value)
+    public struct Target: Sendable, Hashable {
+        /// Pixels shown across; at least 1 to be decodable.
+        public var width: Int
+        /// Pixels shown down; at least 1 to be decodable.
+        public var height: Int
+        /// How the image fills the target.
+        public var mode: ContentMode
+        /// The part of the image to show, in the image's pixels (nil: all of it).
+        public var crop: Rect?
+        /// The made bitmap's scale; a value that is not finite and positive counts as 1.
+        public var scale: Double
+
+        public init(width: Int, height: Int, mode: ContentMode, crop: Rect? = nil, scale: Double = 1) {
+            self.width = width; self.height = height; self.mode = mode; self.crop = crop; self.scale = scale
+        }
+    }
+
+    /// Decodes `source` to show it at `target`: the header is checked against `limits` first, then
+    /// the image is decoded and kept at the size the target shows (never larger than the image).
+    /// - Returns: the bitmap, or nil only when `isCancelled` became true.
+    /// - Throws: `ImageError` for every file that cannot be shown: missing, unreadable, empty, an
+    ///   unknown format, a header that lies or is cut short, a size over the limits, a target of no
+    ///   pixels, or a failed decode.
+    /// - Thread: any (display workers in practice)
+    public static func decode(_ source: ImageSource, for target: Target, limits: Limits = Limits(),
+                              isCancelled: @Sendable () -> Bool = { false }) throws -> Bitmap? {
+        guard target.width > 0, target.height > 0 else {
+            throw ImageError.decodeFailed(source.description, reason: "a target of \(target.width)×\(target.height) pixels")
+        }
+        let side = limits.maximumSide
+        let pixels = (min(target.width, max(1, side)), min(target.height, max(1, side)))
+        let scale = target.scale.isFinite && target.scale > 0 ? target.scale : 1
+        guard let decoded = try decode(source, limits: limits, isCancelled: isCancelled), !isCancelled() else { return nil }
+        return try prepareForDisplay(decoded, crop: target.crop, mode: target.mode, target: pixels, scale: scale)
     }
 
     /// The encoded bytes of a file or data source (nil for a bitmap source).
@@ -100,10 +260,13 @@ public enum ImageDecoder {
         guard header.width > 0, header.height > 0 else {
             throw ImageError.decodeFailed(source.description, reason: "zero-sized image")
         }
+        let (pixelCount, overflow) = header.width.multipliedReportingOverflow(by: header.height)
         guard header.width <= limits.maximumSide, header.height <= limits.maximumSide,
-              header.width * header.height <= limits.maximumPixelCount else {
+              !overflow, pixelCount <= limits.maximumPixelCount else {
             throw ImageError.tooLarge(source.description, width: header.width, height: header.height)
         }
+        // After the size check, so a bomb is named as one; before decoding, which a cut PNG can hang.
+        if header.format == .png { try checkPNGChunks(bytes, source: source.description) }
         if isCancelled() { return nil }
         do {
             return try Bitmap(encoded: bytes, sourceName: source.description)

@@ -53,8 +53,15 @@ public final class ImageNode: Node, NodeDrawing {
         var decodeJob: DisplayJob?
         var lastDrawn: DrawParameters?
     }
-    private let imageState = Locked(ImageState())
-    /// Invalidates decodes in flight when the source changes or the node leaves preload.
+    private let lockedImageState = Locked(ImageState())
+    /// The image state; out of a draw function's reach like all node state (checked).
+    private var imageState: Locked<ImageState> {
+        DrawScope.check(self)
+        return lockedImageState
+    }
+    /// Invalidates decodes in flight when the source changes or the node leaves preload. Bumped only
+    /// under the image state's lock, and a decode's result is stored only if it still matches under
+    /// that same lock, so a result can never outlive the change that made it stale.
     private let decodeSentinel = DisplaySentinel()
 
     public override init() {
@@ -68,18 +75,14 @@ public final class ImageNode: Node, NodeDrawing {
     public var source: ImageSource? {
         get { imageState.withLock { $0.source } }
         set {
-            let changed = imageState.withLock { state -> Bool in
-                guard state.source != newValue else { return false }
+            let (changed, job) = imageState.withLock { state -> (Bool, DisplayJob?) in
+                guard state.source != newValue else { return (false, nil) }
                 state.source = newValue
-                state.image = nil
-                state.loadState = .empty
-                state.decodeJob?.cancel()
-                state.decodeJob = nil
-                return true
+                return (true, Self.dropImage(&state, sentinel: decodeSentinel))
             }
+            job?.cancel()
             guard changed else { return }
-            decodeSentinel.bump()
-            if interfaceState.contains(.preload) { startDecodeOnMain() }
+            if interfaceState.contains(.preload) { startDecode() }
             displayArgumentsDidChange()
         }
     }
@@ -141,21 +144,29 @@ public final class ImageNode: Node, NodeDrawing {
     /// The decoded (and shrunk) bitmap, once loaded.
     public var image: Bitmap? { imageState.withLock { $0.image } }
 
+    /// Changes what the decode depends on; setting the value a field already has does nothing (no
+    /// re-decode, no flash of the empty colour).
     private func updateDecodeInput(_ change: (inout ImageState) -> Void) {
-        let reload = imageState.withLock { state -> Bool in
+        let (reload, job) = imageState.withLock { state -> (Bool, DisplayJob?) in
+            let before = (state.contentMode, state.cropRect)
             change(&state)
-            guard state.source != nil, state.loadState != .empty else { return false }
-            state.image = nil
-            state.loadState = .empty
-            state.decodeJob?.cancel()
-            state.decodeJob = nil
-            return true
+            guard before != (state.contentMode, state.cropRect) else { return (false, nil) }
+            guard state.source != nil, state.loadState != .empty else { return (false, nil) }
+            return (true, Self.dropImage(&state, sentinel: decodeSentinel))
         }
-        if reload {
-            decodeSentinel.bump()
-            if interfaceState.contains(.preload) { startDecodeOnMain() }
-        }
+        job?.cancel()
+        if reload && interfaceState.contains(.preload) { startDecode() }
         displayArgumentsDidChange()
+    }
+
+    /// Forgets the image and invalidates any decode of it, inside the image state's lock; returns the
+    /// decode job to cancel once the lock is released.
+    private static func dropImage(_ state: inout ImageState, sentinel: DisplaySentinel) -> DisplayJob? {
+        sentinel.bump()
+        state.image = nil
+        state.loadState = .empty
+        defer { state.decodeJob = nil }
+        return state.decodeJob
     }
 
     /// Asks for a draw only when what would be drawn differs from the last draw.
@@ -179,17 +190,18 @@ public final class ImageNode: Node, NodeDrawing {
 
     public override func didEnterPreloadState() {
         super.didEnterPreloadState()
-        startDecodeOnMain()
+        startDecode()
     }
 
     public override func didExitPreloadState() {
         super.didExitPreloadState()
-        decodeSentinel.bump()
-        imageState.withLock { state in
-            state.decodeJob?.cancel()
-            state.decodeJob = nil
+        let job = imageState.withLock { state -> DisplayJob? in
+            decodeSentinel.bump()
             if state.loadState == .loading { state.loadState = .empty }
+            defer { state.decodeJob = nil }
+            return state.decodeJob
         }
+        job?.cancel()
     }
 
     public override func didExitDisplayState() {
@@ -200,31 +212,32 @@ public final class ImageNode: Node, NodeDrawing {
     /// True while a decode job for the current source is queued or running.
     public var isDecoding: Bool { imageState.withLock { $0.decodeJob != nil && $0.loadState == .loading } }
 
-    private func startDecodeOnMain() {
+    /// Starts decoding the source, unless it is loading or loaded. - Thread: any
+    private func startDecode() {
         let pixelSize = frame.sanitized.size
         let scale = runtime.contentsScale
         let target = (width: Int((pixelSize.width * scale).rounded(.up)), height: Int((pixelSize.height * scale).rounded(.up)))
-        guard let request = imageState.withLock({ state -> (ImageSource, Rect?, ContentMode, ImageDecoder.Limits, ImageCache)? in
+        guard let request = imageState.withLock({ state -> (ImageSource, Rect?, ContentMode, ImageDecoder.Limits, ImageCache, UInt64)? in
             guard let source = state.source, state.loadState == .empty else { return nil }
             state.loadState = .loading
-            return (source, state.cropRect, state.contentMode, state.limits, state.cache)
+            return (source, state.cropRect, state.contentMode, state.limits, state.cache, decodeSentinel.value)
         }) else { return }
-        let (source, crop, mode, limits, cache) = request
+        let (source, crop, mode, limits, cache, token) = request
         let key = ImageCache.Key(source: source.cacheKey, crop: crop, contentMode: mode,
                                  pixelWidth: target.width, pixelHeight: target.height)
         if let cached = cache.bitmap(for: key) {
-            finishDecode(.success(cached), token: decodeSentinel.value)
+            finishDecode(.success(cached), token: token)
             return
         }
         let sentinel = decodeSentinel
-        let token = sentinel.value
-        let box = UncheckedSendable(WeakNode(self))
+        let box = UIThreadBound(WeakNode(self))
         let mainQueue = runtime.mainQueue
         let deliver: @Sendable (Result<Bitmap, ImageError>) -> Void = { result in
             mainQueue.enqueue { (box.value.node as? ImageNode)?.finishDecode(result, token: token) }
         }
         let job = runtime.scheduler.schedule(
             priority: displayPriority,
+            kind: .decode,
             isCancelled: { sentinel.value != token },
             work: { isCancelled in
                 do {
@@ -241,12 +254,15 @@ public final class ImageNode: Node, NodeDrawing {
                 }
                 return .completed
             })
-        imageState.withLock { $0.decodeJob = job }
+        // A change since the claim above already bumped the sentinel: the job is dropped at start.
+        imageState.withLock { state in if decodeSentinel.value == token { state.decodeJob = job } }
     }
 
+    /// Stores a decode's result if nothing made it stale since the decode was claimed: the check and
+    /// the store are one step under the image state's lock, where every invalidation happens too.
     private func finishDecode(_ result: Result<Bitmap, ImageError>, token: UInt64) {
-        guard decodeSentinel.value == token else { return }
-        imageState.withLock { state in
+        let stored = imageState.withLock { state -> Bool in
+            guard decodeSentinel.value == token else { return false }
             state.decodeJob = nil
             switch result {
             case .success(let bitmap):
@@ -256,8 +272,9 @@ public final class ImageNode: Node, NodeDrawing {
                 state.image = nil
                 state.loadState = .failed(error)
             }
+            return true
         }
-        displayArgumentsDidChange()
+        if stored { displayArgumentsDidChange() }
     }
 
     // MARK: Drawing

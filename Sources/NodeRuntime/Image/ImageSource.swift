@@ -34,7 +34,17 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public static func == (a: ImageSource, b: ImageSource) -> Bool { a.cacheKey == b.cacheKey }
+    /// Files are equal by path and bitmaps by identity; byte sources only when their bytes are (the
+    /// digest decides quickly when they differ, never alone when it matches).
+    public static func == (a: ImageSource, b: ImageSource) -> Bool {
+        switch (a, b) {
+        case let (.file(x), .file(y)): return x == y
+        case let (.bitmap(x), .bitmap(y)): return x.identity == y.identity
+        case let (.encoded(x), .encoded(y)):
+            return x.digest == y.digest && x.bytes.count == y.bytes.count && x.bytes == y.bytes
+        default: return false
+        }
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(cacheKey) }
 
     /// FNV-1a over the bytes: a stable digest for cache keys (not for security).
@@ -60,6 +70,13 @@ public struct EncodedImage: Sendable {
         self.bytes = bytes
         self.name = name
         self.digest = ImageSource.digest(bytes)
+    }
+
+    /// With a digest given: for tests of what happens when two different byte runs share one.
+    init(bytes: [UInt8], name: String, digest: UInt64) {
+        self.bytes = bytes
+        self.name = name
+        self.digest = digest
     }
 }
 

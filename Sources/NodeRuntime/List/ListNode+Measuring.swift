@@ -36,6 +36,9 @@ final class RowRecord {
     var distanceDirection = 0.0
     /// True once every drawing node of the row shows current contents (while it stays in display).
     var isDrawn = false
+    /// The node's frames are set but its `layout()` hooks have not run: they run when it first enters
+    /// the display state, before it becomes visible.
+    var layoutHooksPending = false
     /// The interface state the list last gave the node (only the list changes it).
     var appliedState: InterfaceState = []
     /// A slide left by an animated batch update: the row is drawn `delta` points from its place,
@@ -50,7 +53,9 @@ final class RowRecord {
 /// A row node made and measured on a worker, waiting for the UI thread.
 /// - Thread: made on a display worker, consumed on the UI thread; the node is not touched in between.
 struct MeasuredRow: @unchecked Sendable {
-    let record: RowRecord
+    /// The list's record of the row: UI-thread state, checked on every access.
+    let boundRecord: UIThreadBound<RowRecord>
+    var record: RowRecord { boundRecord.value }
     let generation: Int
     let node: Node
     /// The node's layout at the list's width, applied as it is on the UI thread (no measuring there).
@@ -89,11 +94,12 @@ extension ListNode {
         let generation = record.generation
         let inbox = measuredRows
         let counters = measureCounters
-        let recordBox = UncheckedSendable(record)
+        let recordBox = UIThreadBound(record)
         counts.measuresScheduled += 1
         record.distance = priority.isVisible ? 0 : priority.distance
         record.job = runtime.scheduler.schedule(
             priority: priority,
+            kind: .measure,
             onDropped: { counters.cancelled.add(1, ordering: .relaxed) },
             work: { isCancelled in
                 guard !isCancelled() else {
@@ -101,7 +107,7 @@ extension ListNode {
                     return .cancelled
                 }
                 let (node, layout, size) = ListNode.makeAndMeasure(block, in: range, scale: scale)
-                let result = MeasuredRow(record: recordBox.value, generation: generation, node: node,
+                let result = MeasuredRow(boundRecord: recordBox, generation: generation, node: node,
                                          layout: layout, size: size)
                 inbox.withLock { $0.append(result) }
                 counters.completed.add(1, ordering: .relaxed)
@@ -121,7 +127,8 @@ extension ListNode {
             record.job = nil
             let block = dataSource.nodeBlockForRow(at: row, in: self)
             let (node, layout, size) = Self.makeAndMeasure(block, in: rowSizeRange, scale: runtime.contentsScale)
-            made.append(MeasuredRow(record: record, generation: record.generation, node: node, layout: layout, size: size))
+            made.append(MeasuredRow(boundRecord: UIThreadBound(record), generation: record.generation, node: node,
+                                    layout: layout, size: size))
         }
         return made
     }
@@ -177,7 +184,9 @@ extension ListNode {
             if geometry.heights[row] != result.size.height { counts.heightCorrections += 1 }
             geometry.setHeight(result.size.height, ofRow: row, measured: true)
             node.frame = Rect(x: 0, y: geometry.offset(ofRow: row), width: result.size.width, height: result.size.height)
-            node.applyLayout(result.layout)
+            // Frames now (preloading needs sizes); the `layout()` hooks once the row enters display.
+            node.applyLayout(result.layout, runsLayoutHooks: false)
+            record.layoutHooksPending = true
             record.node = node
             dirtyRows.insert(row)
             record.appliedState = []
@@ -341,15 +350,6 @@ extension ListNode {
     /// Measure jobs' outcomes so far.
     var measureOutcomes: (completed: Int, cancelled: Int) {
         (measureCounters.completed.load(ordering: .relaxed), measureCounters.cancelled.load(ordering: .relaxed))
-    }
-}
-
-extension Node {
-    /// True when the node shows contents drawn from its current state: its layer has contents and no
-    /// draw is pending. (UI thread)
-    var showsCurrentContents: Bool {
-        guard let layer = layerIfLoadedUnchecked, layer.contents != nil else { return false }
-        return !state.withLock { $0.needsDisplay || $0.displayJob != nil }
     }
 }
 

@@ -267,7 +267,15 @@ extension ListNode {
             if current.rawValue & ~target.rawValue != 0 {
                 node.setInterfaceState(InterfaceState(rawValue: current.rawValue & target.rawValue))
             }
-            if target != node.interfaceState { node.enterInterfaceState(target) }
+            if target != node.interfaceState {
+                node.enterInterfaceState(target) {
+                    // measure → preload → display and didLoad → layout() → visible.
+                    if target.contains(.display) && record.layoutHooksPending {
+                        record.layoutHooksPending = false
+                        node.runLayoutHooks()
+                    }
+                }
+            }
         }
         if !target.contains(.display), let outgoing = record.outgoingNode {
             retireOutgoing(outgoing, of: record)

@@ -42,13 +42,19 @@ public final class TextNode: Node, NodeDrawing {
         var pressedTarget: TextHit.Target?
     }
 
-    /// Text state; every access goes through `textState.withLock`. Never held while calling out.
-    private let textState: Locked<TextState>
+    /// Text state, reached only through `textState`.
+    private let lockedTextState: Locked<TextState>
+    /// Text state; every access goes through `textState.withLock`. Never held while calling out. Out
+    /// of a draw function's reach like all node state (checked).
+    private var textState: Locked<TextState> {
+        DrawScope.check(self)
+        return lockedTextState
+    }
 
     /// A node showing `text`.
     /// - Thread: any
     public init(attributedText: AttributedText = AttributedText(), options: TextLayoutOptions = TextLayoutOptions()) {
-        textState = Locked(TextState(text: attributedText, options: options))
+        lockedTextState = Locked(TextState(text: attributedText, options: options))
         super.init()
         updateInteraction(for: attributedText)
     }

@@ -5,8 +5,16 @@ import NodeRuntime
 /// The last frames' records and the figures the perf overlay and the benchmarks print.
 /// - Thread: main
 final class FrameHistory {
+    /// One frame: the UI thread's record and the display workers' busy time.
+    struct Sample {
+        var record: FrameRecord
+        /// Milliseconds the display workers spent drawing (all workers added up) in draws that ended
+        /// since the previous frame.
+        var workerMilliseconds: Double
+    }
+
     let capacity: Int
-    private(set) var records: [FrameRecord] = []
+    private(set) var samples: [Sample] = []
     private var next = 0
     /// Frames whose main-thread time went over the 16.7 ms budget, since the start.
     private(set) var framesOverBudget = 0
@@ -18,8 +26,9 @@ final class FrameHistory {
 
     init(capacity: Int = 240) { self.capacity = capacity }
 
-    func append(_ record: FrameRecord, wallTime: Double) {
-        if records.count < capacity { records.append(record) } else { records[next] = record }
+    func append(_ record: FrameRecord, workerMilliseconds: Double = 0, wallTime: Double) {
+        let sample = Sample(record: record, workerMilliseconds: workerMilliseconds)
+        if samples.count < capacity { samples.append(sample) } else { samples[next] = sample }
         next = (next + 1) % capacity
         frameCount += 1
         if record.totalMilliseconds > Self.budgetMilliseconds { framesOverBudget += 1 }
@@ -27,9 +36,12 @@ final class FrameHistory {
         if frameStarts.count > 61 { frameStarts.removeFirst(frameStarts.count - 61) }
     }
 
-    /// Records oldest first.
-    var ordered: [FrameRecord] {
-        records.count < capacity ? records : Array(records[next...] + records[..<next])
+    /// The kept frames' records, in no particular order.
+    var records: [FrameRecord] { samples.map(\.record) }
+
+    /// Samples oldest first.
+    var ordered: [Sample] {
+        samples.count < capacity ? samples : Array(samples[next...] + samples[..<next])
     }
 
     /// Frames per second over the last second or so.
@@ -40,8 +52,30 @@ final class FrameHistory {
 
     /// The `p` quantile (0...1) of main-thread milliseconds over the kept frames.
     func percentile(_ p: Double) -> Double {
-        let sorted = records.map(\.totalMilliseconds).sorted()
+        let sorted = samples.map(\.record.totalMilliseconds).sorted()
         guard !sorted.isEmpty else { return 0 }
         return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+    }
+}
+
+/// Turns the scheduler's cumulative work time into time per frame: each reading returns the display
+/// workers' milliseconds (completed and cancelled draws alike) since the previous reading.
+///
+/// A draw counts when it ends, so one that spans frames lands whole in the frame it ended in. When the
+/// statistics were reset between two readings the total goes down; that reading counts the new total.
+/// - Thread: main (a value the frame loop owns)
+struct WorkerTimeMeter {
+    /// The cumulative total at the previous reading.
+    private var lastTotal: Double?
+
+    init() {}
+
+    /// Milliseconds of worker time in `statistics` since the previous call (0 on the first call, which
+    /// only takes the starting point).
+    mutating func millisecondsSinceLastReading(_ statistics: DisplayScheduler.Statistics) -> Double {
+        let total = statistics.busyMilliseconds
+        defer { lastTotal = total }
+        guard let lastTotal else { return 0 }
+        return total >= lastTotal ? total - lastTotal : total
     }
 }

@@ -17,7 +17,7 @@ struct GalleryOptions {
 }
 
 /// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
-/// text), the perf overlay on F2, driven by a frame loop on the UI thread.
+/// text), the perf overlay on F2, Ctrl+Q to quit, driven by a frame loop on the UI thread.
 /// - Thread: main
 final class GalleryApp {
     let options: GalleryOptions
@@ -31,7 +31,11 @@ final class GalleryApp {
     let overlay = PerfOverlayNode()
     let history = FrameHistory()
     private(set) var overlayShown = false
+    /// Set by Ctrl+Q: the frame loop stops after the current frame.
+    private(set) var quitRequested = false
     private var time = 0.0
+    /// The display workers' time per frame, for the overlay's workers lane.
+    private var workerTime = WorkerTimeMeter()
 
     /// Builds the app over `host` (tests pass one over a headless backend).
     init(options: GalleryOptions, data: ChatData, host: NodeHost, backend: SDLRenderBackend? = nil) throws {
@@ -42,6 +46,8 @@ final class GalleryApp {
         Runtime.shared.contentsScale = host.compositor.scale
         Runtime.shared.forcesSynchronousDisplay = options.synchronous
         Runtime.shared.commitBudgetBytes = 8 << 20
+        // The starting point: the first frame's worker time is only what ends during it.
+        _ = workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics)
 
         chats = ChatsController(data: data, rows: options.rows)
         chatsNavigation = NavigationController(rootController: chats)
@@ -61,9 +67,10 @@ final class GalleryApp {
             self.chatsNavigation.push(thread, animated: true)
         }
         for screen in [chats, firstThread, photos, text] as [ListScreen] { host.addFrameParticipant(screen.list) }
-        host.keyHandler = { [weak self] key, _ in
+        host.keyHandler = { [weak self] key, modifiers in
             guard let self else { return false }
             if key == .function(2) { self.toggleOverlay(); return true }
+            if key == .character("q") && modifiers.contains(.control) { self.quitRequested = true; return true }
             return false
         }
         host.setRootController(tabs)
@@ -77,14 +84,30 @@ final class GalleryApp {
                                                  headless: options.headless, resizable: true))
         let compositor = Compositor(backend: backend, scale: options.scale,
                                     configuration: .init(clearColor: Color(rgb: 0x12161B)))
+        // Tests read this line to tell a real window (x11, opengl) from the dummy driver's.
+        report("gallery: renderer \(backend.rendererName), video driver \(backend.videoDriverName), " +
+               "\(Int(options.size.width))×\(Int(options.size.height)) points at \(Int(options.scale))x")
         return try GalleryApp(options: options, data: data, host: NodeHost(compositor: compositor), backend: backend)
     }
 
+    /// Shows or hides the perf overlay, and says so on standard output (a test driving a real window
+    /// waits for that line).
     func toggleOverlay() {
-        overlayShown.toggle()
-        if overlayShown {
-            let size = PerfOverlayNode.size
-            overlay.frame = Rect(x: host.viewportSize.width - size.width - 12, y: 12, width: size.width, height: size.height)
+        setOverlayShown(!overlayShown)
+        Self.report("gallery: perf overlay \(overlayShown ? "shown" : "hidden")")
+    }
+
+    /// Prints a status line and flushes it, so that a reader at the other end of a pipe sees it while
+    /// the gallery runs.
+    static func report(_ line: String) {
+        print(line)
+        fflush(nil)
+    }
+
+    private func setOverlayShown(_ shown: Bool) {
+        overlayShown = shown
+        if shown {
+            overlay.frame = PerfOverlayNode.frame(in: host.viewportSize)
             overlay.enterInterfaceState(.onScreen) {
                 host.rootLayer.addSublayer(overlay.layer)
                 overlay.layoutIfNeeded()
@@ -101,10 +124,11 @@ final class GalleryApp {
         self.time = time
         if events.contains(where: { if case .resized = $0 { return true } else { return false } }) {
             host.viewportDidChange()
-            if overlayShown { toggleOverlay(); toggleOverlay() }
+            if overlayShown { setOverlayShown(false); setOverlayShown(true) }
         }
         let record = host.runFrame(time: time, events: events)
-        history.append(record, wallTime: Double(MonotonicClock.nanoseconds()) / 1e9)
+        history.append(record, workerMilliseconds: workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics),
+                       wallTime: Double(MonotonicClock.nanoseconds()) / 1e9)
         if overlayShown {
             overlay.update(history: history, record: record, checkerboardPercent: record.checkerboardPercent, time: time)
             overlay.layoutIfNeeded()
@@ -128,8 +152,9 @@ final class GalleryApp {
         }
     }
 
-    /// The frame loop: real 60 Hz pacing with a display, a virtual clock headless. Stops on quit, or after
-    /// `frames` frames, where it writes the screenshot if one was asked for.
+    /// The frame loop: real 60 Hz pacing with a display, a virtual clock headless. Stops on quit (the
+    /// window closing or Ctrl+Q), or after `frames` frames, where it writes the screenshot if one was
+    /// asked for.
     func run() throws {
         let clock: FrameClock = options.headless ? VirtualFrameClock() : RealFrameClock()
         var count = 0
@@ -137,6 +162,7 @@ final class GalleryApp {
             let events = host.compositor.pollEvents()
             if events.contains(.quit) { break }
             frame(time: clock.now, events: events)
+            if quitRequested { break }
             count += 1
             if let frames = options.frames, count >= frames { break }
             clock.waitForNextFrame()

@@ -2,44 +2,80 @@ import Compositor
 import Foundation
 import NodeRuntime
 
-/// The frame-timing overlay (F2): a bar per frame for the last 240 frames, stacked by phase, a 16.7 ms
-/// line, and the figures the benchmark reports. It reads the same `FrameRecord`s.
+/// The frame-timing overlay (F2): two graphs over the last 240 frames on one millisecond scale, like
+/// Flutter's UI and raster graphs. The top graph is the UI thread, a bar per frame stacked by phase; the
+/// lane under it is the display workers' busy time per frame. Both mark the 16.7 ms budget. Under the
+/// graphs, the figures the benchmark reports. It reads the same `FrameRecord`s.
 /// - Thread: main (updates); its chart draws on a display worker like any node.
 final class PerfOverlayNode: Node {
-    /// The bars: main-thread milliseconds per frame by phase.
+    /// The graphs. Drawn from `Parameters` alone, so the draw runs on a display worker.
     final class ChartNode: Node, NodeDrawing {
         struct Parameters: Sendable {
-            var frames: [[Double]] = []  // per frame: events, commits, layout, ranges, displays, uploads, draw, present
+            /// Per frame, oldest first: main-thread milliseconds by phase, in `phaseNames` order.
+            var frames: [[Double]] = []
+            /// Per frame, oldest first: display-worker milliseconds (all workers added up).
+            var workerMilliseconds: [Double] = []
         }
         static let phaseColors: [Color] = [
             Color(rgb: 0x8E9AAF), Color(rgb: 0x4EA8DE), Color(rgb: 0xF4A261), Color(rgb: 0xB084CC),
             Color(rgb: 0xE76F51), Color(rgb: 0xF6D743), Color(rgb: 0x2A9D8F), Color(rgb: 0x90BE6D),
         ]
         static let phaseNames = ["events", "commits", "layout", "ranges", "displays", "uploads", "draw", "present"]
-        /// Milliseconds at the top of the chart.
+        /// The workers lane's bars.
+        static let workerColor = Color(rgb: 0xF15BB5)
+        static let workerName = "workers"
+        /// Milliseconds at the top of each graph.
         static let scaleMilliseconds = 25.0
+        /// Frames the graphs have room for; the newest is at the right edge.
+        static let frameSlots = 240
+        static let workerLaneHeight = 28.0
+        static let laneGap = 4.0
+        static let height = 130.0
+        private static let background = Color(rgb: 0x0B0F14, alpha: 210)
+        private static let laneBackground = Color(rgb: 0x18202A)
+        private static let budgetColor = Color(rgb: 0xFF5A5F)
+
+        /// Where the UI thread's graph sits in a chart of `bounds`.
+        static func phaseGraphRect(in bounds: Rect) -> Rect {
+            Rect(x: bounds.minX, y: bounds.minY, width: bounds.width,
+                 height: max(0, bounds.height - workerLaneHeight - laneGap))
+        }
+
+        /// Where the display workers' lane sits in a chart of `bounds`: along the bottom.
+        static func workerLaneRect(in bounds: Rect) -> Rect {
+            Rect(x: bounds.minX, y: max(bounds.minY, bounds.maxY - workerLaneHeight), width: bounds.width,
+                 height: min(bounds.height, workerLaneHeight))
+        }
 
         var parameters = Parameters()
         func drawParameters() -> Parameters { parameters }
 
         static func draw(_ p: Parameters, in context: inout BitmapContext, info: DrawInfo) {
-            let bounds = info.bounds
-            context.fill(bounds, color: Color(rgb: 0x0B0F14, alpha: 210))
-            guard !p.frames.isEmpty else { return }
-            let barWidth = bounds.width / 240
-            func y(_ ms: Double) -> Double { bounds.maxY - min(ms, scaleMilliseconds) / scaleMilliseconds * bounds.height }
-            for (index, phases) in p.frames.enumerated() {
-                let x = bounds.maxX - Double(p.frames.count - index) * barWidth
+            context.fill(info.bounds, color: background)
+            let lane = workerLaneRect(in: info.bounds)
+            context.fill(lane, color: laneBackground)
+            drawBars(p.frames, colors: phaseColors, in: phaseGraphRect(in: info.bounds), context: &context)
+            drawBars(p.workerMilliseconds.map { [$0] }, colors: [workerColor], in: lane, context: &context)
+        }
+
+        /// One graph: a bar per frame, right-aligned, each stacked from `stacks[frame]` bottom up in
+        /// `colors`, then the budget line across.
+        private static func drawBars(_ stacks: [[Double]], colors: [Color], in rect: Rect, context: inout BitmapContext) {
+            guard rect.height > 0 else { return }
+            let barWidth = rect.width / Double(frameSlots)
+            func y(_ ms: Double) -> Double { rect.maxY - min(ms, scaleMilliseconds) / scaleMilliseconds * rect.height }
+            for (index, stack) in stacks.suffix(frameSlots).enumerated() {
+                let x = rect.maxX - Double(min(stacks.count, frameSlots) - index) * barWidth
                 var bottom = 0.0
-                for (phase, ms) in phases.enumerated() where ms > 0 {
+                for (part, ms) in stack.enumerated() where ms > 0 {
                     let top = bottom + ms
                     context.fill(Rect(x: x, y: y(top), width: max(0.5, barWidth - 0.25), height: max(1, y(bottom) - y(top))),
-                                 color: phaseColors[phase % phaseColors.count])
+                                 color: colors[part % colors.count])
                     bottom = top
                 }
             }
             let budget = y(FrameHistory.budgetMilliseconds)
-            context.fill(Rect(x: 0, y: budget - 0.5, width: bounds.width, height: 1), color: Color(rgb: 0xFF5A5F))
+            context.fill(Rect(x: rect.minX, y: budget - 0.5, width: rect.width, height: 1), color: budgetColor)
         }
     }
 
@@ -58,42 +94,60 @@ final class PerfOverlayNode: Node {
         addSubnode(figures)
         addSubnode(legend)
         var legendText = AttributedText()
-        for (i, name) in ChartNode.phaseNames.enumerated() {
-            legendText.append("■ ", attributes: TextAttributes(font: .system(size: 10), color: ChartNode.phaseColors[i]))
+        let entries = Array(zip(ChartNode.phaseNames, ChartNode.phaseColors)) + [(ChartNode.workerName, ChartNode.workerColor)]
+        for (name, color) in entries {
+            legendText.append("■ ", attributes: TextAttributes(font: .system(size: 10), color: color))
             legendText.append(name + "  ", attributes: TextAttributes(font: .system(size: 10), color: Color(rgb: 0xC9D1DB)))
         }
         legend.attributedText = legendText
     }
 
-    static let size = Size(width: 560, height: 214)
+    static let size = Size(width: 560, height: 234)
+
+    /// The overlay's frame in a viewport of `viewportSize`: the top right corner.
+    static func frame(in viewportSize: Size) -> Rect {
+        Rect(x: viewportSize.width - size.width - 12, y: 12, width: size.width, height: size.height)
+    }
+
+    /// The chart's frame in an overlay of `overlaySize`.
+    static func chartFrame(inOverlayOf overlaySize: Size) -> Rect {
+        Rect(x: 8, y: 8, width: overlaySize.width - 16, height: ChartNode.height)
+    }
 
     override func layout() {
         let width = bounds.width
-        chart.frame = Rect(x: 8, y: 8, width: width - 16, height: 110)
-        legend.frame = Rect(x: 8, y: 122, width: width - 16, height: 16)
-        figures.frame = Rect(x: 8, y: 140, width: width - 16, height: bounds.height - 146)
+        let chartFrame = Self.chartFrame(inOverlayOf: bounds.size)
+        chart.frame = chartFrame
+        legend.frame = Rect(x: 8, y: chartFrame.maxY + 4, width: width - 16, height: 16)
+        figures.frame = Rect(x: 8, y: chartFrame.maxY + 22, width: width - 16, height: bounds.height - chartFrame.maxY - 28)
     }
 
     /// Shows the history; the figures' text changes four times a second so reading it costs little.
     func update(history: FrameHistory, record: FrameRecord, checkerboardPercent: Double, time: Double) {
-        chart.parameters.frames = history.ordered.map { r in
+        let samples = history.ordered
+        chart.parameters.frames = samples.map { sample in
+            let r = sample.record
             let draw = max(0, r.compositor.drawMilliseconds - r.compositor.uploadMilliseconds)
             return [r.eventsMilliseconds, r.commitsMilliseconds, r.layoutMilliseconds, r.rangesMilliseconds,
                     r.displayMilliseconds, r.compositor.uploadMilliseconds, draw, r.compositor.presentMilliseconds]
         }
+        chart.parameters.workerMilliseconds = samples.map(\.workerMilliseconds)
         chart.setNeedsDisplay()
         guard time - lastFiguresUpdate >= 0.25 else { return }
         lastFiguresUpdate = time
         let stats = Runtime.shared.scheduler.statistics
+        let draws = stats.byKind[.draw] ?? DisplayScheduler.Statistics.Counts()
+        let workerMean = samples.isEmpty ? 0 : samples.map(\.workerMilliseconds).reduce(0, +) / Double(samples.count)
         let lines = [
             String(format: "%.0f fps   main thread p50 %.2f  p95 %.2f  p99 %.2f ms   over budget %d of %d",
                    history.framesPerSecond, history.percentile(0.5), history.percentile(0.95), history.percentile(0.99),
                    history.framesOverBudget, history.frameCount),
-            String(format: "queue %d   renders %d done, %d cancelled   uploads %d (%@)   commits %d (+%d waiting)",
-                   record.schedulerQueueDepth, stats.completed, stats.cancelledBeforeStart + stats.cancelledWhileRunning,
+            String(format: "queue %d   draws %d done, %d cancelled   decodes %d   measures %d   workers %.2f ms a frame",
+                   record.schedulerQueueDepth, draws.completed, draws.cancelledBeforeStart + draws.cancelledWhileRunning,
+                   stats.byKind[.decode]?.completed ?? 0, stats.byKind[.measure]?.completed ?? 0, workerMean),
+            String(format: "commits %d (+%d waiting)   uploads %d (%@)   textures %@   bitmaps %@   checkerboard %.2f%%",
+                   record.commitsApplied, record.commitsDeferred,
                    record.compositor.uploads, Self.bytes(record.compositor.uploadBytes) as NSString,
-                   record.commitsApplied, record.commitsDeferred),
-            String(format: "textures %@   bitmaps %@   checkerboard %.2f%%",
                    Self.bytes(record.compositor.liveTextureBytes) as NSString, Self.bytes(Bitmap.liveByteCount) as NSString,
                    checkerboardPercent),
         ]

@@ -126,3 +126,15 @@ func occupyAllWorkers() -> [Gate] {
     }
     return gates
 }
+
+/// A node that records its label when it draws (on the drawing thread) and fills itself white.
+final class LabelNode: Node, NodeDrawing {
+    let label: String
+    let log: EventLog
+    init(_ label: String, log: EventLog) { self.label = label; self.log = log; super.init() }
+    func drawParameters() -> (String, EventLog) { (label, log) }
+    static func draw(_ parameters: (String, EventLog), in context: inout BitmapContext, info: DrawInfo) {
+        parameters.1.record(parameters.0)
+        context.fill(info.bounds, color: .white)
+    }
+}

@@ -38,7 +38,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(child.layer.contents?.width, 20)
     }
 
-    func testSentinelBumpWhileDrawingDropsTheResult() throws {
+    func testARequestWhileDrawingWaitsAndTheLatestStateFollows() throws {
         let (host, _) = makeHost()
         let gate = Gate()
         let child = node(.black, gate: gate)
@@ -48,16 +48,21 @@ final class NodeDisplayTests: XCTestCase {
         frame(host)                 // the draw starts and blocks at the gate
         gate.waitUntilEntered()
         child.gate = nil
-        child.color = .white        // bumps the sentinel: the running draw is now stale
+        child.color = .white        // a new request: it waits, the draw in flight is not cancelled
         let before = Runtime.shared.scheduler.statistics
+        frame(host)
+        XCTAssertEqual(Runtime.shared.scheduler.queueDepth, 0, "no second draw while one is in flight")
         gate.open()
         Runtime.shared.scheduler.waitUntilIdle()
         let after = Runtime.shared.scheduler.statistics
-        XCTAssertEqual(after.cancelledWhileRunning - before.cancelledWhileRunning, 1)
-        frame(host)                 // drains nothing stale; starts the new draw
-        XCTAssertNil(child.layer.contents, "the stale black result was never shown")
-        settle(host, time: &time)
-        XCTAssertEqual(centreColor(child.layer), .white)
+        XCTAssertEqual(after.cancelledWhileRunning - before.cancelledWhileRunning, 0)
+        frame(host)                 // commits black (progress), starts the white draw
+        XCTAssertEqual(centreColor(child.layer), .black)
+        Runtime.shared.scheduler.waitUntilIdle()
+        frame(host)
+        XCTAssertEqual(centreColor(child.layer), .white, "the latest state follows one frame later")
+        let generations = child.displayGenerations
+        XCTAssertEqual(generations.committed, generations.requested)
     }
 
     func testStaleResultIsDroppedAtCommit() {
@@ -225,19 +230,10 @@ final class NodeDisplayTests: XCTestCase {
         let (host, _) = makeHost()
         Runtime.shared.scheduler.serializesAllDrawing = true
         let order = EventLog()
-        final class OrderNode: Node, NodeDrawing {
-            let log: EventLog
-            let label: String
-            init(_ label: String, log: EventLog) { self.label = label; self.log = log; super.init() }
-            func drawParameters() -> (String, EventLog) { (label, log) }
-            static func draw(_ parameters: (String, EventLog), in context: inout BitmapContext, info: DrawInfo) {
-                parameters.1.record(parameters.0)
-            }
-        }
         let root = Node()
         var labels: [String] = []
         for i in 0..<20 {
-            let child = OrderNode("n\(i)", log: order)
+            let child = LabelNode("n\(i)", log: order)
             child.frame = Rect(x: 0, y: Double(i), width: 4, height: 1)
             child.displayDistance = Double(20 - i)  // priorities would reverse the order
             root.addSubnode(child)

@@ -1,0 +1,191 @@
+import Compositor
+import Foundation
+
+/// The display pipeline's hub: the nodes waiting to start a draw, the finished transactions waiting to
+/// be applied, and the budgets that bound a frame's share of both.
+///
+/// A draw reads one way through it:
+/// 1. `Node.setNeedsDisplay()` (any thread) registers the node here, unless a draw of it is in flight.
+/// 2. At the frame's display phase, `startPendingDisplays()` (UI thread) asks each registered node to
+///    claim its request and capture its draw parameters (`Node.startDisplayIfPossible`), which
+///    schedules the draw and adds it to its container's `DisplayTransaction`.
+/// 3. A worker draws; the transaction collects the result and, once all its draws are in, comes back
+///    here with `enqueueCommit` (any thread).
+/// 4. At the next frame's commit phase, `applyPendingCommits()` (UI thread) commits transactions, most
+///    urgent first within `commitBudgetBytes`; each node applies its result if it is still current
+///    (`Node.finishDraw`) and, if a newer request came while it drew, registers here again.
+/// - Thread: any, unless a member says otherwise.
+public final class DisplayCoordinator: Sendable {
+    /// The workers that draw.
+    let scheduler: DisplayScheduler
+    /// Counts of what the pipeline did.
+    let counters: RuntimeCounters
+
+    /// Nodes that asked to display, in the order they asked (so a serialized run is reproducible).
+    private struct Requests {
+        var order: [UIThreadBound<WeakNode>] = []
+        var members = Set<ObjectIdentifier>()
+    }
+    private let requests = Locked(Requests())
+    /// Finished transactions waiting for the frame loop to apply them.
+    private let pendingCommits = Locked<[DisplayTransaction]>([])
+
+    private struct Settings {
+        var commitBudgetBytes: Int?
+        var placeholderWaitBudget = DisplayCoordinator.defaultPlaceholderWaitBudget
+    }
+    private let settings = Locked(Settings())
+    /// Called on the UI thread each time a node applies new contents, with their generation: the
+    /// stress model checks its invariants here.
+    typealias CommitObserver = @Sendable (UIThreadBound<Node>, UInt64) -> Void
+    /// The observer in a struct: a bare closure as a lock's generic state is re-wrapped in a
+    /// reabstraction thunk on every `inout` pass, and the chain grows with each read.
+    private struct ObserverSlot { var observe: CommitObserver? }
+    private let observer = Locked(ObserverSlot())
+    var commitObserver: CommitObserver? {
+        get { observer.withLock { $0.observe } }
+        set {
+            // The old observer is released after the lock: what it holds may take locks as it goes.
+            let old = observer.withLock { slot -> CommitObserver? in defer { slot.observe = newValue }; return slot.observe }
+            _ = old
+        }
+    }
+
+    /// The default of `placeholderWaitBudget`: 8 ms, half a 60 Hz frame.
+    public static let defaultPlaceholderWaitBudget = 0.008
+
+    init(scheduler: DisplayScheduler, counters: RuntimeCounters) {
+        self.scheduler = scheduler
+        self.counters = counters
+    }
+
+    /// The most bytes of new contents applied in one frame (nil: no limit). When more finish at once,
+    /// visible cells commit first and the rest wait for the next frame; at least one cell commits every
+    /// frame, however large.
+    public var commitBudgetBytes: Int? {
+        get { settings.withLock { $0.commitBudgetBytes } }
+        set { settings.withLock { $0.commitBudgetBytes = newValue.map { max(0, $0) } } }
+    }
+
+    /// Seconds the UI thread may wait in one frame, in all, for the draws of never-show-placeholders
+    /// nodes that become visible in that frame (default 8 ms). When it runs out the frame shows what it
+    /// has and the rest commit at a later frame. Zero never waits.
+    public var placeholderWaitBudget: Double {
+        get { settings.withLock { $0.placeholderWaitBudget } }
+        set { settings.withLock { $0.placeholderWaitBudget = newValue.isFinite ? min(max(0, newValue), 1) : 0 } }
+    }
+
+    // MARK: Requests
+
+    /// Adds `node` to the next frame's draws (once, however often it asks).
+    func register(_ node: Node) {
+        let box = UIThreadBound(WeakNode(node))
+        requests.withLock { requests in
+            if requests.members.insert(ObjectIdentifier(node)).inserted { requests.order.append(box) }
+        }
+    }
+
+    /// Forgets `node`'s request (it drew synchronously, or it is being freed).
+    func unregister(_ node: Node) {
+        _ = requests.withLock { $0.members.remove(ObjectIdentifier(node)) }
+    }
+
+    /// Number of nodes waiting to start a draw.
+    public var pendingDisplayCount: Int { requests.withLock { $0.members.count } }
+
+    /// Starts the draws requested since the last frame: each node claims its request and captures its
+    /// draw parameters here, on the UI thread, and its draw goes to the scheduler (or is drawn here,
+    /// for synchronous nodes). Waits, within `placeholderWaitBudget`, for never-show-placeholders
+    /// transactions. - Thread: main
+    /// - Returns: how many draws started.
+    @discardableResult
+    public func startPendingDisplays() -> Int {
+        UIThread.precondition("DisplayCoordinator.startPendingDisplays")
+        let entries = requests.withLock { requests -> [UIThreadBound<WeakNode>] in
+            defer {
+                requests.order.removeAll(keepingCapacity: true)
+                requests.members.removeAll(keepingCapacity: true)
+            }
+            return requests.order
+        }
+        var frame = DisplayFrame(coordinator: self)
+        var started = 0
+        var seen = Set<ObjectIdentifier>()
+        for entry in entries {
+            guard let node = entry.value.node, seen.insert(ObjectIdentifier(node)).inserted else { continue }
+            if node.startDisplayIfPossible(in: &frame) { started += 1 }
+        }
+        let budget = placeholderWaitBudget
+        let deadline = DispatchTime.now() + .nanoseconds(Int(budget * 1e9))
+        for transaction in frame.transactions {
+            if transaction.seal(deadline: deadline) { counters.placeholderWaitsMet.add(1, ordering: .relaxed) }
+            else if transaction.waitsForCompletion { counters.placeholderWaitsTimedOut.add(1, ordering: .relaxed) }
+        }
+        return started
+    }
+
+    // MARK: Commits
+
+    /// Reports an applied result to the observer, if any. (UI thread)
+    func contentsDidCommit(_ node: Node, generation: UInt64) {
+        if let observe = commitObserver { observe(UIThreadBound(node), generation) }
+    }
+
+    /// Transactions finished and not yet applied.
+    public var pendingCommitCount: Int { pendingCommits.withLock { $0.count } }
+
+    func enqueueCommit(_ transaction: DisplayTransaction) {
+        pendingCommits.withLock { $0.append(transaction) }
+    }
+
+    /// Applies finished transactions, most urgent first, within `commitBudgetBytes`. - Thread: main
+    /// - Returns: how many were applied and how many wait for the next frame.
+    @discardableResult
+    public func applyPendingCommits() -> (applied: Int, deferred: Int) {
+        UIThread.precondition("DisplayCoordinator.applyPendingCommits")
+        let waiting = pendingCommits.withLock { queue -> [DisplayTransaction] in
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+        guard !waiting.isEmpty else { return (0, 0) }
+        let budget = commitBudgetBytes
+        let ordered = budget == nil ? waiting : waiting.enumerated()
+            .map { (priority: $0.element.priority, index: $0.offset, transaction: $0.element) }
+            .sorted { $0.priority != $1.priority ? $0.priority > $1.priority : $0.index < $1.index }
+            .map(\.transaction)
+        var spent = 0
+        var applied = 0
+        var deferred: [DisplayTransaction] = []
+        for transaction in ordered {
+            if let budget, applied > 0, spent >= budget {
+                deferred.append(transaction)
+                continue
+            }
+            spent += transaction.pendingBytes
+            transaction.commitIfNeeded()
+            applied += 1
+        }
+        if !deferred.isEmpty { pendingCommits.withLock { $0.insert(contentsOf: deferred, at: 0) } }
+        return (applied, deferred.count)
+    }
+}
+
+/// The draws one frame starts, grouped by transaction container. (UI thread, one frame)
+struct DisplayFrame {
+    let coordinator: DisplayCoordinator
+    /// In the order the containers were first seen.
+    private(set) var transactions: [DisplayTransaction] = []
+    private var byOwner: [ObjectIdentifier: DisplayTransaction] = [:]
+
+    init(coordinator: DisplayCoordinator) { self.coordinator = coordinator }
+
+    /// The frame's transaction for `owner`, made on first use.
+    mutating func transaction(for owner: Node, waitsForCompletion: @autoclosure () -> Bool) -> DisplayTransaction {
+        let key = ObjectIdentifier(owner)
+        if let existing = byOwner[key] { return existing }
+        let made = DisplayTransaction(coordinator: coordinator, owner: owner, waitsForCompletion: waitsForCompletion())
+        byOwner[key] = made
+        transactions.append(made)
+        return made
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs draw jobs on a fixed pool of worker threads, most urgent first.
+///
+/// Workers are `Thread`s that sleep on a condition when there is nothing to pick, so an idle
+/// scheduler costs no CPU. User closures (`work`, `onDropped`, `isCancelled`) are never called with
+/// the scheduler's lock held, so they may call back into the scheduler (schedule, cancel,
+/// re-prioritise) freely.
+/// - Thread: any, unless a member says otherwise.
+public final class DisplayScheduler: Sendable {
+    /// Counts since creation or the last `resetStatistics()`: in all, and for each kind of job.
+    /// - Thread: any (a value)
+    public struct Statistics: Sendable, Equatable {
+        /// The counts of all jobs, whatever their kind.
+        public var total = Counts()
+        /// The counts of each kind of job (draw, decode, measure); a kind never scheduled has no entry.
+        public var byKind: [DisplayJobKind: Counts] = [:]
+
+        /// What happened to a set of jobs.
+        public struct Counts: Sendable, Equatable {
+            /// Calls to `schedule` (including ones dropped because the scheduler was shut down).
+            public var scheduled = 0
+            /// Jobs whose `work` was called.
+            public var started = 0
+            /// Jobs whose `work` returned `.completed`.
+            public var completed = 0
+            /// Jobs dropped while waiting: their `work` never ran, their `onDropped` did.
+            public var cancelledBeforeStart = 0
+            /// Jobs whose `work` returned `.cancelled`.
+            public var cancelledWhileRunning = 0
+            /// Milliseconds spent inside `work` calls that returned `.completed`.
+            public var workMillisecondsCompleted = 0.0
+            /// Milliseconds spent inside `work` calls that returned `.cancelled` (wasted drawing).
+            public var workMillisecondsCancelled = 0.0
+
+            public init() {}
+        }
+
+        public init() {}
+
+        public var scheduled: Int { total.scheduled }
+        public var started: Int { total.started }
+        public var completed: Int { total.completed }
+        public var cancelledBeforeStart: Int { total.cancelledBeforeStart }
+        public var cancelledWhileRunning: Int { total.cancelledWhileRunning }
+        public var workMillisecondsCompleted: Double { total.workMillisecondsCompleted }
+        public var workMillisecondsCancelled: Double { total.workMillisecondsCancelled }
+        /// Milliseconds the workers spent inside `work`, whatever its outcome: what the perf overlay
+        /// graphs per frame.
+        public var busyMilliseconds: Double { total.workMillisecondsCompleted + total.workMillisecondsCancelled }
+
+        /// Counts one event for a job of `kind`, in the total and in `byKind`.
+        mutating func count(_ kind: DisplayJobKind, _ update: (inout Counts) -> Void) {
+            update(&total)
+            update(&byKind[kind, default: Counts()])
+        }
+    }
+
+    /// The number of worker threads.
+    public let workerCount: Int
+    private let core: DisplaySchedulerCore
+
+    /// The active processor count, the default `workerCount`. A property rather than the expression
+    /// itself because a public default argument may not name declarations of Foundation, which this
+    /// module imports internally.
+    /// - Thread: any
+    public static var defaultWorkerCount: Int { ProcessInfo.processInfo.activeProcessorCount }
+
+    /// Starts `workerCount` worker threads (at least 1), named "`name`.0", "`name`.1", ... (on Linux
+    /// `name` is shortened so that the whole fits the system's 15-byte limit).
+    /// - Thread: any
+    public init(workerCount: Int = DisplayScheduler.defaultWorkerCount, name: String = "tessera.display") {
+        self.workerCount = max(1, workerCount)
+        core = DisplaySchedulerCore(workerCount: self.workerCount)
+        core.startWorkers(name: name)
+    }
+
+    deinit {
+        core.shutdown()
+    }
+
+    /// Debug switch: while true, every job runs on one worker (worker 0), strictly in the order
+    /// scheduled (priorities ignored), so a drawing bug is reproducible. The first job picked after
+    /// turning it on waits for jobs already running on other workers, so no two jobs ever overlap
+    /// while it is on. Turning it off returns to priority order.
+    /// - Thread: any
+    public var serializesAllDrawing: Bool {
+        get { core.serializesAllDrawing }
+        set { core.setSerializesAllDrawing(newValue) }
+    }
+
+    /// Holds back the waking of parked workers: jobs scheduled meanwhile wait in the queue (workers
+    /// already running still take them) until `releaseWakeups()`. The frame loop holds wakeups while it
+    /// runs, so a worker it wakes does not take its core away in the middle of a frame on a machine with
+    /// few cores; the draws start as soon as the frame is presented.
+    /// - Thread: any
+    public func holdWakeups() { core.setWakeupsHeld(true) }
+
+    /// The nice value of worker threads: low enough that a frame on the UI thread wins a shared core.
+    static let workerNiceValue: Int32 = 5
+
+    /// Workers asleep waiting for work (for tests).
+    var parkedWorkerCount: Int { core.parkedCount }
+
+    /// Wakes as many parked workers as the queued jobs need, and stops holding wakeups.
+    /// - Thread: any
+    public func releaseWakeups() { core.setWakeupsHeld(false) }
+
+    /// Queues `work` to run once on a worker.
+    ///
+    /// - Parameters:
+    ///   - priority: where the job goes in the queue; change it later with `DisplayJob.setPriority`.
+    ///   - kind: what the job does, for `Statistics.byKind`.
+    ///   - isCancelled: the caller's own cancellation check, evaluated on the worker just before the
+    ///     job starts (true: the job is dropped) and by the check handed to `work`. Called without any
+    ///     scheduler lock held.
+    ///   - onDropped: runs exactly once if the job is dropped without running `work` (cancelled while
+    ///     waiting, or the scheduler was shut down), on a worker or inline on the thread that caused
+    ///     the drop. Never runs when `work` ran.
+    ///   - work: the drawing, on a worker thread; the closure it receives is true once the job is
+    ///     cancelled, so long draws can stop between phases and return `.cancelled`.
+    /// - Returns: a handle to re-prioritise or cancel the job.
+    /// - Thread: any
+    @discardableResult
+    public func schedule(
+        priority: DisplayPriority,
+        kind: DisplayJobKind = .draw,
+        isCancelled: @escaping @Sendable () -> Bool = { false },
+        onDropped: (@Sendable () -> Void)? = nil,
+        work: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) -> DisplayJobOutcome
+    ) -> DisplayJob {
+        core.enqueue(priority: priority, kind: kind, isCancelled: isCancelled, onDropped: onDropped, work: work)
+    }
+
+    /// Jobs waiting to start (not running).
+    /// - Thread: any
+    public var queueDepth: Int { core.queueDepth }
+
+    /// Jobs a worker has taken and not finished (running, or being checked for cancellation).
+    /// - Thread: any
+    public var runningCount: Int { core.runningCount }
+
+    /// A snapshot of the counts.
+    /// - Thread: any
+    public var statistics: Statistics { core.statistics }
+
+    /// Sets every count back to zero.
+    /// - Thread: any
+    public func resetStatistics() { core.resetStatistics() }
+
+    /// Blocks the caller until no job is waiting or running and no drop callback is in flight.
+    /// For tests, benchmarks and "display now and wait".
+    /// - Thread: any thread except this scheduler's workers (that would wait for itself; it traps).
+    public func waitUntilIdle() { core.waitUntilIdle() }
+
+    /// Stops the workers once their current jobs return, and drops every waiting job (its
+    /// `onDropped` runs inline on this thread). Later `schedule` calls drop their job at once.
+    /// Does not wait for running jobs; call `waitUntilIdle()` for that. Idempotent; `deinit` calls it.
+    /// - Thread: any, including a worker.
+    public func shutdown() { core.shutdown() }
+}
+
+// MARK: - Internals
+
+extension DisplayScheduler {
+    /// The index of the scheduler worker running the caller (0 is the one serial mode uses); nil on
+    /// any other thread. For tests and debugging.
+    /// - Thread: any
+    static var currentWorkerIndex: Int? { DisplaySchedulerCore.currentWorkerMarker?.index }
+
+    /// "`base`.`index`", shortened on Linux to the 15 bytes a thread name may have there (a longer
+    /// one is rejected, leaving the process's name); the worker number is kept, as it is what tells
+    /// the workers apart in a debugger or profiler.
+    static func workerThreadName(_ base: String, index: Int) -> String {
+        let suffix = ".\(index)"
+        var prefix = Substring(base)
+        #if os(Linux)
+            while !prefix.isEmpty && prefix.utf8.count + suffix.utf8.count > 15 { prefix.removeLast() }
+        #endif
+        return prefix + suffix
+    }
+}

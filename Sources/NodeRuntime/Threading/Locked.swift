@@ -1,0 +1,100 @@
+import Foundation
+
+/// State that can be reached only through its lock: `withLock` is the single door.
+///
+/// Tessera uses this rather than `Synchronization.Mutex` for two reasons: node state holds references
+/// to other nodes (deliberately not `Sendable`, so draw parameters cannot carry them), which `Mutex`'s
+/// `sending` rules reject; and on Linux `Mutex` locks with raw futex calls that the thread sanitizer
+/// cannot see, so every access it guards would be reported as a race. `Atomic` is used as is.
+///
+/// ## Lock order: every lock is a leaf
+/// No code holds one `Locked` while taking another, and none calls out (to a subclass hook, another
+/// node, the scheduler, a job, a transaction, user code) from inside `withLock`: it copies what it
+/// needs, releases the lock, then acts. With no nesting there is no order to get wrong and no
+/// deadlock between Tessera's locks. Debug builds check it: taking a `Locked` while the same thread
+/// holds another is a precondition failure naming both sites.
+///
+/// Keep a closure in a struct rather than as the bare `State`: a function value passed `inout` through
+/// the generic `withLock` is re-wrapped in a reabstraction thunk on each pass, so the chain (and the
+/// cost of a call, and finally the stack depth of its release) grows with every access.
+/// - Thread: any
+final class Locked<State>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var state: State  // guarded by lock
+
+    init(_ state: State) { self.state = state }
+
+    @inline(__always)
+    func withLock<Result>(file: StaticString = #fileID, line: UInt = #line,
+                          _ body: (inout State) throws -> Result) rethrows -> Result {
+        #if DEBUG
+        LockOrder.willLock(file: file, line: line)
+        defer { LockOrder.didUnlock() }
+        #endif
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
+}
+
+#if DEBUG
+/// The debug check behind "every lock is a leaf" (see `Locked`): the site of the lock a thread holds
+/// is kept in two thread-local slots, so the check costs two slot reads and writes per lock.
+enum LockOrder {
+    private static let heldFile = ThreadLocalCounter()
+    private static let heldLine = ThreadLocalCounter()
+
+    @inline(__always)
+    static func willLock(file: StaticString, line: UInt) {
+        let outer = heldFile.value
+        if outer != 0 {
+            let outerFile = UnsafePointer<CChar>(bitPattern: outer).map { String(cString: $0) } ?? "?"
+            preconditionFailure("Tessera lock order: a lock taken at \(file):\(line) while this thread holds "
+                                + "the one taken at \(outerFile):\(heldLine.value); every Locked is a leaf "
+                                + "(see Locked.swift)")
+        }
+        heldFile.value = Int(bitPattern: file.utf8Start)
+        heldLine.value = Int(line)
+    }
+
+    @inline(__always)
+    static func didUnlock() { heldFile.value = 0 }
+}
+#endif
+
+/// Carries a value that is not `Sendable` to another thread where the runtime itself guarantees the
+/// access pattern and no thread check can state it (a node handed to the background layout queue,
+/// which may measure on any thread). Values bound for the UI thread travel in `UIThreadBound`, which
+/// checks.
+/// - Thread: any; what may be done with `value` is the caller's contract.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// State behind a condition variable: reached only through its lock, with a wait for the state to
+/// become ready. For the one place a thread sleeps until another changes a value (a worker's parker).
+/// Not part of the lock-order check: nothing is taken while it is held.
+/// - Thread: any
+final class ConditionLocked<State>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var state: State  // guarded by condition
+
+    init(_ state: State) { self.state = state }
+
+    /// Changes the state and wakes one waiter.
+    func withLockSignalling(_ body: (inout State) -> Void) {
+        condition.lock()
+        defer { condition.unlock() }
+        body(&state)
+        condition.signal()
+    }
+
+    /// Sleeps until `ready(state)` is true, then runs `body` on the state, all under the lock.
+    func wait<Result>(until ready: (State) -> Bool, then body: (inout State) -> Result) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        while !ready(state) { condition.wait() }
+        return body(&state)
+    }
+}
