@@ -5,7 +5,7 @@
 #   make tsan      the concurrency-heavy tests under ThreadSanitizer; fails on any report
 SHELL := /bin/bash
 
-RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev
+RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
 TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool
 # Arguments passed to the gallery, e.g. make gallery ARGS="--frames 300".
 ARGS ?=

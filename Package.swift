@@ -21,6 +21,11 @@ let package = Package(
             pkgConfig: "sdl2",
             providers: [.apt(["libsdl2-dev", "libsdl2-ttf-dev", "libsdl2-image-dev"])]
         ),
+        // The image codecs NodeRuntime decodes with at display size, each behind a small shim header
+        // whose wrappers catch the library's error jumps before they reach Swift.
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .target(
             name: "Compositor",
             dependencies: ["CSDL"],
@@ -28,7 +33,7 @@ let package = Package(
         ),
         .target(
             name: "NodeRuntime",
-            dependencies: ["Compositor", "CSDL"],
+            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP"],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         .executableTarget(

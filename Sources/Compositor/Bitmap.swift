@@ -209,6 +209,16 @@ extension Bitmap {
 
     /// Writes the bitmap as a PNG with straight alpha. An empty bitmap cannot be written.
     public func writePNG(to path: String) throws {
+        try write(to: path) { IMG_SavePNG($0, path) }
+    }
+
+    /// Writes the bitmap as a baseline JPEG of `quality` (1–100); alpha is dropped. For tests and
+    /// benchmarks that need JPEG files of a known picture.
+    public func writeJPEG(to path: String, quality: Int = 90) throws {
+        try write(to: path) { IMG_SaveJPG($0, path, Int32(min(100, max(1, quality)))) }
+    }
+
+    private func write(to path: String, _ save: (UnsafeMutablePointer<SDL_Surface>) -> Int32) throws {
         guard !isEmpty else { throw BitmapError.encodeFailed(path: path, reason: "empty bitmap") }
         var straight = storage.pixels.map { unpremultiply(premultipliedARGB: $0) }
         let status: Int32 = straight.withUnsafeMutableBytes { raw in
@@ -217,7 +227,7 @@ extension Bitmap {
                 SDL_PIXELFORMAT_ARGB8888.rawValue)
             else { return -1 }
             defer { SDL_FreeSurface(surface) }
-            return IMG_SavePNG(surface, path)
+            return save(surface)
         }
         guard status == 0 else {
             throw BitmapError.encodeFailed(path: path, reason: String(cString: SDL_GetError()))

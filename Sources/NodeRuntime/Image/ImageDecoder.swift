@@ -1,28 +1,57 @@
 public import Compositor
 import Foundation
+internal import CWebP
 
 /// Decodes image sources into bitmaps at the size they will be shown, off the UI thread.
 ///
 /// The header is read first: the format comes from the bytes (a PNG named `.jpg` still decodes), and the
 /// claimed pixel size is checked against `Limits` before any pixel is decoded, so a decompression bomb
-/// costs a few bytes of reading. The full image is then decoded by SDL_image (premultiplied ARGB8888)
-/// and shrunk at once with an area filter to the target pixel size: a 1411×1411 photo shown at 52×52
-/// points at scale 1 leaves a 52×52 bitmap behind.
+/// costs a few bytes of reading. Then each format decodes at the size shown:
+/// - JPEG through libjpeg, reduced 2, 4 or 8 times by its scaled IDCT while decoding, EXIF orientation
+///   applied;
+/// - PNG through libpng, one row at a time folded into an area filter (memory follows the width);
+/// - WebP through libwebp, which crops and scales as it decodes;
+/// - GIF (first frame), BMP and the rest through SDL_image whole, then shrunk, behind the same checks
+///   and a working-memory check of their full size.
+/// Every decode reserves its working memory among the decodes running at once (`concurrentDecodeBytes`).
 /// - Thread: any (display workers in practice)
 public enum ImageDecoder {
     /// Caps on what a header may claim.
     public struct Limits: Sendable, Hashable {
+        /// The longest side a header may claim, in pixels.
         public var maximumSide: Int
+        /// The most pixels a header may claim.
         public var maximumPixelCount: Int
-        public init(maximumSide: Int = 16_384, maximumPixelCount: Int = 40_000_000) {
+        /// The most memory one decode may work in, in bytes: rows, filters and the codec's own buffers
+        /// (a progressive JPEG's coefficients, an interlaced PNG, a lossless WebP, a whole-image decode).
+        public var workingMemoryBytes: Int
+        /// The largest encoded file read, in bytes.
+        public var maximumEncodedBytes: Int
+        public init(maximumSide: Int = 16_384, maximumPixelCount: Int = 40_000_000,
+                    workingMemoryBytes: Int = 48 << 20, maximumEncodedBytes: Int = 64 << 20) {
             self.maximumSide = maximumSide
             self.maximumPixelCount = maximumPixelCount
+            self.workingMemoryBytes = workingMemoryBytes
+            self.maximumEncodedBytes = maximumEncodedBytes
         }
     }
 
+    /// Working memory reserved by the decodes running now (see `concurrentDecodeBytes`).
+    static let memory = DecodeMemory(capacity: 96 << 20)
+
+    /// The most working memory all decodes running at once may reserve, in bytes (default 96 MB):
+    /// a decode that would pass it waits for others to finish. One decode alone always runs.
+    public static var concurrentDecodeBytes: Int {
+        get { memory.capacity }
+        set { memory.capacity = newValue }
+    }
+
+    /// Working memory reserved now and the most reserved at once since the process started.
+    public static var decodeMemoryUsage: (inUse: Int, peak: Int) { memory.usage }
+
     /// Formats recognised from their first bytes.
     public enum Format: String, Sendable {
-        case png, jpeg, gif, bmp
+        case png, jpeg, gif, bmp, webp
     }
 
     /// The format and pixel size an encoded image claims, read from its header only.
@@ -82,6 +111,14 @@ public enum ImageDecoder {
         if bytes.starts(with: Array("BM".utf8)) {
             return try bmpHeader(of: bytes, source: source)
         }
+        if bytes.count >= 12, bytes.starts(with: Array("RIFF".utf8)), bytes[8..<12].elementsEqual("WEBP".utf8) {
+            var width: Int32 = 0, height: Int32 = 0
+            guard bytes.withUnsafeBufferPointer({ WebPGetInfo($0.baseAddress, $0.count, &width, &height) }) != 0 else {
+                throw bytes.count < 30 ? ImageError.truncated(source)
+                    : ImageError.decodeFailed(source, reason: "the WebP header is not valid")
+            }
+            return Header(format: .webp, width: Int(width), height: Int(height))
+        }
         throw ImageError.unsupportedFormat(source)
     }
 
@@ -89,17 +126,26 @@ public enum ImageDecoder {
     /// there, and the file must reach its end chunk. A PNG cut short is refused here, before decoding:
     /// SDL_image's reader can spin forever on some truncated files.
     static func checkPNGChunks(_ bytes: [UInt8], source: String) throws {
-        func u32be(_ i: Int) -> Int { Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3]) }
+        try checkPNGChunks(length: bytes.count, source: source) { offset, count in
+            Array(bytes[offset..<min(bytes.count, offset + count)])
+        }
+    }
+
+    /// The same walk over `length` bytes read through `read(offset, count)`: only the chunk headers
+    /// are read, so a file on disk is walked without loading it.
+    static func checkPNGChunks(length: Int, source: String, read: (Int, Int) throws -> [UInt8]) throws {
         var i = 8
         var sawImageData = false
-        while i + 8 <= bytes.count {
-            let length = u32be(i)
-            guard length <= Int(Int32.max) else {
-                throw ImageError.decodeFailed(source, reason: "a PNG chunk of \(length) bytes")
+        while i + 8 <= length {
+            let head = try read(i, 8)
+            guard head.count == 8 else { throw ImageError.truncated(source) }
+            let chunkLength = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
+            guard chunkLength <= Int(Int32.max) else {
+                throw ImageError.decodeFailed(source, reason: "a PNG chunk of \(chunkLength) bytes")
             }
-            let type = bytes[(i + 4)..<(i + 8)]
-            let end = i + 12 + length
-            guard end <= bytes.count else { throw ImageError.truncated(source) }
+            let type = head[4..<8]
+            let end = i + 12 + chunkLength
+            guard end <= length else { throw ImageError.truncated(source) }
             if type.elementsEqual("IDAT".utf8) { sawImageData = true }
             if type.elementsEqual("IEND".utf8) {
                 guard sawImageData else { throw ImageError.decodeFailed(source, reason: "a PNG with no image data") }
@@ -231,17 +277,134 @@ public enum ImageDecoder {
         let side = limits.maximumSide
         let pixels = (min(target.width, max(1, side)), min(target.height, max(1, side)))
         let scale = target.scale.isFinite && target.scale > 0 ? target.scale : 1
-        guard let decoded = try decode(source, limits: limits, isCancelled: isCancelled), !isCancelled() else { return nil }
-        return try prepareForDisplay(decoded, crop: target.crop, mode: target.mode, target: pixels, scale: scale)
+        if case .bitmap(let bitmap) = source {
+            return try prepareForDisplay(bitmap, crop: target.crop, mode: target.mode, target: pixels, scale: scale)
+        }
+        let (input, header) = try openInput(source, limits: limits)
+        if isCancelled() { return nil }
+        return try withoutActuallyEscaping(isCancelled) { isCancelled in
+            try decode(input, header: header, source: source, for: target, limits: limits, isCancelled: isCancelled)
+        }
+    }
+
+    /// How much of a file is read to find its header; more only when the header lies further in.
+    static let headerPrefixBytes = 1 << 20
+
+    /// The input for a decode and its checked header. JPEG and PNG files stay on disk (the codec reads
+    /// them as it goes); everything else is read whole, within `maximumEncodedBytes`.
+    static func openInput(_ source: ImageSource, limits: Limits) throws -> (EncodedInput, Header) {
+        guard case .file(let path) = source else {
+            guard let bytes = try bytes(of: source, limits: limits) else { throw ImageError.empty(source.description) }
+            let header = try checkedHeader(of: bytes, source: source.description, limits: limits)
+            return (.bytes(bytes), header)
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            if FileManager.default.fileExists(atPath: path) { throw ImageError.unreadable(path, reason: "cannot open") }
+            throw ImageError.missingFile(path)
+        }
+        defer { try? handle.close() }
+        let size: Int
+        do { size = Int(try handle.seekToEnd()) } catch { throw ImageError.unreadable(path, reason: "\(error)") }
+        guard size <= limits.maximumEncodedBytes else {
+            throw ImageError.overLimit(path, reason: "\(size) bytes is over the \(limits.maximumEncodedBytes)-byte file limit")
+        }
+        func read(_ offset: Int, _ count: Int) throws -> [UInt8] {
+            do {
+                try handle.seek(toOffset: UInt64(offset))
+                return [UInt8](try handle.read(upToCount: count) ?? Data())
+            } catch {
+                throw ImageError.unreadable(path, reason: "\(error)")
+            }
+        }
+        var prefix = try read(0, min(size, headerPrefixBytes))
+        var header: Header
+        do {
+            header = try self.header(of: prefix, source: path)
+        } catch ImageError.truncated(let name) where prefix.count < size {
+            prefix = try read(0, size)
+            guard prefix.count == size else { throw ImageError.truncated(name) }
+            header = try self.header(of: prefix, source: path)
+        }
+        try checkSize(header, source: path, limits: limits)
+        switch header.format {
+        case .png:
+            try checkPNGChunks(length: size, source: path, read: read)
+            return (.file(path: path, size: size), header)
+        case .jpeg:
+            return (.file(path: path, size: size), header)
+        case .gif, .bmp, .webp:
+            let bytes = prefix.count == size ? prefix : try read(0, size)
+            // Checked again over the whole file: a GIF's frames and a BMP's rows are measured against it.
+            return (.bytes(bytes), try checkedHeader(of: bytes, source: path, limits: limits))
+        }
+    }
+
+    private static func decode(_ input: EncodedInput, header: Header, source: ImageSource, for target: Target,
+                               limits: Limits, isCancelled: @escaping @Sendable () -> Bool) throws -> Bitmap? {
+        let side = limits.maximumSide
+        let pixels = (min(target.width, max(1, side)), min(target.height, max(1, side)))
+        let scale = target.scale.isFinite && target.scale > 0 ? target.scale : 1
+        let sized = SizedDecode(input: input, name: source.description, target: target, limits: limits,
+                                isCancelled: isCancelled)
+        switch header.format {
+        case .jpeg: return try sized.decodeJPEG()
+        case .png: return try sized.decodePNG()
+        case .webp: return try sized.decodeWebP()
+        case .gif, .bmp:
+            guard case .bytes(let bytes) = input else { preconditionFailure("GIF and BMP are decoded from bytes") }
+            // Decoded whole by SDL_image: the surface it makes and the converted copy.
+            let working = header.width * header.height * 8
+            return try sized.withWorkingMemory(working, "this \(header.format.rawValue.uppercased())") { () -> Bitmap? in
+                if isCancelled() { return nil }
+                let decoded: Bitmap
+                do {
+                    decoded = try Bitmap(encoded: bytes, sourceName: source.description)
+                } catch {
+                    throw ImageError.decodeFailed(source.description, reason: "\(error)")
+                }
+                if isCancelled() { return nil }
+                return try prepareForDisplay(decoded, crop: target.crop, mode: target.mode, target: pixels, scale: scale)
+            }
+        }
+    }
+
+    /// The header of `bytes`, checked against `limits` (and, for a PNG, its chunks walked to the end).
+    static func checkedHeader(of bytes: [UInt8], source: String, limits: Limits) throws -> Header {
+        let header = try header(of: bytes, source: source)
+        try checkSize(header, source: source, limits: limits)
+        // After the size check, so a bomb is named as one; before decoding, which a cut PNG can hang.
+        if header.format == .png { try checkPNGChunks(bytes, source: source) }
+        return header
+    }
+
+    static func checkSize(_ header: Header, source: String, limits: Limits) throws {
+        guard header.width > 0, header.height > 0 else {
+            throw ImageError.decodeFailed(source, reason: "zero-sized image")
+        }
+        let (pixelCount, overflow) = header.width.multipliedReportingOverflow(by: header.height)
+        guard header.width <= limits.maximumSide, header.height <= limits.maximumSide,
+              !overflow, pixelCount <= limits.maximumPixelCount else {
+            throw ImageError.tooLarge(source, width: header.width, height: header.height)
+        }
     }
 
     /// The encoded bytes of a file or data source (nil for a bitmap source).
-    static func bytes(of source: ImageSource) throws -> [UInt8]? {
+    static func bytes(of source: ImageSource, limits: Limits = Limits()) throws -> [UInt8]? {
+        func checkSize(_ count: Int) throws {
+            guard count <= limits.maximumEncodedBytes else {
+                throw ImageError.overLimit(source.description, reason: "\(count) bytes is over the \(limits.maximumEncodedBytes)-byte file limit")
+            }
+        }
         switch source {
         case .bitmap: return nil
-        case .encoded(let image): return image.bytes
+        case .encoded(let image):
+            try checkSize(image.bytes.count)
+            return image.bytes
         case .file(let path):
             guard FileManager.default.fileExists(atPath: path) else { throw ImageError.missingFile(path) }
+            if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber {
+                try checkSize(size.intValue)
+            }
             do {
                 return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             } catch {
@@ -255,18 +418,8 @@ public enum ImageDecoder {
     public static func decode(_ source: ImageSource, limits: Limits = Limits(),
                               isCancelled: @Sendable () -> Bool = { false }) throws -> Bitmap? {
         if case .bitmap(let bitmap) = source { return bitmap }
-        guard let bytes = try bytes(of: source) else { return nil }
-        let header = try header(of: bytes, source: source.description)
-        guard header.width > 0, header.height > 0 else {
-            throw ImageError.decodeFailed(source.description, reason: "zero-sized image")
-        }
-        let (pixelCount, overflow) = header.width.multipliedReportingOverflow(by: header.height)
-        guard header.width <= limits.maximumSide, header.height <= limits.maximumSide,
-              !overflow, pixelCount <= limits.maximumPixelCount else {
-            throw ImageError.tooLarge(source.description, width: header.width, height: header.height)
-        }
-        // After the size check, so a bomb is named as one; before decoding, which a cut PNG can hang.
-        if header.format == .png { try checkPNGChunks(bytes, source: source.description) }
+        guard let bytes = try bytes(of: source, limits: limits) else { return nil }
+        _ = try checkedHeader(of: bytes, source: source.description, limits: limits)
         if isCancelled() { return nil }
         do {
             return try Bitmap(encoded: bytes, sourceName: source.description)

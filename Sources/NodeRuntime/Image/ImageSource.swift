@@ -104,6 +104,8 @@ public enum ImageError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The header claims more pixels than `ImageDecoder.Limits` allow: never decoded.
     case tooLarge(String, width: Int, height: Int)
     case decodeFailed(String, reason: String)
+    /// Decoding would pass a byte limit of `ImageDecoder.Limits` (file size or working memory).
+    case overLimit(String, reason: String)
 
     public var description: String {
         switch self {
@@ -115,6 +117,7 @@ public enum ImageError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .tooLarge(source, width, height):
             return "\(source): \(width)×\(height) pixels is over the decode limit"
         case let .decodeFailed(source, reason): return "\(source): decoding failed (\(reason))"
+        case let .overLimit(source, reason): return "\(source): refused, \(reason)"
         }
     }
 }

@@ -97,4 +97,25 @@ final class ConditionLocked<State>: @unchecked Sendable {
         while !ready(state) { condition.wait() }
         return body(&state)
     }
+
+    /// Like `wait(until:then:)`, but gives up after `timeout` seconds: nil when the state did not
+    /// become ready by then (the caller can check its own cancellation outside the lock and wait again).
+    func wait<Result>(until ready: (State) -> Bool, timeout: Double, then body: (inout State) -> Result) -> Result? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !ready(state) {
+            if !condition.wait(until: deadline) { return ready(state) ? body(&state) : nil }
+        }
+        return body(&state)
+    }
+
+    /// Changes the state and wakes every waiter.
+    func withLockBroadcasting<Result>(_ body: (inout State) -> Result) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        let result = body(&state)
+        condition.broadcast()
+        return result
+    }
 }

@@ -1,0 +1,102 @@
+#ifndef TESSERA_CPNG_SHIM_H
+#define TESSERA_CPNG_SHIM_H
+
+// libpng for Tessera's image decoder. libpng reports errors by jumping to the point set with
+// `png_jmpbuf`; every wrapper below sets its own before it calls into libpng, so a jump never
+// crosses a Swift frame. Bytes come from memory through a reader that refuses to read past the end.
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <setjmp.h>
+#include <png.h>
+
+typedef struct TesseraPNG {
+    png_structp png;
+    png_infop info;
+    const unsigned char *data;
+    size_t size;
+    size_t offset;
+    FILE *file;
+    char message[200];
+} TesseraPNG;
+
+static inline void tessera_png_error(png_structp png, png_const_charp message) {
+    TesseraPNG *reader = (TesseraPNG *)png_get_error_ptr(png);
+    strncpy(reader->message, message ? message : "unknown error", sizeof reader->message - 1);
+    reader->message[sizeof reader->message - 1] = 0;
+    png_longjmp(png, 1);
+}
+
+static inline void tessera_png_warning(png_structp png, png_const_charp message) {
+    (void)png; (void)message;
+}
+
+static inline void tessera_png_read(png_structp png, png_bytep out, png_size_t count) {
+    TesseraPNG *reader = (TesseraPNG *)png_get_io_ptr(png);
+    if (reader->file != NULL) {
+        if (fread(out, 1, count, reader->file) != count) png_error(png, "the file is cut short");
+        return;
+    }
+    if (reader->size - reader->offset < count) png_error(png, "the file is cut short");
+    memcpy(out, reader->data + reader->offset, count);
+    reader->offset += count;
+}
+
+/// Reads the header and sets up 8-bit RGBA output (palette, grey, 16-bit and tRNS expanded; straight
+/// alpha, opaque files filled with 0xFF). `maximumSide` bounds each side and `chunkLimit` the memory
+/// any one chunk may inflate to. Bytes come from `file` when it is not NULL, else from `data`, which
+/// must outlive `reader`. Returns 0, or -1 with a message.
+static inline int tessera_png_open(TesseraPNG *reader, const unsigned char *data, size_t size, FILE *file,
+                                   unsigned int maximumSide, size_t chunkLimit) {
+    memset(reader, 0, sizeof *reader);
+    reader->data = data;
+    reader->size = size;
+    reader->file = file;
+    reader->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, reader, tessera_png_error, tessera_png_warning);
+    if (reader->png == NULL) { strcpy(reader->message, "out of memory"); return -1; }
+    reader->info = png_create_info_struct(reader->png);
+    if (reader->info == NULL) { strcpy(reader->message, "out of memory"); return -1; }
+    if (setjmp(png_jmpbuf(reader->png))) return -1;
+    png_set_read_fn(reader->png, reader, tessera_png_read);
+    png_set_user_limits(reader->png, maximumSide, maximumSide);
+    png_set_chunk_malloc_max(reader->png, chunkLimit);
+    png_set_keep_unknown_chunks(reader->png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
+    png_read_info(reader->png, reader->info);
+    png_set_expand(reader->png);
+    png_set_scale_16(reader->png);
+    png_set_gray_to_rgb(reader->png);
+    png_set_filler(reader->png, 0xFF, PNG_FILLER_AFTER);
+    png_set_interlace_handling(reader->png);
+    png_read_update_info(reader->png, reader->info);
+    return 0;
+}
+
+static inline unsigned int tessera_png_width(const TesseraPNG *r) { return png_get_image_width(r->png, r->info); }
+static inline unsigned int tessera_png_height(const TesseraPNG *r) { return png_get_image_height(r->png, r->info); }
+static inline int tessera_png_interlaced(const TesseraPNG *r) {
+    return png_get_interlace_type(r->png, r->info) != PNG_INTERLACE_NONE;
+}
+static inline size_t tessera_png_row_bytes(const TesseraPNG *r) { return png_get_rowbytes(r->png, r->info); }
+
+/// Reads the next row of a non-interlaced image into `row` (`row_bytes` long). Returns 0 or -1.
+static inline int tessera_png_read_row(TesseraPNG *reader, unsigned char *row) {
+    if (setjmp(png_jmpbuf(reader->png))) return -1;
+    png_read_row(reader->png, row, NULL);
+    return 0;
+}
+
+/// Reads a whole image (every pass of an interlaced one) into `rows`, `height` pointers long.
+static inline int tessera_png_read_image(TesseraPNG *reader, unsigned char **rows) {
+    if (setjmp(png_jmpbuf(reader->png))) return -1;
+    png_read_image(reader->png, rows);
+    return 0;
+}
+
+/// Frees everything libpng holds; safe after any failure.
+static inline void tessera_png_close(TesseraPNG *reader) {
+    if (reader->png != NULL) png_destroy_read_struct(&reader->png, reader->info ? &reader->info : NULL, NULL);
+    reader->png = NULL;
+    reader->info = NULL;
+}
+
+#endif

@@ -1,0 +1,268 @@
+public import Compositor
+import Foundation
+internal import CJPEG
+internal import CPNG
+internal import CWebP
+
+/// One decode at display size: the bytes, what they are shown at, the limits, the cancellation check.
+struct SizedDecode {
+    let input: EncodedInput
+    let name: String
+    let target: ImageDecoder.Target
+    let limits: ImageDecoder.Limits
+    let isCancelled: @Sendable () -> Bool
+
+    var scale: Double { target.scale.isFinite && target.scale > 0 ? target.scale : 1 }
+
+    /// Refuses a decode whose working memory would pass the per-decode budget, then reserves it among
+    /// all running decodes for the duration of `body`. nil when cancelled while waiting.
+    func withWorkingMemory<R>(_ bytes: Int, _ what: String, _ body: () throws -> R?) throws -> R? {
+        guard bytes <= limits.workingMemoryBytes else {
+            throw ImageError.overLimit(name, reason: "\(what) needs \(bytes / 1_000_000) MB of working memory; "
+                                       + "the limit is \(limits.workingMemoryBytes / 1_000_000) MB")
+        }
+        guard ImageDecoder.memory.reserve(bytes, isCancelled: isCancelled) else { return nil }
+        defer { ImageDecoder.memory.release(bytes) }
+        return try body()
+    }
+
+    /// The bitmap made from a finished filter, turned to its shown orientation.
+    func bitmap(_ pixels: [UInt32], plan: DecodePlan) throws -> Bitmap {
+        let shown = plan.orientation.apply(pixels, width: plan.storedOutput.width, height: plan.storedOutput.height)
+        return try Bitmap(width: shown.width, height: shown.height, scale: scale, premultipliedARGB: shown.pixels)
+    }
+}
+
+/// The encoded bytes of one decode: in memory, or a file the codec reads as it goes (JPEG and PNG
+/// files are never held whole, so a 34 MB PNG costs its rows, not its file).
+enum EncodedInput {
+    case bytes([UInt8])
+    case file(path: String, size: Int)
+
+    /// Runs `body` with the bytes (empty for a file) and the open file (nil for bytes).
+    func withSource<R>(name: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeMutablePointer<FILE>?) throws -> R) throws -> R {
+        switch self {
+        case .bytes(let bytes):
+            return try bytes.withUnsafeBufferPointer { try body($0, nil) }
+        case .file(let path, _):
+            guard let file = fopen(path, "rb") else {
+                throw ImageError.unreadable(path, reason: String(cString: strerror(errno)))
+            }
+            defer { fclose(file) }
+            return try body(UnsafeBufferPointer(start: nil, count: 0), file)
+        }
+    }
+}
+
+// MARK: - JPEG
+
+extension SizedDecode {
+    /// JPEG through libjpeg: the scaled IDCT reduces by 2, 4 or 8 while decoding (the smallest
+    /// reduction that still covers the output), rows above the region are skipped, rows below it are
+    /// never decoded, and the area filter folds each row in as it comes. EXIF orientation is applied.
+    func decodeJPEG() throws -> Bitmap? {
+        let jpeg = UnsafeMutablePointer<TesseraJPEG>.allocate(capacity: 1)
+        defer { tessera_jpeg_close(jpeg); jpeg.deallocate() }
+        return try input.withSource(name: name) { data, file -> Bitmap? in
+            guard tessera_jpeg_open(jpeg, data.baseAddress, UInt(data.count), file, limits.workingMemoryBytes) == 0 else {
+                throw failure(jpeg)
+            }
+            let width = Int(jpeg.pointee.info.image_width), height = Int(jpeg.pointee.info.image_height)
+            var exifLength: UInt32 = 0
+            let orientation = tessera_jpeg_exif(jpeg, &exifLength).map {
+                ImageOrientation.fromEXIF(UnsafeBufferPointer(start: $0, count: Int(exifLength)))
+            } ?? .up
+            let plan = DecodePlan(storedWidth: width, storedHeight: height, orientation: orientation,
+                                  target: target, maximumSide: limits.maximumSide)
+            let denominator = plan.largestReduction(among: [1, 2, 4, 8])
+            let decodedWidth = (width + denominator - 1) / denominator
+            let batch = 8
+            let working = Int(min(UInt64(Int.max / 4), tessera_jpeg_coefficient_bytes(jpeg)))
+                + decodedWidth * 4 * (batch + 4)
+                + AreaRowFilter.workingBytes(sourceWidth: decodedWidth, outputWidth: plan.storedOutput.width,
+                                             outputHeight: plan.storedOutput.height)
+            return try withWorkingMemory(working, "this JPEG") { () -> Bitmap? in
+                guard tessera_jpeg_start(jpeg, UInt32(denominator)) == 0 else { throw failure(jpeg) }
+                let outWidth = Int(jpeg.pointee.info.output_width), outHeight = Int(jpeg.pointee.info.output_height)
+                let fx = Double(outWidth) / Double(width), fy = Double(outHeight) / Double(height)
+                let r = plan.storedRegion
+                var filter = AreaRowFilter(sourceWidth: outWidth,
+                                           region: Rect(x: r.minX * fx, y: r.minY * fy, width: r.width * fx, height: r.height * fy),
+                                           outputWidth: plan.storedOutput.width, outputHeight: plan.storedOutput.height)
+                let needed = filter.neededRows.clamped(to: 0..<outHeight)
+                var y = 0
+                if needed.lowerBound > 0 {
+                    let skipped = tessera_jpeg_skip_rows(jpeg, UInt32(needed.lowerBound))
+                    guard skipped >= 0 else { throw failure(jpeg) }
+                    y = skipped
+                }
+                let cmyk = jpeg.pointee.info.out_color_space == JCS_CMYK
+                let inverted = tessera_jpeg_adobe(jpeg) != 0
+                var rows = [UInt8](repeating: 0, count: outWidth * 4 * batch)
+                try rows.withUnsafeMutableBufferPointer { rows in
+                    while y < needed.upperBound {
+                        if isCancelled() { return }
+                        let read = tessera_jpeg_read_rows(jpeg, rows.baseAddress, UInt32(batch))
+                        guard read >= 0 else { throw failure(jpeg) }
+                        if read == 0 { break }
+                        for i in 0..<read {
+                            let row = rows.baseAddress! + i * outWidth * 4
+                            if cmyk { Self.convertCMYK(row, count: outWidth, inverted: inverted) }
+                            filter.add(row: y, rgba: row, premultiplied: true)
+                            y += 1
+                        }
+                    }
+                }
+                if isCancelled() { return nil }
+                return try bitmap(filter.finish(), plan: plan)
+            }
+        }
+    }
+
+    private func failure(_ jpeg: UnsafeMutablePointer<TesseraJPEG>) -> ImageError {
+        let message = withUnsafeBytes(of: jpeg.pointee.error.message) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if message.contains("Insufficient memory") || message.contains("Backing store") {
+            return .overLimit(name, reason: "libjpeg needs more than \(limits.workingMemoryBytes / 1_000_000) MB")
+        }
+        return .decodeFailed(name, reason: message.isEmpty ? "libjpeg failed" : message)
+    }
+
+    /// CMYK (as Adobe writes it, inverted, when `inverted`) to RGB in place; alpha 255.
+    private static func convertCMYK(_ row: UnsafeMutablePointer<UInt8>, count: Int, inverted: Bool) {
+        for i in 0..<count {
+            let p = row + i * 4
+            var c = Int(p[0]), m = Int(p[1]), y = Int(p[2]), k = Int(p[3])
+            if !inverted { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k }
+            p[0] = UInt8((c * k + 127) / 255); p[1] = UInt8((m * k + 127) / 255); p[2] = UInt8((y * k + 127) / 255)
+            p[3] = 255
+        }
+    }
+}
+
+// MARK: - PNG
+
+extension SizedDecode {
+    /// The most memory one ancillary chunk (an ICC profile, compressed text) may inflate to.
+    static let pngChunkLimit = 4 << 20
+
+    /// PNG through libpng: every format (palette, grey, grey + alpha, 16-bit, tRNS) expanded to 8-bit
+    /// RGBA. A non-interlaced image is read one row at a time into the area filter, so its memory
+    /// follows its width; an interlaced one must be held whole while its passes arrive, and is refused
+    /// when that passes the working-memory budget.
+    func decodePNG() throws -> Bitmap? {
+        let png = UnsafeMutablePointer<TesseraPNG>.allocate(capacity: 1)
+        png.initialize(to: TesseraPNG())
+        defer { tessera_png_close(png); png.deallocate() }
+        return try input.withSource(name: name) { data, file -> Bitmap? in
+            let side = UInt32(clamping: max(1, limits.maximumSide))
+            guard tessera_png_open(png, data.baseAddress, data.count, file, side, Self.pngChunkLimit) == 0 else {
+                throw failure(png)
+            }
+            let width = Int(tessera_png_width(png)), height = Int(tessera_png_height(png))
+            let rowBytes = tessera_png_row_bytes(png)
+            guard rowBytes == width * 4 else {
+                throw ImageError.decodeFailed(name, reason: "unexpected PNG row of \(rowBytes) bytes")
+            }
+            let plan = DecodePlan(storedWidth: width, storedHeight: height, orientation: .up,
+                                  target: target, maximumSide: limits.maximumSide)
+            var filter = AreaRowFilter(sourceWidth: width, region: plan.storedRegion,
+                                       outputWidth: plan.storedOutput.width, outputHeight: plan.storedOutput.height)
+            let interlaced = tessera_png_interlaced(png) != 0
+            let filterBytes = AreaRowFilter.workingBytes(sourceWidth: width, outputWidth: plan.storedOutput.width,
+                                                         outputHeight: plan.storedOutput.height)
+            let (whole, overflow) = rowBytes.multipliedReportingOverflow(by: height)
+            let working = (interlaced ? (overflow ? Int.max / 2 : whole) : rowBytes * 3) + filterBytes
+            return try withWorkingMemory(working, interlaced ? "this interlaced PNG" : "this PNG") { () -> Bitmap? in
+                let needed = filter.neededRows.clamped(to: 0..<height)
+                if interlaced {
+                    var image = [UInt8](repeating: 0, count: whole)
+                    try image.withUnsafeMutableBufferPointer { image in
+                        var rows = (0..<height).map { Optional(image.baseAddress! + $0 * rowBytes) }
+                        guard tessera_png_read_image(png, &rows) == 0 else { throw failure(png) }
+                        for y in needed { filter.add(row: y, rgba: image.baseAddress! + y * rowBytes, premultiplied: false) }
+                    }
+                } else {
+                    var row = [UInt8](repeating: 0, count: rowBytes)
+                    try row.withUnsafeMutableBufferPointer { row in
+                        for y in 0..<needed.upperBound {
+                            if y & 63 == 0, isCancelled() { return }
+                            guard tessera_png_read_row(png, row.baseAddress) == 0 else { throw failure(png) }
+                            if y >= needed.lowerBound { filter.add(row: y, rgba: row.baseAddress!, premultiplied: false) }
+                        }
+                    }
+                }
+                if isCancelled() { return nil }
+                return try bitmap(filter.finish(), plan: plan)
+            }
+        }
+    }
+
+    private func failure(_ png: UnsafeMutablePointer<TesseraPNG>) -> ImageError {
+        let message = withUnsafeBytes(of: png.pointee.message) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if message.contains("cut short") { return .truncated(name) }
+        return .decodeFailed(name, reason: message.isEmpty ? "libpng failed" : message)
+    }
+}
+
+// MARK: - WebP
+
+extension SizedDecode {
+    /// WebP through libwebp, which crops and scales while it decodes. An animated file shows its
+    /// first frame. Lossless files are decoded whole inside libwebp, so they count their full size
+    /// against the working-memory budget.
+    func decodeWebP() throws -> Bitmap? {
+        guard case .bytes(let bytes) = input else { preconditionFailure("WebP is decoded from bytes in memory") }
+        return try bytes.withUnsafeBufferPointer { data -> Bitmap? in
+            var stream = UnsafeBufferPointer(start: data.baseAddress, count: data.count)
+            var features = WebPBitstreamFeatures()
+            guard WebPGetFeatures(stream.baseAddress, stream.count, &features) == VP8_STATUS_OK else {
+                throw ImageError.decodeFailed(name, reason: "not a valid WebP bitstream")
+            }
+            if features.has_animation != 0 {
+                var frame: UnsafePointer<UInt8>?
+                var frameSize = 0
+                guard tessera_webp_first_frame(data.baseAddress, data.count, &frame, &frameSize) == 0, let frame else {
+                    throw ImageError.decodeFailed(name, reason: "an animated WebP without a readable first frame")
+                }
+                stream = UnsafeBufferPointer(start: frame, count: frameSize)
+                guard WebPGetFeatures(stream.baseAddress, stream.count, &features) == VP8_STATUS_OK else {
+                    throw ImageError.decodeFailed(name, reason: "an animated WebP whose first frame is invalid")
+                }
+            }
+            let width = Int(features.width), height = Int(features.height)
+            let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+            guard width > 0, height > 0, width <= limits.maximumSide, height <= limits.maximumSide,
+                  !overflow, pixels <= limits.maximumPixelCount else {
+                throw ImageError.tooLarge(name, width: width, height: height)
+            }
+            let plan = DecodePlan(storedWidth: width, storedHeight: height, orientation: .up,
+                                  target: target, maximumSide: limits.maximumSide)
+            let r = plan.storedRegion
+            let left = min(width - 1, max(0, Int(r.minX.rounded(.down)))), top = min(height - 1, max(0, Int(r.minY.rounded(.down))))
+            let cropWidth = max(1, min(width - left, Int(r.maxX.rounded(.up)) - left))
+            let cropHeight = max(1, min(height - top, Int(r.maxY.rounded(.up)) - top))
+            let (outWidth, outHeight) = (min(plan.storedOutput.width, cropWidth), min(plan.storedOutput.height, cropHeight))
+            let lossless = features.format == 2
+            let working = (lossless ? pixels * 4 : width * 4 * 24) + outWidth * outHeight * 4
+            return try withWorkingMemory(working, "this WebP") { () -> Bitmap? in
+                if isCancelled() { return nil }
+                var out = [UInt32](repeating: 0, count: outWidth * outHeight)
+                let status = out.withUnsafeMutableBytes { raw in
+                    tessera_webp_decode(stream.baseAddress, stream.count, Int32(left), Int32(top), Int32(cropWidth),
+                                        Int32(cropHeight), Int32(outWidth), Int32(outHeight),
+                                        raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count)
+                }
+                switch status {
+                case 0: break
+                case 7: throw ImageError.truncated(name)  // VP8_STATUS_NOT_ENOUGH_DATA
+                default: throw ImageError.decodeFailed(name, reason: "libwebp status \(status)")
+                }
+                return try Bitmap(width: outWidth, height: outHeight, scale: scale, premultipliedARGB: out)
+            }
+        }
+    }
+}
