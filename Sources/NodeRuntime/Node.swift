@@ -161,9 +161,15 @@ open class Node {
             if sizeChanged {
                 invalidateCalculatedLayout()
                 if wantsDisplay || loaded { setNeedsDisplay() }
+                frameSizeDidChange()
             }
         }
     }
+
+    /// Called after the frame's size changes, on the thread that changed it, with no lock held.
+    /// Subclasses that prepare work by size (an image decoded at the size it is shown) start it here.
+    /// - Thread: any
+    open func frameSizeDidChange() {}
 
     /// The node's own coordinate space: origin zero, the frame's size. - Thread: any
     public var bounds: Rect { Rect(origin: .zero, size: frame.size) }

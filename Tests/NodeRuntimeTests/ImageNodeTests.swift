@@ -234,4 +234,86 @@ final class ImageNodeTests: XCTestCase {
         host.runFrame(time: time, events: [])
         XCTAssertFalse(node.layer.sublayers.contains { $0.name == "contents-fade" })
     }
+
+    // MARK: Decoding at the frame's size
+
+    /// A node outside a list enters preload before layout gives it a size: it waits for the frame and
+    /// decodes once, at that size (never at full size).
+    func testDecodeWaitsForTheFrameAndUsesItsSize() {
+        let (host, _) = makeHost()
+        let cache = ImageCache(budgetBytes: 4 << 20)
+        let node = imageNode(.file(photo("retina.jpg")), size: .zero)
+        node.imageCache = cache
+        let root = Node()
+        root.addSubnode(node)
+        host.setRootNode(root)
+        settle(host, time: &time)
+        XCTAssertEqual(node.loadState, .empty, "no size yet: nothing decoded")
+        XCTAssertEqual(cache.misses + cache.hits, 0)
+        node.frame = Rect(x: 0, y: 0, width: 80, height: 80)
+        XCTAssertEqual(node.loadState, .loading)
+        settle(host, time: &time)
+        XCTAssertEqual(node.loadState, .loaded)
+        XCTAssertEqual([node.image?.width, node.image?.height], [80, 80])
+        XCTAssertEqual(cache.misses, 1)
+    }
+
+    /// Growing past the decoded size decodes again (the old image stays until the new one lands);
+    /// shrinking keeps the larger image.
+    func testGrowingDecodesAgainAndShrinkingDoesNot() {
+        let (host, _) = makeHost()
+        let cache = ImageCache(budgetBytes: 4 << 20)
+        let node = imageNode(.file(photo("retina.jpg")), size: Size(width: 40, height: 40))
+        node.imageCache = cache
+        let root = Node()
+        root.addSubnode(node)
+        host.setRootNode(root)
+        settle(host, time: &time)
+        XCTAssertEqual(node.image?.width, 40)
+        let small = node.image?.identity
+        node.frame = Rect(x: 0, y: 0, width: 120, height: 120)
+        XCTAssertEqual(node.loadState, .loading)
+        XCTAssertEqual(node.image?.identity, small, "the smaller image shows while the larger one decodes")
+        settle(host, time: &time)
+        XCTAssertEqual(node.image?.width, 120)
+        XCTAssertEqual(node.layer.contents?.width, 120)
+        let large = node.image?.identity
+        node.frame = Rect(x: 0, y: 0, width: 60, height: 60)
+        settle(host, time: &time)
+        XCTAssertEqual(node.image?.identity, large, "a smaller frame reuses the larger image")
+        XCTAssertEqual(cache.misses, 2)
+    }
+
+    /// Leaving preload lets the decoded image go; coming back finds it in the cache.
+    func testLeavingPreloadReleasesTheImage() {
+        let (host, _) = makeHost()
+        let cache = ImageCache(budgetBytes: 4 << 20)
+        let node = imageNode(.file(photo("chelsea.jpg")))
+        node.imageCache = cache
+        let root = Node()
+        root.addSubnode(node)
+        host.setRootNode(root)
+        settle(host, time: &time)
+        XCTAssertEqual(node.loadState, .loaded)
+        node.setInterfaceState([.measureLayout])
+        XCTAssertNil(node.image)
+        XCTAssertEqual(node.loadState, .empty)
+        node.setInterfaceState([.measureLayout, .preload])
+        settle(host, time: &time)
+        XCTAssertEqual(node.loadState, .loaded)
+        XCTAssertEqual([cache.misses, cache.hits], [1, 1])
+    }
+
+    /// The cache tells apart byte sources whose digests match but whose bytes differ.
+    func testCacheKeysCompareBytesNotDigests() throws {
+        let cache = ImageCache(budgetBytes: 1 << 20)
+        let a = try bytes("coffee.jpg")
+        var b = a
+        b[b.count / 2] ^= 0xFF
+        let forged = ImageSource.encoded(EncodedImage(bytes: b, name: "x", digest: ImageSource.digest(a)))
+        let bitmap = try Bitmap(width: 1, height: 1, filledWith: .white)
+        cache.store(bitmap, for: ImageCache.Key(source: .data(a, name: "x"), crop: nil, contentMode: .aspectFill, pixelWidth: 1, pixelHeight: 1))
+        XCTAssertNil(cache.bitmap(for: ImageCache.Key(source: forged, crop: nil, contentMode: .aspectFill, pixelWidth: 1, pixelHeight: 1)))
+        XCTAssertNotNil(cache.bitmap(for: ImageCache.Key(source: .data(a, name: "x"), crop: nil, contentMode: .aspectFill, pixelWidth: 1, pixelHeight: 1)))
+    }
 }

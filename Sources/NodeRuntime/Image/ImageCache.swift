@@ -7,13 +7,15 @@ import Synchronization
 /// - Thread: any
 public final class ImageCache: Sendable {
     /// What an entry is keyed by: the source, the crop and content mode, and the target pixel size.
+    /// Sources match as `ImageSource` does: byte sources only when their bytes are equal, never on a
+    /// matching digest alone.
     public struct Key: Hashable, Sendable {
-        public var source: String
+        public var source: ImageSource
         public var crop: Rect?
         public var contentMode: ContentMode
         public var pixelWidth: Int
         public var pixelHeight: Int
-        public init(source: String, crop: Rect?, contentMode: ContentMode, pixelWidth: Int, pixelHeight: Int) {
+        public init(source: ImageSource, crop: Rect?, contentMode: ContentMode, pixelWidth: Int, pixelHeight: Int) {
             self.source = source; self.crop = crop; self.contentMode = contentMode
             self.pixelWidth = pixelWidth; self.pixelHeight = pixelHeight
         }

@@ -1,12 +1,14 @@
 public import Compositor
 import Foundation
 
-/// A node that shows an image: decoded in the background when it enters the preload range, shrunk at
-/// decode time to the size it is shown at, drawn with its corners (and an optional chat-bubble tail)
+/// A node that shows an image: decoded in the background at the size it is shown at once it is in the
+/// preload range and its frame is known, drawn with its corners (and an optional chat-bubble tail)
 /// baked into the bitmap.
 ///
-/// - Decoding starts on entering preload and is cancelled on leaving it; drawing happens in the display
-///   range like any node's.
+/// - Decoding starts on entering preload, or when the frame gets a size while in preload, and is
+///   cancelled on leaving preload, which also lets the decoded image go (the cache may keep it). A
+///   frame that grows past what was decoded decodes again; the old image shows until the new one
+///   arrives. Drawing happens in the display range like any node's.
 /// - Decoded bitmaps are shared through an `ImageCache` keyed by source and pixel size.
 /// - A failed load (missing file, bad bytes, a header over the limits, …) ends in `.failed` with the
 ///   reason, and the node draws an error placeholder; nothing traps.
@@ -50,6 +52,8 @@ public final class ImageNode: Node, NodeDrawing {
         var cache: ImageCache = .shared
         var loadState: LoadState = .empty
         var image: Bitmap?
+        /// The pixel size the image (or the decode in flight) was made for.
+        var decodedFor: (width: Int, height: Int)?
         var decodeJob: DisplayJob?
         var lastDrawn: DrawParameters?
     }
@@ -164,6 +168,7 @@ public final class ImageNode: Node, NodeDrawing {
     private static func dropImage(_ state: inout ImageState, sentinel: DisplaySentinel) -> DisplayJob? {
         sentinel.bump()
         state.image = nil
+        state.decodedFor = nil
         state.loadState = .empty
         defer { state.decodeJob = nil }
         return state.decodeJob
@@ -195,13 +200,21 @@ public final class ImageNode: Node, NodeDrawing {
 
     public override func didExitPreloadState() {
         super.didExitPreloadState()
+        // The decoded image goes with the preload range; a failure is remembered (it would fail again).
         let job = imageState.withLock { state -> DisplayJob? in
-            decodeSentinel.bump()
-            if state.loadState == .loading { state.loadState = .empty }
-            defer { state.decodeJob = nil }
-            return state.decodeJob
+            if case .failed = state.loadState {
+                decodeSentinel.bump()
+                defer { state.decodeJob = nil }
+                return state.decodeJob
+            }
+            return Self.dropImage(&state, sentinel: decodeSentinel)
         }
         job?.cancel()
+    }
+
+    public override func frameSizeDidChange() {
+        super.frameSizeDidChange()
+        if interfaceState.contains(.preload) { startDecode() }
     }
 
     public override func didExitDisplayState() {
@@ -212,18 +225,32 @@ public final class ImageNode: Node, NodeDrawing {
     /// True while a decode job for the current source is queued or running.
     public var isDecoding: Bool { imageState.withLock { $0.decodeJob != nil && $0.loadState == .loading } }
 
-    /// Starts decoding the source, unless it is loading or loaded. - Thread: any
+    /// Starts decoding the source at the frame's pixel size: unless the frame has no size yet (the
+    /// decode waits for it), or what is loaded or loading was made for at least this size. A larger
+    /// frame replaces a decode in flight; the image shown stays until the new one arrives. - Thread: any
     private func startDecode() {
-        let pixelSize = frame.sanitized.size
+        let pointSize = frame.sanitized.size
         let scale = runtime.contentsScale
-        let target = (width: Int((pixelSize.width * scale).rounded(.up)), height: Int((pixelSize.height * scale).rounded(.up)))
-        guard let request = imageState.withLock({ state -> (ImageSource, Rect?, ContentMode, ImageDecoder.Limits, ImageCache, UInt64)? in
-            guard let source = state.source, state.loadState == .empty else { return nil }
+        let target = (width: Int((pointSize.width * scale).rounded(.up)), height: Int((pointSize.height * scale).rounded(.up)))
+        guard target.width > 0, target.height > 0 else { return }
+        typealias Request = (ImageSource, Rect?, ContentMode, ImageDecoder.Limits, ImageCache, UInt64, DisplayJob?)
+        guard let request = imageState.withLock({ state -> Request? in
+            guard let source = state.source else { return nil }
+            switch state.loadState {
+            case .failed: return nil
+            case .empty: break
+            case .loading, .loaded:
+                if let made = state.decodedFor, target.width <= made.width, target.height <= made.height { return nil }
+                decodeSentinel.bump()  // the decode in flight, if any, is for a smaller size
+            }
             state.loadState = .loading
-            return (source, state.cropRect, state.contentMode, state.limits, state.cache, decodeSentinel.value)
+            state.decodedFor = target
+            defer { state.decodeJob = nil }
+            return (source, state.cropRect, state.contentMode, state.limits, state.cache, decodeSentinel.value, state.decodeJob)
         }) else { return }
-        let (source, crop, mode, limits, cache, token) = request
-        let key = ImageCache.Key(source: source.cacheKey, crop: crop, contentMode: mode,
+        let (source, crop, mode, limits, cache, token, replaced) = request
+        replaced?.cancel()
+        let key = ImageCache.Key(source: source, crop: crop, contentMode: mode,
                                  pixelWidth: target.width, pixelHeight: target.height)
         if let cached = cache.bitmap(for: key) {
             finishDecode(.success(cached), token: token)
@@ -235,18 +262,18 @@ public final class ImageNode: Node, NodeDrawing {
         let deliver: @Sendable (Result<Bitmap, ImageError>) -> Void = { result in
             mainQueue.enqueue { (box.value.node as? ImageNode)?.finishDecode(result, token: token) }
         }
+        let decodeTarget = ImageDecoder.Target(width: target.width, height: target.height, mode: mode, crop: crop, scale: scale)
         let job = runtime.scheduler.schedule(
             priority: displayPriority,
             kind: .decode,
             isCancelled: { sentinel.value != token },
             work: { isCancelled in
                 do {
-                    guard let decoded = try ImageDecoder.decode(source, limits: limits, isCancelled: isCancelled),
+                    guard let bitmap = try ImageDecoder.decode(source, for: decodeTarget, limits: limits,
+                                                               isCancelled: isCancelled),
                           !isCancelled() else { return .cancelled }
-                    let prepared = try ImageDecoder.prepareForDisplay(decoded, crop: crop, mode: mode, target: target,
-                                                                      scale: scale)
-                    cache.store(prepared, for: key)
-                    deliver(.success(prepared))
+                    cache.store(bitmap, for: key)
+                    deliver(.success(bitmap))
                 } catch let error as ImageError {
                     deliver(.failure(error))
                 } catch {
