@@ -3,6 +3,7 @@
 #   make test      install what is missing, build, run the tests offscreen (SDL's dummy video driver)
 #   make stress    the display pipeline's seeded stress model, 10^6 operations on 4 mutator threads
 #   make tsan      the concurrency-heavy tests under ThreadSanitizer; fails on any report
+#   make fuzz      the image decoders' seeded mutation fuzzer, FUZZ_SECONDS long (default 600)
 SHELL := /bin/bash
 
 RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
@@ -12,10 +13,12 @@ ARGS ?=
 
 # The tests that exercise threads hardest, run under ThreadSanitizer by `make tsan` (and CI).
 TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests
+FUZZ_SECONDS ?= 600
+FUZZ_SEED ?= $(shell date +%s)
 STRESS_OPERATIONS ?= 1000000
 STRESS_THREADS ?= 4
 
-.PHONY: gallery test stress tsan build deps test-deps clean
+.PHONY: gallery test stress tsan fuzz build deps test-deps clean
 
 # Installs the Debian packages named in $(1) that are missing: with apt when running as root,
 # otherwise prints the one command to run and stops.
@@ -47,6 +50,13 @@ build: deps
 
 gallery: build
 	.build/release/gallery $(ARGS)
+
+# A crash or a hang leaves its input in .build/fuzz-findings; replay it with
+# .build/release/image-fuzz --replay .build/fuzz-findings/crash-input, then keep it in
+# Tests/NodeRuntimeTests/FuzzRegressions, whose files every `make test` decodes.
+fuzz: deps
+	swift build -c release --product image-fuzz
+	.build/release/image-fuzz --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
 
 test: test-deps
 	SDL_VIDEODRIVER=dummy timeout 20m swift test

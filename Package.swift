@@ -45,6 +45,11 @@ let package = Package(
             ],
             resources: []
         ),
+        // The image decoders' seeded mutation fuzzer (`make fuzz`).
+        .executableTarget(
+            name: "image-fuzz",
+            dependencies: ["Compositor", "NodeRuntime"]
+        ),
         // Golden-image comparison shared by the test targets.
         .target(
             name: "TestSupport",
@@ -59,8 +64,8 @@ let package = Package(
         ),
         .testTarget(
             name: "NodeRuntimeTests",
-            dependencies: ["NodeRuntime", "Compositor", "TestSupport"],
-            exclude: ["Goldens"]
+            dependencies: ["NodeRuntime", "Compositor", "TestSupport", "CWebP"],
+            exclude: ["Goldens", "FuzzRegressions", "ImageFixtures"]
         ),
         .testTarget(
             name: "GalleryTests",

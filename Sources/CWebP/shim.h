@@ -8,6 +8,7 @@
 #include <string.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
+#include <webp/encode.h>  // for tests that make WebP files
 
 /// The first frame's bitstream of an animated file, or the file itself. Returns 0, or -1 when the
 /// container is malformed.

@@ -195,7 +195,11 @@ public enum ImageDecoder {
                 let packed = bytes[i + 9]
                 i += 10
                 if packed & 0x80 != 0 { i += 3 << (Int(packed & 0x07) + 1) }
-                i += 1  // the LZW minimum code size
+                // The LZW minimum code size is 2–8 bits (SDL_image's reader crashes on larger ones).
+                if i < bytes.count, !(2...8).contains(bytes[i]) {
+                    throw ImageError.decodeFailed(source, reason: "a GIF frame with an LZW code size of \(bytes[i]) bits")
+                }
+                i += 1
                 guard i <= bytes.count, skipSubBlocks() else { break walk }
             default:
                 throw ImageError.decodeFailed(source, reason: "an unknown GIF block 0x\(String(bytes[i], radix: 16))")
