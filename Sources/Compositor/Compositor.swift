@@ -15,8 +15,12 @@ public final class Compositor {
         public var maximumTextureSide: Int?
         /// The colour each frame starts from.
         public var clearColor: Color
+        /// Byte budget of the cached corner pieces (one small texture per radius, colour and corner):
+        /// past it, pieces the frame did not draw go, least recently drawn first.
+        public var cornerPieceBudgetBytes: Int
         public init(textureBudgetBytes: Int = 256 << 20, maximumTextureSide: Int? = nil,
-                    clearColor: Color = Color(rgb: 0x000000)) {
+                    clearColor: Color = Color(rgb: 0x000000), cornerPieceBudgetBytes: Int = 2 << 20) {
+            self.cornerPieceBudgetBytes = max(0, cornerPieceBudgetBytes)
             self.textureBudgetBytes = textureBudgetBytes
             self.maximumTextureSide = maximumTextureSide
             self.clearColor = clearColor
@@ -48,7 +52,7 @@ public final class Compositor {
     public private(set) var lastDrawList: [TextureDraw] = []
 
     private let textureCache: TextureCache
-    private var cornerPieces: [CornerPieceKey: TextureHandle] = [:]
+    private var cornerPieces: [CornerPieceKey: (texture: TextureHandle, bytes: Int, lastFrame: Int)] = [:]
     private var cornerPieceBytes = 0
     private var pendingResets = 0
     /// The clip currently set on the backend, to avoid redundant calls. (main thread only)
@@ -67,7 +71,7 @@ public final class Compositor {
 
     deinit {
         textureCache.removeAll(backend: backend)
-        cornerPieces.values.forEach { backend.destroyTexture($0) }
+        cornerPieces.values.forEach { backend.destroyTexture($0.texture) }
     }
 
     /// The output's size in points.
@@ -103,7 +107,7 @@ public final class Compositor {
     public func handleRendererReset() {
         UIThread.precondition("Compositor.handleRendererReset")
         textureCache.removeAll(backend: backend)
-        cornerPieces.values.forEach { backend.destroyTexture($0) }
+        cornerPieces.values.forEach { backend.destroyTexture($0.texture) }
         cornerPieces.removeAll()
         cornerPieceBytes = 0
         pendingResets += 1
@@ -155,6 +159,8 @@ public final class Compositor {
         if textureCache.liveBytes > textureCache.budgetBytes {
             textureCache.evictOverBudget(keepingFrame: frameIndex, backend: backend, statistics: &statistics)
         }
+        if cornerPieceBytes > configuration.cornerPieceBudgetBytes { evictCornerPieces() }
+        statistics.cornerPieceBytes = cornerPieceBytes
         statistics.liveTextures = textureCache.liveTextureCount + cornerPieces.count
         statistics.liveTextureBytes = liveTextureBytes
     }
@@ -311,7 +317,10 @@ public final class Compositor {
     /// The piece for one corner: `color` outside a quarter circle of radius `side` pixels, clear inside.
     private func cornerPiece(corner: CornerMask, side: Int, color: Color) -> TextureHandle? {
         let key = CornerPieceKey(radius: side, color: color, corner: corner.rawValue)
-        if let texture = cornerPieces[key] { return texture }
+        if let piece = cornerPieces[key] {
+            cornerPieces[key]?.lastFrame = frameIndex
+            return piece.texture
+        }
         guard var context = try? BitmapContext(pixelWidth: side, pixelHeight: side, scale: 1) else { return nil }
         let s = Double(side)
         let circle: Rect
@@ -325,10 +334,25 @@ public final class Compositor {
         let bitmap = context.makeBitmap()
         guard let texture = backend.makeTexture(from: bitmap, region: PixelRect(x: 0, y: 0, width: side, height: side))
         else { return nil }
-        cornerPieces[key] = texture
+        cornerPieces[key] = (texture, side * side * 4, frameIndex)
         cornerPieceBytes += side * side * 4
         return texture
     }
+
+    /// Destroys corner pieces the current frame did not draw, least recently drawn first, until the
+    /// cache is within its budget.
+    private func evictCornerPieces() {
+        for (key, piece) in cornerPieces.sorted(by: { $0.value.lastFrame < $1.value.lastFrame }) {
+            guard cornerPieceBytes > configuration.cornerPieceBudgetBytes, piece.lastFrame < frameIndex else { break }
+            backend.destroyTexture(piece.texture)
+            cornerPieces[key] = nil
+            cornerPieceBytes -= piece.bytes
+            statistics.evictions += 1
+        }
+    }
+
+    /// Bytes held by cached corner pieces. (main thread only)
+    public var cornerPieceCacheBytes: Int { cornerPieceBytes }
 }
 
 extension PixelRect {

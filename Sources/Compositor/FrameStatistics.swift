@@ -27,6 +27,8 @@ public struct FrameStatistics: Sendable, Equatable {
     public var texturesReleased = 0
     /// Corner pieces drawn for `.clipping` layers.
     public var cornerPieceDraws = 0
+    /// Bytes held by the cached corner pieces at the end of the frame.
+    public var cornerPieceBytes = 0
     /// Textures alive at the end of the frame, contents and corner pieces.
     public var liveTextures = 0
     /// Bytes of those textures.

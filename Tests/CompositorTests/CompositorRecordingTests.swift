@@ -328,4 +328,31 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(backend.textureDraws.map(\.destination), [Rect(x: 20, y: 10, width: 40, height: 20)])
         XCTAssertEqual(compositor.viewportSize, Size(width: 200, height: 100))
     }
+
+    /// Corner pieces are kept within their byte budget: pieces of radii no longer drawn go, the ones
+    /// the frame draws stay, whatever the budget.
+    func testCornerPieceCacheStaysWithinItsBudget() {
+        let backend = RecordingRenderBackend(width: 200, height: 100, maximumTextureSize: .max)
+        let compositor = Compositor(backend: backend, configuration: .init(cornerPieceBudgetBytes: 4 * 20 * 20 * 4))
+        let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
+        let rounded = layer("rounded", Rect(x: 0, y: 0, width: 60, height: 60), contents: TestContent.solid(.white))
+        rounded.cornerRoundingMode = .clipping
+        rounded.cornerClipColor = .black
+        root.addSublayer(rounded)
+        for radius in 1...20 {
+            rounded.cornerRadius = Double(radius)
+            _ = compositor.render(root)
+            XCTAssertLessThanOrEqual(compositor.cornerPieceCacheBytes, max(4 * 20 * 20 * 4, 4 * radius * radius * 4),
+                                     "radius \(radius)")
+            XCTAssertEqual(compositor.lastFrameStatistics.cornerPieceDraws, 4)
+        }
+        // Four pieces of radius 20 fill the budget alone; everything older went.
+        XCTAssertEqual(compositor.cornerPieceCacheBytes, 4 * 20 * 20 * 4)
+        XCTAssertEqual(backend.liveTextures.count, 4 + 1, "four pieces and the contents")
+        // A tiny budget still keeps the pieces the frame draws.
+        compositor.configuration.cornerPieceBudgetBytes = 0
+        _ = compositor.render(root)
+        XCTAssertEqual(compositor.lastFrameStatistics.cornerPieceDraws, 4)
+        XCTAssertEqual(compositor.cornerPieceCacheBytes, 4 * 20 * 20 * 4)
+    }
 }

@@ -304,4 +304,19 @@ final class TextLayoutTests: XCTestCase {
         // Threads that raced may have returned their own copy, but the cache keeps one from then on.
         XCTAssertTrue(layouts.withLock { $0 }.contains(ObjectIdentifier(first)))
     }
+
+    /// The layout cache keeps within its byte budget, oldest out first, however many texts pass through.
+    func testLayoutCacheIsBoundedInBytes() {
+        let cache = TextLayoutCache(capacity: 10_000, budgetBytes: 64 << 10)
+        let long = String(repeating: "Bounded caches keep memory flat. ", count: 20)
+        for i in 0..<300 {
+            _ = TextLayout.measure(AttributedText("\(i) " + long), width: 200, cache: cache)
+            XCTAssertLessThanOrEqual(cache.statistics.bytes, 64 << 10)
+        }
+        XCTAssertGreaterThan(cache.statistics.count, 1)
+        XCTAssertLessThan(cache.statistics.count, 300, "older layouts were dropped for the budget, not the count")
+        let last = TextLayout.measure(AttributedText("299 " + long), width: 200, cache: cache)
+        XCTAssertEqual(cache.statistics.hits, 1, "the newest is still there")
+        XCTAssertFalse(last.lines.isEmpty)
+    }
 }

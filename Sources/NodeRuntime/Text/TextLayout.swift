@@ -123,6 +123,10 @@ public final class TextLayout: Sendable {
     /// How many spoilers the text has.
     public let spoilerCount: Int
 
+    /// About how many bytes the layout holds (lines, fragments and their text, runs), for the layout
+    /// cache's byte budget.
+    let approximateByteCount: Int
+
     /// The most lines a layout holds; longer text is truncated as if `maximumNumberOfLines` said so.
     public static let maximumLineCount = 1_000
 
@@ -136,6 +140,12 @@ public final class TextLayout: Sendable {
         self.blocks = blocks
         self.isTruncated = isTruncated
         self.runs = runs
+        var bytes = 256 + blocks.count * 96 + runs.count * 128
+        for line in lines {
+            bytes += 128
+            for fragment in line.fragments { bytes += 80 + fragment.text.utf8.count }
+        }
+        approximateByteCount = bytes
         var spoilers: [Int?] = [], links: [Int?] = []
         var spoilerCount = 0, linkCount = 0
         for (index, run) in runs.enumerated() {

@@ -3,7 +3,8 @@ import Compositor
 /// Layouts already measured, by (text, width, options, scale, font registry): a node measured for its
 /// size and then drawn at that width measures once, and equal texts in a list share their layout.
 ///
-/// Bounded by `capacity` entries; when full, the least recently used quarter is dropped. Two threads
+/// Bounded by `capacity` entries and by `budgetBytes` (each layout's approximate size plus its key's
+/// text); the least recently used go first. Two threads
 /// measuring the same key at once may both measure; the first result stored is the one both get
 /// afterwards.
 /// - Thread: any
@@ -25,10 +26,13 @@ public final class TextLayoutCache: Sendable {
         public var hits = 0
         public var misses = 0
         public var count = 0
+        /// About how many bytes the kept layouts and their keys hold.
+        public var bytes = 0
     }
 
     private struct State: Sendable {
-        var entries: [Key: (layout: TextLayout, lastUse: UInt64)] = [:]
+        var entries: [Key: (layout: TextLayout, lastUse: UInt64, bytes: Int)] = [:]
+        var bytes = 0
         var clock: UInt64 = 0
         var statistics = Statistics()
     }
@@ -37,8 +41,12 @@ public final class TextLayoutCache: Sendable {
     /// The most layouts kept.
     public let capacity: Int
 
-    public init(capacity: Int = 512) {
+    /// The most bytes kept (approximately).
+    public let budgetBytes: Int
+
+    public init(capacity: Int = 512, budgetBytes: Int = 8 << 20) {
         self.capacity = max(1, capacity)
+        self.budgetBytes = max(0, budgetBytes)
     }
 
     /// Counts so far. - Thread: any
@@ -46,6 +54,7 @@ public final class TextLayoutCache: Sendable {
         state.withLock { state in
             var statistics = state.statistics
             statistics.count = state.entries.count
+            statistics.bytes = state.bytes
             return statistics
         }
     }
@@ -62,7 +71,7 @@ public final class TextLayoutCache: Sendable {
                 state.statistics.misses += 1
                 return nil
             }
-            state.entries[key] = (entry.layout, state.clock)
+            state.entries[key] = (entry.layout, state.clock, entry.bytes)
             state.statistics.hits += 1
             return entry.layout
         }
@@ -73,11 +82,19 @@ public final class TextLayoutCache: Sendable {
         state.withLock { state in
             state.clock &+= 1
             if let existing = state.entries[key] { return existing.layout }
-            if state.entries.count >= capacity {
-                let dropped = state.entries.sorted { $0.value.lastUse < $1.value.lastUse }.prefix(max(1, capacity / 4))
-                for (key, _) in dropped { state.entries[key] = nil }
+            let bytes = layout.approximateByteCount + key.text.runs.reduce(64) { $0 + 48 + $1.text.utf8.count }
+            if state.entries.count >= capacity || state.bytes + bytes > budgetBytes {
+                // Oldest first until a quarter of the entries are gone and the new one fits.
+                var dropped = 0
+                for (old, entry) in state.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
+                    guard dropped < max(1, capacity / 4) || state.bytes + bytes > budgetBytes else { break }
+                    state.entries[old] = nil
+                    state.bytes -= entry.bytes
+                    dropped += 1
+                }
             }
-            state.entries[key] = (layout, state.clock)
+            state.entries[key] = (layout, state.clock, bytes)
+            state.bytes += bytes
             return layout
         }
     }

@@ -102,7 +102,7 @@ final class PerfOverlayNode: Node {
         legend.attributedText = legendText
     }
 
-    static let size = Size(width: 560, height: 234)
+    static let size = Size(width: 560, height: 240)
 
     /// The overlay's frame in a viewport of `viewportSize`: the top right corner.
     static func frame(in viewportSize: Size) -> Rect {
@@ -139,17 +139,23 @@ final class PerfOverlayNode: Node {
         let draws = stats.byKind[.draw] ?? DisplayScheduler.Statistics.Counts()
         let workerMean = samples.isEmpty ? 0 : samples.map(\.workerMilliseconds).reduce(0, +) / Double(samples.count)
         let lines = [
-            String(format: "%.0f fps   main thread p50 %.2f  p95 %.2f  p99 %.2f ms   over budget %d of %d",
+            String(format: "%.0f fps  main thread p50 %.2f  p95 %.2f  p99 %.2f ms  over budget %d of %d",
                    history.framesPerSecond, history.percentile(0.5), history.percentile(0.95), history.percentile(0.99),
                    history.framesOverBudget, history.frameCount),
-            String(format: "queue %d   draws %d done, %d cancelled   decodes %d   measures %d   workers %.2f ms a frame",
+            String(format: "queue %d  draws %d done, %d cancelled  decodes %d  measures %d  workers %.2f ms/frame",
                    record.schedulerQueueDepth, draws.completed, draws.cancelledBeforeStart + draws.cancelledWhileRunning,
                    stats.byKind[.decode]?.completed ?? 0, stats.byKind[.measure]?.completed ?? 0, workerMean),
-            String(format: "commits %d (+%d waiting)   uploads %d (%@)   textures %@   bitmaps %@   checkerboard %.2f%%",
+            String(format: "commits %d (+%d waiting)  uploads %d (%@)  textures %@  bitmaps %@  checker %.2f%%",
                    record.commitsApplied, record.commitsDeferred,
                    record.compositor.uploads, Self.bytes(record.compositor.uploadBytes) as NSString,
                    Self.bytes(record.compositor.liveTextureBytes) as NSString, Self.bytes(Bitmap.liveByteCount) as NSString,
                    checkerboardPercent),
+            String(format: "caches: images %@ of %@  corners %@  text %@  decoding %@ (peak %@)",
+                   Self.bytes(ImageCache.shared.byteCount) as NSString, Self.bytes(ImageCache.shared.budgetBytes) as NSString,
+                   Self.bytes(record.compositor.cornerPieceBytes) as NSString,
+                   Self.bytes(TextLayoutCache.shared.statistics.bytes) as NSString,
+                   Self.bytes(ImageDecoder.decodeMemoryUsage.inUse) as NSString,
+                   Self.bytes(ImageDecoder.decodeMemoryUsage.peak) as NSString),
         ]
         figures.attributedText = AttributedText(lines.joined(separator: "\n"),
                                                 attributes: TextAttributes(font: .monospaced(size: 10), color: Color(rgb: 0xE6EDF3)))
