@@ -6,13 +6,13 @@
 #   make fuzz      the image decoders' seeded mutation fuzzer, FUZZ_SECONDS long (default 600)
 SHELL := /bin/bash
 
-RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
+RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev
 TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool
 # Arguments passed to the gallery, e.g. make gallery ARGS="--frames 300".
 ARGS ?=
 
 # The tests that exercise threads hardest, run under ThreadSanitizer by `make tsan` (and CI).
-TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests
+TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests|DecodeMemory
 FUZZ_SECONDS ?= 600
 FUZZ_SEED ?= $(shell date +%s)
 STRESS_OPERATIONS ?= 1000000

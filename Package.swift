@@ -26,6 +26,7 @@ let package = Package(
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         .target(
             name: "Compositor",
             dependencies: ["CSDL"],
@@ -33,7 +34,7 @@ let package = Package(
         ),
         .target(
             name: "NodeRuntime",
-            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP"],
+            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF"],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         .executableTarget(

@@ -31,6 +31,10 @@ struct ImageBenchmark {
         return 0
     }
 
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
     private func median(_ values: [Double]) -> Double { values.isEmpty ? .nan : values.sorted()[values.count / 2] }
 
     /// Makes (once, in the temporary folder) a photo-like picture of `width` × `height`: smooth
@@ -82,8 +86,8 @@ struct ImageBenchmark {
                     whole.append(b.milliseconds)
                     wholeBytes = max(wholeBytes, b.bytes)
                 }
-                lines.append(String(format: "  %-22@ %5d×%-5d %4d×%-4d %8.2f %7.1f  | %16.2f %7.1f  | %5.1f×",
-                                    name as NSString, stored.width, stored.height, shown.0, shown.1,
+                lines.append("  " + pad(name, 22) + String(format: " %5d×%-5d %4d×%-4d %8.2f %7.1f  | %16.2f %7.1f  | %5.1f×",
+                                    stored.width, stored.height, shown.0, shown.1,
                                     median(atSize), Double(atSizeBytes) / 1e6, median(whole), Double(wholeBytes) / 1e6,
                                     median(whole) / max(0.001, median(atSize))))
             }
@@ -104,8 +108,8 @@ struct ImageBenchmark {
                 }
             }
             let outcome = run.0.count > 44 ? String(run.0.prefix(43)) + "…" : run.0
-            lines.append(String(format: "  %-50@ %-45@ %6.2f %7.1f", name as NSString, outcome as NSString,
-                                run.milliseconds, Double(run.bytes) / 1e6))
+            lines.append("  " + pad(name, 50) + " " + pad(outcome, 45)
+                         + String(format: " %6.2f %7.1f", run.milliseconds, Double(run.bytes) / 1e6))
         }
         return lines.joined(separator: "\n")
     }

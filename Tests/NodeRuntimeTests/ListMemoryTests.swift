@@ -22,7 +22,6 @@ final class ListMemoryTests: XCTestCase {
     private func scrollThrough(rows: Int) -> Footprint {
         Runtime.shared.scheduler.waitUntilIdle()
         Runtime.shared.mainQueue.drain()
-        let baseline = Bitmap.liveByteCount
         var harness = ListHarness(width: 20, height: 100, source: TestListSource(count: rows, height: 2))
         harness.settle()
         let end = harness.list.contentHeight - 100
@@ -37,11 +36,17 @@ final class ListMemoryTests: XCTestCase {
         harness.settle()
         XCTAssertEqual(harness.host.lastFrame.checkerboardArea, 0, "\(rows) rows: the last screen is drawn")
         XCTAssertEqual(harness.list.visibleRows, (rows - 50)...(rows - 1))
-        let footprint = Footprint(bitmapBytes: Bitmap.liveByteCount - baseline, textureBytes: harness.host.compositor.liveTextureBytes,
-                                  liveRows: harness.list.statistics.liveRows, nodesMade: harness.list.statistics.nodesMade)
+        // The list's bitmaps are what tearing it down frees (other tests' leftovers may be freed at any
+        // time, so a baseline taken before the scroll would count them).
+        let alive = Bitmap.liveByteCount
+        let textureBytes = harness.host.compositor.liveTextureBytes
+        let liveRows = harness.list.statistics.liveRows, nodesMade = harness.list.statistics.nodesMade
         harness.host.setRootNode(nil)
         harness.settle()
-        return footprint
+        Runtime.shared.scheduler.waitUntilIdle()
+        Runtime.shared.mainQueue.drain()
+        return Footprint(bitmapBytes: alive - Bitmap.liveByteCount, textureBytes: textureBytes,
+                         liveRows: liveRows, nodesMade: nodesMade)
     }
 
     func testBitmapAndTextureBytesDoNotGrowWithTheRowCount() {

@@ -354,10 +354,11 @@ public enum ImageDecoder {
         case .jpeg: return try sized.decodeJPEG()
         case .png: return try sized.decodePNG()
         case .webp: return try sized.decodeWebP()
-        case .gif, .bmp:
-            guard case .bytes(let bytes) = input else { preconditionFailure("GIF and BMP are decoded from bytes") }
+        case .gif: return try sized.decodeGIF(canvasWidth: header.width, canvasHeight: header.height)
+        case .bmp:
+            guard case .bytes(let bytes) = input else { preconditionFailure("BMP is decoded from bytes") }
             // Decoded whole by SDL_image: the surface it makes and the converted copy.
-            let working = header.width * header.height * 8
+            let working = ByteCount.product(header.width, header.height, 8)
             return try sized.withWorkingMemory(working, "this \(header.format.rawValue.uppercased())") { () -> Bitmap? in
                 if isCancelled() { return nil }
                 let decoded: Bitmap
@@ -417,18 +418,19 @@ public enum ImageDecoder {
         }
     }
 
-    /// Decodes `source` at its natural size. Checks `isCancelled` between reading and decoding.
+    /// Decodes `source` at its natural size (in its shown orientation), through the same decoders and
+    /// checks as `decode(_:for:)`. Checks `isCancelled` between reading and decoding.
     /// - Returns: nil when cancelled.
     public static func decode(_ source: ImageSource, limits: Limits = Limits(),
                               isCancelled: @Sendable () -> Bool = { false }) throws -> Bitmap? {
         if case .bitmap(let bitmap) = source { return bitmap }
-        guard let bytes = try bytes(of: source, limits: limits) else { return nil }
-        _ = try checkedHeader(of: bytes, source: source.description, limits: limits)
+        let (input, header) = try openInput(source, limits: limits)
         if isCancelled() { return nil }
-        do {
-            return try Bitmap(encoded: bytes, sourceName: source.description)
-        } catch {
-            throw ImageError.decodeFailed(source.description, reason: "\(error)")
+        // A square target as large as the longer side, fitted: the whole image, turned if EXIF says so.
+        let side = max(header.width, header.height)
+        let target = Target(width: side, height: side, mode: .aspectFit)
+        return try withoutActuallyEscaping(isCancelled) { isCancelled in
+            try decode(input, header: header, source: source, for: target, limits: limits, isCancelled: isCancelled)
         }
     }
 

@@ -56,6 +56,18 @@ final class ImageFormatTests: XCTestCase {
         }
     }
 
+    /// GIF through giflib: plain and interlaced frames, and a transparent colour.
+    func testGIFPlainInterlacedAndTransparent() throws {
+        let plain = try decode(fixture("quadrants.gif"))
+        XCTAssertEqual([plain.width, plain.height], [48, 32])
+        XCTAssertEqual(quadrantColours(plain), expected)
+        let interlaced = try decode(fixture("quadrants-interlaced.gif"))
+        XCTAssertEqual(interlaced.pixels, plain.pixels, "the passes land on the same rows")
+        let transparent = try decode(fixture("quadrants-transparent.gif"), width: 96, height: 64)
+        XCTAssertEqual(transparent.pixel(x: 88, y: 40) >> 24, 0, "white is the transparent colour")
+        XCTAssertEqual(transparent.pixel(x: 5, y: 60), 0xFF00_00FF)
+    }
+
     /// Encodes the quadrant picture with libwebp, lossy or lossless.
     private func webp(lossless: Bool) throws -> [UInt8] {
         let width = 96, height = 64
@@ -90,11 +102,13 @@ final class ImageFormatTests: XCTestCase {
         XCTAssertEqual(try ImageDecoder.header(of: lossless, source: "q").format, .webp)
     }
 
-    /// One golden sheet: progressive, CMYK, grey JPEG, lossless, lossy and animated WebP at 48×32.
+    /// One golden sheet: progressive, CMYK, grey JPEG, lossless, lossy and animated WebP, interlaced
+    /// and transparent GIF, at 48×32.
     func testFormatsGoldenSheet() throws {
         let shown = [try decode(fixture("quadrants-progressive.jpg")), try decode(fixture("quadrants-cmyk.jpg")),
                      try decode(fixture("quadrants-grey.jpg")), try decode(.data(try webp(lossless: true), name: "l")),
-                     try decode(.data(try webp(lossless: false), name: "y")), try decode(fixture("quadrants-animated.webp"))]
+                     try decode(.data(try webp(lossless: false), name: "y")), try decode(fixture("quadrants-animated.webp")),
+                     try decode(fixture("quadrants-interlaced.gif")), try decode(fixture("quadrants-transparent.gif"))]
         var context = try BitmapContext(pixelWidth: shown.count * 52, pixelHeight: 36, scale: 1)
         context.fill(context.bounds, color: Color(red: 77, green: 77, blue: 77))
         for (i, bitmap) in shown.enumerated() {

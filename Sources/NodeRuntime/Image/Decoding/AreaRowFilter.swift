@@ -29,7 +29,8 @@ struct AreaRowFilter {
 
     /// Bytes this filter holds while it works, for the decoder's memory accounting.
     static func workingBytes(sourceWidth: Int, outputWidth: Int, outputHeight: Int) -> Int {
-        sourceWidth * 4 + outputWidth * 16 * 4 + outputWidth * outputHeight * 4
+        ByteCount.sum(ByteCount.product(sourceWidth, 4), ByteCount.product(outputWidth, 64),
+                      ByteCount.product(outputWidth, outputHeight, 4))
     }
 
     init(sourceWidth: Int, region: Rect, outputWidth: Int, outputHeight: Int) {

@@ -77,10 +77,10 @@ extension SizedDecode {
             let denominator = plan.largestReduction(among: [1, 2, 4, 8])
             let decodedWidth = (width + denominator - 1) / denominator
             let batch = 8
-            let working = Int(min(UInt64(Int.max / 4), tessera_jpeg_coefficient_bytes(jpeg)))
-                + decodedWidth * 4 * (batch + 4)
-                + AreaRowFilter.workingBytes(sourceWidth: decodedWidth, outputWidth: plan.storedOutput.width,
-                                             outputHeight: plan.storedOutput.height)
+            let working = ByteCount.sum(Int(min(UInt64(Int.max), tessera_jpeg_coefficient_bytes(jpeg))),
+                                        ByteCount.product(decodedWidth, 4, batch + 4),
+                                        AreaRowFilter.workingBytes(sourceWidth: decodedWidth, outputWidth: plan.storedOutput.width,
+                                             outputHeight: plan.storedOutput.height))
             return try withWorkingMemory(working, "this JPEG") { () -> Bitmap? in
                 guard tessera_jpeg_start(jpeg, UInt32(denominator)) == 0 else { throw failure(jpeg) }
                 let outWidth = Int(jpeg.pointee.info.output_width), outHeight = Int(jpeg.pointee.info.output_height)
@@ -172,8 +172,8 @@ extension SizedDecode {
             let interlaced = tessera_png_interlaced(png) != 0
             let filterBytes = AreaRowFilter.workingBytes(sourceWidth: width, outputWidth: plan.storedOutput.width,
                                                          outputHeight: plan.storedOutput.height)
-            let (whole, overflow) = rowBytes.multipliedReportingOverflow(by: height)
-            let working = (interlaced ? (overflow ? Int.max / 2 : whole) : rowBytes * 3) + filterBytes
+            let whole = ByteCount.product(rowBytes, height)
+            let working = ByteCount.sum(interlaced ? whole : ByteCount.product(rowBytes, 3), filterBytes)
             return try withWorkingMemory(working, interlaced ? "this interlaced PNG" : "this PNG") { () -> Bitmap? in
                 let needed = filter.neededRows.clamped(to: 0..<height)
                 if interlaced {
@@ -247,7 +247,8 @@ extension SizedDecode {
             let cropHeight = max(1, min(height - top, Int(r.maxY.rounded(.up)) - top))
             let (outWidth, outHeight) = (min(plan.storedOutput.width, cropWidth), min(plan.storedOutput.height, cropHeight))
             let lossless = features.format == 2
-            let working = (lossless ? pixels * 4 : width * 4 * 24) + outWidth * outHeight * 4
+            let working = ByteCount.sum(lossless ? ByteCount.product(pixels, 4) : ByteCount.product(width, 4 * 24),
+                                        ByteCount.product(outWidth, outHeight, 4))
             return try withWorkingMemory(working, "this WebP") { () -> Bitmap? in
                 if isCancelled() { return nil }
                 var out = [UInt32](repeating: 0, count: outWidth * outHeight)

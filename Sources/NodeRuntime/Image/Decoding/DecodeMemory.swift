@@ -47,3 +47,27 @@ final class DecodeMemory: Sendable {
         state.withLockBroadcasting { $0.inUse = max(0, $0.inUse - max(0, bytes)) }
     }
 }
+
+/// Byte counts for memory estimates: products and sums that stop at `Int.max` instead of trapping,
+/// whatever sizes a header claims and whatever the limits are set to.
+enum ByteCount {
+    static func product(_ factors: Int...) -> Int {
+        var result = 1
+        for factor in factors {
+            let (value, overflow) = result.multipliedReportingOverflow(by: max(0, factor))
+            if overflow { return .max }
+            result = value
+        }
+        return result
+    }
+
+    static func sum(_ terms: Int...) -> Int {
+        var result = 0
+        for term in terms {
+            let (value, overflow) = result.addingReportingOverflow(max(0, term))
+            if overflow { return .max }
+            result = value
+        }
+        return result
+    }
+}
