@@ -27,6 +27,10 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
+        // ICU for line breaking, grapheme clusters and bidi (libicu-dev comes with HarfBuzz).
+        .systemLibrary(name: "CICU", pkgConfig: "icu-uc", providers: [.apt(["libicu-dev"])]),
+        // The C side of ICU: plain-typed wrappers, so no ICU type reaches Swift (see Sources/CICU).
+        .target(name: "TesseraICU", dependencies: ["CICU"]),
         .target(
             name: "Compositor",
             dependencies: ["CSDL"],
@@ -34,7 +38,7 @@ let package = Package(
         ),
         .target(
             name: "NodeRuntime",
-            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF"],
+            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "TesseraICU"],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         .executableTarget(

@@ -1,6 +1,6 @@
 // image-fuzz: a seeded mutation fuzzer for Tessera's image decoding. It mutates seed files (the
-// gallery photos, small files of every format made here, and the regression inputs kept in
-// Tests/NodeRuntimeTests/FuzzRegressions) and feeds each result to `ImageDecoder.header` and
+// gallery photos, the test fixtures (progressive and CMYK JPEG, WebP, GIF), small files of every
+// format made here, and the regression inputs kept in Tests/NodeRuntimeTests/FuzzRegressions) and feeds each result to `ImageDecoder.header` and
 // `ImageDecoder.decode(_:for:limits:)` at a random target. Every outcome must be a bitmap or an
 // `ImageError`. A crash or trap writes the input to the findings folder before the process dies; a
 // decode that runs past the hang limit is written there too. Runs replay from their seed.
@@ -90,7 +90,7 @@ func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
 func seedInputs(repository: String) -> [[UInt8]] {
     var seeds: [[UInt8]] = []
-    let folders = ["Assets/photos", "Tests/NodeRuntimeTests/FuzzRegressions"]
+    let folders = ["Assets/photos", "Tests/NodeRuntimeTests/ImageFixtures", "Tests/NodeRuntimeTests/FuzzRegressions"]
     for folder in folders {
         let url = URL(fileURLWithPath: repository).appendingPathComponent(folder)
         for name in ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted() {

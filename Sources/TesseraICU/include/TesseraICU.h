@@ -1,0 +1,26 @@
+#ifndef TESSERA_ICU_H
+#define TESSERA_ICU_H
+
+// ICU's line, grapheme and bidi algorithms behind plain C types. ICU renames every function with its
+// major version (ubrk_open becomes ubrk_open_72); calling them from this file keeps Tessera free of
+// any one version's names.
+#include <stdint.h>
+
+/// Break positions (UTF-16 offsets after 0, up to and including `length`) of `kind` (0: grapheme
+/// clusters, 1: line-break opportunities) written to `out` (room for `length` + 1). Returns how many,
+/// or -1 when ICU fails.
+int32_t tessera_icu_breaks(int kind, const uint16_t *text, int32_t length, int32_t *out);
+
+/// Runs the bidi algorithm over a paragraph: `paragraphLevel` 0 or 1, or -1 for the first strong
+/// character's direction. Writes a level per UTF-16 unit to `levels` and the logical index shown at
+/// each visual position to `visual` (both `length` long). Returns the paragraph's level, or -1.
+int32_t tessera_icu_bidi(const uint16_t *text, int32_t length, int32_t paragraphLevel,
+                         uint8_t *levels, int32_t *visual);
+
+/// The bidi class of a code point (ICU's UCharDirection numbering).
+int32_t tessera_icu_bidi_class(int32_t codePoint);
+
+/// The Unicode version of ICU's data, as "15.0.0.0", into `out` (at least 20 bytes).
+void tessera_icu_unicode_version(char *out);
+
+#endif
