@@ -2,7 +2,8 @@ import Compositor
 import Foundation
 import NodeRuntime
 
-/// Image decoding at the size shown against the whole decode shrunk afterwards, for each gallery photo
+/// Image decoding at the size shown against the whole image decoded (by the same decoders, at natural
+/// size) and shrunk afterwards, for each gallery photo
 /// and for a 24-megapixel JPEG and a 36-megapixel PNG made here: time and the peak resident memory a
 /// decode adds, at 52, 104 and 600 px. Then hostile files: what each costs before it is shown or refused.
 /// - Thread: main (decodes run on this thread, one at a time, so the memory figures are one decode's)
@@ -56,6 +57,9 @@ struct ImageBenchmark {
         return path
     }
 
+    /// Limits for the whole-image decode the at-size one is compared with.
+    private let wholeLimits = ImageDecoder.Limits(workingMemoryBytes: 1 << 30)
+
     func run() throws -> String {
         let photoNames = try FileManager.default.contentsOfDirectory(atPath: assets.appendingPathComponent("photos").path)
             .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
@@ -64,14 +68,14 @@ struct ImageBenchmark {
         files.append(("generated 36 MP .png", try generated("36mp.png", width: 6000, height: 6000) { try $0.writePNG(to: $1) }))
 
         var lines = ["image benchmark (release; median of \(repetitions) runs; MB = peak resident memory the decode adds)",
-                     "  file                    stored      shown     at size: ms     MB  |  whole + shrink: ms     MB  | faster"]
+                     "  file                    stored      shown     at size: ms     MB  |  whole + shrink: ms     MB  | faster  |  SDL_image + shrink: ms     MB  | faster"]
         for (name, path) in files {
             let source = ImageSource.file(path)
             let stored = try ImageDecoder.header(of: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), source: name)
             for side in [52, 104, 600] {
                 let target = ImageDecoder.Target(width: side, height: side, mode: .aspectFill)
-                var atSize: [Double] = [], whole: [Double] = []
-                var atSizeBytes = 0, wholeBytes = 0
+                var atSize: [Double] = [], whole: [Double] = [], sdl: [Double] = []
+                var atSizeBytes = 0, wholeBytes = 0, sdlBytes = 0
                 var shown = (0, 0)
                 let runs = stored.width * stored.height > 20_000_000 ? max(1, repetitions / 3) : repetitions
                 for _ in 0..<runs {
@@ -80,16 +84,25 @@ struct ImageBenchmark {
                     atSizeBytes = max(atSizeBytes, a.bytes)
                     shown = (a.0?.width ?? 0, a.0?.height ?? 0)
                     let b = try measure { () -> Bitmap? in
-                        guard let full = try ImageDecoder.decode(source) else { return nil }
+                        // The whole image needs more than the default working-memory budget for the large files.
+                        guard let full = try ImageDecoder.decode(source, limits: wholeLimits) else { return nil }
                         return try ImageDecoder.prepareForDisplay(full, crop: nil, mode: .aspectFill, target: (side, side), scale: 1)
                     }
                     whole.append(b.milliseconds)
                     wholeBytes = max(wholeBytes, b.bytes)
+                    // The path before decoding at size: SDL_image's whole decode, then the shrink.
+                    let c = try measure { () -> Bitmap? in
+                        let full = try Bitmap(contentsOfFile: path)
+                        return try ImageDecoder.prepareForDisplay(full, crop: nil, mode: .aspectFill, target: (side, side), scale: 1)
+                    }
+                    sdl.append(c.milliseconds)
+                    sdlBytes = max(sdlBytes, c.bytes)
                 }
-                lines.append("  " + pad(name, 22) + String(format: " %5d×%-5d %4d×%-4d %8.2f %7.1f  | %16.2f %7.1f  | %5.1f×",
+                lines.append("  " + pad(name, 22) + String(format: " %5d×%-5d %4d×%-4d %8.2f %7.1f  | %16.2f %7.1f  | %5.1f×  | %20.2f %7.1f  | %5.1f×",
                                     stored.width, stored.height, shown.0, shown.1,
                                     median(atSize), Double(atSizeBytes) / 1e6, median(whole), Double(wholeBytes) / 1e6,
-                                    median(whole) / max(0.001, median(atSize))))
+                                    median(whole) / max(0.001, median(atSize)),
+                                    median(sdl), Double(sdlBytes) / 1e6, median(sdl) / max(0.001, median(atSize))))
             }
         }
 

@@ -238,3 +238,4 @@ say("image-fuzz: \(total) inputs in \(Int(options.seconds)) s: " +
       outcomes.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") +
       String(format: "; slowest %.1f ms (%d bytes); no crash, no hang", Double(slowest.0) / 1e6, slowest.1))
 try? FileManager.default.removeItem(atPath: options.findings + "/crash-input")
+try? FileManager.default.removeItem(atPath: options.findings + "/crash-target")
