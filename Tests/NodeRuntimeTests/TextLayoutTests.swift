@@ -57,6 +57,28 @@ final class TextLayoutTests: XCTestCase {
         for rect in layout.lineRects() { XCTAssertLessThanOrEqual(rect.width, 150) }
     }
 
+    /// Lines break where UAX #14 allows, not only at spaces: a long URL breaks after its slashes and
+    /// never inside a path component; a hyphenated word breaks after the hyphen; "a !" keeps the mark.
+    func testLinesBreakAtUnicodeBreakOpportunities() {
+        let url = "https://example.com/messages/2026/november/very-long-path-component/photo.jpg"
+        let layout = measure(plain("see \(url)"), width: 160)
+        let texts = lineTexts(layout)
+        XCTAssertGreaterThan(texts.count, 2)
+        XCTAssertEqual(texts.joined(), "see " + url.replacingOccurrences(of: "see ", with: ""), "nothing lost")
+        let allowed = Set(UnicodeText.lineBreakOffsets(in: "see \(url)"))
+        var offset = 0
+        for line in texts.dropLast() {
+            offset += line.unicodeScalars.count
+            // A line ends at an opportunity (a trailing space is dropped from the line's text).
+            XCTAssertTrue(allowed.contains(offset) || allowed.contains(offset + 1), "line \(line) ends at \(offset)")
+            if allowed.contains(offset + 1) { offset += 1 }
+        }
+        XCTAssertTrue(texts.dropLast().contains { $0.hasSuffix("/") }, "some lines end after a slash: \(texts)")
+        let hyphen = measure(plain("self-contained-well-known"), width: 110)
+        XCTAssertTrue(lineTexts(hyphen).first?.hasSuffix("-") == true, "\(lineTexts(hyphen))")
+        XCTAssertEqual(lineTexts(hyphen).joined(), "self-contained-well-known")
+    }
+
     func testAWordSplitAcrossFontsIsOneWord() {
         // "un" + "breakable" in two fonts is one word: it moves to the next line whole.
         var text = plain("aaaa bbbb cccc dd ")

@@ -11,10 +11,10 @@ struct LineDraft {
 /// Breaks one paragraph into lines, one line per call, so that a long paragraph is cut only as far as
 /// lines are wanted.
 ///
-/// A "word" is a stretch of non-space segments, possibly from several runs in different fonts ("bo"
-/// regular + "ld" bold is one word); a line breaks only after the spaces that follow a word, or around
-/// an attachment. A word wider than the whole line is cut between characters, and a line always takes at
-/// least one character, so breaking always advances.
+/// A "word" is the text between two line-break opportunities (UAX #14, from the segmenter), possibly
+/// from several runs in different fonts ("bo" regular + "ld" bold is one word), with the spaces after
+/// it; an attachment stands alone. A word wider than the whole line is cut between characters, and a
+/// line always takes at least one character, so breaking always advances.
 struct ParagraphLineBreaker {
     private var stream: SegmentStream
     private let measurer: TextMeasurer
@@ -52,8 +52,9 @@ struct ParagraphLineBreaker {
             } else {
                 break
             }
-            let wordWidth = group.reduce(0) { $0 + ($1.kind == .space ? 0 : $1.width) }
-            let spaceWidth = group.reduce(0) { $0 + ($1.kind == .space ? $1.width : 0) }
+            // Spaces that end the group hang past the line's end; any inside it count.
+            let spaceWidth = group.reversed().prefix { $0.kind == .space }.reduce(0) { $0 + $1.width }
+            let wordWidth = group.reduce(0) { $0 + $1.width } - spaceWidth
             if used + wordWidth <= width {
                 groups.append(group)
                 used += wordWidth + spaceWidth
@@ -91,12 +92,12 @@ struct ParagraphLineBreaker {
         return segment
     }
 
-    /// A word (or an attachment, or leading spaces) and the spaces after it.
+    /// The segments up to the next break opportunity (or an attachment alone), and the spaces after them.
     private mutating func nextGroup() -> [TextSegment]? {
         guard let first = take() else { return nil }
         var group = [first]
-        if first.kind == .word {
-            while let next = peek(), next.kind == .word { group.append(take()!) }
+        if first.kind != .attachment {
+            while !group[group.count - 1].breakAfter, let next = peek(), next.kind != .attachment { group.append(take()!) }
         }
         while let next = peek(), next.kind == .space { group.append(take()!) }
         return group

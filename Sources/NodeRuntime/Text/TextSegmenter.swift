@@ -2,8 +2,10 @@
 //
 // A segment lies inside one run and holds characters of one kind: a stretch of spaces, or a stretch of
 // non-space characters of one bidi class (left-to-right letters, right-to-left letters, digits, or
-// neutral punctuation), at most `maximumWordSegmentLength` characters long. A line may break only
-// after spaces, before or after an attachment, or (for a word wider than the line) between characters.
+// neutral punctuation), at most `maximumWordSegmentLength` characters long, never across a line-break
+// opportunity. A line may break where UAX #14 allows (from ICU: after spaces, after hyphens, between
+// ideographs, inside URLs after a slash…), before or after an attachment, or (for a word wider than
+// the line) between characters.
 
 /// The writing system of a piece of text, as HarfBuzz needs it to choose a shaper (Arabic letters
 /// join only when the script says Arabic).
@@ -102,6 +104,8 @@ struct TextSegment: Sendable {
     var script: TextScript
     /// Advance in pixels.
     var width: Int
+    /// Whether a line may break right after this segment (UAX #14).
+    var breakAfter = false
 }
 
 /// Produces the segments of a sequence of pieces (one paragraph, or the text a truncated line is made
@@ -111,15 +115,45 @@ struct SegmentStream {
     /// opportunity between them) so that measuring an overlong word stays cheap.
     static let maximumWordSegmentLength = 32
 
+    /// Paragraphs longer than this (in scalars) break only after spaces: finding UAX #14's
+    /// opportunities takes a pass over the whole paragraph, and a huge one is laid out only as far as
+    /// its first lines.
+    static let maximumBreakAnalysisLength = 100_000
+
     private let pieces: [TextPiece]
     private let attachmentRuns: (Int) -> Bool
     private var pieceIndex = 0
     private var position: Substring.Index?
+    /// Per piece, the positions in its text after which a line may break; nil: after spaces only.
+    private let breaks: [Set<Substring.Index>]?
 
     init(pieces: [TextPiece], isAttachmentRun: @escaping (Int) -> Bool) {
         self.pieces = pieces.filter { !$0.text.isEmpty }
         self.attachmentRuns = isAttachmentRun
         position = self.pieces.first?.text.startIndex
+        breaks = Self.breakPositions(in: self.pieces)
+    }
+
+    private static func breakPositions(in pieces: [TextPiece]) -> [Set<Substring.Index>]? {
+        var scalarCount = 0
+        for piece in pieces {
+            scalarCount += piece.text.unicodeScalars.count
+            if scalarCount > maximumBreakAnalysisLength { return nil }
+        }
+        let joined = pieces.map(\.text).joined()
+        let offsets = Set(UnicodeText.lineBreakOffsets(in: joined))
+        var offset = 0
+        return pieces.map { piece in
+            var positions = Set<Substring.Index>()
+            let scalars = piece.text.unicodeScalars
+            var index = scalars.startIndex
+            while index < scalars.endIndex {
+                index = scalars.index(after: index)
+                offset += 1
+                if offsets.contains(offset) { positions.insert(index) }
+            }
+            return positions
+        }
     }
 
     /// The next unmeasured segment (width 0), or nil at the end.
@@ -133,17 +167,19 @@ struct SegmentStream {
                 continue
             }
             if attachmentRuns(piece.run) {
-                // An attachment is one segment whatever its characters are.
+                // An attachment is one segment whatever its characters are, with a break after it.
                 position = piece.text.endIndex
                 return TextSegment(run: piece.run, text: piece.text[start...], kind: .attachment,
-                                   bidi: .neutral, script: .common, width: 0)
+                                   bidi: .neutral, script: .common, width: 0, breakAfter: true)
             }
             let text = piece.text
+            let breaksHere = breaks?[pieceIndex]
             let (firstClass, firstScript) = classify(text[start])
             var script = firstScript
             var end = text.index(after: start)
             var count = 1
             while end < text.endIndex {
+                if firstClass != .whitespace, breaksHere?.contains(end) == true { break }
                 let (bidi, nextScript) = classify(text[end])
                 guard bidi == firstClass, script.isCompatible(with: nextScript) else { break }
                 if firstClass != .whitespace && count >= SegmentStream.maximumWordSegmentLength { break }
@@ -152,9 +188,10 @@ struct SegmentStream {
                 count += 1
             }
             position = end
+            let breakAfter = breaksHere.map { $0.contains(end) } ?? (firstClass == .whitespace)
             return TextSegment(run: piece.run, text: text[start..<end],
                                kind: firstClass == .whitespace ? .space : .word,
-                               bidi: firstClass, script: script, width: 0)
+                               bidi: firstClass, script: script, width: 0, breakAfter: breakAfter)
         }
         return nil
     }
