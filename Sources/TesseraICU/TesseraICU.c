@@ -1,5 +1,6 @@
 #include "TesseraICU.h"
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <unicode/utypes.h>
 #include <unicode/ubrk.h>
@@ -7,15 +8,50 @@
 #include <unicode/uchar.h>
 #include <unicode/uversion.h>
 
+// Opening a break iterator loads and compiles its rules (tens of microseconds), so each thread keeps
+// one of each kind and only hands it new text; the thread's exit closes them.
+static pthread_key_t iterator_key;
+static pthread_once_t iterator_once = PTHREAD_ONCE_INIT;
+
+typedef struct ThreadIterators { UBreakIterator *kinds[2]; } ThreadIterators;
+
+static void close_iterators(void *value) {
+    ThreadIterators *iterators = (ThreadIterators *)value;
+    for (int i = 0; i < 2; i++) if (iterators->kinds[i] != NULL) ubrk_close(iterators->kinds[i]);
+    free(iterators);
+}
+
+static void make_iterator_key(void) { pthread_key_create(&iterator_key, close_iterators); }
+
+static UBreakIterator *thread_iterator(int kind) {
+    pthread_once(&iterator_once, make_iterator_key);
+    ThreadIterators *iterators = (ThreadIterators *)pthread_getspecific(iterator_key);
+    if (iterators == NULL) {
+        iterators = (ThreadIterators *)calloc(1, sizeof(ThreadIterators));
+        if (iterators == NULL) return NULL;
+        pthread_setspecific(iterator_key, iterators);
+    }
+    if (iterators->kinds[kind] == NULL) {
+        UErrorCode status = U_ZERO_ERROR;
+        UBreakIterator *iterator = ubrk_open(kind == 1 ? UBRK_LINE : UBRK_CHARACTER, "", NULL, 0, &status);
+        if (U_FAILURE(status)) return NULL;
+        iterators->kinds[kind] = iterator;
+    }
+    return iterators->kinds[kind];
+}
+
 int32_t tessera_icu_breaks(int kind, const uint16_t *text, int32_t length, int32_t *out) {
+    UBreakIterator *iterator = thread_iterator(kind == 1 ? 1 : 0);
+    if (iterator == NULL) return -1;
     UErrorCode status = U_ZERO_ERROR;
-    UBreakIterator *iterator = ubrk_open(kind == 1 ? UBRK_LINE : UBRK_CHARACTER, "", (const UChar *)text, length, &status);
-    if (U_FAILURE(status) || iterator == NULL) return -1;
+    ubrk_setText(iterator, (const UChar *)text, length, &status);
+    if (U_FAILURE(status)) return -1;
     int32_t count = 0;
     for (int32_t p = ubrk_first(iterator); p != UBRK_DONE; p = ubrk_next(iterator)) {
         if (p > 0) out[count++] = p;
     }
-    ubrk_close(iterator);
+    // Let go of the caller's text.
+    ubrk_setText(iterator, NULL, 0, &status);
     return count;
 }
 

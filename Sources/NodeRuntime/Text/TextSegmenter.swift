@@ -115,17 +115,19 @@ struct SegmentStream {
     /// opportunity between them) so that measuring an overlong word stays cheap.
     static let maximumWordSegmentLength = 32
 
-    /// Paragraphs longer than this (in scalars) break only after spaces: finding UAX #14's
-    /// opportunities takes a pass over the whole paragraph, and a huge one is laid out only as far as
-    /// its first lines.
-    static let maximumBreakAnalysisLength = 100_000
+    /// How much of a paragraph (in UTF-16 units) is analysed for UAX #14's break opportunities; past it
+    /// (after the last space before it) lines break only after spaces. A two-line preview of a long
+    /// message then costs what its first lines need, not a pass over the whole message.
+    static let breakAnalysisLimit = 4_096
 
     private let pieces: [TextPiece]
     private let attachmentRuns: (Int) -> Bool
     private var pieceIndex = 0
     private var position: Substring.Index?
-    /// Per piece, the positions in its text after which a line may break; nil: after spaces only.
-    private let breaks: [Set<Substring.Index>]?
+    /// Per piece: the positions in its text after which a line may break, in order, and the position
+    /// up to which that list is complete (past it: after spaces only).
+    private let breaks: [(positions: [Substring.Index], analysedUpTo: Substring.Index)]
+    private var breakCursor = 0
 
     init(pieces: [TextPiece], isAttachmentRun: @escaping (Int) -> Bool) {
         self.pieces = pieces.filter { !$0.text.isEmpty }
@@ -134,25 +136,43 @@ struct SegmentStream {
         breaks = Self.breakPositions(in: self.pieces)
     }
 
-    private static func breakPositions(in pieces: [TextPiece]) -> [Set<Substring.Index>]? {
-        var scalarCount = 0
+    private static func breakPositions(in pieces: [TextPiece]) -> [(positions: [Substring.Index], analysedUpTo: Substring.Index)] {
+        var units: [UInt16] = []
+        var truncated = false
         for piece in pieces {
-            scalarCount += piece.text.unicodeScalars.count
-            if scalarCount > maximumBreakAnalysisLength { return nil }
-        }
-        let joined = pieces.map(\.text).joined()
-        let offsets = Set(UnicodeText.lineBreakOffsets(in: joined))
-        var offset = 0
-        return pieces.map { piece in
-            var positions = Set<Substring.Index>()
-            let scalars = piece.text.unicodeScalars
-            var index = scalars.startIndex
-            while index < scalars.endIndex {
-                index = scalars.index(after: index)
-                offset += 1
-                if offsets.contains(offset) { positions.insert(index) }
+            let room = breakAnalysisLimit - units.count
+            guard room > 0 else { truncated = true; break }
+            var taken = 0
+            for unit in piece.text.utf16 {
+                if taken == room { truncated = true; break }
+                units.append(unit)
+                taken += 1
             }
-            return positions
+        }
+        // A cut paragraph is analysed up to just after its last space, where a line may break anyway.
+        var analysed = units.count
+        if truncated {
+            analysed = (units.lastIndex(of: 0x20).map { $0 + 1 }) ?? 0
+            units.removeSubrange(analysed...)
+        }
+        let offsets = units.isEmpty ? [] : UnicodeText.lineBreakUTF16Offsets(units)
+        var k = 0, base = 0
+        return pieces.map { piece in
+            let utf16 = piece.text.utf16
+            let length = utf16.count
+            var positions: [Substring.Index] = []
+            var index = utf16.startIndex, at = 0
+            while k < offsets.count, offsets[k] - base <= length {
+                let target = offsets[k] - base
+                index = utf16.index(index, offsetBy: target - at)
+                at = target
+                positions.append(index)
+                k += 1
+            }
+            let end = min(max(0, analysed - base), length)
+            let analysedUpTo = utf16.index(utf16.startIndex, offsetBy: end)
+            base += length
+            return (positions, analysedUpTo)
         }
     }
 
@@ -163,6 +183,7 @@ struct SegmentStream {
             let start = position ?? piece.text.startIndex
             guard start < piece.text.endIndex else {
                 pieceIndex += 1
+                breakCursor = 0
                 position = pieceIndex < pieces.count ? pieces[pieceIndex].text.startIndex : nil
                 continue
             }
@@ -173,13 +194,15 @@ struct SegmentStream {
                                    bidi: .neutral, script: .common, width: 0, breakAfter: true)
             }
             let text = piece.text
-            let breaksHere = breaks?[pieceIndex]
+            let (positions, analysedUpTo) = breaks[pieceIndex]
+            while breakCursor < positions.count, positions[breakCursor] <= start { breakCursor += 1 }
+            let nextBreak = breakCursor < positions.count ? positions[breakCursor] : nil
             let (firstClass, firstScript) = classify(text[start])
             var script = firstScript
             var end = text.index(after: start)
             var count = 1
             while end < text.endIndex {
-                if firstClass != .whitespace, breaksHere?.contains(end) == true { break }
+                if firstClass != .whitespace, let nextBreak, end >= nextBreak { break }
                 let (bidi, nextScript) = classify(text[end])
                 guard bidi == firstClass, script.isCompatible(with: nextScript) else { break }
                 if firstClass != .whitespace && count >= SegmentStream.maximumWordSegmentLength { break }
@@ -188,7 +211,7 @@ struct SegmentStream {
                 count += 1
             }
             position = end
-            let breakAfter = breaksHere.map { $0.contains(end) } ?? (firstClass == .whitespace)
+            let breakAfter = start < analysedUpTo ? (nextBreak.map { end >= $0 } ?? false) : firstClass == .whitespace
             return TextSegment(run: piece.run, text: text[start..<end],
                                kind: firstClass == .whitespace ? .space : .word,
                                bidi: firstClass, script: script, width: 0, breakAfter: breakAfter)

@@ -83,6 +83,15 @@ public enum UnicodeText {
         }
     }
 
+    /// Line-break opportunities as UTF-16 offsets (ascending, after 0, the end included) in `units`.
+    static func lineBreakUTF16Offsets(_ units: [UInt16]) -> [Int] {
+        guard !units.isEmpty else { return [] }
+        var out = [Int32](repeating: 0, count: units.count + 1)
+        let count = units.withUnsafeBufferPointer { tessera_icu_breaks(1, $0.baseAddress, Int32(units.count), &out) }
+        guard count > 0 else { return [units.count] }
+        return out.prefix(Int(count)).map { Int($0) }
+    }
+
     private static func breaks(in string: String, kind: Int32) -> [Int] {
         let units = Array(string.utf16)
         guard !units.isEmpty else { return [] }

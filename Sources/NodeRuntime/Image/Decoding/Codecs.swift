@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 import Foundation
 internal import CJPEG
 internal import CPNG

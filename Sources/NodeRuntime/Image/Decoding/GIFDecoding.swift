@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 internal import CGIF
 
 extension SizedDecode {
@@ -81,7 +81,7 @@ extension SizedDecode {
                     for y in 0..<canvasHeight {
                         if y & 63 == 0, isCancelled() { return nil }
                         let frameRow = y - top
-                        canvasRow.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+                        for i in canvasRow.indices { canvasRow[i] = 0 }
                         if frameRow >= 0, frameRow < height {
                             var have = interlaced ? rowsRead > 0 : false
                             if !interlaced, rowsRead == frameRow {

@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 
 /// How the stored pixels are turned to be shown, as EXIF's Orientation tag says (values 1–8).
 /// - Thread: any (a value)
