@@ -208,8 +208,10 @@ final class TextLayoutTests: XCTestCase {
 
     func testBidiLevelsAndReordering() {
         func segments(_ classes: [BidiClass]) -> [TextSegment] {
-            classes.map { TextSegment(run: 0, text: $0 == .whitespace ? " " : "x", kind: $0 == .whitespace ? .space : .word,
-                                      bidi: $0, script: .common, width: 1) }
+            // A character of each class: the levels come from the text (ICU), not from the labels.
+            let sample: [BidiClass: Substring] = [.leftToRight: "a", .rightToLeft: "ש", .number: "1", .whitespace: " ", .neutral: "!"]
+            return classes.map { TextSegment(run: 0, text: sample[$0]!, kind: $0 == .whitespace ? .space : .word,
+                                             bidi: $0, script: .common, width: 1) }
         }
         // L R R L in a left-to-right paragraph: the right-to-left pair is reversed.
         let levels = Bidi.levels(of: segments([.leftToRight, .whitespace, .rightToLeft, .whitespace, .rightToLeft,
@@ -222,6 +224,15 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertEqual(Bidi.visualOrder(levels: [0, 2, 2]), [0, 1, 2], "levels 0 and 2 only: reversed twice")
         XCTAssertEqual(Bidi.paragraphIsRightToLeft([TextPiece(run: 0, text: "123 שלום abc")]), true)
         XCTAssertEqual(Bidi.paragraphIsRightToLeft([TextPiece(run: 0, text: "123 — !")]), nil)
+        // Explicit isolates, which the engine's own algorithm ignored: a right-to-left isolate inside
+        // left-to-right text is reversed on its own, the words around it keep their places.
+        let isolate: [TextSegment] = ["a ", "\u{2067}", "b", " ", "c", "\u{2069}", " d"].map {
+            TextSegment(run: 0, text: $0[...], kind: .word, bidi: .neutral, script: .common, width: 1)
+        }
+        let isolateLevels = Bidi.levels(of: isolate, paragraphIsRightToLeft: false)
+        XCTAssertEqual(isolateLevels[2], 2, "Latin inside a right-to-left isolate sits at level 2")
+        XCTAssertEqual(isolateLevels[0], 0)
+        XCTAssertEqual(isolateLevels[6], 0)
     }
 
     // MARK: - Attachments

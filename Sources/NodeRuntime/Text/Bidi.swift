@@ -1,18 +1,9 @@
-// A small bidirectional layout: enough of the Unicode Bidirectional Algorithm (UAX #9) for chat text
-// that mixes Latin, Greek or Cyrillic with Hebrew or Arabic, and digits.
-//
-// What it does, on segments rather than single characters (segments never mix classes):
-//   - P2/P3: the paragraph's direction is that of its first strong character (left-to-right if none);
-//   - W4/W5: one separator between two numbers ("3.14", "1,000") and currency or percent signs next to
-//     a number belong to the number; W7: a number after left-to-right text is left-to-right;
-//   - N1/N2: punctuation and spaces take the direction shared by the strong text on both sides, else
-//     the paragraph's (numbers count as right-to-left here);
-//   - I1/I2: embedding levels 0, 1 or 2; L1: spaces at the end of a line get the paragraph's level;
-//   - L2: from the highest level down to 1, every stretch at that level or above is reversed.
-// What it leaves out: explicit embeddings, isolates and overrides (U+202A…U+2069), which chat text
-// rarely carries; and N1 looks no further than the line, so punctuation that ends a line between two
-// right-to-left words in a left-to-right paragraph takes the paragraph's direction. Mirroring of
-// brackets is HarfBuzz's: it mirrors them in text shaped right to left.
+// Bidirectional layout of a line: the paragraph's direction from its first strong character (P2/P3),
+// each segment's embedding level from ICU's implementation of the Unicode Bidirectional Algorithm
+// (UAX #9: weak types, brackets, embeddings, isolates and overrides, L1 for the spaces that end the
+// line), and the visual order of a line's pieces by L2. The algorithm runs over each line's text, so
+// neutrals at a line's end are resolved against that line only. Mirroring of brackets is HarfBuzz's:
+// it mirrors them in text shaped right to left.
 
 enum Bidi {
     /// The direction of the first strong character in `pieces`: true for right to left, false for left
@@ -41,78 +32,56 @@ enum Bidi {
         return nil
     }
 
-    /// Characters that join two numbers into one ("3.14", "1,000", "12:30", "1/2", "2-3"): UAX #9's
-    /// common and European separators.
-    private static let numberSeparators: Set<Substring> = [".", ",", ":", "/", "\u{060C}", "+", "-", "\u{2212}"]
-    /// Characters that belong to an adjacent number ("%", "$", "€", "#", "°"): its European terminators.
-    private static let numberTerminators: Set<Character> = ["%", "$", "€", "£", "¥", "#", "°", "٪", "\u{2030}"]
-
-    /// The embedding level of each segment of a line, in logical order.
+    /// The embedding level of each segment of a line, in logical order: the Unicode Bidirectional
+    /// Algorithm from ICU (`UnicodeText.bidi`) run over the line's text at the paragraph's level, each
+    /// segment taking the level of its first character (attachments count as object replacement
+    /// characters; a segment of characters the algorithm removes takes the level before it).
     static func levels(of segments: [TextSegment], paragraphIsRightToLeft: Bool) -> [UInt8] {
-        let count = segments.count
-        guard count > 0 else { return [] }
-        var types = segments.map { $0.kind == .attachment ? BidiClass.neutral : $0.bidi }
+        guard !segments.isEmpty else { return [] }
+        // Most lines are left-to-right text in a left-to-right paragraph: every level is 0.
+        if !paragraphIsRightToLeft, segments.allSatisfy(isPlainLeftToRight) {
+            return Array(repeating: 0, count: segments.count)
+        }
+        var text = ""
+        var starts: [Int] = []
+        starts.reserveCapacity(segments.count)
+        var offset = 0
+        for segment in segments {
+            starts.append(offset)
+            if segment.kind == .attachment {
+                text.unicodeScalars.append("\u{FFFC}")
+                offset += 1
+            } else {
+                text += segment.text
+                offset += segment.text.unicodeScalars.count
+            }
+        }
+        let resolved = UnicodeText.bidi(text, paragraph: paragraphIsRightToLeft ? .rightToLeft : .leftToRight).levels
+        var previous: UInt8 = paragraphIsRightToLeft ? 1 : 0
+        return segments.indices.map { index in
+            let first = starts[index], end = index + 1 < starts.count ? starts[index + 1] : offset
+            if let level = resolved[first..<end].lazy.compactMap({ $0 }).first {
+                previous = UInt8(clamping: level)
+            }
+            return previous
+        }
+    }
 
-        // W4: a single separator between two numbers becomes part of them.
-        if count >= 3 {
-            for i in 1..<(count - 1) where types[i] == .neutral && types[i - 1] == .number && types[i + 1] == .number
-                && numberSeparators.contains(segments[i].text) {
-                types[i] = .number
+    /// A segment that resolves to level 0 in a left-to-right paragraph whatever surrounds it:
+    /// left-to-right letters, spaces, European digits, and punctuation without directional controls.
+    private static func isPlainLeftToRight(_ segment: TextSegment) -> Bool {
+        switch segment.bidi {
+        case .leftToRight, .whitespace: return true
+        case .rightToLeft: return false
+        case .number: return segment.script != .arabic
+        case .neutral:
+            return segment.kind != .attachment && !segment.text.unicodeScalars.contains { scalar in
+                switch scalar.value {
+                case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+                default: return false
+                }
             }
         }
-        // W5: terminators next to a number become part of it.
-        for i in 0..<count where types[i] == .neutral && segments[i].kind == .word
-            && segments[i].text.allSatisfy({ numberTerminators.contains($0) }) {
-            let before = i > 0 && types[i - 1] == .number
-            let after = i + 1 < count && types[i + 1] == .number
-            if before || after { types[i] = .number }
-        }
-        // W7: a number whose preceding strong text (or the paragraph) is left-to-right is left-to-right.
-        var lastStrong: BidiClass = paragraphIsRightToLeft ? .rightToLeft : .leftToRight
-        for i in 0..<count {
-            switch types[i] {
-            case .leftToRight, .rightToLeft: lastStrong = types[i]
-            case .number: if lastStrong == .leftToRight { types[i] = .leftToRight }
-            default: break
-            }
-        }
-        // N1/N2: neutrals between equal strong directions take it; others take the paragraph's.
-        let base: BidiClass = paragraphIsRightToLeft ? .rightToLeft : .leftToRight
-        func strength(_ type: BidiClass) -> BidiClass? {
-            switch type {
-            case .leftToRight: return .leftToRight
-            case .rightToLeft, .number: return .rightToLeft
-            case .neutral, .whitespace: return nil
-            }
-        }
-        var i = 0
-        while i < count {
-            guard strength(types[i]) == nil else { i += 1; continue }
-            var end = i
-            while end < count && strength(types[end]) == nil { end += 1 }
-            let before = i > 0 ? strength(types[i - 1])! : base
-            let after = end < count ? strength(types[end])! : base
-            let resolved = before == after ? before : base
-            for j in i..<end { types[j] = resolved }
-            i = end
-        }
-        // I1/I2.
-        let baseLevel: UInt8 = paragraphIsRightToLeft ? 1 : 0
-        var levels = types.map { type -> UInt8 in
-            switch type {
-            case .leftToRight: return baseLevel == 0 ? 0 : 2
-            case .rightToLeft: return 1
-            case .number: return 2
-            case .neutral, .whitespace: return baseLevel
-            }
-        }
-        // L1: the spaces that end the line.
-        var k = count - 1
-        while k >= 0 && segments[k].kind == .space {
-            levels[k] = baseLevel
-            k -= 1
-        }
-        return levels
     }
 
     /// The visual order (left to right) of items with the given levels (L2).
