@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         // ICU for line breaking, grapheme clusters and bidi (libicu-dev comes with HarfBuzz).
         .systemLibrary(name: "CICU", pkgConfig: "icu-uc", providers: [.apt(["libicu-dev"])]),
+        // fontconfig, for the fonts that have the characters a text's own font lacks.
+        .systemLibrary(name: "CFontconfig", pkgConfig: "fontconfig", providers: [.apt(["libfontconfig-dev"])]),
         // The C side of ICU: plain-typed wrappers, so no ICU type reaches Swift (see Sources/CICU).
         .target(name: "TesseraICU", dependencies: ["CICU"]),
         .target(
@@ -38,7 +40,7 @@ let package = Package(
         ),
         .target(
             name: "NodeRuntime",
-            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "TesseraICU"],
+            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "TesseraICU", "CFontconfig"],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         .executableTarget(

@@ -77,6 +77,9 @@ final class FontHandle {
     let pixelSize: Int
     private let font: OpaquePointer
     let metrics: FontMetrics
+    /// For a face of fixed-size bitmaps (colour emoji) that opens far larger than asked: the factor
+    /// that brings its glyphs to the text's size. 1 for scalable faces.
+    let glyphScale: Double
     /// What the face's shaping settings currently are, so they are set only when they change.
     private var direction: TTF_Direction = TTF_DIRECTION_LTR
     private var script: TextScript?
@@ -103,7 +106,19 @@ final class FontHandle {
         let descent = Int(-TTF_FontDescent(font))
         metrics = FontMetrics(ascent: ascent, descent: max(0, descent),
                               lineSkip: max(Int(TTF_FontLineSkip(font)), ascent + max(0, descent)))
+        let height = Int(TTF_FontHeight(font))
+        glyphScale = height > 2 * pixelSize ? Double(pixelSize) * 1.17 / Double(height) : 1
     }
+
+    /// Which face draws each character this face lacks (nil: this one), by scalar with bit 31 set when
+    /// a VS16 or keycap follows; kept with the face so later layouts on this thread skip the lookups.
+    var fallbackDecisions: [UInt32: ResolvedFace?] = [:]
+    /// For the first 2,048 code points (Latin to Arabic, most chat text): 1 when this face draws the
+    /// character itself, 0 when not known yet or drawn by a fallback (see `fallbackDecisions`).
+    var drawsOwnCharacter = [UInt8](repeating: 0, count: 0x800)
+
+    /// Whether the face has a glyph for `scalar`.
+    func provides(_ scalar: Unicode.Scalar) -> Bool { TTF_GlyphIsProvided32(font, scalar.value) != 0 }
 
     deinit { FontLibrary.close(font) }
 

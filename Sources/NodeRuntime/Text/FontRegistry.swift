@@ -182,6 +182,17 @@ public final class FontRegistry: Sendable {
 
     // MARK: - Resolution (any thread)
 
+    /// The face of an installed font file at `path` (for fallback), read once like registered files.
+    /// Nil when it cannot be read or opened (reported once).
+    func fallbackFace(atPath path: String) -> ResolvedFace? {
+        do {
+            return ResolvedFace(file: try loadFile(at: path), synthesizesBold: false)
+        } catch {
+            record(error as? FontError)
+            return nil
+        }
+    }
+
     /// The face for `font`, falling back to the default family's regular face when its file is bad.
     /// Nil only when no font can be opened at all (each problem was reported).
     func resolve(_ font: TextFont) -> ResolvedFace? {

@@ -143,6 +143,8 @@ struct ShapedPiece {
     /// Pixels.
     var width: Int
     var isAttachment: Bool
+    /// The fallback face that draws it (nil: the run's own).
+    var face: ResolvedFace? = nil
 }
 
 extension TextMeasurer {
@@ -162,16 +164,29 @@ extension TextMeasurer {
                 groups.append((index, index + 1, segment.script))
             }
         }
-        return groups.map { group in
+        return groups.flatMap { group -> [ShapedPiece] in
             let first = segments[group.first]
             let level = levels[group.first]
-            if group.end - group.first == 1 {
-                return ShapedPiece(run: first.run, level: level, script: group.script, text: String(first.text),
-                                   width: first.width, isAttachment: first.kind == .attachment)
+            if first.kind == .attachment {
+                return [ShapedPiece(run: first.run, level: level, script: group.script, text: String(first.text),
+                                    width: first.width, isAttachment: true)]
             }
-            let text = segments[group.first..<group.end].map(\.text).joined()
-            let width = self.width(of: text[...], run: first.run, rightToLeft: level % 2 == 1, script: group.script)
-            return ShapedPiece(run: first.run, level: level, script: group.script, text: text, width: width, isAttachment: false)
+            let single = group.end - group.first == 1
+            let text = single ? first.text : segments[group.first..<group.end].map(\.text).joined()[...]
+            if !needsFallback(text, run: first.run) {
+                let width = single ? first.width
+                    : self.width(of: text, run: first.run, rightToLeft: level % 2 == 1, script: group.script, face: nil)
+                return [ShapedPiece(run: first.run, level: level, script: group.script, text: String(text),
+                                    width: width, isAttachment: false)]
+            }
+            // Each stretch that a fallback face draws is shaped and measured with that face.
+            return faceRuns(of: text, run: first.run).map { stretch in
+                let width = group.end - group.first == 1 && stretch.face == nil && stretch.text.count == text.count
+                    ? first.width
+                    : self.width(of: stretch.text, run: first.run, rightToLeft: level % 2 == 1, script: group.script, face: stretch.face)
+                return ShapedPiece(run: first.run, level: level, script: group.script, text: String(stretch.text),
+                                   width: width, isAttachment: false, face: stretch.face)
+            }
         }
     }
 }

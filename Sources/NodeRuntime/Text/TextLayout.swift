@@ -13,6 +13,8 @@ struct TextFragment: Sendable {
     var isRightToLeft: Bool
     var script: TextScript
     var isAttachment: Bool
+    /// The fallback face that draws it, when the run's own font lacks its characters (nil: the run's).
+    var face: ResolvedFace? = nil
 }
 
 /// One measured line. Its horizontal place depends on the width of the box the text is shown in

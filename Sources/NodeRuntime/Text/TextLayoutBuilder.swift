@@ -131,7 +131,7 @@ struct TextLayoutBuilder {
             include(run: piece.run)
             fragments.append(TextFragment(text: piece.text, run: piece.run, x: Double(x) / scale, width: Double(width) / scale,
                                           isRightToLeft: piece.level % 2 == 1, script: piece.script,
-                                          isAttachment: piece.isAttachment))
+                                          isAttachment: piece.isAttachment, face: piece.face))
             x += width
         }
         if fragments.isEmpty { include(run: draft.fallbackRun) }

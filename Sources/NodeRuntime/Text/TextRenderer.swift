@@ -72,8 +72,25 @@ public enum TextRenderer {
                          seed: spoiler, in: &context, scale: scale)
                 continue
             }
-            guard !fragment.isAttachment, let handle = measurer.handle(run: fragment.run) else { continue }
+            guard !fragment.isAttachment,
+                  let handle = fragment.face.map({ measurer.handle(face: $0, run: fragment.run) }) ?? measurer.handle(run: fragment.run)
+            else { continue }
             let opaque = Color(red: attributes.color.red, green: attributes.color.green, blue: attributes.color.blue)
+            if handle.glyphScale != 1 {
+                // Colour bitmaps (emoji): drawn in their own colours, scaled to the text's size, their
+                // bottom at the descent below the baseline.
+                if let surface = handle.render(fragment.text, color: opaque, rightToLeft: fragment.isRightToLeft,
+                                               script: fragment.script) {
+                    let size = Size(width: Double(surface.pointee.w) * handle.glyphScale / scale,
+                                    height: Double(surface.pointee.h) * handle.glyphScale / scale)
+                    let descent = Double(measurer.metrics(run: fragment.run).descent) / scale
+                    if let bitmap = try? Bitmap(sdlSurface: UnsafeMutableRawPointer(surface), scale: scale) {
+                        context.draw(bitmap, in: Rect(origin: Point(x: x, y: baseline + descent - size.height), size: size))
+                    }
+                    SDL_FreeSurface(surface)
+                }
+                continue
+            }
             if let surface = handle.render(fragment.text, color: opaque, rightToLeft: fragment.isRightToLeft,
                                            script: fragment.script) {
                 let size = Size(width: Double(surface.pointee.w) / scale, height: Double(surface.pointee.h) / scale)

@@ -261,9 +261,128 @@ final class TextMeasurer {
                            lineSkip: Int((Double(size) * 1.17).rounded()))
     }
 
-    /// The width of `text` in `run`'s face, in pixels.
+    /// The width of `text` in `run`'s face, in pixels, each stretch its own font lacks measured in
+    /// the fallback face that draws it.
     func width(of text: Substring, run: Int, rightToLeft: Bool, script: TextScript) -> Int {
-        handle(run: run)?.width(of: text, rightToLeft: rightToLeft, script: script) ?? 0
+        if !needsFallback(text, run: run) {
+            return width(of: text, run: run, rightToLeft: rightToLeft, script: script, face: nil)
+        }
+        return faceRuns(of: text, run: run).reduce(0) { total, stretch in
+            total + width(of: stretch.text, run: run, rightToLeft: rightToLeft, script: script, face: stretch.face)
+        }
+    }
+
+    /// The width of `text` in one face: `face`, or the run's own when nil.
+    func width(of text: Substring, run: Int, rightToLeft: Bool, script: TextScript, face: ResolvedFace?) -> Int {
+        guard let face else { return handle(run: run)?.width(of: text, rightToLeft: rightToLeft, script: script) ?? 0 }
+        guard let handle = handle(face: face, run: run) else { return 0 }
+        let width = handle.width(of: text, rightToLeft: rightToLeft, script: script)
+        return handle.glyphScale == 1 ? width : Int((Double(width) * handle.glyphScale).rounded())
+    }
+
+    /// This thread's handle of a fallback `face` at `run`'s size.
+    func handle(face: ResolvedFace, run: Int) -> FontHandle? {
+        cache.handle(for: face, pixelSize: pixelSize(of: runs[run].effectiveFont))
+    }
+
+    /// Whether some character of `text` is drawn by another face than the run's own (a quick pass
+    /// over the scalars with the decisions already made; the first sight of a character decides it).
+    func needsFallback(_ text: Substring, run: Int) -> Bool {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return false }
+        guard let primary = handle(run: run) else { return false }
+        let scalars = text.unicodeScalars
+        var index = scalars.startIndex
+        while index < scalars.endIndex {
+            let scalar = scalars[index]
+            let next = scalars.index(after: index)
+            if scalar.value >= 0x80 && !Self.continuesCluster(scalar) {
+                let following = next < scalars.endIndex ? scalars[next] : nil
+                if fallbackFace(for: scalar, emojiRequested: following == "\u{FE0F}" || following == "\u{20E3}",
+                                run: run, primary: primary) != nil { return true }
+            } else if scalar == "\u{FE0F}" || scalar == "\u{20E3}" {
+                return true  // a keycap or VS16 sequence: let the full pass decide
+            }
+            index = next
+        }
+        return false
+    }
+
+    /// `text` cut into stretches by the face that draws them: nil for the run's own face, or the
+    /// fallback face fontconfig finds for characters it lacks (colour fonts first for emoji). Marks,
+    /// joiners, variation selectors and emoji modifiers stay with the character before them, so a
+    /// cluster (an emoji sequence, a base with its accents) is drawn by one face.
+    func faceRuns(of text: Substring, run: Int) -> [(text: Substring, face: ResolvedFace?)] {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return [(text, nil)] }
+        guard let primary = handle(run: run) else { return [(text, nil)] }
+        let scalars = text.unicodeScalars
+        var stretches: [(text: Substring, face: ResolvedFace?)] = []
+        var start = scalars.startIndex
+        var current: ResolvedFace? = nil
+        var index = scalars.startIndex
+        while index < scalars.endIndex {
+            let scalar = scalars[index]
+            let next = scalars.index(after: index)
+            if index > scalars.startIndex, Self.continuesCluster(scalar) { index = next; continue }
+            // A keycap or VS16 sequence asks for the emoji presentation of what precedes it.
+            let following = next < scalars.endIndex ? scalars[next] : nil
+            let face = fallbackFace(for: scalar, emojiRequested: following == "\u{FE0F}" || following == "\u{20E3}",
+                                    run: run, primary: primary)
+            if face?.file.identity != current?.file.identity {
+                if index > start { stretches.append((text[start..<index], current)) }
+                start = index
+                current = face
+            }
+            index = next
+        }
+        if start < scalars.endIndex { stretches.append((text[start...], current)) }
+        return stretches
+    }
+
+    /// Scalars that belong to the character before them: marks, joiners, variation selectors, emoji
+    /// modifiers (skin tones), tag characters and the keycap.
+    private static func continuesCluster(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.value < 0x300 { return false }  // Latin: no marks or joiners below U+0300
+        switch scalar.value {
+        case 0x200D, 0xFE00...0xFE0F, 0x20E3, 0x1F3FB...0x1F3FF, 0xE0020...0xE007F: return true
+        default:
+            switch scalar.properties.generalCategory {
+            case .nonspacingMark, .spacingMark, .enclosingMark: return true
+            default: return false
+            }
+        }
+    }
+
+    private func fallbackFace(for first: Unicode.Scalar, emojiRequested: Bool, run: Int, primary: FontHandle) -> ResolvedFace? {
+        if first.value < 0x80 && !emojiRequested { return nil }
+        let low = first.value < 0x800 && !emojiRequested
+        if low && primary.drawsOwnCharacter[Int(first.value)] == 1 { return nil }
+        let key = first.value | (emojiRequested ? 1 << 31 : 0)
+        if let known = primary.fallbackDecisions[key] { return known }
+        let wantsColor = first.properties.isEmojiPresentation || (emojiRequested && first.properties.isEmoji)
+        let face = lookUpFallback(for: first, wantsColor: wantsColor, run: run, primary: primary)
+        if low && face == nil {
+            primary.drawsOwnCharacter[Int(first.value)] = 1
+        } else {
+            primary.fallbackDecisions[key] = .some(face)
+        }
+        return face
+    }
+
+    private func lookUpFallback(for first: Unicode.Scalar, wantsColor: Bool, run: Int, primary: FontHandle) -> ResolvedFace? {
+        if !wantsColor {
+            if primary.provides(first) { return nil }
+            switch first.properties.generalCategory {
+            case .control, .format, .spaceSeparator, .lineSeparator, .paragraphSeparator: return nil
+            default: break
+            }
+        }
+        let family = runs[run].effectiveFont.family
+        let path = FontFallback.shared.path(for: first, family: family, color: wantsColor) { path in
+            guard let face = registry.fallbackFace(atPath: path), let handle = handle(face: face, run: run) else { return false }
+            return handle.provides(first)
+        }
+        let face = path.flatMap { registry.fallbackFace(atPath: $0) }
+        return face?.file.identity == primary.file.identity ? nil : face
     }
 
     /// The segment with its width filled in.
