@@ -75,6 +75,31 @@ struct TextBenchmark {
             lines.append(String(format: "       (%.2f lines a preview on average, %d%% cut with \"…\")",
                                 Double(lineCount) / Double(runs), 100 * truncated / runs))
         }
+        // One line per script, and an emoji-heavy message: the same two-line preview, layout + draw at 1x.
+        let samples: [(String, String)] = [
+            ("Latin", "Meet me at the station at half past six, and bring the photos from last weekend please"),
+            ("Cyrillic", "Встретимся на вокзале в половине седьмого, и захвати фотографии с прошлых выходных"),
+            ("Hebrew", "נפגש בתחנה בשש וחצי, ותביא בבקשה את התמונות מסוף השבוע שעבר"),
+            ("Arabic", "نلتقي في المحطة في السادسة والنصف، وأحضر الصور من نهاية الأسبوع الماضي من فضلك"),
+            ("CJK", "我们六点半在车站见面，请带上上周末的照片。明日の午後に会いましょう"),
+            ("emoji", "See you at 6:30 😀🎉 bring the photos 📸👍🏽 and snacks 🍕🍩🥤 ❤️🇫🇷 👩‍👩‍👧 1️⃣"),
+        ]
+        let body = TextAttributes(font: .system(size: 14), color: Color(rgb: 0x707A89))
+        var latin = 0.0
+        for (name, sample) in samples {
+            let text = AttributedText(sample, attributes: body)
+            var times: [Double] = []
+            for _ in 0..<max(50, runs / 6) {
+                let start = MonotonicClock.nanoseconds()
+                let layout = TextLayout.measure(text, width: width, options: options, scale: 1, fonts: fonts, cache: nil)
+                let parameters = TextNode.DrawParameters(text: text, options: options, layout: layout, revealedSpoilers: [], fonts: fonts)
+                _ = TextNode.display(parameters, info: DrawInfo(bounds: Rect(x: 0, y: 0, width: width, height: layout.size.height), scale: 1))
+                times.append(microseconds(since: start))
+            }
+            let time = median(times)
+            if name == "Latin" { latin = time }
+            lines.append(String(format: "  %-9@ preview, layout + draw @1x: %7.1f µs (%.2f× Latin)", name as NSString, time, time / max(0.001, latin)))
+        }
         // Bad input: a megabyte in one message. The layout stops at its line cap instead of measuring it all.
         let megabyte = AttributedText(String(repeating: "lorem ipsum dolor sit amet ", count: 1_048_576 / 27 + 1),
                                       attributes: TextAttributes(font: .system(size: 14)))

@@ -116,6 +116,11 @@ final class FontHandle {
     /// For the first 2,048 code points (Latin to Arabic, most chat text): 1 when this face draws the
     /// character itself, 0 when not known yet or drawn by a fallback (see `fallbackDecisions`).
     var drawsOwnCharacter = [UInt8](repeating: 0, count: 0x800)
+    /// Colour-bitmap text (emoji) already rendered and scaled to this face's size, by text and
+    /// contents scale; emoji repeat, and rendering one at its 128-pixel strike costs far more than a
+    /// copy. Bounded by `scaledGlyphLimit` entries.
+    var scaledGlyphs: [String: Bitmap] = [:]
+    static let scaledGlyphLimit = 256
 
     /// Whether the face has a glyph for `scalar`.
     func provides(_ scalar: Unicode.Scalar) -> Bool { TTF_GlyphIsProvided32(font, scalar.value) != 0 }

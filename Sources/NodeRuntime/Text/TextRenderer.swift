@@ -79,15 +79,10 @@ public enum TextRenderer {
             if handle.glyphScale != 1 {
                 // Colour bitmaps (emoji): drawn in their own colours, scaled to the text's size, their
                 // bottom at the descent below the baseline.
-                if let surface = handle.render(fragment.text, color: opaque, rightToLeft: fragment.isRightToLeft,
-                                               script: fragment.script) {
-                    let size = Size(width: Double(surface.pointee.w) * handle.glyphScale / scale,
-                                    height: Double(surface.pointee.h) * handle.glyphScale / scale)
+                if let glyphs = scaledColorGlyphs(fragment, handle: handle, scale: scale) {
+                    let size = glyphs.pointSize
                     let descent = Double(measurer.metrics(run: fragment.run).descent) / scale
-                    if let bitmap = try? Bitmap(sdlSurface: UnsafeMutableRawPointer(surface), scale: scale) {
-                        context.draw(bitmap, in: Rect(origin: Point(x: x, y: baseline + descent - size.height), size: size))
-                    }
-                    SDL_FreeSurface(surface)
+                    context.draw(glyphs, in: Rect(origin: Point(x: x, y: baseline + descent - size.height), size: size))
                 }
                 continue
             }
@@ -111,6 +106,25 @@ public enum TextRenderer {
                 context.fill(Rect(x: x, y: baseline - rise, width: width, height: thickness), color: attributes.color)
             }
         }
+    }
+
+    /// `fragment`'s colour glyphs rendered at the face's bitmap size and shrunk to the text's, from the
+    /// face's cache when drawn before.
+    private static func scaledColorGlyphs(_ fragment: TextFragment, handle: FontHandle, scale: Double) -> Bitmap? {
+        let key = "\(scale)|\(fragment.isRightToLeft)|" + fragment.text
+        if let cached = handle.scaledGlyphs[key] { return cached }
+        guard let surface = handle.render(fragment.text, color: Color(red: 0, green: 0, blue: 0),
+                                          rightToLeft: fragment.isRightToLeft, script: fragment.script) else { return nil }
+        defer { SDL_FreeSurface(surface) }
+        guard let full = try? Bitmap(sdlSurface: UnsafeMutableRawPointer(surface), scale: 1) else { return nil }
+        let width = max(1, Int((Double(full.width) * handle.glyphScale).rounded()))
+        let height = max(1, Int((Double(full.height) * handle.glyphScale).rounded()))
+        guard var context = try? BitmapContext(pixelWidth: width, pixelHeight: height, scale: scale) else { return nil }
+        context.draw(full, in: context.bounds)
+        let glyphs = context.makeBitmap()
+        if handle.scaledGlyphs.count >= FontHandle.scaledGlyphLimit { handle.scaledGlyphs.removeAll(keepingCapacity: true) }
+        handle.scaledGlyphs[key] = glyphs
+        return glyphs
     }
 
     /// The glyphs of a blended SDL_ttf surface as a premultiplied bitmap in `color` (alpha included).

@@ -81,4 +81,24 @@ final class FontFallbackTests: XCTestCase {
         _ = try draw("a\u{10FFFD}b c\u{10FFFD}")
         XCTAssertEqual(FontFallback.shared.queryCount - before, asked, "the answer, even 'none', is remembered")
     }
+
+    /// One golden of every script the gallery shows and of emoji, drawn through fallback where needed.
+    func testScriptsAndEmojiGolden() throws {
+        let samples = [
+            "Latin: Meet me at 6:30, bring the photos",
+            "Кириллица: встретимся в половине седьмого",
+            "עברית: נפגש בתחנה בשש וחצי",
+            "العربية: نلتقي في المحطة في السادسة",
+            "中文：我们六点半在车站见面",
+            "日本語：明日の午後に会いましょう",
+            "Emoji: 😀🎉📸👍🏽🍕 ❤️ 🇫🇷 👩‍👩‍👧 1️⃣",
+        ]
+        var context = try BitmapContext(pixelWidth: 420, pixelHeight: 30 * samples.count + 8, scale: 1)
+        context.fill(context.bounds, color: .white)
+        for (row, sample) in samples.enumerated() {
+            let layout = TextLayout.measure(AttributedText(sample, attributes: TextFixtures.plain(16)), width: 410, cache: nil)
+            TextRenderer.draw(layout, in: &context, at: Point(x: 5, y: Double(4 + row * 30)))
+        }
+        GoldenImage.assertMatches(context.makeBitmap(), named: "text-scripts-and-emoji", in: "NodeRuntimeTests", tolerance: 8)
+    }
 }
