@@ -51,6 +51,18 @@ final class GalleryTests: XCTestCase {
         }
     }
 
+    /// The end of the Text screen: emoji, Chinese and Japanese through font fallback, right-to-left text
+    /// with numbers and a URL, and a long URL broken after its slashes.
+    func testTheTextScreensLastSamplesMatchTheirGolden() throws {
+        let app = try makeApp(screen: .text)
+        app.settle()
+        frames(app, [.keyDown(.end, modifiers: [])], count: 60)
+        app.settle()
+        let pixels = app.host.compositor.capture(app.host.rootLayer)
+        GoldenImage.assertMatches(pixels, named: "screen-text-end", in: "GalleryTests", tolerance: 6)
+        app.host.setRootController(nil)
+    }
+
     func testClicksAndKeysDriveTheScreens() throws {
         let app = try makeApp(screen: .chats)
         app.settle()

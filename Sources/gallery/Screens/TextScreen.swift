@@ -130,6 +130,20 @@ final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
             code.block = TextBlock(.code)
             return TextNode(attributedText: AttributedText("static func draw(_ p: Parameters,\n                 in context: inout BitmapContext,\n                 info: DrawInfo)", attributes: code))
         })
+        items.append(sample("Emoji: sequences, skin tones, flags, keycaps") {
+            TextNode("Party 🎉 with the 👩‍👩‍👧 family, 👍🏽 and 👋🏿, flags 🇯🇵 🇫🇷 and keycaps 1️⃣ 2️⃣ — in colour at the text size.",
+                     attributes: body)
+        })
+        items.append(sample("Chinese and Japanese, through font fallback") {
+            TextNode("我们六点半在车站见面，请带上照片。明日の午後に駅で会いましょう。", attributes: body)
+        })
+        items.append(sample("Right to left with numbers and a URL") {
+            TextNode("הפגישה ב-10:30 בחדר 4, פרטים ב-https://example.com/meet?id=42 (תודה!)", attributes: body)
+        })
+        items.append(sample("A long URL breaks after its slashes") {
+            TextNode("https://example.com/messages/2026/november/a-very-long-path-component/photo-of-the-day.jpg",
+                     attributes: body)
+        })
         samples = items
         super.init(node: list)
         spoilerRow = spoilerIndex
