@@ -10,7 +10,7 @@
 /// The writing system of a piece of text, as HarfBuzz needs it to choose a shaper (Arabic letters
 /// join only when the script says Arabic).
 enum TextScript: UInt8, Sendable, Hashable {
-    case common, latin, greek, cyrillic, hebrew, arabic
+    case common, latin, greek, cyrillic, hebrew, arabic, devanagari, thai
 
     /// The ISO 15924 tag SDL_ttf passes to HarfBuzz.
     var tag: String {
@@ -21,6 +21,8 @@ enum TextScript: UInt8, Sendable, Hashable {
         case .cyrillic: return "Cyrl"
         case .hebrew: return "Hebr"
         case .arabic: return "Arab"
+        case .devanagari: return "Deva"
+        case .thai: return "Thai"
         }
     }
 
@@ -80,6 +82,8 @@ func classify(_ character: Character) -> (BidiClass, TextScript) {
         switch value {
         case 0x0370...0x03FF, 0x1F00...0x1FFF: return (.leftToRight, .greek)
         case 0x0400...0x052F: return (.leftToRight, .cyrillic)
+        case 0x0900...0x097F, 0xA8E0...0xA8FF: return (.leftToRight, .devanagari)
+        case 0x0E00...0x0E7F: return (.leftToRight, .thai)
         case 0x00C0...0x024F, 0x1E00...0x1EFF: return (.leftToRight, .latin)
         default: return (.leftToRight, .common)
         }

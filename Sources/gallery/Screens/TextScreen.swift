@@ -137,6 +137,9 @@ final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
         items.append(sample("Chinese and Japanese, through font fallback") {
             TextNode("我们六点半在车站见面，请带上照片。明日の午後に駅で会いましょう。", attributes: body)
         })
+        items.append(sample("Hindi and Thai, shaped by HarfBuzz") {
+            TextNode("नमस्ते, कल सुबह स्टेशन पर मिलते हैं। สวัสดีครับ พบกันที่สถานีพรุ่งนี้เช้า", attributes: body)
+        })
         items.append(sample("Right to left with numbers and a URL") {
             TextNode("הפגישה ב-10:30 בחדר 4, פרטים ב-https://example.com/meet?id=42 (תודה!)", attributes: body)
         })

@@ -73,6 +73,34 @@ final class FontFallbackTests: XCTestCase {
         XCTAssertGreaterThan(bitmap.pixels.filter { ($0 & 0xFF) < 128 }.count, 100, "ink drawn")
     }
 
+    /// Devanagari is shaped as Devanagari (HarfBuzz forms the conjunct and places the vowel sign), from
+    /// Lohit Devanagari; Thai from Loma, and Thai lines break between words though it has no spaces.
+    func testDevanagariIsShapedAndThaiBreaksBetweenWords() throws {
+        let (layout, _) = try draw("नमस्ते दुनिया")
+        let hindi = fragments(layout).filter { $0.face != nil }
+        XCTAssertFalse(hindi.isEmpty)
+        XCTAssertTrue(hindi.allSatisfy { $0.face?.file.path.contains("Lohit") == true && $0.script == .devanagari },
+                      "\(hindi.map { ($0.face?.file.path ?? "own", $0.script) })")
+        // "स्ते" is one conjunct with its vowel sign: shaped as Devanagari it is narrower than its
+        // four characters drawn one by one.
+        let (whole, _) = try draw("स्ते")
+        let pieces = try ["स", "्", "त", "े"].map { try draw($0).0 }
+        let separate = pieces.reduce(0.0) { $0 + $1.size.width }
+        XCTAssertLessThan(whole.size.width, separate, "the conjunct is shaped, not laid side by side")
+
+        let thai = "ฉันจะไปตลาดพรุ่งนี้ตอนเช้าเพื่อซื้อผลไม้และผักสดสำหรับครอบครัว"
+        let (narrow, bitmap) = try draw(thai, width: 150)
+        XCTAssertTrue(fragments(narrow).allSatisfy { $0.face?.file.path.contains("Loma") == true })
+        XCTAssertGreaterThan(narrow.lineCount, 2)
+        let allowed = Set(UnicodeText.lineBreakOffsets(in: thai))
+        var offset = 0
+        for line in narrow.lines.dropLast() {
+            offset += line.fragments.map(\.text).joined().unicodeScalars.count
+            XCTAssertTrue(allowed.contains(offset), "a Thai line ends between words (at \(offset))")
+        }
+        XCTAssertGreaterThan(bitmap.pixels.filter { ($0 & 0xFF) < 128 }.count, 100, "ink drawn")
+    }
+
     func testCharactersNoFontHasKeepTheOwnFontAndChoicesAreCached() throws {
         let before = FontFallback.shared.queryCount
         let (layout, _) = try draw("a\u{10FFFD}b")  // a private-use code point no font has
@@ -91,6 +119,8 @@ final class FontFallbackTests: XCTestCase {
             "العربية: نلتقي في المحطة في السادسة",
             "中文：我们六点半在车站见面",
             "日本語：明日の午後に会いましょう",
+            "हिन्दी: कल सुबह स्टेशन पर मिलते हैं",
+            "ไทย: พบกันที่สถานีพรุ่งนี้เช้า",
             "Emoji: 😀🎉📸👍🏽🍕 ❤️ 🇫🇷 👩‍👩‍👧 1️⃣",
         ]
         var context = try BitmapContext(pixelWidth: 420, pixelHeight: 30 * samples.count + 8, scale: 1)
