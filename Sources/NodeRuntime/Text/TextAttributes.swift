@@ -58,9 +58,24 @@ public struct TextAttachment: Hashable, Sendable {
     public var size: Size
     /// Moves the box down (negative) or up (positive) from sitting on the baseline, in points.
     public var baselineOffset: Double
+    /// A picture (a custom emoji, a sticker, a mention chip) drawn in the box, aspect-fitted, in the
+    /// same bitmap as the text; nil leaves the box empty for the app to place something over it.
+    public var image: Bitmap?
 
-    public init(identifier: String, size: Size, baselineOffset: Double = 0) {
-        self.identifier = identifier; self.size = size; self.baselineOffset = baselineOffset
+    public init(identifier: String, size: Size, baselineOffset: Double = 0, image: Bitmap? = nil) {
+        self.identifier = identifier; self.size = size; self.baselineOffset = baselineOffset; self.image = image
+    }
+
+    public static func == (a: TextAttachment, b: TextAttachment) -> Bool {
+        a.identifier == b.identifier && a.size == b.size && a.baselineOffset == b.baselineOffset
+            && a.image?.identity == b.image?.identity
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(identifier)
+        hasher.combine(size)
+        hasher.combine(baselineOffset)
+        hasher.combine(image?.identity)
     }
 
     var sanitizedSize: Size {

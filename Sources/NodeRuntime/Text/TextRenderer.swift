@@ -72,8 +72,15 @@ public enum TextRenderer {
                          seed: spoiler, in: &context, scale: scale)
                 continue
             }
-            guard !fragment.isAttachment,
-                  let handle = fragment.face.map({ measurer.handle(face: $0, run: fragment.run) }) ?? measurer.handle(run: fragment.run)
+            if fragment.isAttachment {
+                if let attachment = attributes.attachment, let image = attachment.image, !image.isEmpty {
+                    var rect = layout.attachmentRect(fragment, attachment, line: line, originX: line.originX(inWidth: box))
+                    rect = rect.offsetBy(dx: origin.x, dy: origin.y)
+                    context.draw(image, in: ImageNode.placement(of: image, in: rect, mode: .aspectFit))
+                }
+                continue
+            }
+            guard let handle = fragment.face.map({ measurer.handle(face: $0, run: fragment.run) }) ?? measurer.handle(run: fragment.run)
             else { continue }
             let opaque = Color(red: attributes.color.red, green: attributes.color.green, blue: attributes.color.blue)
             if handle.glyphScale != 1 {
