@@ -171,4 +171,36 @@ final class TextHitTestTests: XCTestCase {
     func testPlainTextIsNotInteractive() {
         XCTAssertFalse(TextNode("plain").isUserInteractionEnabled)
     }
+
+    /// A collapsed quote is an expand target: a tap expands it (more lines, taller text), another tap
+    /// collapses it again; a link inside it is still a link.
+    func testTappingACollapsedBlockExpandsAndCollapsesIt() throws {
+        var quote = TextFixtures.plain(15)
+        quote.block = TextBlock(.quote, title: "Quoted", isCollapsed: true, collapsedLineLimit: 2)
+        var text = AttributedText("Before the quote.\n", attributes: TextFixtures.plain(15))
+        text.append(String(repeating: "A quoted message that goes on for several lines. ", count: 6), attributes: quote)
+        let node = TextNode(attributedText: text)
+        XCTAssertTrue(node.isUserInteractionEnabled, "a collapsible block makes the text interactive")
+        node.frame = Rect(origin: .zero, size: node.calculateSizeThatFits(Size(width: 240, height: .infinity)))
+        let collapsed = node.textLayout
+        let frame = try XCTUnwrap(collapsed.blocks.first)
+        XCTAssertTrue(frame.hidesLines)
+        let inside = Point(x: 120, y: frame.top + frame.height / 2)
+        XCTAssertEqual(node.textHit(at: inside)?.target, .block(0))
+        XCTAssertNil(node.textHit(at: Point(x: 5, y: 2)), "the plain line before it is not a target")
+
+        func tap(_ point: Point) {
+            node.touchesBegan(Touch(phase: .began, location: point, timestamp: 0))
+            node.touchesEnded(Touch(phase: .ended, location: point, timestamp: 0.1))
+        }
+        tap(inside)
+        let expanded = node.textLayout(forWidth: 240)
+        XCTAssertFalse(expanded.blocks[0].hidesLines)
+        XCTAssertGreaterThan(expanded.lineCount, collapsed.lineCount)
+        XCTAssertGreaterThan(node.calculateSizeThatFits(Size(width: 240, height: .infinity)).height, collapsed.size.height)
+        XCTAssertEqual(node.textHit(at: inside)?.target, .block(0), "an expanded block collapses on the next tap")
+        tap(inside)
+        XCTAssertTrue(node.textLayout(forWidth: 240).blocks[0].hidesLines)
+        XCTAssertEqual(node.textLayout(forWidth: 240).lineCount, collapsed.lineCount)
+    }
 }

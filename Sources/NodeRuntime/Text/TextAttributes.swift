@@ -283,3 +283,20 @@ public struct TextLayoutOptions: Hashable, Sendable {
 
     var sanitizedLineSpacing: Double { lineSpacing.isFinite ? min(max(0, lineSpacing), 1_000) : 0 }
 }
+
+extension AttributedText {
+    /// The text with block `index` (the index-th run of consecutive runs with one `block` value, as
+    /// `TextLayout.blocks` counts them) collapsed or expanded.
+    func settingCollapsed(_ collapsed: Bool, ofBlock index: Int) -> AttributedText {
+        var copy = self
+        var blockIndex = -1
+        var previous: TextBlock?
+        for i in copy.runs.indices {
+            let block = copy.runs[i].attributes.block
+            if let block, block != previous { blockIndex += 1 }
+            previous = block
+            if block != nil, blockIndex == index { copy.runs[i].attributes.block?.isCollapsed = collapsed }
+        }
+        return copy
+    }
+}

@@ -84,6 +84,8 @@ public struct TextHit: Hashable, Sendable {
         case spoiler(Int)
         /// An attachment, by identifier.
         case attachment(String)
+        /// A quote or code block that collapses or expands when tapped, by its index in `blocks`.
+        case block(Int)
     }
     public var target: Target
     /// Every rect the item covers (a link broken over two lines has two), in the text's coordinates.
@@ -201,10 +203,22 @@ public final class TextLayout: Sendable {
     }
 
     /// What is under `point` (in the text's coordinates, in a box `boxWidth` wide): a spoiler still
-    /// veiled first, then a link, then an attachment. Nil over plain text or outside the text.
-    public func hitTest(_ point: Point, inWidth boxWidth: Double? = nil, revealedSpoilers: Set<Int> = []) -> TextHit? {
+    /// veiled first, then a link, then an attachment, then a block that collapses or expands (a
+    /// collapsed one, or one of `expandedBlocks`). Nil over plain text or outside the text.
+    public func hitTest(_ point: Point, inWidth boxWidth: Double? = nil, revealedSpoilers: Set<Int> = [],
+                        expandedBlocks: Set<Int> = []) -> TextHit? {
         guard point.x.isFinite, point.y.isFinite else { return nil }
         let box = boxWidth ?? size.width
+        if let hit = itemHit(point, box: box, revealedSpoilers: revealedSpoilers) { return hit }
+        guard point.x >= 0, point.x < box else { return nil }
+        for (index, frame) in blocks.enumerated()
+        where point.y >= frame.top && point.y < frame.top + frame.height && (frame.block.isCollapsed || expandedBlocks.contains(index)) {
+            return TextHit(target: .block(index), rects: [Rect(x: 0, y: frame.top, width: box, height: frame.height)])
+        }
+        return nil
+    }
+
+    private func itemHit(_ point: Point, box: Double, revealedSpoilers: Set<Int>) -> TextHit? {
         for line in lines where point.y >= line.top && point.y < line.top + line.height {
             let origin = line.originX(inWidth: box)
             for fragment in line.fragments where point.x >= origin + fragment.x && point.x < origin + fragment.x + fragment.width {

@@ -40,6 +40,8 @@ public final class TextNode: Node, NodeDrawing {
         var linkTapHandler: ((String) -> Void)?
         /// The link or spoiler under the pointer when it went down. (main thread only)
         var pressedTarget: TextHit.Target?
+        /// Blocks that were collapsed and have been expanded by a tap (a tap collapses them again).
+        var expandedBlocks: Set<Int> = []
     }
 
     /// Text state, reached only through `textState`.
@@ -77,6 +79,7 @@ public final class TextNode: Node, NodeDrawing {
                 state.text = newValue
                 state.lastLayout = nil
                 state.revealedSpoilers = []
+                state.expandedBlocks = []
                 return true
             }
             guard changed else { return }
@@ -168,7 +171,7 @@ public final class TextNode: Node, NodeDrawing {
     }
 
     private func updateInteraction(for text: AttributedText) {
-        if text.runs.contains(where: { $0.attributes.link != nil || $0.attributes.isSpoiler }) {
+        if text.runs.contains(where: { $0.attributes.link != nil || $0.attributes.isSpoiler || $0.attributes.block?.isCollapsed == true }) {
             isUserInteractionEnabled = true
         }
     }
@@ -231,7 +234,24 @@ public final class TextNode: Node, NodeDrawing {
     /// - Thread: any
     public func textHit(at point: Point) -> TextHit? {
         let revealed = revealedSpoilers
-        return textLayout.hitTest(point, inWidth: boxWidth, revealedSpoilers: revealed)
+        let expanded = textState.withLock { $0.expandedBlocks }
+        return textLayout.hitTest(point, inWidth: boxWidth, revealedSpoilers: revealed, expandedBlocks: expanded)
+    }
+
+    /// Expands collapsed block `index` (as `TextLayout.blocks` counts them), or collapses it again if
+    /// a tap expanded it. The text is measured again like any change (off the UI thread when the
+    /// host lays out in the background). - Thread: any
+    public func toggleBlock(_ index: Int) {
+        let changed = textState.withLock { state -> Bool in
+            let expanding = !state.expandedBlocks.contains(index)
+            let text = state.text.settingCollapsed(!expanding, ofBlock: index)
+            guard text != state.text else { return false }
+            state.text = text
+            state.lastLayout = nil
+            if expanding { state.expandedBlocks.insert(index) } else { state.expandedBlocks.remove(index) }
+            return true
+        }
+        if changed { textDidChange() }
     }
 
     // MARK: - Drawing
@@ -282,6 +302,7 @@ public final class TextNode: Node, NodeDrawing {
         switch target {
         case let .spoiler(index): revealSpoiler(index)
         case let .link(value): handler?(value)
+        case let .block(index): toggleBlock(index)
         case .attachment: break
         }
     }
