@@ -385,7 +385,10 @@ final class TextMeasurer {
             guard let face = registry.fallbackFace(atPath: path), let handle = handle(face: face, run: run) else { return false }
             return handle.provides(first)
         }
-        let face = path.flatMap { registry.fallbackFace(atPath: $0) }
+        // A bold run gets its fallback in synthesized bold (fallback fonts come with one weight);
+        // colour emoji stay as drawn.
+        let bold = runs[run].effectiveFont.isBold && !wantsColor
+        let face = path.flatMap { registry.fallbackFace(atPath: $0) }.map { ResolvedFace(file: $0.file, synthesizesBold: bold) }
         return face?.file.identity == primary.file.identity ? nil : face
     }
 
