@@ -297,10 +297,15 @@ public enum ImageDecoder {
     /// The input for a decode and its checked header. JPEG and PNG files stay on disk (the codec reads
     /// them as it goes); everything else is read whole, within `maximumEncodedBytes`.
     static func openInput(_ source: ImageSource, limits: Limits) throws -> (EncodedInput, Header) {
-        guard case .file(let path) = source else {
-            guard let bytes = try bytes(of: source, limits: limits) else { throw ImageError.empty(source.description) }
-            let header = try checkedHeader(of: bytes, source: source.description, limits: limits)
-            return (.bytes(bytes), header)
+        let path: String
+        switch source {
+        case .file(let file):
+            path = file
+        case .encoded(let image):
+            try checkEncodedSize(image.bytes.count, source: source.description, limits: limits)
+            return (.bytes(image.bytes), try checkedHeader(of: image.bytes, source: source.description, limits: limits))
+        case .bitmap:
+            preconditionFailure("a bitmap source is shown as it is, never opened as encoded bytes")
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             if FileManager.default.fileExists(atPath: path) { throw ImageError.unreadable(path, reason: "cannot open") }
@@ -309,9 +314,7 @@ public enum ImageDecoder {
         defer { try? handle.close() }
         let size: Int
         do { size = Int(try handle.seekToEnd()) } catch { throw ImageError.unreadable(path, reason: "\(error)") }
-        guard size <= limits.maximumEncodedBytes else {
-            throw ImageError.overLimit(path, reason: "\(size) bytes is over the \(limits.maximumEncodedBytes)-byte file limit")
-        }
+        try checkEncodedSize(size, source: path, limits: limits)
         func read(_ offset: Int, _ count: Int) throws -> [UInt8] {
             do {
                 try handle.seek(toOffset: UInt64(offset))
@@ -393,28 +396,10 @@ public enum ImageDecoder {
         }
     }
 
-    /// The encoded bytes of a file or data source (nil for a bitmap source).
-    static func bytes(of source: ImageSource, limits: Limits = Limits()) throws -> [UInt8]? {
-        func checkSize(_ count: Int) throws {
-            guard count <= limits.maximumEncodedBytes else {
-                throw ImageError.overLimit(source.description, reason: "\(count) bytes is over the \(limits.maximumEncodedBytes)-byte file limit")
-            }
-        }
-        switch source {
-        case .bitmap: return nil
-        case .encoded(let image):
-            try checkSize(image.bytes.count)
-            return image.bytes
-        case .file(let path):
-            guard FileManager.default.fileExists(atPath: path) else { throw ImageError.missingFile(path) }
-            if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber {
-                try checkSize(size.intValue)
-            }
-            do {
-                return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            } catch {
-                throw ImageError.unreadable(path, reason: "\(error)")
-            }
+    /// Refuses an encoded file or byte run over `maximumEncodedBytes`.
+    static func checkEncodedSize(_ count: Int, source: String, limits: Limits) throws {
+        guard count <= limits.maximumEncodedBytes else {
+            throw ImageError.overLimit(source, reason: "\(count) bytes is over the \(limits.maximumEncodedBytes)-byte file limit")
         }
     }
 

@@ -110,6 +110,13 @@ final class ConditionLocked<State>: @unchecked Sendable {
         return body(&state)
     }
 
+    /// Reads or changes the state without waking anyone.
+    func withLock<Result>(_ body: (inout State) -> Result) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        return body(&state)
+    }
+
     /// Changes the state and wakes every waiter.
     func withLockBroadcasting<Result>(_ body: (inout State) -> Result) -> Result {
         condition.lock()

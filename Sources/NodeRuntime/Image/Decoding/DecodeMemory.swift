@@ -21,12 +21,12 @@ final class DecodeMemory: Sendable {
     init(capacity: Int) { state = ConditionLocked(State(capacity: capacity)) }
 
     var capacity: Int {
-        get { state.withLockBroadcasting { $0.capacity } }
+        get { state.withLock { $0.capacity } }
         set { state.withLockBroadcasting { $0.capacity = max(0, newValue) } }
     }
 
     /// Bytes reserved now, and the most reserved at once since start.
-    var usage: (inUse: Int, peak: Int) { state.withLockBroadcasting { ($0.inUse, $0.peakInUse) } }
+    var usage: (inUse: Int, peak: Int) { state.withLock { ($0.inUse, $0.peakInUse) } }
 
     /// Reserves `bytes`, waiting while others hold too much. Returns false when cancelled first.
     func reserve(_ bytes: Int, isCancelled: () -> Bool) -> Bool {
