@@ -7,6 +7,7 @@
 #include <unicode/ubidi.h>
 #include <unicode/uchar.h>
 #include <unicode/uversion.h>
+#include <unicode/utf16.h>
 
 // Opening a break iterator loads and compiles its rules (tens of microseconds), so each thread keeps
 // one of each kind and only hands it new text; the thread's exit closes them.
@@ -40,6 +41,8 @@ static UBreakIterator *thread_iterator(int kind) {
     return iterators->kinds[kind];
 }
 
+static int32_t apply_default_number_and_hyphen_rules(const uint16_t *text, int32_t length, int32_t *out, int32_t count);
+
 int32_t tessera_icu_breaks(int kind, const uint16_t *text, int32_t length, int32_t *out) {
     UBreakIterator *iterator = thread_iterator(kind == 1 ? 1 : 0);
     if (iterator == NULL) return -1;
@@ -52,7 +55,89 @@ int32_t tessera_icu_breaks(int kind, const uint16_t *text, int32_t length, int32
     }
     // Let go of the caller's text.
     ubrk_setText(iterator, NULL, 0, &status);
+    if (kind == 1) count = apply_default_number_and_hyphen_rules(text, length, out, count);
     return count;
+}
+
+// The line-break class of a code point after UAX #14's rule LB1 (AI, SG and XX as AL; SA as CM when a
+// mark, else AL; CJ as NS).
+static int32_t line_class(UChar32 c) {
+    int32_t value = u_getIntPropertyValue(c, UCHAR_LINE_BREAK);
+    switch (value) {
+    case U_LB_AMBIGUOUS: case U_LB_SURROGATE: case U_LB_UNKNOWN: return U_LB_ALPHABETIC;
+    case U_LB_COMPLEX_CONTEXT: {
+        int8_t type = u_charType(c);
+        return (type == U_NON_SPACING_MARK || type == U_COMBINING_SPACING_MARK) ? U_LB_COMBINING_MARK : U_LB_ALPHABETIC;
+    }
+    case U_LB_CONDITIONAL_JAPANESE_STARTER: return U_LB_NONSTARTER;
+    default: return value;
+    }
+}
+
+static int is_attached(int32_t cls) { return cls == U_LB_COMBINING_MARK || cls == U_LB_ZWJ; }
+
+// ICU's line rules anticipate three changes UAX #14 made after the Unicode version its data carries:
+// no break after a word-initial hyphen before letters ("-word", LB20a), a break between a space and a
+// full stop or comma that starts a number (" .5", LB15c), and no break inside ".5" where no number
+// precedes the stop (LB25's pair form). Tessera follows the rules of the version ICU's data carries, as
+// that version's LineBreakTest.txt states them, so these are put back: a break after such a hyphen,
+// none before such a stop, and one between the stop and the digit.
+static int32_t apply_default_number_and_hyphen_rules(const uint16_t *text, int32_t length, int32_t *out, int32_t count) {
+    int candidates = 0;
+    for (int32_t i = 0; i < length && !candidates; i++) {
+        uint16_t u = text[i];
+        candidates = u >= 0x80 || u == '-' || u == '.' || u == ',' || u == ':' || u == ';';
+    }
+    if (!candidates) return count;
+    UChar32 *points = (UChar32 *)malloc(sizeof(UChar32) * (size_t)length);
+    int32_t *starts = (int32_t *)malloc(sizeof(int32_t) * (size_t)(length + 1));
+    int32_t *classes = (int32_t *)malloc(sizeof(int32_t) * (size_t)length);
+    uint8_t *breaks = (uint8_t *)calloc((size_t)length + 1, 1);
+    if (points == NULL || starts == NULL || classes == NULL || breaks == NULL) {
+        free(points); free(starts); free(classes); free(breaks);
+        return count;  // out of memory: ICU's answer stands
+    }
+    int32_t n = 0;
+    for (int32_t i = 0; i < length;) {
+        starts[n] = i;
+        UChar32 c;
+        U16_NEXT(text, i, length, c);
+        points[n] = c;
+        classes[n] = line_class(c);
+        n++;
+    }
+    starts[n] = length;
+    for (int32_t k = 0; k < count; k++) breaks[out[k]] = 1;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t cls = classes[i];
+        int32_t j = i + 1;  // the next character that is not a mark attached to this one
+        while (j < n && is_attached(classes[j])) j++;
+        if (cls == U_LB_HYPHEN || points[i] == 0x2010) {
+            int32_t before = i > 0 ? classes[i - 1] : -1;
+            int wordInitial = before == -1 || before == U_LB_SPACE || before == U_LB_MANDATORY_BREAK ||
+                before == U_LB_CARRIAGE_RETURN || before == U_LB_LINE_FEED || before == U_LB_NEXT_LINE ||
+                before == U_LB_ZWSPACE || before == U_LB_GLUE;
+            if (wordInitial && j < n && classes[j] == U_LB_ALPHABETIC) breaks[starts[j]] = 1;
+        } else if (cls == U_LB_INFIX_NUMERIC) {
+            // LB13 (× IS) holds after spaces too, unless a zero-width space precedes them (LB8).
+            if (i > 0 && classes[i - 1] == U_LB_SPACE) {
+                int32_t k = i - 1;
+                while (k > 0 && classes[k - 1] == U_LB_SPACE) k--;
+                if (k == 0 || classes[k - 1] != U_LB_ZWSPACE) breaks[starts[i]] = 0;
+            }
+            // LB25: IS × NU only inside a number, NU (NU | SY | IS)* IS; else LB31 allows the break.
+            if (j < n && classes[j] == U_LB_NUMERIC) {
+                int32_t k = i - 1;
+                while (k >= 0 && (is_attached(classes[k]) || classes[k] == U_LB_BREAK_SYMBOLS ||
+                                  classes[k] == U_LB_INFIX_NUMERIC)) k--;
+                if (k < 0 || classes[k] != U_LB_NUMERIC) breaks[starts[j]] = 1;
+            }
+        }
+    }
+    int32_t written = 0;
+    for (int32_t p = 1; p <= length; p++) if (breaks[p]) out[written++] = p;
+    free(points); free(starts); free(classes); free(breaks);
+    return written;
 }
 
 int32_t tessera_icu_bidi(const uint16_t *text, int32_t length, int32_t paragraphLevel,
