@@ -169,20 +169,37 @@ int32_t tessera_icu_bidi(const uint16_t *text, int32_t length, int32_t paragraph
             const UBiDiLevel *computed = ubidi_getLevels(bidi, &status);
             if (U_SUCCESS(status)) {
                 for (int32_t i = 0; i < length; i++) levels[i] = computed[i];
-                ubidi_getVisualMap(bidi, allVisual, &status);
-                if (U_SUCCESS(status)) {
+                if (visual != NULL) ubidi_getVisualMap(bidi, allVisual, &status);
+                if (U_SUCCESS(status) && visual != NULL) {
                     int32_t n = 0;
                     for (int32_t i = 0; i < total && n < length; i++) {
                         if (allVisual[i] < length) visual[n++] = allVisual[i];
                     }
-                    result = ubidi_getParaLevel(bidi);
                 }
+                if (U_SUCCESS(status)) result = ubidi_getParaLevel(bidi);
             }
         }
     }
     if (bidi != NULL) ubidi_close(bidi);
     free(padded); free(allLevels); free(allVisual);
     return result;
+}
+
+int tessera_icu_needs_bidi(const uint16_t *text, int32_t length) {
+    for (int32_t i = 0; i < length;) {
+        if (text[i] < 0x0590) { i++; continue; }  // nothing below Hebrew is R, AL, AN or a control
+        UChar32 c;
+        U16_NEXT(text, i, length, c);
+        switch (u_charDirection(c)) {
+        case U_RIGHT_TO_LEFT: case U_RIGHT_TO_LEFT_ARABIC: case U_ARABIC_NUMBER:
+        case U_LEFT_TO_RIGHT_EMBEDDING: case U_LEFT_TO_RIGHT_OVERRIDE: case U_RIGHT_TO_LEFT_EMBEDDING:
+        case U_RIGHT_TO_LEFT_OVERRIDE: case U_POP_DIRECTIONAL_FORMAT: case U_LEFT_TO_RIGHT_ISOLATE:
+        case U_RIGHT_TO_LEFT_ISOLATE: case U_FIRST_STRONG_ISOLATE: case U_POP_DIRECTIONAL_ISOLATE:
+            return 1;
+        default: break;
+        }
+    }
+    return 0;
 }
 
 int32_t tessera_icu_bidi_class(int32_t codePoint) { return (int32_t)u_charDirection(codePoint); }

@@ -222,8 +222,12 @@ final class TextLayoutTests: XCTestCase {
         let numberLevels = Bidi.levels(of: segments([.rightToLeft, .whitespace, .number]), paragraphIsRightToLeft: true)
         XCTAssertEqual(numberLevels, [1, 1, 2])
         XCTAssertEqual(Bidi.visualOrder(levels: [0, 2, 2]), [0, 1, 2], "levels 0 and 2 only: reversed twice")
-        XCTAssertEqual(Bidi.paragraphIsRightToLeft([TextPiece(run: 0, text: "123 שלום abc")]), true)
-        XCTAssertEqual(Bidi.paragraphIsRightToLeft([TextPiece(run: 0, text: "123 — !")]), nil)
+        func isRightToLeft(_ text: Substring) -> Bool {
+            ParagraphAnalysis.isRightToLeft([TextPiece(run: 0, text: text)], isAttachmentRun: { _ in false })
+        }
+        XCTAssertTrue(isRightToLeft("123 שלום abc"))
+        XCTAssertFalse(isRightToLeft("123 — !"), "no strong character: left to right")
+        XCTAssertFalse(isRightToLeft("\u{2067}שלום\u{2069} abc"), "P2 skips what an isolate holds")
         // Explicit isolates, which the engine's own algorithm ignored: a right-to-left isolate inside
         // left-to-right text is reversed on its own, the words around it keep their places.
         let isolate: [TextSegment] = ["a ", "\u{2067}", "b", " ", "c", "\u{2069}", " d"].map {
@@ -233,6 +237,37 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertEqual(isolateLevels[2], 2, "Latin inside a right-to-left isolate sits at level 2")
         XCTAssertEqual(isolateLevels[0], 0)
         XCTAssertEqual(isolateLevels[6], 0)
+    }
+
+    func testNeutralsAtALineEndTakeTheirLevelFromTheWholeParagraph() {
+        // "!" sits between two Hebrew words: right to left in the paragraph, though the line breaks
+        // right after it (resolved over the first line alone it would sit at the line's end, left to
+        // right, and be drawn on the wrong side of its word).
+        let firstLine = measure(plain("abc שלום!"), width: 1000).lines[0].width
+        let layout = measure(plain("abc שלום! שלום def"), width: firstLine + 4)
+        XCTAssertEqual(layout.lineCount, 2)
+        XCTAssertFalse(layout.lines[0].isRightToLeft)
+        let bang = layout.lines[0].fragments.first { $0.text.contains("!") }
+        XCTAssertEqual(bang?.isRightToLeft, true, "\(layout.lines[0].fragments.map { ($0.text, $0.isRightToLeft) })")
+        // The same text on one line agrees.
+        let wide = measure(plain("abc שלום! שלום def"), width: 1000)
+        XCTAssertEqual(wide.lines[0].fragments.first { $0.text.contains("!") }?.isRightToLeft, true)
+    }
+
+    func testSegmentsOfAParagraphCarryTheirResolvedLevels() {
+        // A neutral stretch whose characters resolve to different levels is cut where the level
+        // changes: in "ש (a) ש" inside a right-to-left paragraph, the brackets pair around a Latin
+        // letter (N0) and take the paragraph's direction, while "a" is at level 2.
+        let pieces = [TextPiece(run: 0, text: "ש (a) ש")]
+        let analysis = ParagraphAnalysis(pieces: pieces, isAttachmentRun: { _ in false }, resolvingLevels: true)
+        XCTAssertTrue(analysis.isRightToLeft)
+        var stream = SegmentStream(analysis: analysis, isAttachmentRun: { _ in false })
+        var segments: [(String, UInt8?)] = []
+        while let segment = stream.next() { segments.append((String(segment.text), segment.level)) }
+        XCTAssertEqual(segments.map(\.0).joined(), "ש (a) ש")
+        XCTAssertEqual(segments.first { $0.0 == "a" }?.1, 2)
+        XCTAssertEqual(segments.first { $0.0.contains("(") }?.1, 1)
+        XCTAssertTrue(segments.allSatisfy { $0.1 != nil })
     }
 
     // MARK: - Attachments

@@ -1,43 +1,21 @@
-// Bidirectional layout of a line: the paragraph's direction from its first strong character (P2/P3),
-// each segment's embedding level from ICU's implementation of the Unicode Bidirectional Algorithm
-// (UAX #9: weak types, brackets, embeddings, isolates and overrides, L1 for the spaces that end the
-// line), and the visual order of a line's pieces by L2. The algorithm runs over each line's text, so
-// neutrals at a line's end are resolved against that line only. Mirroring of brackets is HarfBuzz's:
-// it mirrors them in text shaped right to left.
+// Bidirectional layout of a line: each segment's embedding level from ICU's implementation of the
+// Unicode Bidirectional Algorithm (UAX #9: weak types, brackets, embeddings, isolates and overrides),
+// and the visual order of a line's pieces by L2. A paragraph's direction (P2, P3) and levels are
+// resolved over the whole paragraph by `ParagraphAnalysis`; a line whose segments lack them (text past
+// the analysed part, a truncated line with its token) is resolved over its own text here. Spaces that
+// end a line are left out of it (L1). Mirroring of brackets is HarfBuzz's: it mirrors them in text
+// shaped right to left.
 
 enum Bidi {
-    /// The direction of the first strong character in `pieces`: true for right to left, false for left
-    /// to right, nil when there is none. Looks at most `scanLimit` scalars, so that a huge paragraph of
-    /// digits and punctuation costs little.
-    static func paragraphIsRightToLeft(_ pieces: [TextPiece], scanLimit: Int = 20_000) -> Bool? {
-        var scanned = 0
-        for piece in pieces {
-            for scalar in piece.text.unicodeScalars {
-                scanned += 1
-                if scanned > scanLimit { return nil }
-                let value = scalar.value
-                if value < 0x80 {
-                    if (value >= 0x41 && value <= 0x5A) || (value >= 0x61 && value <= 0x7A) { return false }
-                    continue
-                }
-                switch value {
-                case 0x0590...0x05FF, 0xFB1D...0xFB4F, 0x07C0...0x085F: return true
-                case 0x0660...0x0669, 0x06F0...0x06F9, 0x060C: continue
-                case 0x0600...0x06FF, 0x0750...0x077F, 0x08A0...0x08FF, 0xFB50...0xFDFF, 0xFE70...0xFEFF: return true
-                default:
-                    if scalar.properties.isAlphabetic { return false }
-                }
-            }
-        }
-        return nil
-    }
-
     /// The embedding level of each segment of a line, in logical order: the Unicode Bidirectional
     /// Algorithm from ICU (`UnicodeText.bidi`) run over the line's text at the paragraph's level, each
     /// segment taking the level of its first character (attachments count as object replacement
     /// characters; a segment of characters the algorithm removes takes the level before it).
     static func levels(of segments: [TextSegment], paragraphIsRightToLeft: Bool) -> [UInt8] {
         guard !segments.isEmpty else { return [] }
+        // Levels the paragraph's resolution gave (the line's spaces at its end are already left out:
+        // rule L1 puts them at the paragraph's level, where a line's end draws nothing).
+        if segments.allSatisfy({ $0.level != nil }) { return segments.map { $0.level! } }
         // Most lines are left-to-right text in a left-to-right paragraph: every level is 0.
         if !paragraphIsRightToLeft, segments.allSatisfy(isPlainLeftToRight) {
             return Array(repeating: 0, count: segments.count)

@@ -26,12 +26,13 @@ struct ParagraphLineBreaker {
     private var lookahead: TextSegment?
     private var producedLine = false
 
-    init(pieces: [TextPiece], paragraphRun: Int, rightToLeft: Bool, width: Int, measurer: TextMeasurer) {
-        stream = SegmentStream(pieces: pieces) { [runs = measurer.runs] in runs[$0].attachment != nil }
+    /// Breaks an analysed paragraph (its levels resolved, its direction known).
+    init(analysis: ParagraphAnalysis, paragraphRun: Int, width: Int, measurer: TextMeasurer) {
+        stream = SegmentStream(analysis: analysis) { [runs = measurer.runs] in runs[$0].attachment != nil }
         self.measurer = measurer
         self.width = width
         self.paragraphRun = paragraphRun
-        self.rightToLeft = rightToLeft
+        self.rightToLeft = analysis.isRightToLeft
     }
 
     /// True when another call to `nextLine` would return a line with content.

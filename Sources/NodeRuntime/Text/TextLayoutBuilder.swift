@@ -67,15 +67,18 @@ struct TextLayoutBuilder {
 
     // MARK: - Lines
 
+    private var isAttachmentRun: (Int) -> Bool { { [runs = measurer.runs] in runs[$0].attachment != nil } }
+
     /// Lays out paragraphs one line at a time until they end or a limit is reached.
     private mutating func layoutParagraphs(_ paragraphs: inout ParagraphIterator, insetLeft: Int, insetRight: Int,
                                            blockIndex: Int?, blockLimit: Int?, contentFollows: Bool) {
         let available = max(1, widthPx - insetLeft - insetRight)
         var linesInSection = 0
         while let paragraph = paragraphs.next() {
-            let rightToLeft = Bidi.paragraphIsRightToLeft(paragraph.pieces) ?? false
-            var breaker = ParagraphLineBreaker(pieces: paragraph.pieces, paragraphRun: paragraph.run,
-                                               rightToLeft: rightToLeft, width: available, measurer: measurer)
+            let analysis = ParagraphAnalysis(pieces: paragraph.pieces, isAttachmentRun: isAttachmentRun, resolvingLevels: true)
+            let rightToLeft = analysis.isRightToLeft
+            var breaker = ParagraphLineBreaker(analysis: analysis, paragraphRun: paragraph.run, width: available,
+                                               measurer: measurer)
             while let draft = breaker.nextLine() {
                 let moreInSection = breaker.hasMoreContent() || paragraphs.hasNext()
                 let layoutFull = lines.count + 1 >= lineLimit
@@ -165,7 +168,7 @@ struct TextLayoutBuilder {
         y += px(padding.top)
         // The block's direction is its first paragraph's.
         var probe = paragraphs
-        let rightToLeft = probe.next().flatMap { Bidi.paragraphIsRightToLeft($0.pieces) } ?? false
+        let rightToLeft = probe.next().map { ParagraphAnalysis.isRightToLeft($0.pieces, isAttachmentRun: isAttachmentRun) } ?? false
         let leading = px(padding.left), trailing = px(padding.right)
         let insetLeft = rightToLeft ? trailing : leading
         let insetRight = rightToLeft ? leading : trailing

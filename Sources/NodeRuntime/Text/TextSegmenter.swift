@@ -5,7 +5,8 @@
 // neutral punctuation), at most `maximumWordSegmentLength` characters long, never across a line-break
 // opportunity. A line may break where UAX #14 allows (from ICU: after spaces, after hyphens, between
 // ideographs, inside URLs after a slash…), before or after an attachment, or (for a word wider than
-// the line) between characters.
+// the line) between characters. In a paragraph whose levels are resolved, a segment also holds
+// characters of one embedding level.
 
 /// The writing system of a piece of text, as HarfBuzz needs it to choose a shaper (Arabic letters
 /// join only when the script says Arabic).
@@ -110,74 +111,38 @@ struct TextSegment: Sendable {
     var width: Int
     /// Whether a line may break right after this segment (UAX #14).
     var breakAfter = false
+    /// The embedding level the paragraph's bidi resolution gave every character of the segment; nil
+    /// when the paragraph's levels were not resolved this far (the line's are resolved on their own).
+    var level: UInt8? = nil
 }
 
 /// Produces the segments of a sequence of pieces (one paragraph, or the text a truncated line is made
-/// of), one at a time, so that a huge paragraph is only cut as far as lines are needed.
+/// of), one at a time, so that a huge paragraph is only cut as far as lines are needed. A segment never
+/// crosses a line-break opportunity, nor a change of embedding level when the analysis resolved them.
 struct SegmentStream {
     /// Longest non-space segment, in characters; longer words are cut into several (with no break
     /// opportunity between them) so that measuring an overlong word stays cheap.
     static let maximumWordSegmentLength = 32
 
-    /// How much of a paragraph (in UTF-16 units) is analysed for UAX #14's break opportunities; past it
-    /// (after the last space before it) lines break only after spaces. A two-line preview of a long
-    /// message then costs what its first lines need, not a pass over the whole message.
-    static let breakAnalysisLimit = 4_096
-
-    private let pieces: [TextPiece]
+    private let analysis: ParagraphAnalysis
+    private var pieces: [TextPiece] { analysis.pieces }
     private let attachmentRuns: (Int) -> Bool
     private var pieceIndex = 0
     private var position: Substring.Index?
-    /// Per piece: the positions in its text after which a line may break, in order, and the position
-    /// up to which that list is complete (past it: after spaces only).
-    private let breaks: [(positions: [Substring.Index], analysedUpTo: Substring.Index)]
     private var breakCursor = 0
+    private var levelCursor = 0
 
+    /// Segments of `pieces`, analysed for line breaks only (their levels are resolved per line).
     init(pieces: [TextPiece], isAttachmentRun: @escaping (Int) -> Bool) {
-        self.pieces = pieces.filter { !$0.text.isEmpty }
-        self.attachmentRuns = isAttachmentRun
-        position = self.pieces.first?.text.startIndex
-        breaks = Self.breakPositions(in: self.pieces)
+        self.init(analysis: ParagraphAnalysis(pieces: pieces, isAttachmentRun: isAttachmentRun, resolvingLevels: false),
+                  isAttachmentRun: isAttachmentRun)
     }
 
-    private static func breakPositions(in pieces: [TextPiece]) -> [(positions: [Substring.Index], analysedUpTo: Substring.Index)] {
-        var units: [UInt16] = []
-        var truncated = false
-        for piece in pieces {
-            let room = breakAnalysisLimit - units.count
-            guard room > 0 else { truncated = true; break }
-            var taken = 0
-            for unit in piece.text.utf16 {
-                if taken == room { truncated = true; break }
-                units.append(unit)
-                taken += 1
-            }
-        }
-        // A cut paragraph is analysed up to just after its last space, where a line may break anyway.
-        var analysed = units.count
-        if truncated {
-            analysed = (units.lastIndex(of: 0x20).map { $0 + 1 }) ?? 0
-            units.removeSubrange(analysed...)
-        }
-        let offsets = units.isEmpty ? [] : UnicodeText.lineBreakUTF16Offsets(units)
-        var k = 0, base = 0
-        return pieces.map { piece in
-            let utf16 = piece.text.utf16
-            let length = utf16.count
-            var positions: [Substring.Index] = []
-            var index = utf16.startIndex, at = 0
-            while k < offsets.count, offsets[k] - base <= length {
-                let target = offsets[k] - base
-                index = utf16.index(index, offsetBy: target - at)
-                at = target
-                positions.append(index)
-                k += 1
-            }
-            let end = min(max(0, analysed - base), length)
-            let analysedUpTo = utf16.index(utf16.startIndex, offsetBy: end)
-            base += length
-            return (positions, analysedUpTo)
-        }
+    /// Segments of an analysed paragraph.
+    init(analysis: ParagraphAnalysis, isAttachmentRun: @escaping (Int) -> Bool) {
+        self.analysis = analysis
+        self.attachmentRuns = isAttachmentRun
+        position = analysis.pieces.first?.text.startIndex
     }
 
     /// The next unmeasured segment (width 0), or nil at the end.
@@ -188,17 +153,27 @@ struct SegmentStream {
             guard start < piece.text.endIndex else {
                 pieceIndex += 1
                 breakCursor = 0
+                levelCursor = 0
                 position = pieceIndex < pieces.count ? pieces[pieceIndex].text.startIndex : nil
                 continue
+            }
+            let known = analysis.pieceAnalyses[pieceIndex]
+            // The level at `start`, and where the next level starts (or the analysis ends).
+            var level: UInt8? = nil
+            var levelEnd: Substring.Index? = nil
+            if start < known.analysedUpTo, !known.levelRuns.isEmpty {
+                while levelCursor + 1 < known.levelRuns.count, known.levelRuns[levelCursor + 1].start <= start { levelCursor += 1 }
+                level = known.levelRuns[levelCursor].level
+                levelEnd = levelCursor + 1 < known.levelRuns.count ? known.levelRuns[levelCursor + 1].start : known.analysedUpTo
             }
             if attachmentRuns(piece.run) {
                 // An attachment is one segment whatever its characters are, with a break after it.
                 position = piece.text.endIndex
                 return TextSegment(run: piece.run, text: piece.text[start...], kind: .attachment,
-                                   bidi: .neutral, script: .common, width: 0, breakAfter: true)
+                                   bidi: .neutral, script: .common, width: 0, breakAfter: true, level: level)
             }
             let text = piece.text
-            let (positions, analysedUpTo) = breaks[pieceIndex]
+            let positions = known.breaks
             while breakCursor < positions.count, positions[breakCursor] <= start { breakCursor += 1 }
             let nextBreak = breakCursor < positions.count ? positions[breakCursor] : nil
             let (firstClass, firstScript) = classify(text[start])
@@ -207,6 +182,7 @@ struct SegmentStream {
             var count = 1
             while end < text.endIndex {
                 if firstClass != .whitespace, let nextBreak, end >= nextBreak { break }
+                if let levelEnd, end >= levelEnd { break }
                 let (bidi, nextScript) = classify(text[end])
                 guard bidi == firstClass, script.isCompatible(with: nextScript) else { break }
                 if firstClass != .whitespace && count >= SegmentStream.maximumWordSegmentLength { break }
@@ -215,10 +191,10 @@ struct SegmentStream {
                 count += 1
             }
             position = end
-            let breakAfter = start < analysedUpTo ? (nextBreak.map { end >= $0 } ?? false) : firstClass == .whitespace
+            let breakAfter = start < known.analysedUpTo ? (nextBreak.map { end >= $0 } ?? false) : firstClass == .whitespace
             return TextSegment(run: piece.run, text: text[start..<end],
                                kind: firstClass == .whitespace ? .space : .word,
-                               bidi: firstClass, script: script, width: 0, breakAfter: breakAfter)
+                               bidi: firstClass, script: script, width: 0, breakAfter: breakAfter, level: level)
         }
         return nil
     }

@@ -13,9 +13,15 @@ int32_t tessera_icu_breaks(int kind, const uint16_t *text, int32_t length, int32
 
 /// Runs the bidi algorithm over a paragraph: `paragraphLevel` 0 or 1, or -1 for the first strong
 /// character's direction. Writes a level per UTF-16 unit to `levels` and the logical index shown at
-/// each visual position to `visual` (both `length` long). Returns the paragraph's level, or -1.
+/// each visual position to `visual` (both `length` long; `visual` may be NULL). Returns the
+/// paragraph's level, or -1.
 int32_t tessera_icu_bidi(const uint16_t *text, int32_t length, int32_t paragraphLevel,
                          uint8_t *levels, int32_t *visual);
+
+/// 1 when the text holds a character that can give some character an odd or raised level in a
+/// left-to-right paragraph (R, AL, AN, or an embedding, override or isolate control), else 0: without
+/// one, every level is 0.
+int tessera_icu_needs_bidi(const uint16_t *text, int32_t length);
 
 /// The bidi class of a code point (ICU's UCharDirection numbering).
 int32_t tessera_icu_bidi_class(int32_t codePoint);
