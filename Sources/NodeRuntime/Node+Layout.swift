@@ -259,10 +259,14 @@ extension Node: LayoutElement {
     /// - Thread: any
     public func setNeedsLayout() {
         var node: Node? = self
+        var root = self
         while let current = node {
             current.invalidateCalculatedLayout()
+            root = current
             node = current.supernode
         }
+        // A tree whose root something else places (a list's row) tells that owner, outside any lock.
+        if let observer = root.state.withLock({ $0.rootLayoutInvalidationObserver }) { observer() }
     }
 
     func invalidateCalculatedLayout() {

@@ -80,6 +80,9 @@ open class Node {
         var display = DisplayRequestState()
         var layoutCache = LayoutCache()
         var layoutState = NodeLayoutState()
+        /// Told when `setNeedsLayout` reaches this node as the root of its tree (a list sets it on its
+        /// row nodes, which are not its subnodes, to measure the row again).
+        var rootLayoutInvalidationObserver: (@Sendable () -> Void)?
     }
 
     /// Guarded node state, reached only through `state`.

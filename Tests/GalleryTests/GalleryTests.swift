@@ -110,13 +110,52 @@ final class GalleryTests: XCTestCase {
 
     /// Where the first spoiler of `node` is, found through the node's own hit testing.
     private func firstSpoilerRect(in node: TextNode) -> Rect? {
+        firstHit(in: node) { if case .spoiler = $0 { return true } else { return false } }?.rects.first
+    }
+
+    /// A point of `node` where its hit test reports a target `matching` accepts, and that hit.
+    private func firstHit(in node: TextNode, matching: (TextHit.Target) -> Bool) -> TextHit? {
         let size = node.frame.size
         for y in stride(from: 1.0, to: size.height, by: 3) {
             for x in stride(from: 1.0, to: size.width, by: 3) {
-                if let hit = node.textHit(at: Point(x: x, y: y)), case .spoiler = hit.target { return hit.rects.first }
+                if let hit = node.textHit(at: Point(x: x, y: y)), matching(hit.target) { return hit }
             }
         }
         return nil
+    }
+
+    /// A click on the collapsed quote expands it in place: the row grows to show every line (the text
+    /// measured again off the UI thread), the screen shows it, and a second click collapses it.
+    func testClickingACollapsedQuoteExpandsAndCollapsesIt() throws {
+        let app = try makeApp(screen: .text)
+        app.settle()
+        let text = try XCTUnwrap(app.tabs.selectedController as? TextShowcaseController)
+        let row = try XCTUnwrap(text.collapsedQuoteRow)
+        text.list.scroll(to: row, at: .top, animated: false)
+        app.settle()
+        let sampleNode = try XCTUnwrap(text.list.nodeForRow(row) as? TextSampleNode)
+        let collapsedHeight = text.list.frameOfRow(row).height
+        func clickBlock() throws {
+            let hit = try XCTUnwrap(firstHit(in: sampleNode.sample) { if case .block = $0 { return true } else { return false } })
+            let area = try XCTUnwrap(hit.rects.first)
+            let origin = text.list.frameOfRow(row).origin
+            click(app, at: Point(x: sampleNode.sample.frame.minX + area.midX,
+                                 y: origin.y - text.list.contentOffset + sampleNode.sample.frame.minY + area.midY))
+            app.settle()
+        }
+        // A settled screen measures no row again by itself (no layout hook keeps invalidating).
+        let remeasured = text.list.statistics.rowsRemeasured
+        frames(app, count: 30)
+        XCTAssertEqual(text.list.statistics.rowsRemeasured, remeasured)
+        try clickBlock()
+        XCTAssertEqual(text.list.statistics.rowsRemeasured, remeasured + 1, "the click measures its row again")
+        let expandedHeight = text.list.frameOfRow(row).height
+        XCTAssertGreaterThan(expandedHeight, collapsedHeight + 30, "the quote shows its hidden lines")
+        let pixels = try XCTUnwrap(app.host.compositor.capture(app.host.rootLayer))
+        GoldenImage.assertMatches(pixels, named: "screen-text-quote-expanded", in: "GalleryTests", tolerance: 6)
+        try clickBlock()
+        XCTAssertEqual(text.list.frameOfRow(row).height, collapsedHeight, accuracy: 0.5, "a second click collapses it")
+        app.host.setRootController(nil)
     }
 
     func testF2TogglesThePerfOverlayThatReadsTheFrameRecords() throws {

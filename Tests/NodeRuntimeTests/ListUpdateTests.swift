@@ -20,6 +20,59 @@ final class ListUpdateTests: XCTestCase {
         return frames
     }
 
+    /// Row nodes handed to another thread, which only resizes them.
+    private struct ResizableRows: @unchecked Sendable { let nodes: [ResizableRowNode] }
+
+    /// A row that changes size from any thread: its height under a lock, `setNeedsLayout` on change.
+    final class ResizableRowNode: Node {
+        private let height: Locked<Double>
+        init(height: Double) {
+            self.height = Locked(height)
+            super.init()
+        }
+        func resize(to newHeight: Double) {
+            height.withLock { $0 = newHeight }
+            setNeedsLayout()
+        }
+        override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
+            Size(width: constrainedSize.width.isFinite ? constrainedSize.width : 0, height: height.withLock { $0 })
+        }
+    }
+
+    /// A row whose contents change size (`setNeedsLayout` on any node of it, from any thread) is
+    /// measured again in the background and takes its new height; rows below move, the first
+    /// visible row stays where it is on screen, and a settled list measures nothing more.
+    func testARowThatChangesSizeIsMeasuredAgainAndTheAnchorStays() throws {
+        let source = TestListSource(count: 100, height: 20)
+        source.makeNode = { _, height in ResizableRowNode(height: height) }
+        var harness = ListHarness(source: source)
+        harness.settle()
+        harness.list.setContentOffset(1000, animated: false)
+        harness.settle()
+        let firstVisible = try XCTUnwrap(harness.windowFrame(ofRow: 50))
+        let below = try XCTUnwrap(harness.windowFrame(ofRow: 53))
+        let before = harness.list.statistics.rowsRemeasured
+        let above = try XCTUnwrap(harness.list.nodeForRow(48) as? ResizableRowNode)
+        let visible = try XCTUnwrap(harness.list.nodeForRow(52) as? ResizableRowNode)
+        // Off the UI thread, as a model update would.
+        let nodes = ResizableRows(nodes: [above, visible])
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            nodes.nodes[0].resize(to: 40)
+            nodes.nodes[1].resize(to: 60)
+            done.signal()
+        }
+        done.wait()
+        harness.settle()
+        XCTAssertEqual(harness.list.frameOfRow(48).height, 40)
+        XCTAssertEqual(harness.list.frameOfRow(52).height, 60)
+        XCTAssertEqual(harness.windowFrame(ofRow: 50), firstVisible, "the first visible row stays put")
+        XCTAssertEqual(harness.windowFrame(ofRow: 53)?.minY, below.minY + 40, "rows below the grown row move down")
+        XCTAssertEqual(harness.list.statistics.rowsRemeasured, before + 2)
+        for _ in 0..<10 { harness.frame() }
+        XCTAssertEqual(harness.list.statistics.rowsRemeasured, before + 2, "a settled list measures nothing again")
+    }
+
     func testInsertingAboveTheViewportDoesNotMoveVisibleRows() {
         var harness = ListHarness(source: TestListSource(count: 100, height: 20))
         harness.settle()

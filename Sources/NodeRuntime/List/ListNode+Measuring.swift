@@ -46,6 +46,8 @@ final class RowRecord {
     var slide: (delta: Double, start: Double)?
     /// An animated fade-in: started at `start`; `pending` until the node arrives.
     var fadeIn: (start: Double, pending: Bool)?
+    /// Bumped each time the row's node is sent to be measured again; an older result is dropped.
+    var remeasureRequest = 0
 
     init(row: Int) { self.row = row }
 }
@@ -62,6 +64,11 @@ struct MeasuredRow: @unchecked Sendable {
     let layout: Layout
     /// The row's size: the list's width and the measured height rounded to the pixel grid.
     let size: Size
+    /// The node's layout version when it was measured: a different one at install means the row
+    /// changed in between and is measured again.
+    let layoutVersion: Int
+    /// For a row measured again (the same node): the record's `remeasureRequest` it answers.
+    var remeasureRequest: Int? = nil
 }
 
 /// Counts kept by measure jobs on workers.
@@ -69,6 +76,13 @@ struct MeasuredRow: @unchecked Sendable {
 final class MeasureCounters: Sendable {
     let completed = Atomic<Int>(0)
     let cancelled = Atomic<Int>(0)
+}
+
+/// A row node on its way to a worker to be measured again.
+/// - Thread: handed from the UI thread to one worker and back inside a `MeasuredRow`; only measured there.
+private struct UncheckedNode: @unchecked Sendable {
+    let node: Node
+    init(_ node: Node) { self.node = node }
 }
 
 /// A deleted row fading out where it was.
@@ -108,7 +122,7 @@ extension ListNode {
                 }
                 let (node, layout, size) = ListNode.makeAndMeasure(block, in: range, scale: scale)
                 let result = MeasuredRow(boundRecord: recordBox, generation: generation, node: node,
-                                         layout: layout, size: size)
+                                         layout: layout, size: size, layoutVersion: node.layoutVersion)
                 inbox.withLock { $0.append(result) }
                 counters.completed.add(1, ordering: .relaxed)
                 return .completed
@@ -128,7 +142,7 @@ extension ListNode {
             let block = dataSource.nodeBlockForRow(at: row, in: self)
             let (node, layout, size) = Self.makeAndMeasure(block, in: rowSizeRange, scale: runtime.contentsScale)
             made.append(MeasuredRow(boundRecord: UIThreadBound(record), generation: record.generation, node: node,
-                                    layout: layout, size: size))
+                                    layout: layout, size: size, layoutVersion: node.layoutVersion))
         }
         return made
     }
@@ -141,6 +155,59 @@ extension ListNode {
         let layout = node.layoutThatFits(range)
         let height = (layout.size.height * scale - 1e-9).rounded(.up) / scale
         return (node, layout, Size(width: range.max.width, height: max(0, height)))
+    }
+
+    /// Sends the rows whose node tree called `setNeedsLayout` (from any thread) to be measured again
+    /// on a worker, keeping their nodes: a text that expands, an image that learns its size. The new
+    /// height is installed like a first measurement, the anchor kept in place.
+    func measureInvalidatedRows() {
+        let invalidated = rowsNeedingMeasure.withLock { set -> Set<ObjectIdentifier> in
+            defer { set.removeAll(keepingCapacity: true) }
+            return set
+        }
+        guard !invalidated.isEmpty else { return }
+        for record in records.values {
+            guard let node = record.node, invalidated.contains(ObjectIdentifier(node)),
+                  !record.wantsNewNode, !record.isReleased else { continue }
+            scheduleRemeasure(record, of: node)
+        }
+    }
+
+    private func scheduleRemeasure(_ record: RowRecord, of node: Node) {
+        record.remeasureRequest += 1
+        let request = record.remeasureRequest
+        let generation = record.generation
+        let range = rowSizeRange
+        let scale = runtime.contentsScale
+        let inbox = measuredRows
+        let recordBox = UIThreadBound(record)
+        let isVisible = node.interfaceState.contains(.visible)
+        // The node crosses to a worker to be measured (measuring is allowed on any thread) and comes
+        // back inside the result; nothing else touches it there.
+        let nodeBox = UncheckedNode(node)
+        counts.rowsRemeasured += 1
+        _ = runtime.scheduler.schedule(
+            priority: isVisible ? .visible : .offscreen(distance: record.distance.isFinite ? record.distance : 0),
+            kind: .measure,
+            work: { isCancelled in
+                guard !isCancelled() else { return .cancelled }
+                let node = nodeBox.node
+                let layout = node.layoutThatFits(range)
+                let height = (layout.size.height * scale - 1e-9).rounded(.up) / scale
+                var result = MeasuredRow(boundRecord: recordBox, generation: generation, node: node, layout: layout,
+                                         size: Size(width: range.max.width, height: max(0, height)),
+                                         layoutVersion: node.layoutVersion)
+                result.remeasureRequest = request
+                inbox.withLock { $0.append(result) }
+                return .completed
+            })
+    }
+
+    /// Observes the row node's tree for `setNeedsLayout`.
+    private func observeLayoutInvalidation(of node: Node) {
+        let requests = rowsNeedingMeasure
+        let identifier = ObjectIdentifier(node)
+        node.state.withLock { $0.rootLayoutInvalidationObserver = { requests.withLock { _ = $0.insert(identifier) } } }
     }
 
     /// Takes in the rows measured on workers since the last frame.
@@ -161,6 +228,13 @@ extension ListNode {
             guard !record.isReleased, record.generation == result.generation, records[record.row] === record else {
                 continue  // stale: the row left, or was reloaded since; the node is released here
             }
+            if let request = result.remeasureRequest {
+                guard record.node === result.node, request == record.remeasureRequest, result.size.width == rowWidth else {
+                    continue  // a newer measurement, a new node or a new width supersedes it
+                }
+                installRemeasured(result, into: record)
+                continue
+            }
             record.job = nil
             guard result.size.width == rowWidth else {
                 continue  // measured at an old width; the next pass measures it again
@@ -178,6 +252,7 @@ extension ListNode {
                 record.isAttached = false
             }
             let node = result.node
+            let changedSinceMeasured = node.layoutVersion != result.layoutVersion
             node.isTransactionContainer = true
             counts.nodesMade += 1
             let row = record.row
@@ -198,8 +273,25 @@ extension ListNode {
                 record.fadeIn = (now, false)
                 node.opacity = 0
             }
+            observeLayoutInvalidation(of: node)
+            if changedSinceMeasured { scheduleRemeasure(record, of: node) }
         }
         restore(anchor)
+    }
+
+    /// A row node measured again: its new height and frames; the node and its states stay.
+    private func installRemeasured(_ result: MeasuredRow, into record: RowRecord) {
+        let node = result.node
+        let row = record.row
+        let changedSinceMeasured = node.layoutVersion != result.layoutVersion
+        geometry.setHeight(result.size.height, ofRow: row, measured: true)
+        node.frame = Rect(x: 0, y: geometry.offset(ofRow: row), width: result.size.width, height: result.size.height)
+        node.applyLayout(result.layout, runsLayoutHooks: !record.layoutHooksPending)
+        dirtyRows.insert(row)
+        record.placedY = .nan
+        record.isDrawn = false
+        (record.drawingNodes, record.imageNodes) = Self.readinessNodes(in: node)
+        if changedSinceMeasured { scheduleRemeasure(record, of: node) }
     }
 
     /// A new width: every row's height is an estimate again (the old heights serve as estimates), and

@@ -129,6 +129,9 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
     var viewportSize = Size.zero
     /// Rows measured on workers, waiting for the next frame. (guarded by its lock)
     let measuredRows = Locked<[MeasuredRow]>([])
+    /// Row nodes whose tree called `setNeedsLayout` since the last frame, from any thread. (guarded by
+    /// its lock)
+    let rowsNeedingMeasure = Locked<Set<ObjectIdentifier>>([])
     /// Rows fading out after a deletion. (main thread only)
     var disappearingRows: [DisappearingRow] = []
     /// The touch that is down stopped a fling, so it must not select a row. (main thread only)
@@ -360,6 +363,7 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
         viewportDidChange()
         guard isReady else { return }
         installMeasuredRows()
+        measureInvalidatedRows()
         advanceMotion(to: now)
         updateRows()
     }

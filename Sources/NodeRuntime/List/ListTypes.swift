@@ -164,6 +164,8 @@ public struct ListStatistics: Sendable, Equatable {
     public var measuresCancelled = 0
     /// Measured heights that differed from the estimate.
     public var heightCorrections = 0
+    /// Row nodes measured again because a node of the row called `setNeedsLayout`.
+    public var rowsRemeasured = 0
     /// Rows that have a node or a measure job now.
     public var liveRows = 0
     /// Visible row area, in square points, summed over frames.

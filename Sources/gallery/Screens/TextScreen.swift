@@ -51,6 +51,8 @@ final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
     private let samples: [@Sendable () -> Node]
     /// The row of the spoiler sample.
     private(set) var spoilerRow: Int?
+    /// The row of the collapsed quote sample.
+    private(set) var collapsedQuoteRow: Int?
 
     init(data: ChatData) {
         let lorem = "Nodes are measured on any thread, drawn on background workers, and placed on the screen by the main thread only when they are complete."
@@ -130,6 +132,23 @@ final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
             code.block = TextBlock(.code)
             return TextNode(attributedText: AttributedText("static func draw(_ p: Parameters,\n                 in context: inout BitmapContext,\n                 info: DrawInfo)", attributes: code))
         })
+        let collapsedQuoteIndex = items.count
+        items.append(sample("Collapsed quote: click it to expand or collapse") {
+            var quote = body
+            quote.block = TextBlock(.quote, title: "Release notes", isCollapsed: true, collapsedLineLimit: 2)
+            return TextNode(attributedText: AttributedText(
+                "Text now breaks lines where Unicode allows, orders mixed directions by the bidirectional algorithm, " +
+                "finds fonts for every script through fontconfig and draws colour emoji at the text size. " +
+                "Quotes and code blocks can start collapsed; a click shows the rest, measured again in the background.",
+                attributes: quote))
+        })
+        items.append(sample("Collapsed code block") {
+            var code = TextAttributes(font: .monospaced(size: 13), color: Theme.title)
+            code.block = TextBlock(.code, isCollapsed: true, collapsedLineLimit: 2)
+            return TextNode(attributedText: AttributedText(
+                "let node = TextNode(\"Hello\")\nnode.maximumNumberOfLines = 2\nnode.truncationMode = .middle\nlist.reloadData()",
+                attributes: code))
+        })
         items.append(sample("Emoji: sequences, skin tones, flags, keycaps") {
             TextNode("Party 🎉 with the 👩‍👩‍👧 family, 👍🏽 and 👋🏿, flags 🇯🇵 🇫🇷 and keycaps 1️⃣ 2️⃣ — in colour at the text size.",
                      attributes: body)
@@ -150,6 +169,7 @@ final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
         samples = items
         super.init(node: list)
         spoilerRow = spoilerIndex
+        collapsedQuoteRow = collapsedQuoteIndex
         list.debugName = "text"
         list.backgroundColor = Color(rgb: 0xF1F3F5)
         list.estimatedRowHeight = 90
