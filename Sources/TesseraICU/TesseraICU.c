@@ -81,63 +81,99 @@ static int is_attached(int32_t cls) { return cls == U_LB_COMBINING_MARK || cls =
 // full stop or comma that starts a number (" .5", LB15c), and no break inside ".5" where no number
 // precedes the stop (LB25's pair form). Tessera follows the rules of the version ICU's data carries, as
 // that version's LineBreakTest.txt states them, so these are put back: a break after such a hyphen,
-// none before such a stop, and one between the stop and the digit.
+// none before such a stop, and one between the stop and the digit. Only hyphens and infix separators
+// are looked at, so text costs one comparison a UTF-16 unit.
+
+static int is_hyphen_or_infix_candidate(uint16_t u) {
+    switch (u) {
+    case 0x2D: case 0x2010: case 0x2C: case 0x2E: case 0x3A: case 0x3B: case 0x37E: case 0x589: case 0x60C:
+    case 0x60D: case 0x7F8: case 0x2044: case 0xFE10: case 0xFE13: case 0xFE14:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+// Index of `offset` in the sorted `out`, or where it would go.
+static int32_t break_slot(const int32_t *out, int32_t count, int32_t offset) {
+    int32_t low = 0, high = count;
+    while (low < high) {
+        int32_t mid = (low + high) / 2;
+        if (out[mid] < offset) low = mid + 1; else high = mid;
+    }
+    return low;
+}
+
+static void set_break(int32_t *out, int32_t *count, int32_t offset, int present) {
+    int32_t slot = break_slot(out, *count, offset);
+    int found = slot < *count && out[slot] == offset;
+    if (present && !found) {
+        memmove(out + slot + 1, out + slot, sizeof(int32_t) * (size_t)(*count - slot));
+        out[slot] = offset;
+        (*count)++;
+    } else if (!present && found) {
+        memmove(out + slot, out + slot + 1, sizeof(int32_t) * (size_t)(*count - slot - 1));
+        (*count)--;
+    }
+}
+
+static int has_break(const int32_t *out, int32_t count, int32_t offset) {
+    int32_t slot = break_slot(out, count, offset);
+    return slot < count && out[slot] == offset;
+}
+
+// The class of the code point that ends before `end`, and its start in `*start`; -1 at the text's start.
+static int32_t class_before(const uint16_t *text, int32_t end, int32_t *start) {
+    if (end <= 0) { *start = 0; return -1; }
+    int32_t i = end;
+    UChar32 c;
+    U16_PREV(text, 0, i, c);
+    *start = i;
+    return line_class(c);
+}
+
 static int32_t apply_default_number_and_hyphen_rules(const uint16_t *text, int32_t length, int32_t *out, int32_t count) {
-    int candidates = 0;
-    for (int32_t i = 0; i < length && !candidates; i++) {
-        uint16_t u = text[i];
-        candidates = u >= 0x80 || u == '-' || u == '.' || u == ',' || u == ':' || u == ';';
-    }
-    if (!candidates) return count;
-    UChar32 *points = (UChar32 *)malloc(sizeof(UChar32) * (size_t)length);
-    int32_t *starts = (int32_t *)malloc(sizeof(int32_t) * (size_t)(length + 1));
-    int32_t *classes = (int32_t *)malloc(sizeof(int32_t) * (size_t)length);
-    uint8_t *breaks = (uint8_t *)calloc((size_t)length + 1, 1);
-    if (points == NULL || starts == NULL || classes == NULL || breaks == NULL) {
-        free(points); free(starts); free(classes); free(breaks);
-        return count;  // out of memory: ICU's answer stands
-    }
-    int32_t n = 0;
-    for (int32_t i = 0; i < length;) {
-        starts[n] = i;
-        UChar32 c;
-        U16_NEXT(text, i, length, c);
-        points[n] = c;
-        classes[n] = line_class(c);
-        n++;
-    }
-    starts[n] = length;
-    for (int32_t k = 0; k < count; k++) breaks[out[k]] = 1;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t cls = classes[i];
-        int32_t j = i + 1;  // the next character that is not a mark attached to this one
-        while (j < n && is_attached(classes[j])) j++;
-        if (cls == U_LB_HYPHEN || points[i] == 0x2010) {
-            int32_t before = i > 0 ? classes[i - 1] : -1;
-            int wordInitial = before == -1 || before == U_LB_SPACE || before == U_LB_MANDATORY_BREAK ||
-                before == U_LB_CARRIAGE_RETURN || before == U_LB_LINE_FEED || before == U_LB_NEXT_LINE ||
-                before == U_LB_ZWSPACE || before == U_LB_GLUE;
-            if (wordInitial && j < n && classes[j] == U_LB_ALPHABETIC) breaks[starts[j]] = 1;
-        } else if (cls == U_LB_INFIX_NUMERIC) {
-            // LB13 (× IS) holds after spaces too, unless a zero-width space precedes them (LB8).
-            if (i > 0 && classes[i - 1] == U_LB_SPACE) {
-                int32_t k = i - 1;
-                while (k > 0 && classes[k - 1] == U_LB_SPACE) k--;
-                if (k == 0 || classes[k - 1] != U_LB_ZWSPACE) breaks[starts[i]] = 0;
-            }
-            // LB25: IS × NU only inside a number, NU (NU | SY | IS)* IS; else LB31 allows the break.
-            if (j < n && classes[j] == U_LB_NUMERIC) {
-                int32_t k = i - 1;
-                while (k >= 0 && (is_attached(classes[k]) || classes[k] == U_LB_BREAK_SYMBOLS ||
-                                  classes[k] == U_LB_INFIX_NUMERIC)) k--;
-                if (k < 0 || classes[k] != U_LB_NUMERIC) breaks[starts[j]] = 1;
-            }
+    for (int32_t i = 0; i < length; i++) {
+        if (!is_hyphen_or_infix_candidate(text[i])) continue;
+        int32_t cls = line_class(text[i]);
+        int isHyphen = cls == U_LB_HYPHEN || text[i] == 0x2010;
+        if (!isHyphen && cls != U_LB_INFIX_NUMERIC) continue;
+        // The next character that is not a mark attached to this one: where it starts, its class.
+        int32_t next = i + 1, nextClass = -1;
+        while (next < length) {
+            int32_t after = next;
+            UChar32 c;
+            U16_NEXT(text, after, length, c);
+            nextClass = line_class(c);
+            if (!is_attached(nextClass)) break;
+            next = after;
+            nextClass = -1;
+        }
+        int32_t previousStart;
+        int32_t previous = class_before(text, i, &previousStart);
+        if (isHyphen) {
+            int wordInitial = previous == -1 || previous == U_LB_SPACE || previous == U_LB_MANDATORY_BREAK ||
+                previous == U_LB_CARRIAGE_RETURN || previous == U_LB_LINE_FEED || previous == U_LB_NEXT_LINE ||
+                previous == U_LB_ZWSPACE || previous == U_LB_GLUE;
+            if (wordInitial && nextClass == U_LB_ALPHABETIC) set_break(out, &count, next, 1);
+            continue;
+        }
+        // LB13 (× IS) holds after spaces too, unless a zero-width space precedes them (LB8).
+        if (previous == U_LB_SPACE) {
+            int32_t start = previousStart, before;
+            do { before = class_before(text, start, &start); } while (before == U_LB_SPACE);
+            if (before != U_LB_ZWSPACE) set_break(out, &count, i, 0);
+        }
+        // LB25: IS × NU only inside a number, NU (NU | SY | IS)* IS; else LB31 allows the break.
+        if (nextClass == U_LB_NUMERIC && !has_break(out, count, next)) {
+            int32_t start = i, before;
+            do {
+                before = class_before(text, start, &start);
+            } while (before != -1 && (is_attached(before) || before == U_LB_BREAK_SYMBOLS || before == U_LB_INFIX_NUMERIC));
+            if (before != U_LB_NUMERIC) set_break(out, &count, next, 1);
         }
     }
-    int32_t written = 0;
-    for (int32_t p = 1; p <= length; p++) if (breaks[p]) out[written++] = p;
-    free(points); free(starts); free(classes); free(breaks);
-    return written;
+    return count;
 }
 
 int32_t tessera_icu_bidi(const uint16_t *text, int32_t length, int32_t paragraphLevel,
@@ -200,6 +236,11 @@ int tessera_icu_needs_bidi(const uint16_t *text, int32_t length) {
         }
     }
     return 0;
+}
+
+int tessera_icu_is_mark(int32_t codePoint) {
+    int8_t type = u_charType(codePoint);
+    return type == U_NON_SPACING_MARK || type == U_ENCLOSING_MARK || type == U_COMBINING_SPACING_MARK;
 }
 
 int32_t tessera_icu_bidi_class(int32_t codePoint) { return (int32_t)u_charDirection(codePoint); }

@@ -1,3 +1,5 @@
+internal import TesseraICU
+
 // Cutting text into segments: the smallest pieces line breaking and bidi reordering work with.
 //
 // A segment lies inside one run and holds characters of one kind: a stretch of spaces, or a stretch of
@@ -325,10 +327,7 @@ final class TextMeasurer {
         switch scalar.value {
         case 0x200D, 0xFE00...0xFE0F, 0x20E3, 0x1F3FB...0x1F3FF, 0xE0020...0xE007F: return true
         default:
-            switch scalar.properties.generalCategory {
-            case .nonspacingMark, .spacingMark, .enclosingMark: return true
-            default: return false
-            }
+            return tessera_icu_is_mark(Int32(bitPattern: scalar.value)) != 0
         }
     }
 

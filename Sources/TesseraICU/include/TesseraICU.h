@@ -23,6 +23,9 @@ int32_t tessera_icu_bidi(const uint16_t *text, int32_t length, int32_t paragraph
 /// one, every level is 0.
 int tessera_icu_needs_bidi(const uint16_t *text, int32_t length);
 
+/// 1 when the code point is a mark (general category Mn, Mc or Me), else 0: a trie lookup.
+int tessera_icu_is_mark(int32_t codePoint);
+
 /// The bidi class of a code point (ICU's UCharDirection numbering).
 int32_t tessera_icu_bidi_class(int32_t codePoint);
 
