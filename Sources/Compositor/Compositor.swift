@@ -90,6 +90,9 @@ public final class Compositor {
 
     /// Drains the platform's events. Renderer resets are handled here (every texture is dropped and
     /// uploaded again when next drawn); the rest is returned for the app to route.
+    /// Text input and the clipboard, when the backend offers them. (main thread only)
+    public var textInputPlatform: TextInputPlatform? { backend as? TextInputPlatform }
+
     public func pollEvents() -> [InputEvent] {
         UIThread.precondition("Compositor.pollEvents")
         var input: [InputEvent] = []

@@ -2,7 +2,7 @@
 /// carrying SDL's key code.
 /// - Thread: any
 public enum Key: Hashable, Sendable {
-    case escape, enter, space, tab, backspace
+    case escape, enter, space, tab, backspace, delete
     case up, down, left, right, pageUp, pageDown, home, end
     case function(Int)
     case character(Character)
@@ -33,4 +33,26 @@ public enum InputEvent: Sendable, Equatable {
     case wheel(dx: Double, dy: Double)
     case keyDown(Key, modifiers: KeyModifiers)
     case keyUp(Key, modifiers: KeyModifiers)
+    /// Text typed, or committed by an input method (`SDL_TEXTINPUT`). A key that types a character
+    /// also arrives as `keyDown`; an editor takes the text from here.
+    case textInput(String)
+    /// An input method's composition in progress (`SDL_TEXTEDITING`): the marked text, and where its
+    /// cursor is in it, in Unicode scalars. Empty text ends the composition.
+    case textEditing(String, cursor: Int)
+}
+
+/// Text input and the clipboard, from the platform. `SDLRenderBackend` provides them through SDL.
+/// - Thread: main, every member.
+public protocol TextInputPlatform: AnyObject {
+    /// Starts delivering `textInput` and `textEditing` events (an input method may open), with its
+    /// candidate window near `caret` (window points).
+    func startTextInput(caret: Rect)
+    /// Moves the input method's candidate window next to `caret` (window points).
+    func setTextInputCaret(_ caret: Rect)
+    /// Stops text input (the input method closes).
+    func stopTextInput()
+    /// The clipboard's text, nil when it holds none.
+    func clipboardText() -> String?
+    /// Puts `text` on the clipboard.
+    func setClipboardText(_ text: String)
 }

@@ -282,6 +282,44 @@ public final class SDLRenderBackend: RenderBackend {
         return events
     }
 
+    /// Puts text events on SDL's queue, as an input method would: `textInput` split into pieces that
+    /// fit SDL's event (at character boundaries), `textEditing` as one event. Other events are ignored.
+    package func pushTextEvent(_ input: InputEvent) {
+        func fill<T>(_ field: inout T, with bytes: some Collection<UInt8>) {
+            withUnsafeMutableBytes(of: &field) { raw in
+                for (index, byte) in bytes.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+                raw[min(bytes.count, raw.count - 1)] = 0
+            }
+        }
+        switch input {
+        case let .textInput(text):
+            var piece = ""
+            var pieces: [String] = []
+            for character in text {
+                if piece.utf8.count + String(character).utf8.count > 31 { pieces.append(piece); piece = "" }
+                piece.append(character)
+            }
+            if !piece.isEmpty { pieces.append(piece) }
+            for piece in pieces {
+                var event = SDL_Event()
+                event.type = SDL_TEXTINPUT.rawValue
+                event.text.windowID = SDL_GetWindowID(window)
+                fill(&event.text.text, with: Array(piece.utf8))
+                SDL_PushEvent(&event)
+            }
+        case let .textEditing(text, cursor):
+            var event = SDL_Event()
+            event.type = SDL_TEXTEDITING.rawValue
+            event.edit.windowID = SDL_GetWindowID(window)
+            fill(&event.edit.text, with: Array(text.utf8))
+            event.edit.start = Int32(clamping: cursor)
+            event.edit.length = 0
+            SDL_PushEvent(&event)
+        default:
+            return
+        }
+    }
+
     /// Puts an event on SDL's queue, as the platform would (used by tests of the reset path).
     package func pushEvent(_ kind: BackendEvent) {
         var event = SDL_Event()
@@ -318,7 +356,21 @@ public final class SDLRenderBackend: RenderBackend {
             return .input(.keyDown(Self.key(event.key.keysym.sym), modifiers: Self.modifiers(event.key.keysym.mod)))
         case SDL_KEYUP:
             return .input(.keyUp(Self.key(event.key.keysym.sym), modifiers: Self.modifiers(event.key.keysym.mod)))
+        case SDL_TEXTINPUT:
+            var text = event.text.text
+            return .input(.textInput(Self.string(fromFixedUTF8: &text)))
+        case SDL_TEXTEDITING:
+            var text = event.edit.text
+            return .input(.textEditing(Self.string(fromFixedUTF8: &text), cursor: Int(max(0, event.edit.start))))
         default: return nil
+        }
+    }
+
+    /// The NUL-terminated UTF-8 in one of SDL's fixed-size text fields; invalid bytes become U+FFFD.
+    private static func string<T>(fromFixedUTF8 field: inout T) -> String {
+        withUnsafeBytes(of: &field) { raw in
+            let bytes = raw.prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
         }
     }
 
@@ -338,6 +390,7 @@ public final class SDLRenderBackend: RenderBackend {
         case Int(SDLK_SPACE.rawValue): return .space
         case Int(SDLK_TAB.rawValue): return .tab
         case Int(SDLK_BACKSPACE.rawValue): return .backspace
+        case Int(SDLK_DELETE.rawValue): return .delete
         case Int(SDLK_UP.rawValue): return .up
         case Int(SDLK_DOWN.rawValue): return .down
         case Int(SDLK_LEFT.rawValue): return .left
@@ -357,5 +410,40 @@ extension Size {
     /// A window size: non-finite or smaller than 1 point becomes 1.
     var sanitizedForWindow: Size {
         Size(width: width.isFinite ? max(1, width) : 1, height: height.isFinite ? max(1, height) : 1)
+    }
+}
+
+extension SDLRenderBackend: TextInputPlatform {
+    public func startTextInput(caret: Rect) {
+        UIThread.precondition("SDLRenderBackend.startTextInput")
+        setTextInputCaret(caret)
+        SDL_StartTextInput()
+    }
+
+    public func setTextInputCaret(_ caret: Rect) {
+        UIThread.precondition("SDLRenderBackend.setTextInputCaret")
+        let caret = caret.sanitized
+        var rect = SDL_Rect(x: Int32(clamping: Int((caret.minX * scale).rounded())), y: Int32(clamping: Int((caret.minY * scale).rounded())),
+                            w: Int32(clamping: Int(max(1, caret.width * scale).rounded())),
+                            h: Int32(clamping: Int(max(1, caret.height * scale).rounded())))
+        SDL_SetTextInputRect(&rect)
+    }
+
+    public func stopTextInput() {
+        UIThread.precondition("SDLRenderBackend.stopTextInput")
+        SDL_StopTextInput()
+    }
+
+    public func clipboardText() -> String? {
+        UIThread.precondition("SDLRenderBackend.clipboardText")
+        guard SDL_HasClipboardText() == SDL_TRUE, let raw = SDL_GetClipboardText() else { return nil }
+        defer { SDL_free(raw) }
+        let text = String(cString: raw)
+        return text.isEmpty ? nil : text
+    }
+
+    public func setClipboardText(_ text: String) {
+        UIThread.precondition("SDLRenderBackend.setClipboardText")
+        _ = SDL_SetClipboardText(text)
     }
 }

@@ -103,6 +103,8 @@ open class Node {
     private var loadedLayer: Layer?
     /// Gesture recognizers attached in `didLoad`. (UI thread only)
     var gestureRecognizers: [GestureRecognizer] = []
+    /// The host whose focus owner this node is, while it is. (UI thread only)
+    weak var focusHost: NodeHost?
 
     /// Makes a node. Cheap, and allowed on any thread: no layer is created until `layer` is read.
     /// - Thread: any
@@ -383,6 +385,33 @@ open class Node {
     open func touchesEnded(_ touch: Touch) {}
     /// The touch was taken away (a gesture recognized, the node was removed). - Thread: main
     open func touchesCancelled(_ touch: Touch) {}
+
+    // MARK: - Focus and keys (see `NodeHost.focus(_:)`)
+
+    /// True for a node that takes keyboard focus: a click on it focuses it, and Tab reaches it.
+    /// - Thread: main
+    open var canBecomeFocused: Bool { false }
+    /// The node became the host's focus owner. - Thread: main
+    open func didBecomeFocused() {}
+    /// The node stopped being the focus owner. - Thread: main
+    open func didResignFocus() {}
+    /// A key went down while this node or one of its subnodes has focus; return true when handled.
+    /// Unhandled keys go to the supernode, then the host's key handler and the root controller.
+    /// - Thread: main
+    open func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool { false }
+    /// Text typed or committed by an input method while this node has focus; true when taken.
+    /// - Thread: main
+    open func insertText(_ text: String) -> Bool { false }
+    /// An input method's composition (marked text) while this node has focus; empty ends it.
+    /// `cursor` is in Unicode scalars of `text`. True when taken. - Thread: main
+    open func setMarkedText(_ text: String, cursor: Int) -> Bool { false }
+    /// Called once a frame while the node has focus, with the frame's time (a caret blinks here).
+    /// - Thread: main
+    open func focusFrame(at time: Double) {}
+    /// Where text input happens in the node (its caret), in the node's coordinates, for a node that
+    /// takes text: while it has focus, the host turns the platform's text input on and keeps the
+    /// input method's window next to this rect. Nil for nodes that take no text. - Thread: main
+    open var textInputCaret: Rect? { nil }
 
     // MARK: - Hierarchy
 

@@ -14,11 +14,11 @@
 static pthread_key_t iterator_key;
 static pthread_once_t iterator_once = PTHREAD_ONCE_INIT;
 
-typedef struct ThreadIterators { UBreakIterator *kinds[2]; } ThreadIterators;
+typedef struct ThreadIterators { UBreakIterator *kinds[3]; } ThreadIterators;
 
 static void close_iterators(void *value) {
     ThreadIterators *iterators = (ThreadIterators *)value;
-    for (int i = 0; i < 2; i++) if (iterators->kinds[i] != NULL) ubrk_close(iterators->kinds[i]);
+    for (int i = 0; i < 3; i++) if (iterators->kinds[i] != NULL) ubrk_close(iterators->kinds[i]);
     free(iterators);
 }
 
@@ -34,7 +34,7 @@ static UBreakIterator *thread_iterator(int kind) {
     }
     if (iterators->kinds[kind] == NULL) {
         UErrorCode status = U_ZERO_ERROR;
-        UBreakIterator *iterator = ubrk_open(kind == 1 ? UBRK_LINE : UBRK_CHARACTER, "", NULL, 0, &status);
+        UBreakIterator *iterator = ubrk_open(kind == 2 ? UBRK_WORD : kind == 1 ? UBRK_LINE : UBRK_CHARACTER, "", NULL, 0, &status);
         if (U_FAILURE(status)) return NULL;
         iterators->kinds[kind] = iterator;
     }
@@ -42,6 +42,24 @@ static UBreakIterator *thread_iterator(int kind) {
 }
 
 static int32_t apply_default_number_and_hyphen_rules(const uint16_t *text, int32_t length, int32_t *out, int32_t count);
+
+int32_t tessera_icu_word_boundaries(const uint16_t *text, int32_t length, int32_t *out, uint8_t *isWord) {
+    UBreakIterator *iterator = thread_iterator(2);
+    if (iterator == NULL) return -1;
+    UErrorCode status = U_ZERO_ERROR;
+    ubrk_setText(iterator, (const UChar *)text, length, &status);
+    if (U_FAILURE(status)) return -1;
+    int32_t count = 0;
+    for (int32_t p = ubrk_first(iterator); p != UBRK_DONE; p = ubrk_next(iterator)) {
+        if (p == 0) continue;
+        // The rule status is "none" after spaces and punctuation, else the text before was a word.
+        out[count] = p;
+        isWord[count] = ubrk_getRuleStatus(iterator) != UBRK_WORD_NONE;
+        count++;
+    }
+    ubrk_setText(iterator, NULL, 0, &status);
+    return count;
+}
 
 int32_t tessera_icu_breaks(int kind, const uint16_t *text, int32_t length, int32_t *out) {
     UBreakIterator *iterator = thread_iterator(kind == 1 ? 1 : 0);

@@ -6,6 +6,17 @@ struct LineDraft {
     var segments: [TextSegment]
     /// The run a line without segments takes its height from.
     var fallbackRun: Int
+    /// Where a line without segments sits in the text: its paragraph's start.
+    var emptyPosition: TextSourceIndex? = nil
+
+    /// Where the line's text starts in the text.
+    var start: TextSourceIndex? {
+        segments.first.map { TextSourceIndex(run: $0.run, index: $0.text.startIndex) } ?? emptyPosition
+    }
+    /// Where the line's text ends in the text (after the spaces that end it).
+    var end: TextSourceIndex? {
+        segments.last.map { TextSourceIndex(run: $0.run, index: $0.text.endIndex) } ?? emptyPosition
+    }
 }
 
 /// Breaks one paragraph into lines, one line per call, so that a long paragraph is cut only as far as
@@ -26,8 +37,14 @@ struct ParagraphLineBreaker {
     private var lookahead: TextSegment?
     private var producedLine = false
 
-    /// Breaks an analysed paragraph (its levels resolved, its direction known).
-    init(analysis: ParagraphAnalysis, paragraphRun: Int, width: Int, measurer: TextMeasurer) {
+    /// Where an empty paragraph sits in the text.
+    private let paragraphStart: TextSourceIndex?
+
+    /// Breaks an analysed paragraph (its levels resolved, its direction known) that starts at
+    /// `paragraphStart` in the text.
+    init(analysis: ParagraphAnalysis, paragraphRun: Int, paragraphStart: TextSourceIndex? = nil, width: Int,
+         measurer: TextMeasurer) {
+        self.paragraphStart = paragraphStart
         stream = SegmentStream(analysis: analysis) { [runs = measurer.runs] in runs[$0].attachment != nil }
         self.measurer = measurer
         self.width = width
@@ -79,7 +96,7 @@ struct ParagraphLineBreaker {
         let line = groups.flatMap { $0 }
         if line.isEmpty && producedLine { return nil }
         producedLine = true
-        return LineDraft(segments: line, fallbackRun: line.first?.run ?? paragraphRun)
+        return LineDraft(segments: line, fallbackRun: line.first?.run ?? paragraphRun, emptyPosition: paragraphStart)
     }
 
     private mutating func peek() -> TextSegment? {
@@ -146,6 +163,8 @@ struct ShapedPiece {
     var isAttachment: Bool
     /// The fallback face that draws it (nil: the run's own).
     var face: ResolvedFace? = nil
+    /// Where its text lies in its run's string (a truncation token's, in the token's).
+    var source: Range<String.Index>? = nil
 }
 
 extension TextMeasurer {
@@ -170,23 +189,33 @@ extension TextMeasurer {
             let level = levels[group.first]
             if first.kind == .attachment {
                 return [ShapedPiece(run: first.run, level: level, script: group.script, text: String(first.text),
-                                    width: first.width, isAttachment: true)]
+                                    width: first.width, isAttachment: true, source: first.text.startIndex..<first.text.endIndex)]
             }
             let single = group.end - group.first == 1
+            let source = first.text.startIndex..<segments[group.end - 1].text.endIndex
             let text = single ? first.text : segments[group.first..<group.end].map(\.text).joined()[...]
             if !needsFallback(text, run: first.run) {
                 let width = single ? first.width
                     : self.width(of: text, run: first.run, rightToLeft: level % 2 == 1, script: group.script, face: nil)
                 return [ShapedPiece(run: first.run, level: level, script: group.script, text: String(text),
-                                    width: width, isAttachment: false)]
+                                    width: width, isAttachment: false, source: source)]
             }
-            // Each stretch that a fallback face draws is shaped and measured with that face.
+            // Each stretch that a fallback face draws is shaped and measured with that face. A stretch
+            // of joined text finds its place in the run's string by its UTF-8 offset.
+            let base = first.text.base.utf8
             return faceRuns(of: text, run: first.run).map { stretch in
                 let width = group.end - group.first == 1 && stretch.face == nil && stretch.text.count == text.count
                     ? first.width
                     : self.width(of: stretch.text, run: first.run, rightToLeft: level % 2 == 1, script: group.script, face: stretch.face)
+                let stretchSource: Range<String.Index>
+                if single {
+                    stretchSource = stretch.text.startIndex..<stretch.text.endIndex
+                } else {
+                    let start = base.index(source.lowerBound, offsetBy: text.utf8.distance(from: text.startIndex, to: stretch.text.startIndex))
+                    stretchSource = start..<base.index(start, offsetBy: stretch.text.utf8.count)
+                }
                 return ShapedPiece(run: first.run, level: level, script: group.script, text: String(stretch.text),
-                                   width: width, isAttachment: false, face: stretch.face)
+                                   width: width, isAttachment: false, face: stretch.face, source: stretchSource)
             }
         }
     }

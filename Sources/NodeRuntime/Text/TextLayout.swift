@@ -15,6 +15,15 @@ struct TextFragment: Sendable {
     var isAttachment: Bool
     /// The fallback face that draws it, when the run's own font lacks its characters (nil: the run's).
     var face: ResolvedFace? = nil
+    /// Where `text` lies in its run's string; for a truncation token's run, in the token's.
+    var source: Range<String.Index>? = nil
+}
+
+/// A place in a text's string: a run and an index into that run's text.
+/// - Thread: any
+struct TextSourceIndex: Sendable, Hashable {
+    var run: Int
+    var index: String.Index
 }
 
 /// One measured line. Its horizontal place depends on the width of the box the text is shown in
@@ -42,6 +51,10 @@ public struct TextLine: Sendable {
     let fragments: [TextFragment]
     /// The line's ascent, for placing glyph surfaces.
     let ascent: Double
+    /// Where the line's text starts and ends in the text (spaces that end it included); an empty
+    /// line's start and end are where its paragraph is. Nil for a block's title.
+    let sourceStart: TextSourceIndex?
+    let sourceEnd: TextSourceIndex?
 
     /// The x of the line's left edge in a box `boxWidth` wide.
     func originX(inWidth boxWidth: Double) -> Double {
@@ -121,6 +134,10 @@ public final class TextLayout: Sendable {
     public let isTruncated: Bool
     /// The styles of the runs, then of any truncation-token runs.
     let runs: [TextAttributes]
+    /// The text measured, for caret positions and selection (shares the caller's storage).
+    let text: AttributedText
+    /// The fonts it was measured with.
+    let fonts: FontRegistry
     /// The spoiler and link each run belongs to (consecutive runs with the same value form one).
     let spoilerIndices: [Int?]
     let linkIndices: [Int?]
@@ -135,7 +152,9 @@ public final class TextLayout: Sendable {
     public static let maximumLineCount = 1_000
 
     init(constrainedWidth: Double, options: TextLayoutOptions, scale: Double, size: Size, lines: [TextLine],
-         blocks: [TextBlockFrame], isTruncated: Bool, runs: [TextAttributes]) {
+         blocks: [TextBlockFrame], isTruncated: Bool, runs: [TextAttributes], text: AttributedText, fonts: FontRegistry) {
+        self.text = text
+        self.fonts = fonts
         self.constrainedWidth = constrainedWidth
         self.options = options
         self.scale = scale

@@ -11,6 +11,7 @@ struct TextLayoutBuilder {
     private let constrainedWidth: Double
     private let widthPx: Int
     private let measurer: TextMeasurer
+    private let registry: FontRegistry
     private let lineLimit: Int
     private let spacingPx: Int
 
@@ -37,6 +38,7 @@ struct TextLayoutBuilder {
         let limit = Double(Bitmap.maximumSide)
         widthPx = Int(min(limit, (width * scale).rounded(.down)))
         measurer = TextMeasurer(runs: text.runs.map(\.attributes), registry: registry, scale: scale)
+        self.registry = registry
         let requested = options.maximumNumberOfLines > 0 ? options.maximumNumberOfLines : Int.max
         lineLimit = min(requested, TextLayout.maximumLineCount)
         spacingPx = Int((options.sanitizedLineSpacing * scale).rounded())
@@ -45,7 +47,8 @@ struct TextLayoutBuilder {
     mutating func build() -> TextLayout {
         guard !text.isEmpty, widthPx > 0 else {
             return TextLayout(constrainedWidth: constrainedWidth, options: options, scale: scale, size: .zero,
-                              lines: [], blocks: [], isTruncated: !text.isEmpty, runs: measurer.runs)
+                              lines: [], blocks: [], isTruncated: !text.isEmpty, runs: measurer.runs,
+                              text: text, fonts: registry)
         }
         let sections = TextSection.sections(of: text)
         for (index, section) in sections.enumerated() where !stopped {
@@ -62,7 +65,8 @@ struct TextLayoutBuilder {
         }
         let size = Size(width: Double(min(widestPx, widthPx)) / scale, height: Double(y) / scale)
         return TextLayout(constrainedWidth: constrainedWidth, options: options, scale: scale, size: size,
-                          lines: lines, blocks: blocks, isTruncated: isTruncated, runs: measurer.runs)
+                          lines: lines, blocks: blocks, isTruncated: isTruncated, runs: measurer.runs,
+                          text: text, fonts: registry)
     }
 
     // MARK: - Lines
@@ -77,8 +81,9 @@ struct TextLayoutBuilder {
         while let paragraph = paragraphs.next() {
             let analysis = ParagraphAnalysis(pieces: paragraph.pieces, isAttachmentRun: isAttachmentRun, resolvingLevels: true)
             let rightToLeft = analysis.isRightToLeft
-            var breaker = ParagraphLineBreaker(analysis: analysis, paragraphRun: paragraph.run, width: available,
-                                               measurer: measurer)
+            var breaker = ParagraphLineBreaker(analysis: analysis, paragraphRun: paragraph.run,
+                                               paragraphStart: TextSourceIndex(run: paragraph.run, index: paragraph.start),
+                                               width: available, measurer: measurer)
             while let draft = breaker.nextLine() {
                 let moreInSection = breaker.hasMoreContent() || paragraphs.hasNext()
                 let layoutFull = lines.count + 1 >= lineLimit
@@ -134,7 +139,7 @@ struct TextLayoutBuilder {
             include(run: piece.run)
             fragments.append(TextFragment(text: piece.text, run: piece.run, x: Double(x) / scale, width: Double(width) / scale,
                                           isRightToLeft: piece.level % 2 == 1, script: piece.script,
-                                          isAttachment: piece.isAttachment, face: piece.face))
+                                          isAttachment: piece.isAttachment, face: piece.face, source: piece.source))
             x += width
         }
         if fragments.isEmpty { include(run: draft.fallbackRun) }
@@ -150,7 +155,8 @@ struct TextLayoutBuilder {
                             baseline: Double(y + ascent) / scale, width: Double(x) / scale,
                             isRightToLeft: rightToLeft, isTruncated: isTruncated, blockIndex: blockIndex,
                             alignment: alignment, insetLeft: Double(insetLeft) / scale,
-                            insetRight: Double(insetRight) / scale, fragments: fragments, ascent: Double(ascent) / scale)
+                            insetRight: Double(insetRight) / scale, fragments: fragments, ascent: Double(ascent) / scale,
+                            sourceStart: draft.start, sourceEnd: draft.end)
         y += ascent + descent
         lastLineHeightPx = ascent + descent
         widestPx = max(widestPx, insetLeft + x + insetRight)
@@ -250,7 +256,7 @@ struct TextLayoutBuilder {
                 guard TextFitting.dropLastCharacter(of: &front, measurer: measurer) else { break }
             }
         }
-        return LineDraft(segments: front + token + back, fallbackRun: draft.fallbackRun)
+        return LineDraft(segments: front + token + back, fallbackRun: draft.fallbackRun, emptyPosition: draft.start)
     }
 
     /// The paragraph's text from `position` to its end, at most `characterLimit` characters.

@@ -193,6 +193,13 @@ public final class TextNode: Node, NodeDrawing {
         return layout
     }
 
+    /// The last layout measured, when it holds for `width`; nil when the text must be measured again.
+    /// Never measures. - Thread: any
+    func measuredLayout(forWidth width: Double) -> TextLayout? {
+        let scale = runtime.contentsScale
+        return textState.withLock { $0.lastLayout }.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
+    }
+
     /// The layout for the node's current width; before the node has a width, the last one measured.
     /// - Thread: any
     public var textLayout: TextLayout {

@@ -33,6 +33,26 @@ public enum UnicodeText {
         breaks(in: string, kind: 0)
     }
 
+    /// The words and the stretches between them (UAX #29 word boundaries), as UTF-16 ranges of
+    /// `string` in order, each marked as a word (letters, numbers, kana, ideographs) or not (spaces,
+    /// punctuation): where Ctrl+arrow stops and what a double click selects.
+    public static func wordSegments(in string: String) -> [(range: Range<Int>, isWord: Bool)] {
+        let units = Array(string.utf16)
+        guard !units.isEmpty else { return [] }
+        var out = [Int32](repeating: 0, count: units.count + 1)
+        var flags = [UInt8](repeating: 0, count: units.count + 1)
+        let count = units.withUnsafeBufferPointer { tessera_icu_word_boundaries($0.baseAddress, Int32(units.count), &out, &flags) }
+        guard count > 0 else { return [(0..<units.count, true)] }
+        var segments: [(range: Range<Int>, isWord: Bool)] = []
+        var start = 0
+        for index in 0..<Int(count) {
+            let end = Int(out[index])
+            segments.append((start..<end, flags[index] != 0))
+            start = end
+        }
+        return segments
+    }
+
     /// The bidirectional algorithm over one paragraph: its resolved level, each scalar's level (nil for
     /// characters rule X9 removes: embedding and override controls and boundary neutrals), and the
     /// scalar indices in visual order from left to right, removed characters left out (as

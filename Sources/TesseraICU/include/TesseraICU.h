@@ -11,6 +11,12 @@
 /// or -1 when ICU fails.
 int32_t tessera_icu_breaks(int kind, const uint16_t *text, int32_t length, int32_t *out);
 
+/// Word boundaries (UAX #29): the UTF-16 offsets after 0, up to and including `length`, written to
+/// `out`, and for each whether the text since the previous boundary is a word (letters, numbers,
+/// kana, ideographs) rather than spaces or punctuation, to `isWord` (both with room for `length`).
+/// Returns how many, or -1.
+int32_t tessera_icu_word_boundaries(const uint16_t *text, int32_t length, int32_t *out, uint8_t *isWord);
+
 /// Runs the bidi algorithm over a paragraph: `paragraphLevel` 0 or 1, or -1 for the first strong
 /// character's direction. Writes a level per UTF-16 unit to `levels` and the logical index shown at
 /// each visual position to `visual` (both `length` long; `visual` may be NULL). Returns the

@@ -1,0 +1,309 @@
+public import Compositor
+
+// Editing: keys, text input and the input method's composition, clicks and drags, the clipboard, and
+// undo. Every member runs on the UI thread, where the host delivers events to the focused node.
+
+extension EditableTextNode {
+    // MARK: - Text input
+
+    func takeText(_ text: String) -> Bool {
+        marked = nil
+        replaceSelection(with: text, coalescing: true)
+        return true
+    }
+
+    func takeMarkedText(_ text: String, cursor: Int) -> Bool {
+        if text.isEmpty {
+            marked = nil
+        } else {
+            // The cursor comes in Unicode scalars; positions here are UTF-16.
+            let scalars = text.unicodeScalars
+            let index = scalars.index(scalars.startIndex, offsetBy: min(max(0, cursor), scalars.count))
+            marked = (text, text.utf16.distance(from: text.startIndex, to: index))
+        }
+        refreshDisplayedText()
+        caretMoved()
+        return true
+    }
+
+    // MARK: - Keys
+
+    func takeKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
+        let shift = modifiers.contains(.shift)
+        let control = modifiers.contains(.control) || modifiers.contains(.command)
+        if marked != nil {
+            // The input method owns keys while it composes; Escape drops the composition.
+            if key == .escape { _ = takeMarkedText("", cursor: 0) }
+            return true
+        }
+        switch key {
+        case .character(let character) where control:
+            return shortcut(Character(character.lowercased()), shift: shift)
+        case .character, .space:
+            return !modifiers.contains(.alt) || control  // the text arrives as text input
+        case .left, .right:
+            let forward = (key == .right) != isRightToLeft(at: caretOffset)
+            moveCaret(to: control ? wordBoundary(forward: forward) : graphemeNeighbour(forward: forward,
+                                                                                         collapsing: !shift),
+                      extending: shift)
+        case .up, .down:
+            moveVertically(down: key == .down, extending: shift)
+        case .home:
+            moveCaret(to: control ? 0 : lineRange(at: caretOffset).lowerBound, extending: shift)
+        case .end:
+            moveCaret(to: control ? text.utf16.count : lineEnd(at: caretOffset), extending: shift)
+        case .backspace, .delete:
+            if selection.isEmpty {
+                let forward = key == .delete
+                let target = control ? wordBoundary(forward: forward) : graphemeNeighbour(forward: forward, collapsing: false)
+                selection = min(target, caretOffset)..<max(target, caretOffset)
+            }
+            replaceSelection(with: "", coalescing: false)
+        case .enter:
+            let submits = (returnKeyBehavior == .submit) != shift
+            if submits || !isMultiline {
+                onSubmit?(text)
+            } else {
+                replaceSelection(with: "\n", coalescing: false)
+            }
+        case .escape, .tab:
+            return false
+        default:
+            return false
+        }
+        return true
+    }
+
+    private func shortcut(_ character: Character, shift: Bool) -> Bool {
+        switch character {
+        case "a": setSelection(0..<text.utf16.count, anchor: 0)
+        case "c": copySelection()
+        case "x":
+            copySelection()
+            if !selection.isEmpty { replaceSelection(with: "", coalescing: false) }
+        case "v":
+            if let pasted = clipboardText(), !pasted.isEmpty { replaceSelection(with: pasted, coalescing: false) }
+        case "z": if shift { redo() } else { undo() }
+        case "y": redo()
+        default: return false
+        }
+        return true
+    }
+
+    // MARK: - Undo
+
+    /// Goes back one step of editing. - Thread: main
+    public func undo() {
+        UIThread.precondition("EditableTextNode.undo")
+        guard let step = undoStack.popLast() else { return }
+        redoStack.append(EditSnapshot(text: text, selection: selection))
+        restore(step)
+    }
+
+    /// Goes forward one undone step. - Thread: main
+    public func redo() {
+        UIThread.precondition("EditableTextNode.redo")
+        guard let step = redoStack.popLast() else { return }
+        undoStack.append(EditSnapshot(text: text, selection: selection))
+        restore(step)
+    }
+
+    private func restore(_ step: EditSnapshot) {
+        editState.withLock { $0.text = step.text }
+        typingCoalesces = false
+        setSelection(step.selection, anchor: step.selection.lowerBound, refreshing: true)
+        onChange?(step.text)
+    }
+
+    // MARK: - Changing the text
+
+    /// Replaces the selection with `insertion` (sanitized; newlines become spaces in a single-line
+    /// field), leaving the caret after it. Typing (`coalescing`) merges into one undo step.
+    func replaceSelection(with insertion: String, coalescing: Bool) {
+        let clean = isMultiline ? AttributedText.sanitized(insertion) : Self.singleLine(insertion)
+        let before = text
+        let utf16 = before.utf16
+        let lower = utf16.index(utf16.startIndex, offsetBy: min(selection.lowerBound, utf16.count))
+        let upper = utf16.index(utf16.startIndex, offsetBy: min(selection.upperBound, utf16.count))
+        guard !(clean.isEmpty && lower == upper) else { return }
+        if !(coalescing && typingCoalesces) {
+            undoStack.append(EditSnapshot(text: before, selection: selection))
+            if undoStack.count > 200 { undoStack.removeFirst() }
+        }
+        typingCoalesces = coalescing && !clean.contains(" ")
+        redoStack = []
+        var after = before
+        after.replaceSubrange(lower..<upper, with: clean)
+        editState.withLock { $0.text = after }
+        let caret = selection.lowerBound + clean.utf16.count
+        setSelection(caret..<caret, anchor: caret, refreshing: true)
+        onChange?(after)
+    }
+
+    // MARK: - Selection and caret
+
+    /// The end of the selection that moves (the caret when the selection is empty).
+    var caretOffset: Int { selection.lowerBound == anchor ? selection.upperBound : selection.lowerBound }
+
+    func setSelection(_ range: Range<Int>, anchor: Int, refreshing: Bool = false) {
+        selection = range
+        self.anchor = anchor
+        if refreshing { refreshDisplayedText() }
+        caretMoved()
+    }
+
+    private func caretMoved() {
+        caretEpoch = frameTime
+        updateCaretAndSelection()
+    }
+
+    /// Moves the caret to `offset`, or extends the selection from its anchor to it.
+    func moveCaret(to offset: Int, extending: Bool) {
+        typingCoalesces = false
+        goalX = nil
+        if extending {
+            setSelection(min(anchor, offset)..<max(anchor, offset), anchor: anchor)
+        } else {
+            setSelection(offset..<offset, anchor: offset)
+        }
+    }
+
+    /// The next or previous grapheme boundary from the caret; with a selection and `collapsing`, the
+    /// selection's end on that side.
+    private func graphemeNeighbour(forward: Bool, collapsing: Bool) -> Int {
+        if collapsing && !selection.isEmpty { return forward ? selection.upperBound : selection.lowerBound }
+        let caret = caretOffset
+        var position = 0, previous = 0
+        for character in text {
+            let next = position + character.utf16.count
+            if forward && position >= caret { return next }
+            if !forward && next >= caret { return position }
+            previous = position
+            position = next
+        }
+        return forward ? position : previous
+    }
+
+    /// The end of the next word (forward) or the start of the word before the caret.
+    private func wordBoundary(forward: Bool) -> Int {
+        let caret = caretOffset
+        let words = UnicodeText.wordSegments(in: text).filter(\.isWord)
+        if forward { return words.first { $0.range.upperBound > caret }?.range.upperBound ?? text.utf16.count }
+        return words.last { $0.range.lowerBound < caret }?.range.lowerBound ?? 0
+    }
+
+    private func isRightToLeft(at offset: Int) -> Bool {
+        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !layout.lines.isEmpty else { return false }
+        return layout.lines[layout.lineIndex(forOffset: offset)].isRightToLeft
+    }
+
+    private func lineRange(at offset: Int) -> Range<Int> {
+        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !layout.lines.isEmpty else {
+            return 0..<text.utf16.count
+        }
+        return layout.offsetRange(ofLine: layout.lineIndex(forOffset: offset))
+    }
+
+    /// The end of the line at `offset`, before the spaces that end a wrapped line.
+    private func lineEnd(at offset: Int) -> Int {
+        let range = lineRange(at: offset)
+        let utf16 = Array(text.utf16)
+        var end = min(range.upperBound, utf16.count)
+        if end < utf16.count { while end > range.lowerBound, utf16[end - 1] == 0x20 { end -= 1 } }
+        return end
+    }
+
+    private func moveVertically(down: Bool, extending: Bool) {
+        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !layout.lines.isEmpty else { return }
+        let caret = layout.caretRect(forOffset: caretOffset, inWidth: bounds.width)
+        let x = goalX ?? caret.minX
+        let line = layout.lineIndex(forOffset: caretOffset)
+        let target: Int
+        if down {
+            target = line + 1 < layout.lines.count
+                ? layout.offset(closestTo: Point(x: x, y: layout.lines[line + 1].top + 1), inWidth: bounds.width) : text.utf16.count
+        } else {
+            target = line > 0 ? layout.offset(closestTo: Point(x: x, y: layout.lines[line - 1].top + 1), inWidth: bounds.width) : 0
+        }
+        moveCaret(to: target, extending: extending)
+        goalX = x
+    }
+
+    // MARK: - Pointer
+
+    func pointerWentDown(_ touch: Touch) {
+        if let marked, !marked.text.isEmpty { _ = takeText(marked.text) }
+        let offset = offset(at: touch.location)
+        // Clicks close in time and place count up: 2 selects a word, 3 a line.
+        var count = 1
+        if let last = lastClick, touch.timestamp - last.time < 0.45,
+           abs(last.point.x - touch.location.x) < 4, abs(last.point.y - touch.location.y) < 4 {
+            count = last.count % 3 + 1
+        }
+        lastClick = (touch.timestamp, touch.location, count)
+        dragGranularity = count
+        let shift = focusHost?.isShiftDown ?? false
+        switch count {
+        case 2: select(unitAround: offset, granularity: 2)
+        case 3: select(unitAround: offset, granularity: 3)
+        default: moveCaret(to: offset, extending: shift)
+        }
+    }
+
+    func pointerMoved(_ touch: Touch) {
+        let offset = offset(at: touch.location)
+        switch dragGranularity {
+        case 1: moveCaret(to: offset, extending: true)
+        default:
+            let unit = unitRange(around: offset, granularity: dragGranularity)
+            let anchorUnit = unitRange(around: anchor, granularity: dragGranularity)
+            let range = min(unit.lowerBound, anchorUnit.lowerBound)..<max(unit.upperBound, anchorUnit.upperBound)
+            setSelection(range, anchor: anchorUnit.lowerBound <= unit.lowerBound ? range.lowerBound : range.upperBound)
+        }
+    }
+
+    /// The text position under a point in window coordinates.
+    private func offset(at windowPoint: Point) -> Int {
+        let local = convertFromRoot(windowPoint)
+        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !text.isEmpty else { return 0 }
+        let offset = layout.offset(closestTo: Point(x: local.x, y: local.y + scrollOffset), inWidth: bounds.width)
+        return Self.snap(offset, in: text)
+    }
+
+    private func select(unitAround offset: Int, granularity: Int) {
+        let range = unitRange(around: offset, granularity: granularity)
+        typingCoalesces = false
+        setSelection(range, anchor: range.lowerBound)
+    }
+
+    /// The word (2) or line (3) around `offset`.
+    private func unitRange(around offset: Int, granularity: Int) -> Range<Int> {
+        if granularity == 3 { return lineRange(at: offset) }
+        let segments = UnicodeText.wordSegments(in: text)
+        return segments.first { $0.range.contains(offset) }?.range
+            ?? segments.last.map { $0.range } ?? offset..<offset
+    }
+
+    // MARK: - Clipboard
+
+    private func copySelection() {
+        guard !selection.isEmpty else { return }
+        let utf16 = text.utf16
+        let lower = utf16.index(utf16.startIndex, offsetBy: selection.lowerBound)
+        let upper = utf16.index(utf16.startIndex, offsetBy: selection.upperBound)
+        let copied = String(text[lower..<upper])
+        if let platform = focusHost?.compositor.textInputPlatform {
+            platform.setClipboardText(copied)
+        } else {
+            Self.localClipboard = copied
+        }
+    }
+
+    private func clipboardText() -> String? {
+        if let platform = focusHost?.compositor.textInputPlatform { return platform.clipboardText() }
+        return Self.localClipboard
+    }
+
+    /// The clipboard when no platform offers one (a host without SDL). (main thread only)
+    nonisolated(unsafe) static var localClipboard: String?
+}

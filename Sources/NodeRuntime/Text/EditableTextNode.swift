@@ -1,0 +1,374 @@
+public import Compositor
+
+/// A text field or text view: single- or multi-line editing with a caret, selection, an input
+/// method's marked text, the clipboard, and undo.
+///
+/// The text is laid out and drawn like any `TextNode` (a subnode): measured off the UI thread when the
+/// host lays out in the background, drawn on a display worker. The caret and the selection are
+/// compositor layers placed from the layout (subnodes with a background colour), so moving the caret,
+/// blinking it or selecting never draws the text again; only a change of text or of the marked text
+/// does. Positions are UTF-16 offsets into `text`, always between grapheme clusters.
+///
+/// The field grows with its text up to `maximumVisibleLines` lines, then scrolls to keep the caret in
+/// view. Enter submits (`onSubmit`) or adds a line, as `returnKeyBehavior` says; Shift+Enter does the
+/// other.
+///
+/// ## Threads
+/// - Any thread: `init`, `text`, the configuration properties, measuring.
+/// - Main: editing (keys, text input, clicks), `selectedRange`, `markedText`, `undo()`/`redo()`,
+///   `onChange`/`onSubmit` calls.
+public final class EditableTextNode: Node {
+    /// What Enter does.
+    public enum ReturnKeyBehavior: Sendable {
+        /// Enter calls `onSubmit`; Shift+Enter adds a line.
+        case submit
+        /// Enter adds a line; Shift+Enter calls `onSubmit`.
+        case newline
+    }
+
+    struct EditState {
+        var text = ""
+        var attributes = TextAttributes()
+        var placeholder = ""
+        var placeholderAttributes = TextAttributes(color: Color(rgb: 0x8A94A3))
+        var isMultiline = true
+        var maximumVisibleLines = 6
+        var returnKeyBehavior = ReturnKeyBehavior.submit
+        var selectionColor = Color(red: 51, green: 144, blue: 236, alpha: 80)
+        var caretColor = Color(rgb: 0x3390EC)
+    }
+
+    /// Text and configuration, under a lock (any thread).
+    let editState: Locked<EditState>
+
+    // UI-thread editing state.
+    /// The selection; empty for a caret. (main thread only)
+    var selection = 0..<0
+    /// Where a shift-extended selection is anchored. (main thread only)
+    var anchor = 0
+    /// The input method's composition and its cursor (UTF-16 offset into it). (main thread only)
+    var marked: (text: String, cursor: Int)?
+    /// The x a run of Up/Down keys keeps to. (main thread only)
+    var goalX: Double?
+    /// Undo and redo steps. (main thread only)
+    var undoStack: [EditSnapshot] = []
+    var redoStack: [EditSnapshot] = []
+    /// True while consecutive typing merges into one undo step. (main thread only)
+    var typingCoalesces = false
+    /// The last click, for double and triple clicks. (main thread only)
+    var lastClick: (time: Double, point: Point, count: Int)?
+    /// The granularity a drag extends by (1 character, 2 words, 3 lines). (main thread only)
+    var dragGranularity = 1
+    /// When the caret last moved: it shows solid for a moment, then blinks. (main thread only)
+    var caretEpoch = 0.0
+    var frameTime = 0.0
+    /// How far the text is scrolled up inside the field, in points. (main thread only)
+    var scrollOffset = 0.0
+
+    /// Called after each change of the text by editing. - Thread: main
+    public var onChange: ((String) -> Void)?
+    /// Called with the text when the user submits it (Enter, by default). - Thread: main
+    public var onSubmit: ((String) -> Void)?
+
+    let textNode = TextNode()
+    let caretNode = Node()
+    /// Selection rectangles, reused. (main thread only)
+    var selectionNodes: [Node] = []
+
+    /// A field showing `text` in `attributes`, with a `placeholder` while it is empty. - Thread: any
+    public init(text: String = "", attributes: TextAttributes = TextAttributes(), placeholder: String = "") {
+        editState = Locked(EditState(text: AttributedText.sanitized(text), attributes: attributes, placeholder: placeholder))
+        super.init()
+        isUserInteractionEnabled = true
+        clipsToBounds = true
+        caretNode.isHidden = true
+        addSubnode(textNode)
+        addSubnode(caretNode)
+        let initial = editState.withLock { $0.text.utf16.count }
+        selection = initial..<initial
+        anchor = initial
+        refreshDisplayedText()
+    }
+
+    // MARK: - Properties (any thread)
+
+    /// The text. Setting it (from any thread) replaces the text, puts the caret at its end and clears
+    /// the undo history; it does not call `onChange`. - Thread: any (the caret is placed on the UI
+    /// thread's next frame when set elsewhere)
+    public var text: String {
+        get { editState.withLock { $0.text } }
+        set {
+            let clean = editState.withLock { state -> String in
+                state.text = state.isMultiline ? AttributedText.sanitized(newValue) : Self.singleLine(newValue)
+                return state.text
+            }
+            if UIThread.isCurrent {
+                textWasReplaced(length: clean.utf16.count)
+            } else {
+                let node = UIThreadBound(self)
+                runtime.mainQueue.enqueue { node.value.textWasReplaced(length: clean.utf16.count) }
+            }
+        }
+    }
+
+    private func textWasReplaced(length: Int) {
+        marked = nil
+        undoStack = []
+        redoStack = []
+        selection = length..<length
+        anchor = length
+        refreshDisplayedText()
+        updateCaretAndSelection()
+    }
+
+    /// The style of the text. - Thread: any
+    public var textAttributes: TextAttributes {
+        get { editState.withLock { $0.attributes } }
+        set { editState.withLock { $0.attributes = newValue }; refreshDisplayedTextAnywhere() }
+    }
+
+    /// Shown while the text is empty. - Thread: any
+    public var placeholder: String {
+        get { editState.withLock { $0.placeholder } }
+        set { editState.withLock { $0.placeholder = newValue }; refreshDisplayedTextAnywhere() }
+    }
+
+    /// The placeholder's style (the text's font in a grey by default). - Thread: any
+    public var placeholderAttributes: TextAttributes {
+        get { editState.withLock { $0.placeholderAttributes } }
+        set { editState.withLock { $0.placeholderAttributes = newValue }; refreshDisplayedTextAnywhere() }
+    }
+
+    /// False for a single-line field: newlines typed or pasted become spaces. - Thread: any
+    public var isMultiline: Bool {
+        get { editState.withLock { $0.isMultiline } }
+        set { editState.withLock { $0.isMultiline = newValue }; setNeedsLayout() }
+    }
+
+    /// The field grows with its text up to this many lines, then scrolls (at least 1). - Thread: any
+    public var maximumVisibleLines: Int {
+        get { editState.withLock { $0.maximumVisibleLines } }
+        set { editState.withLock { $0.maximumVisibleLines = max(1, newValue) }; setNeedsLayout() }
+    }
+
+    /// What Enter does; Shift+Enter does the other. - Thread: any
+    public var returnKeyBehavior: ReturnKeyBehavior {
+        get { editState.withLock { $0.returnKeyBehavior } }
+        set { editState.withLock { $0.returnKeyBehavior = newValue } }
+    }
+
+    /// The caret's colour. - Thread: any
+    public var caretColor: Color {
+        get { editState.withLock { $0.caretColor } }
+        set { editState.withLock { $0.caretColor = newValue } }
+    }
+
+    /// The selection's colour (drawn behind the text). - Thread: any
+    public var selectionColor: Color {
+        get { editState.withLock { $0.selectionColor } }
+        set { editState.withLock { $0.selectionColor = newValue } }
+    }
+
+    /// The selection as UTF-16 offsets into `text` (empty: the caret). Setting it snaps to grapheme
+    /// boundaries. - Thread: main
+    public var selectedRange: Range<Int> {
+        get {
+            UIThread.precondition("EditableTextNode.selectedRange")
+            return selection
+        }
+        set {
+            UIThread.precondition("EditableTextNode.selectedRange")
+            let text = self.text
+            let lower = Self.snap(newValue.lowerBound, in: text), upper = Self.snap(newValue.upperBound, in: text)
+            setSelection(lower..<max(lower, upper), anchor: lower)
+        }
+    }
+
+    /// The input method's composition in progress, if any, and its cursor. - Thread: main
+    public var markedText: String? {
+        UIThread.precondition("EditableTextNode.markedText")
+        return marked?.text
+    }
+
+    // MARK: - Focus
+
+    public override var canBecomeFocused: Bool { true }
+
+    public override func didBecomeFocused() {
+        caretEpoch = frameTime
+        updateCaretAndSelection()
+    }
+
+    public override func didResignFocus() {
+        if let marked, !marked.text.isEmpty { _ = takeText(marked.text) }
+        marked = nil
+        refreshDisplayedText()
+        updateCaretAndSelection()
+    }
+
+    public override var textInputCaret: Rect? {
+        guard isNodeLoaded else { return Rect(x: 0, y: 0, width: 1, height: 16) }
+        let caret = caretNode.frame
+        return Rect(x: caret.minX, y: caret.minY, width: max(1, caret.width), height: caret.height)
+    }
+
+    /// Blinks the caret: solid for half a second after it moves, then on and off every half second.
+    public override func focusFrame(at time: Double) {
+        frameTime = time
+        guard selection.isEmpty else { return }
+        let phase = (time - caretEpoch).truncatingRemainder(dividingBy: 1.0)
+        let hidden = time - caretEpoch > 0.5 && phase >= 0.5
+        if caretNode.isHidden != hidden { caretNode.isHidden = hidden }
+    }
+
+    var isFocused: Bool { focusHost?.focusedNode === self }
+
+    // MARK: - Events (see EditableTextNode+Editing.swift)
+
+    public override func insertText(_ text: String) -> Bool { takeText(text) }
+    public override func setMarkedText(_ text: String, cursor: Int) -> Bool { takeMarkedText(text, cursor: cursor) }
+    public override func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool { takeKey(key, modifiers: modifiers) }
+    public override func touchesBegan(_ touch: Touch) { pointerWentDown(touch) }
+    public override func touchesMoved(_ touch: Touch) { pointerMoved(touch) }
+
+    // MARK: - Displayed text
+
+    /// The text as shown: the composition inserted at the selection (underlined), or the placeholder.
+    func displayedText() -> (text: AttributedText, isPlaceholder: Bool) {
+        let state = editState.withLock { $0 }
+        if let marked, !marked.text.isEmpty {
+            let utf16 = state.text.utf16
+            let lower = utf16.index(utf16.startIndex, offsetBy: min(selection.lowerBound, utf16.count))
+            let upper = utf16.index(utf16.startIndex, offsetBy: min(selection.upperBound, utf16.count))
+            var underlined = state.attributes
+            underlined.isUnderlined = true
+            var text = AttributedText(String(state.text[..<lower]), attributes: state.attributes)
+            text.append(marked.text, attributes: underlined)
+            text.append(String(state.text[upper...]), attributes: state.attributes)
+            return (text, false)
+        }
+        if state.text.isEmpty {
+            var attributes = state.placeholderAttributes
+            attributes.font = state.attributes.font
+            // An empty placeholder still gives the field a line's height.
+            return (AttributedText(state.placeholder.isEmpty ? " " : state.placeholder, attributes: attributes), true)
+        }
+        return (AttributedText(state.text, attributes: state.attributes), false)
+    }
+
+    func refreshDisplayedTextAnywhere() {
+        if UIThread.isCurrent {
+            refreshDisplayedText()
+        } else {
+            let node = UIThreadBound(self)
+            runtime.mainQueue.enqueue { node.value.refreshDisplayedText() }
+        }
+    }
+
+    /// Gives the text node what to show; its layout happens off this thread.
+    func refreshDisplayedText() {
+        let shown = displayedText()
+        textNode.attributedText = shown.text
+        setNeedsLayout()
+    }
+
+    // MARK: - Layout
+
+    public override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
+        let width = constrainedSize.width
+        let layout = textNode.textLayout(forWidth: width)
+        let lines = editState.withLock { $0.maximumVisibleLines }
+        let lineHeight = layout.lines.first?.height ?? 0
+        let height = min(layout.size.height, lineHeight * Double(lines))
+        return Size(width: width.isFinite ? width : layout.size.width, height: max(lineHeight, height))
+    }
+
+    public override func layout() {
+        super.layout()
+        let width = bounds.width
+        let layout = textNode.measuredLayout(forWidth: width) ?? textNode.textLayout(forWidth: width)
+        textNode.frame = Rect(x: 0, y: -scrollOffset, width: width, height: max(bounds.height, layout.size.height))
+        updateCaretAndSelection()
+    }
+
+    /// Places the caret and the selection rectangles from the text's layout, scrolling the caret
+    /// into view. - Thread: main
+    func updateCaretAndSelection() {
+        guard isNodeLoaded, bounds.width > 0 else { return }
+        let width = bounds.width
+        // Only a layout already measured (off this thread); a pending one calls back from `layout()`.
+        guard let layout = textNode.measuredLayout(forWidth: width) else { return }
+        let shown = displayedText()
+        let (caretOffset, rangeShown) = displayedPositions(isPlaceholder: shown.isPlaceholder)
+        var caret = layout.caretRect(forOffset: caretOffset, inWidth: width)
+        // Keep the caret in view: scroll the text inside the field.
+        let maximumScroll = max(0, layout.size.height - bounds.height)
+        if caret.minY - scrollOffset < 0 { scrollOffset = caret.minY }
+        if caret.maxY - scrollOffset > bounds.height { scrollOffset = caret.maxY - bounds.height }
+        scrollOffset = min(max(0, scrollOffset), maximumScroll)
+        if textNode.frame.minY != -scrollOffset {
+            textNode.frame = Rect(x: 0, y: -scrollOffset, width: width, height: max(bounds.height, layout.size.height))
+        }
+        caret.origin.y -= scrollOffset
+        let colors = editState.withLock { ($0.caretColor, $0.selectionColor) }
+        caretNode.backgroundColor = colors.0
+        caretNode.frame = Rect(x: min(max(0, caret.minX - 1), max(0, width - 2)), y: caret.minY, width: 2, height: caret.height)
+        caretNode.isHidden = !isFocused || !rangeShown.isEmpty
+        // Selection rectangles behind the text.
+        let rects = isFocused && !rangeShown.isEmpty && !shown.isPlaceholder
+            ? layout.selectionRects(for: rangeShown, inWidth: width) : []
+        while selectionNodes.count < rects.count {
+            let node = Node()
+            insertSubnode(node, at: 0)
+            selectionNodes.append(node)
+        }
+        for (index, node) in selectionNodes.enumerated() {
+            if index < rects.count {
+                var rect = rects[index]
+                rect.origin.y -= scrollOffset
+                node.backgroundColor = colors.1
+                node.frame = rect
+                node.isHidden = false
+            } else {
+                node.isHidden = true
+            }
+        }
+    }
+
+    /// The caret's offset and the selected range in the displayed text (the composition shifts them).
+    func displayedPositions(isPlaceholder: Bool) -> (caret: Int, selection: Range<Int>) {
+        if isPlaceholder { return (0, 0..<0) }
+        if let marked, !marked.text.isEmpty {
+            let caret = selection.lowerBound + min(marked.cursor, marked.text.utf16.count)
+            return (caret, caret..<caret)
+        }
+        let caret = selection.lowerBound == anchor ? selection.upperBound : selection.lowerBound
+        return (caret, selection)
+    }
+
+    // MARK: - Helpers
+
+    /// `offset` moved down to the nearest grapheme boundary of `text`.
+    static func snap(_ offset: Int, in text: String) -> Int {
+        let offset = min(max(0, offset), text.utf16.count)
+        var position = 0
+        for character in text {
+            let next = position + character.utf16.count
+            if next > offset { return position }
+            position = next
+        }
+        return position
+    }
+
+    /// `text` with its newlines as spaces, sanitized.
+    static func singleLine(_ text: String) -> String {
+        AttributedText.sanitized(String(text.map { $0.isNewline ? " " : $0 }))
+    }
+}
+
+/// One state of the text for undo.
+/// - Thread: main
+struct EditSnapshot {
+    var text: String
+    var selection: Range<Int>
+}

@@ -1,0 +1,267 @@
+import Compositor
+import Foundation
+import XCTest
+@testable import NodeRuntime
+
+/// Editing through the host's event path: focus, typing, the input method's marked text, keys by
+/// grapheme and word, selection, the clipboard, undo, submitting, growth and focus traversal.
+final class EditableTextNodeTests: XCTestCase {
+    private var time = 0.0
+
+    override func tearDown() {
+        Runtime.shared.scheduler.waitUntilIdle()
+        Runtime.shared.mainQueue.drain()
+        EditableTextNode.localClipboard = nil
+    }
+
+    private struct Harness {
+        let host: NodeHost
+        let fields: [EditableTextNode]
+        let root: SpecNode
+    }
+
+    private func makeHarness(fields count: Int = 1, text: String = "", configure: (EditableTextNode) -> Void = { _ in })
+        -> Harness {
+        let (host, _) = makeHost(width: 400, height: 300)
+        let fields = (0..<count).map { _ -> EditableTextNode in
+            let field = EditableTextNode(text: text, attributes: TextAttributes(font: .system(size: 15)), placeholder: "Message")
+            configure(field)
+            return field
+        }
+        let root = SpecNode("root") { _ in
+            VStack(spacing: 10) { fields.map { $0.flexShrink(0) } }.inset(EdgeInsets(top: 10, left: 10, bottom: 10, right: 10))
+        }
+        host.setRootNode(root)
+        settle(host, time: &time)
+        return Harness(host: host, fields: fields, root: root)
+    }
+
+    private func send(_ harness: Harness, _ events: [InputEvent]) {
+        time += 1.0 / 60
+        harness.host.runFrame(time: time, events: events)
+        settle(harness.host, time: &time)
+    }
+
+    private func type(_ harness: Harness, _ text: String) { send(harness, [.textInput(text)]) }
+    private func key(_ harness: Harness, _ key: Key, _ modifiers: KeyModifiers = []) {
+        send(harness, [.keyDown(key, modifiers: modifiers), .keyUp(key, modifiers: modifiers)])
+    }
+
+    private func click(_ harness: Harness, _ field: EditableTextNode, at local: Point = Point(x: 5, y: 5)) {
+        let point = Point(x: field.frame.minX + local.x, y: field.frame.minY + local.y)
+        send(harness, [.pointerDown(point, button: 1), .pointerUp(point, button: 1)])
+    }
+
+    func testClickingFocusesAndTypingInsertsAtTheCaret() {
+        let harness = makeHarness()
+        let field = harness.fields[0]
+        var changes: [String] = []
+        field.onChange = { changes.append($0) }
+        XCTAssertNil(harness.host.focusedNode)
+        click(harness, field)
+        XCTAssertTrue(harness.host.focusedNode === field)
+        type(harness, "Hello")
+        type(harness, " world")
+        XCTAssertEqual(field.text, "Hello world")
+        XCTAssertEqual(field.selectedRange, 11..<11)
+        XCTAssertEqual(changes, ["Hello", "Hello world"])
+        // The caret sits after the text, on its line, drawn as its own layer.
+        let layout = field.textNode.textLayout(forWidth: field.bounds.width)
+        XCTAssertEqual(field.caretNode.frame.minX, layout.lines[0].width - 1, accuracy: 1.5)
+        XCTAssertFalse(field.caretNode.isHidden)
+        // Typed characters arrive as keys too; the field takes them so no shortcut fires.
+        var shortcut = false
+        harness.host.keyHandler = { _, _ in shortcut = true; return true }
+        key(harness, .character("3"))
+        XCTAssertFalse(shortcut, "a digit typed into the field is not the app's tab shortcut")
+        key(harness, .escape)
+        XCTAssertTrue(shortcut, "Escape goes on to the app when the field has no use for it")
+    }
+
+    func testArrowsMoveByGraphemeAndWordAndShiftExtends() {
+        let harness = makeHarness(text: "Hi 👨‍👩‍👧 there friend")
+        let field = harness.fields[0]
+        click(harness, field)
+        field.selectedRange = 3..<3
+        key(harness, .right)
+        XCTAssertEqual(field.selectedRange, 11..<11, "the family emoji is one step: eight UTF-16 units")
+        key(harness, .left)
+        XCTAssertEqual(field.selectedRange, 3..<3)
+        key(harness, .right, .control)
+        XCTAssertEqual(field.selectedRange, 17..<17, "Ctrl+→ stops at the end of the next word (an emoji is no word)")
+        key(harness, .left, [.control, .shift])
+        XCTAssertEqual(field.selectedRange, 12..<17, "Ctrl+Shift+← selects back to the word's start")
+        key(harness, .character("a"), .control)
+        XCTAssertEqual(field.selectedRange, 0..<24)
+        key(harness, .backspace)
+        XCTAssertEqual(field.text, "")
+        XCTAssertFalse(field.selectionNodes.contains { !$0.isHidden }, "no selection is shown once it is gone")
+    }
+
+    func testSelectionIsDrawnBehindTheTextWithoutRedrawingIt() {
+        let harness = makeHarness(text: "select these words")
+        let field = harness.fields[0]
+        click(harness, field)
+        let drawsBefore = harness.host.runtime.counters.snapshot.displaysStarted
+        key(harness, .home)
+        key(harness, .end, .shift)
+        XCTAssertEqual(field.selectedRange, 0..<18)
+        let shown = field.selectionNodes.filter { !$0.isHidden }
+        XCTAssertEqual(shown.count, 1)
+        let layout = field.textNode.textLayout(forWidth: field.bounds.width)
+        XCTAssertEqual(shown[0].frame.width, layout.lines[0].width, accuracy: 1)
+        XCTAssertTrue(field.caretNode.isHidden, "a selection hides the caret")
+        XCTAssertEqual(harness.host.runtime.counters.snapshot.displaysStarted, drawsBefore,
+                       "selecting moves layers; the text is not drawn again")
+    }
+
+    func testDoubleClickSelectsAWordAndTripleClickTheLine() {
+        let harness = makeHarness(text: "alpha beta gamma")
+        let field = harness.fields[0]
+        click(harness, field)
+        let layout = field.textNode.textLayout(forWidth: field.bounds.width)
+        let inBeta = layout.caretRect(forOffset: 8, inWidth: field.bounds.width)
+        let point = Point(x: inBeta.minX, y: inBeta.midY)
+        click(harness, field, at: point)
+        click(harness, field, at: point)
+        XCTAssertEqual(field.selectedRange, 6..<10, "a double click selects the word")
+        click(harness, field, at: point)
+        XCTAssertEqual(field.selectedRange, 0..<16, "a triple click selects the line")
+    }
+
+    func testMarkedTextShowsUnderlinedAndCommitReplacesIt() {
+        let harness = makeHarness(text: "Tokyo ")
+        let field = harness.fields[0]
+        click(harness, field)
+        key(harness, .end)
+        send(harness, [.textEditing("とうきょう", cursor: 5)])
+        XCTAssertEqual(field.markedText, "とうきょう")
+        XCTAssertEqual(field.text, "Tokyo ", "marked text is not part of the text yet")
+        let shown = field.textNode.attributedText
+        XCTAssertEqual(shown.string, "Tokyo とうきょう")
+        XCTAssertEqual(shown.runs.last?.attributes.isUnderlined, true, "the composition is underlined")
+        // Keys belong to the input method while it composes.
+        key(harness, .left)
+        XCTAssertEqual(field.selectedRange, 6..<6)
+        send(harness, [.textEditing("", cursor: 0), .textInput("東京")])
+        XCTAssertNil(field.markedText)
+        XCTAssertEqual(field.text, "Tokyo 東京")
+        XCTAssertEqual(field.selectedRange, 8..<8)
+    }
+
+    func testCopyCutPasteAndUndoRedo() {
+        let harness = makeHarness()
+        let field = harness.fields[0]
+        click(harness, field)
+        type(harness, "a")
+        type(harness, "b")
+        type(harness, "c")
+        type(harness, " ")
+        type(harness, "d")
+        XCTAssertEqual(field.text, "abc d")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "abc ", "undo takes back the last word typed")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "", "a word and the space after it are one step")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "", "nothing more to undo")
+        key(harness, .character("z"), [.control, .shift])
+        XCTAssertEqual(field.text, "abc ")
+        key(harness, .character("y"), .control)
+        XCTAssertEqual(field.text, "abc d")
+        key(harness, .character("a"), .control)
+        key(harness, .character("c"), .control)
+        key(harness, .end)
+        key(harness, .character("v"), .control)
+        XCTAssertEqual(field.text, "abc dabc d")
+        key(harness, .character("a"), .control)
+        key(harness, .character("x"), .control)
+        XCTAssertEqual(field.text, "")
+        key(harness, .character("v"), .control)
+        XCTAssertEqual(field.text, "abc dabc d")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "", "a paste is one step")
+    }
+
+    func testEnterSubmitsAndShiftEnterAddsALine() {
+        let harness = makeHarness()
+        let field = harness.fields[0]
+        var submitted: [String] = []
+        field.onSubmit = { submitted.append($0) }
+        click(harness, field)
+        type(harness, "first")
+        key(harness, .enter, .shift)
+        type(harness, "second")
+        XCTAssertEqual(field.text, "first\nsecond")
+        key(harness, .enter)
+        XCTAssertEqual(submitted, ["first\nsecond"])
+        field.returnKeyBehavior = .newline
+        key(harness, .enter)
+        XCTAssertEqual(field.text, "first\nsecond\n")
+        field.isMultiline = false
+        field.text = "one\ntwo"
+        XCTAssertEqual(field.text, "one two", "a single-line field turns newlines into spaces")
+    }
+
+    func testTheFieldGrowsUpToItsLineLimitThenScrollsToTheCaret() {
+        let harness = makeHarness { $0.maximumVisibleLines = 3 }
+        let field = harness.fields[0]
+        click(harness, field)
+        let oneLine = field.frame.height
+        XCTAssertGreaterThan(oneLine, 10)
+        key(harness, .enter, .shift)
+        XCTAssertEqual(field.frame.height, 2 * oneLine, accuracy: 1, "two lines")
+        for _ in 0..<4 { key(harness, .enter, .shift) }
+        XCTAssertEqual(field.frame.height, 3 * oneLine, accuracy: 1, "stops at three lines")
+        XCTAssertEqual(field.textNode.frame.minY, -3 * oneLine, accuracy: 1.5, "scrolled to the sixth line")
+        XCTAssertEqual(field.caretNode.frame.maxY, field.bounds.height, accuracy: 1.5, "the caret is in view")
+    }
+
+    func testTabMovesFocusAndKeysGoToTheFocusedField() {
+        let harness = makeHarness(fields: 3)
+        let fields = harness.fields
+        key(harness, .tab)
+        XCTAssertTrue(harness.host.focusedNode === fields[0])
+        key(harness, .tab)
+        XCTAssertTrue(harness.host.focusedNode === fields[1])
+        type(harness, "second")
+        key(harness, .tab, .shift)
+        XCTAssertTrue(harness.host.focusedNode === fields[0])
+        key(harness, .tab, .shift)
+        XCTAssertTrue(harness.host.focusedNode === fields[2], "Shift+Tab wraps around")
+        type(harness, "third")
+        XCTAssertEqual(fields.map(\.text), ["", "second", "third"])
+        XCTAssertTrue(fields[2].caretNode.isHidden == false && fields[1].caretNode.isHidden, "only the focused field shows a caret")
+    }
+
+    func testTheCaretBlinksWithoutRedrawingTheText() {
+        let harness = makeHarness(text: "blink")
+        let field = harness.fields[0]
+        click(harness, field)
+        let draws = harness.host.runtime.counters.snapshot.displaysStarted
+        var seen: Set<Bool> = []
+        for _ in 0..<90 {
+            time += 1.0 / 60
+            harness.host.runFrame(time: time, events: [])
+            seen.insert(field.caretNode.isHidden)
+        }
+        XCTAssertEqual(seen, [true, false], "the caret shows and hides over a second and a half")
+        XCTAssertEqual(harness.host.runtime.counters.snapshot.displaysStarted, draws)
+    }
+
+    func testCaretPositionsInRightToLeftText() {
+        let harness = makeHarness(text: "שלום")
+        let field = harness.fields[0]
+        click(harness, field)
+        let width = field.bounds.width
+        let layout = field.textNode.textLayout(forWidth: width)
+        let line = layout.lineRects(inWidth: width)[0]
+        XCTAssertEqual(layout.caretRect(forOffset: 0, inWidth: width).minX, line.maxX, accuracy: 0.5,
+                       "a right-to-left line starts at its right edge")
+        XCTAssertEqual(layout.caretRect(forOffset: 4, inWidth: width).minX, line.minX, accuracy: 0.5)
+        key(harness, .home)
+        key(harness, .left)
+        XCTAssertEqual(field.selectedRange, 1..<1, "← moves forward through right-to-left text")
+        XCTAssertLessThan(field.caretNode.frame.minX, line.maxX - 2)
+    }
+}
