@@ -190,6 +190,24 @@ public final class EditableTextNode: Node {
         return marked?.text
     }
 
+    /// The caret's frame in the node's coordinates (where its layer is). - Thread: main
+    public var caretFrame: Rect {
+        UIThread.precondition("EditableTextNode.caretFrame")
+        return caretNode.frame
+    }
+
+    /// True while the caret's layer is shown (focused, no selection, in the blink's on phase).
+    /// - Thread: main
+    public var isCaretShown: Bool {
+        UIThread.precondition("EditableTextNode.isCaretShown")
+        return !caretNode.isHidden
+    }
+
+    /// The layout of what the field shows (the text with any composition, or the placeholder), in
+    /// text coordinates (scrolled up by the field's scroll offset); nil while it is being measured.
+    /// - Thread: any
+    public var shownTextLayout: TextLayout? { textNode.measuredLayout(forWidth: bounds.width) }
+
     // MARK: - Focus
 
     public override var canBecomeFocused: Bool { true }

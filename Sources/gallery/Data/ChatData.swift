@@ -88,6 +88,15 @@ enum Format {
         }
     }
 
+    /// The current local time as the dataset writes times ("2026-11-14T04:35").
+    static func now() -> String {
+        var time = time_t(Date().timeIntervalSince1970)
+        var parts = tm()
+        localtime_r(&time, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min))
+    }
+
     /// "2026-11-14T04:35" → "04:35".
     static func clockTime(_ timestamp: String) -> String {
         guard let t = timestamp.firstIndex(of: "T") else { return timestamp }

@@ -108,11 +108,67 @@ final class MessageNode: Node {
 }
 
 /// A chat's messages, stacked from the bottom, with day separators.
+/// The message composer under a thread: a field that grows up to six lines; Enter sends,
+/// Shift+Enter adds a line.
+final class ComposerNode: Node {
+    let field = EditableTextNode(attributes: Theme.text(15), placeholder: "Message")
+    let separator = Node()
+    let pill = Node()
+
+    override init() {
+        super.init()
+        backgroundColor = .white
+        separator.backgroundColor = Theme.separator
+        pill.backgroundColor = Color(rgb: 0xF1F3F5)
+        pill.cornerRadius = 17
+        pill.cornerRoundingMode = .compositorClip
+        field.maximumVisibleLines = 6
+        field.debugName = "composer"
+        addSubnode(separator)
+        addSubnode(pill)
+        addSubnode(field)
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack {
+            separator.height(0.5)
+            field.flexShrink(0).inset(EdgeInsets(top: 8, left: 14, bottom: 8, right: 14)).background(pill)
+                .inset(EdgeInsets(top: 6, left: 10, bottom: 6, right: 10))
+        }
+    }
+}
+
+/// A thread: the messages in a list that stacks from the bottom, and the composer under it.
+final class ThreadScreenNode: Node {
+    let list: ListNode
+    let composer = ComposerNode()
+
+    init(list: ListNode) {
+        self.list = list
+        super.init()
+        addSubnode(list)
+        addSubnode(composer)
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack {
+            list.flexGrow(1).flexShrink(1)
+            composer.flexShrink(0)
+        }
+    }
+}
+
 final class ThreadController: NodeController, ListDataSource, ListScreen {
     let chat: ChatData.Chat
     let data: ChatData
     let list = ListNode()
-    private let items: [ThreadItem]
+    let screen: ThreadScreenNode
+    private var items: [ThreadItem]
+    /// The time a sent message gets ("2026-11-14T04:35"); the current time unless a test fixes it.
+    /// (main thread only)
+    var clock: () -> String = Format.now
+    /// The composer's field. (main thread only)
+    var composer: EditableTextNode { screen.composer.field }
 
     init(chat: ChatData.Chat, data: ChatData) {
         self.chat = chat
@@ -126,16 +182,53 @@ final class ThreadController: NodeController, ListDataSource, ListScreen {
             items.append(.message(message, replyTo: message.replyTo.flatMap { byID[$0] }, group: chat.group))
         }
         self.items = items
-        super.init(node: list)
+        screen = ThreadScreenNode(list: list)
+        super.init(node: screen)
         list.debugName = "thread-\(chat.id)"
         list.backgroundColor = Theme.chatBackground
         list.stacksFromBottom = true
         list.estimatedRowHeight = 64
         list.dataSource = self
+        composer.onSubmit = { [weak self] text in self?.send(text) }
     }
 
     override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
         list.handleKey(key, modifiers: modifiers)
+    }
+
+    /// Adds an outgoing message at the bottom (the list stays pinned there and the bubble slides in)
+    /// and empties the composer. Blank text sends nothing. - Thread: main
+    func send(_ text: String) {
+        let body = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !body.isEmpty else { return }
+        let lastID = items.reversed().lazy.compactMap { item -> Int? in
+            if case let .message(message, _, _) = item { return message.id } else { return nil }
+        }.first ?? 0
+        let message = ChatData.Message(id: lastID + 1, out: true, author: "Me", text: body, time: clock(), photo: nil,
+                                       replyTo: nil)
+        let lastDay = items.reversed().lazy.compactMap { item -> String? in
+            if case let .day(day) = item { return day } else { return nil }
+        }.first
+        var inserted: [Int] = []
+        let day = Format.day(message.time)
+        if day != lastDay {
+            items.append(.day(day))
+            inserted.append(items.count - 1)
+        }
+        items.append(.message(message, replyTo: nil, group: chat.group))
+        inserted.append(items.count - 1)
+        list.insertRows(inserted, animated: true)
+        composer.text = ""
+    }
+
+    /// The messages sent from the composer, in order. - Thread: main
+    var sentMessages: [String] {
+        items.compactMap { item in
+            if case let .message(message, _, _) = item, message.out, message.author == "Me", message.id > chat.messages.count {
+                return message.text
+            }
+            return nil
+        }
     }
 
     func numberOfRows(in list: ListNode) -> Int { items.count }

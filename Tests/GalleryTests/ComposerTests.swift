@@ -1,0 +1,127 @@
+import Compositor
+import Foundation
+import NodeRuntime
+import TestSupport
+import XCTest
+@testable import gallery
+
+/// The Thread screen's composer, driven as a person with an input method would: text and
+/// composition events go through SDL's own event queue (`SDL_PushEvent`), are polled by the backend
+/// and routed by the host to the focused field. Each state is compared with its golden.
+final class ComposerTests: XCTestCase {
+    private var time = 0.0
+    private var assets: URL { GoldenImage.repositoryRoot.appendingPathComponent("Assets") }
+
+    override func tearDown() {
+        Runtime.shared.scheduler.waitUntilIdle()
+        Runtime.shared.mainQueue.drain()
+    }
+
+    private func makeApp() throws -> (GalleryApp, ThreadController, SDLRenderBackend) {
+        var options = GalleryOptions()
+        options.screen = .thread
+        options.headless = true
+        options.size = Size(width: 640, height: 480)
+        let data = try ChatData(assets: assets)
+        let backend = try SDLRenderBackend(.init(title: "gallery-test", size: options.size, headless: true))
+        let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0x12161B)))
+        let app = try GalleryApp(options: options, data: data, host: NodeHost(compositor: compositor), backend: backend)
+        let thread = try XCTUnwrap(app.tabs.selectedController as? ThreadController)
+        thread.clock = { "2026-11-20T08:21" }
+        app.settle()
+        return (app, thread, backend)
+    }
+
+    private func frames(_ app: GalleryApp, _ events: [InputEvent] = [], count: Int = 1) {
+        for index in 0..<count {
+            time += 1.0 / 60
+            app.frame(time: time, events: index == 0 ? events : [])
+        }
+    }
+
+    /// Pushes events onto SDL's queue, then runs a frame with what the backend polls from it.
+    private func pushThroughSDL(_ app: GalleryApp, _ backend: SDLRenderBackend, _ events: [InputEvent]) {
+        for event in events { backend.pushTextEvent(event) }
+        let polled = app.host.compositor.pollEvents()
+        XCTAssertEqual(polled.filter { if case .textInput = $0 { return false } else { return true } }.count,
+                       events.filter { if case .textInput = $0 { return false } else { return true } }.count,
+                       "every composition event comes back from SDL's queue")
+        frames(app, polled)
+        app.settle()
+    }
+
+    private func clickComposer(_ app: GalleryApp, _ thread: ThreadController) {
+        let field = thread.composer
+        let origin = field.convertFromRoot(.zero)
+        let point = Point(x: -origin.x + 20, y: -origin.y + field.bounds.height / 2)
+        frames(app, [.pointerDown(point, button: 1)])
+        frames(app, [.pointerUp(point, button: 1)])
+        app.settle()
+    }
+
+    private func capture(_ app: GalleryApp) throws -> Bitmap {
+        // The caret blinks: compare with it shown (half a second after the last change).
+        try XCTUnwrap(app.host.compositor.capture(app.host.rootLayer))
+    }
+
+    func testTypingComposingSelectingAndSendingThroughSDLsQueue() throws {
+        let (app, thread, backend) = try makeApp()
+        clickComposer(app, thread)
+        XCTAssertTrue(app.host.focusedNode === thread.composer, "a click focuses the composer")
+
+        pushThroughSDL(app, backend, [.textInput("Hello from Tessera, see you at 10:30 👋")])
+        XCTAssertEqual(thread.composer.text, "Hello from Tessera, see you at 10:30 👋")
+        GoldenImage.assertMatches(try capture(app), named: "composer-typed", in: "GalleryTests", tolerance: 6)
+
+        pushThroughSDL(app, backend, [.textInput(" "), .textEditing("にほんご", cursor: 4)])
+        XCTAssertEqual(thread.composer.markedText, "にほんご")
+        GoldenImage.assertMatches(try capture(app), named: "composer-marked", in: "GalleryTests", tolerance: 6)
+        pushThroughSDL(app, backend, [.textEditing("", cursor: 0), .textInput("日本語")])
+        XCTAssertEqual(thread.composer.text, "Hello from Tessera, see you at 10:30 👋 日本語")
+
+        // Shift+Home selects the line; the selection shows behind the text.
+        frames(app, [.keyDown(.home, modifiers: .shift)])
+        app.settle()
+        XCTAssertEqual(thread.composer.selectedRange, 0..<thread.composer.text.utf16.count)
+        GoldenImage.assertMatches(try capture(app), named: "composer-selection", in: "GalleryTests", tolerance: 6)
+
+        // Typing replaces the selection; Shift+Enter adds lines and the field grows.
+        pushThroughSDL(app, backend, [.textInput("Line one")])
+        let oneLine = thread.composer.frame.height
+        for line in ["two", "three"] {
+            frames(app, [.keyDown(.enter, modifiers: .shift)])
+            pushThroughSDL(app, backend, [.textInput("Line \(line)")])
+        }
+        XCTAssertEqual(thread.composer.frame.height, 3 * oneLine, accuracy: 1, "three lines, three lines tall")
+
+        // Enter sends: the bubble appears at the bottom, the list stays pinned, the field empties.
+        let rowsBefore = thread.list.numberOfRows
+        frames(app, [.keyDown(.enter, modifiers: [])])
+        frames(app, count: 40)
+        app.settle()
+        XCTAssertEqual(thread.sentMessages, ["Line one\nLine two\nLine three"])
+        XCTAssertEqual(thread.list.numberOfRows, rowsBefore + 1)
+        XCTAssertEqual(thread.composer.text, "")
+        XCTAssertEqual(thread.composer.frame.height, oneLine, accuracy: 1, "the field shrinks back to one line")
+        let lastRow = thread.list.frameOfRow(thread.list.numberOfRows - 1)
+        XCTAssertEqual(lastRow.maxY - thread.list.contentOffset, thread.list.bounds.height, accuracy: 1,
+                       "the new bubble sits at the bottom of the list")
+        GoldenImage.assertMatches(try capture(app), named: "composer-sent", in: "GalleryTests", tolerance: 6)
+        app.host.setRootController(nil)
+    }
+
+    func testRightToLeftTypingStartsAtTheRight() throws {
+        let (app, thread, backend) = try makeApp()
+        clickComposer(app, thread)
+        pushThroughSDL(app, backend, [.textInput("שלום, נתראה ב-10:30 בתחנה")])
+        let field = thread.composer
+        XCTAssertEqual(field.text, "שלום, נתראה ב-10:30 בתחנה")
+        let layout = try XCTUnwrap(field.shownTextLayout)
+        XCTAssertTrue(layout.lines[0].isRightToLeft)
+        // The caret (at the end of the text, logically) sits at the line's left end.
+        let line = layout.lineRects(inWidth: field.bounds.width)[0]
+        XCTAssertEqual(field.caretFrame.minX, line.minX - 1, accuracy: 1.5)
+        GoldenImage.assertMatches(try capture(app), named: "composer-rtl", in: "GalleryTests", tolerance: 6)
+        app.host.setRootController(nil)
+    }
+}
