@@ -73,7 +73,9 @@ final class GalleryTests: XCTestCase {
         XCTAssertEqual(app.tabs.selectedIndex, 0)
 
         // Open the second chat: its thread is pushed on the navigation stack.
-        click(app, at: Point(x: 300, y: 76 * 1.5))
+        let chats = try XCTUnwrap(app.chatsNavigation.topController as? ChatsController)
+        let chatsOrigin = chats.list.convertFromRoot(.zero)
+        click(app, at: Point(x: 300, y: -chatsOrigin.y + chats.list.frameOfRow(1).midY - chats.list.contentOffset))
         frames(app, count: 30)
         XCTAssertEqual(app.chatsNavigation.viewControllers.count, 2)
         let thread = try XCTUnwrap(app.chatsNavigation.topController as? ThreadController)
@@ -155,6 +157,37 @@ final class GalleryTests: XCTestCase {
         GoldenImage.assertMatches(pixels, named: "screen-text-quote-expanded", in: "GalleryTests", tolerance: 6)
         try clickBlock()
         XCTAssertEqual(text.list.frameOfRow(row).height, collapsedHeight, accuracy: 0.5, "a second click collapses it")
+        app.host.setRootController(nil)
+    }
+
+    /// Typing in the Chats screen's search field filters the rows as you type (ignoring case and
+    /// accents); clearing it brings every row back.
+    func testTheSearchFieldFiltersChatsAsYouType() throws {
+        let app = try makeApp(screen: .chats)
+        app.settle()
+        let chats = try XCTUnwrap(app.chatsNavigation.topController as? ChatsController)
+        let field = chats.searchField
+        let origin = field.convertFromRoot(.zero)
+        click(app, at: Point(x: -origin.x + 30, y: -origin.y + field.bounds.height / 2))
+        XCTAssertTrue(app.host.focusedNode === field)
+        let all = chats.list.numberOfRows
+        for character in "laura" { frames(app, [.textInput(String(character))]) }
+        app.settle()
+        XCTAssertEqual(field.text, "laura")
+        let shown = chats.list.numberOfRows
+        XCTAssertGreaterThan(shown, 0)
+        XCTAssertLessThan(shown, all)
+        for row in 0..<shown {
+            let chat = app.data.chat(forRow: chats.dataRow(row))
+            let text = (chat.title + " " + (chat.messages.last?.text ?? "")).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+            XCTAssertTrue(text.contains("laura"), "row \(row) matches: \(chat.title)")
+        }
+        let pixels = try XCTUnwrap(app.host.compositor.capture(app.host.rootLayer))
+        GoldenImage.assertMatches(pixels, named: "screen-chats-search", in: "GalleryTests", tolerance: 6)
+        frames(app, [.keyDown(.character("a"), modifiers: .control)])
+        frames(app, [.keyDown(.backspace, modifiers: [])])
+        app.settle()
+        XCTAssertEqual(chats.list.numberOfRows, all, "an empty search shows every chat")
         app.host.setRootController(nil)
     }
 

@@ -130,39 +130,125 @@ final class ChatRowNode: Node, NodeDrawing {
 }
 
 /// The chat list.
+/// The search bar above the chat list: a single-line field in a rounded pill.
+final class SearchBarNode: Node {
+    let field = EditableTextNode(attributes: Theme.text(15), placeholder: "Search")
+    let pill = Node()
+
+    override init() {
+        super.init()
+        backgroundColor = Theme.background
+        pill.backgroundColor = Color(rgb: 0xF1F3F5)
+        pill.cornerRadius = 17
+        pill.cornerRoundingMode = .compositorClip
+        field.isMultiline = false
+        field.maximumVisibleLines = 1
+        field.debugName = "search"
+        addSubnode(pill)
+        addSubnode(field)
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        field.flexShrink(0).inset(EdgeInsets(top: 8, left: 14, bottom: 8, right: 14)).background(pill)
+            .inset(EdgeInsets(top: 8, left: 10, bottom: 6, right: 10))
+    }
+}
+
+/// The Chats screen: the search bar over the list.
+final class ChatsScreenNode: Node {
+    let search = SearchBarNode()
+    let list: ListNode
+
+    init(list: ListNode) {
+        self.list = list
+        super.init()
+        addSubnode(search)
+        addSubnode(list)
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack {
+            search.flexShrink(0)
+            list.flexGrow(1).flexShrink(1)
+        }
+    }
+}
+
 final class ChatsController: NodeController, ListDataSource, ListScreen {
     let data: ChatData
     let rows: Int
     let list = ListNode()
+    let screen: ChatsScreenNode
     let distinctAvatars: Bool
     var openChat: ((ChatData.Chat) -> Void)?
+    /// The rows the search matches, in order; nil while the search is empty. (main thread only)
+    private(set) var matchingRows: [Int]?
+    /// Each chat's searchable text (title and last message, folded), by chat id. (main thread only)
+    private var searchableText: [Int: String] = [:]
+
+    /// The search field. (main thread only)
+    var searchField: EditableTextNode { screen.search.field }
 
     init(data: ChatData, rows: Int, distinctAvatars: Bool = false) {
         self.data = data
         self.rows = rows
         self.distinctAvatars = distinctAvatars
-        super.init(node: list)
+        screen = ChatsScreenNode(list: list)
+        super.init(node: screen)
         list.debugName = "chats"
         list.estimatedRowHeight = ChatRowNode.height
         list.backgroundColor = Theme.background
         list.dataSource = self
         list.onSelectRow = { [weak self] row in
             guard let self else { return }
-            self.openChat?(self.data.chat(forRow: row))
+            self.openChat?(self.data.chat(forRow: self.dataRow(row)))
         }
+        searchField.onChange = { [weak self] query in self?.filter(query) }
     }
 
     override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
         list.handleKey(key, modifiers: modifiers)
     }
 
-    func numberOfRows(in list: ListNode) -> Int { rows }
+    /// Shows only the rows whose chat title or last message contains `query` (ignoring case and
+    /// accents); all rows when it is blank. - Thread: main
+    func filter(_ query: String) {
+        let folded = Self.fold(query.trimmingCharacters(in: .whitespaces))
+        if folded.isEmpty {
+            matchingRows = nil
+        } else {
+            var matchesByChat: [Int: Bool] = [:]
+            matchingRows = (0..<rows).filter { row in
+                let chat = data.chat(forRow: row)
+                if let known = matchesByChat[chat.id] { return known }
+                let text = searchableText[chat.id] ?? {
+                    let made = Self.fold(chat.title + " " + (chat.messages.last?.text ?? ""))
+                    searchableText[chat.id] = made
+                    return made
+                }()
+                let matches = text.contains(folded)
+                matchesByChat[chat.id] = matches
+                return matches
+            }
+        }
+        list.reloadData()
+    }
+
+    private static func fold(_ text: String) -> String {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+    }
+
+    /// The dataset row shown at list row `row`.
+    func dataRow(_ row: Int) -> Int { matchingRows.map { $0[row] } ?? row }
+
+    func numberOfRows(in list: ListNode) -> Int { matchingRows?.count ?? rows }
 
     func estimatedHeightForRow(at row: Int, in list: ListNode) -> Double? { ChatRowNode.height }
 
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
-        let chat = data.chat(forRow: row)
-        let model = ChatRowNode.Model(chat: chat, row: row, avatarPath: chat.avatar.map { data.photoPath($0) },
+        let dataRow = dataRow(row)
+        let chat = data.chat(forRow: dataRow)
+        let model = ChatRowNode.Model(chat: chat, row: dataRow, avatarPath: chat.avatar.map { data.photoPath($0) },
                                       distinctAvatar: distinctAvatars)
         return { ChatRowNode(model) }
     }
