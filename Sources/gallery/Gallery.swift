@@ -28,6 +28,7 @@ struct Gallery: ParsableCommand {
         case images
         case text
         case layout
+        case typing
     }
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
@@ -149,6 +150,8 @@ struct Gallery: ParsableCommand {
             print(try TextBenchmark(assets: assetsFolder, runs: frames ?? 3_000).run())
         case .layout:
             print(LayoutBenchmark(cellCount: 10_000, rounds: frames ?? 5).run().table)
+        case .typing:
+            print(try TypingBenchmark(assets: assetsFolder, keystrokes: frames ?? 300).run())
         }
     }
 }
