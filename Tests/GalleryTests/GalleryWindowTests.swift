@@ -146,6 +146,61 @@ final class GalleryWindowTests: XCTestCase {
                           "\(difference.differingPixels) pixels differ (max delta \(difference.maximumChannelDelta))")
     }
 
+    /// Typing into the Thread screen's composer on the X server's keyboard: a click focuses it, the
+    /// keys arrive as SDL text input, Enter sends, and the window's last frame shows the new, short
+    /// bubble at the bottom right, above the composer.
+    func testTypingAMessageInTheWindowSendsIt() throws {
+        guard let xdotool = which("xdotool") else {
+            throw XCTSkip("xdotool is not installed (make test installs it)")
+        }
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
+        try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
+        let shot = outputFolder.appendingPathComponent("composer-window.png").path
+        try? FileManager.default.removeItem(atPath: shot)
+
+        try withXvfb { display in
+            let x = ["DISPLAY": display]
+            let gallery = try Child(galleryBinary.path, ["--screen", "thread", "--frames", "1800", "--screenshot", shot]
+                                    + assetsArguments, environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
+            defer { if gallery.process.isRunning { gallery.process.terminate() } }
+            XCTAssertTrue(gallery.read(until: "video driver"), gallery.output)
+            let (_, windows) = try run(xdotool, ["search", "--name", "^Tessera gallery$"], environment: x)
+            let window = try XCTUnwrap(windows.split(separator: "\n").first.map(String.init), "window not found")
+            // The composer sits above the 48-point tab bar.
+            let clickX = Int(viewport.width / 2), clickY = Int(viewport.height) - 48 - 22
+            let (clickStatus, clickOutput) = try run(xdotool, ["windowfocus", "--sync", window, "mousemove", "--window", window,
+                                                               "\(clickX)", "\(clickY)", "click", "1"], environment: x)
+            XCTAssertEqual(clickStatus, 0, clickOutput)
+            let (typeStatus, typeOutput) = try run(xdotool, ["type", "--delay", "30", "Hi Xvfb"], environment: x)
+            XCTAssertEqual(typeStatus, 0, typeOutput)
+            let (enterStatus, enterOutput) = try run(xdotool, ["key", "Return"], environment: x)
+            XCTAssertEqual(enterStatus, 0, enterOutput)
+            XCTAssertTrue(gallery.read(until: "message sent (7 characters)"), "the typed message was not sent: " + gallery.output)
+            let (quitStatus, quitOutput) = try run(xdotool, ["key", "ctrl+q"], environment: x)
+            XCTAssertEqual(quitStatus, 0, quitOutput)
+            let (status, output) = gallery.finish()
+            XCTAssertEqual(status, 0, output)
+            XCTAssertTrue(output.contains("screenshot written"), output)
+        }
+        // The lowest stretch of outgoing-bubble green above the composer is the new message: short,
+        // at the right edge (the one before it spans most of the width).
+        let bitmap = try Bitmap(contentsOfFile: shot)
+        let scale = Double(bitmap.width) / viewport.width
+        let composerTop = Int((viewport.height - 48 - 47) * scale)
+        func isBubble(_ pixel: UInt32) -> Bool {  // opaque ARGB: E3FEE0
+            abs(Int((pixel >> 16) & 0xFF) - 0xE3) < 6 && abs(Int((pixel >> 8) & 0xFF) - 0xFE) < 6
+                && abs(Int(pixel & 0xFF) - 0xE0) < 6
+        }
+        var bubbleRow: (y: Int, minX: Int, maxX: Int)?
+        for y in stride(from: composerTop - 1, to: composerTop - 120, by: -1) {
+            let xs = (0..<bitmap.width).filter { isBubble(bitmap.pixel(x: $0, y: y)) }
+            if xs.count > 10, let minX = xs.min(), let maxX = xs.max() { bubbleRow = (y, minX, maxX); break }
+        }
+        let row = try XCTUnwrap(bubbleRow, "a green bubble above the composer")
+        XCTAssertGreaterThan(Double(row.maxX), Double(bitmap.width) * 0.9, "the bubble is on the right")
+        XCTAssertLessThan(Double(row.maxX - row.minX), 220 * scale, "the bubble holds the short new message")
+    }
+
     /// F2 pressed on the X server's keyboard reaches the gallery through SDL's event loop and shows
     /// the overlay, whose chart is drawn in the window's frame; Ctrl+Q quits.
     func testF2InTheWindowShowsTheOverlayChart() throws {

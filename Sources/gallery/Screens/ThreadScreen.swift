@@ -219,6 +219,7 @@ final class ThreadController: NodeController, ListDataSource, ListScreen {
         inserted.append(items.count - 1)
         list.insertRows(inserted, animated: true)
         composer.text = ""
+        GalleryApp.report("gallery: message sent (\(body.count) characters)")
     }
 
     /// The messages sent from the composer, in order. - Thread: main
