@@ -80,6 +80,8 @@ open class Node {
         var display = DisplayRequestState()
         var layoutCache = LayoutCache()
         var layoutState = NodeLayoutState()
+        /// Pixels per point set on this node (a host's root, a list's row); nil: inherited.
+        var contentsScale: Double?
         /// Told when `setNeedsLayout` reaches this node as the root of its tree (a list sets it on its
         /// row nodes, which are not its subnodes, to measure the row again).
         var rootLayoutInvalidationObserver: (@Sendable () -> Void)?
@@ -385,6 +387,47 @@ open class Node {
     open func touchesEnded(_ touch: Touch) {}
     /// The touch was taken away (a gesture recognized, the node was removed). - Thread: main
     open func touchesCancelled(_ touch: Touch) {}
+
+    // MARK: - Contents scale
+
+    /// Pixels per point this node measures text and draws at: the scale set on it, else its
+    /// supernode's, else (outside any window) `Runtime.contentsScale`. A host sets its window's
+    /// scale on its root node and a list on its rows, so nodes of two windows at different scales
+    /// each draw at their own. Setting it (a positive finite value; anything else clears it) on a
+    /// tree in use measures and draws the tree again at the new scale. - Thread: any
+    public var contentsScale: Double {
+        get {
+            var node: Node? = self
+            while let current = node {
+                let (own, parent) = current.state.withLock { ($0.contentsScale, $0.supernode) }
+                if let own { return own }
+                node = parent
+            }
+            return runtime.contentsScale
+        }
+        set {
+            let value: Double? = newValue.isFinite && newValue > 0 ? newValue : nil
+            let before = contentsScale
+            state.withLock { $0.contentsScale = value }
+            if contentsScale != before { subtreeContentsScaleDidChange() }
+        }
+    }
+
+    /// The scale of this node's tree changed: every node in it measures and draws again.
+    func subtreeContentsScaleDidChange() {
+        var stack: [Node] = [self]
+        while let node = stack.popLast() {
+            node.invalidateCalculatedLayout()
+            node.contentsScaleDidChange()
+            node.setNeedsDisplay()
+            stack.append(contentsOf: node.subnodes)
+        }
+        setNeedsLayout()
+    }
+
+    /// Called when the node's `contentsScale` changed (its own or an ancestor's), before it is
+    /// measured and drawn again: a node that keeps scale-dependent state drops it here. - Thread: any
+    open func contentsScaleDidChange() {}
 
     // MARK: - Focus and keys (see `NodeHost.focus(_:)`)
 

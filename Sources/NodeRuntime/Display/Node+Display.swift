@@ -218,7 +218,7 @@ extension Node {
             return false
         }
         runtime.counters.displaysStarted.add(1, ordering: .relaxed)
-        let scale = runtime.contentsScale
+        let scale = contentsScale
         let bounds = Rect(origin: .zero, size: snapshot.frame.sanitized.size)
 
         if !snapshot.displaysAsynchronously || runtime.forcesSynchronousDisplay {
@@ -328,7 +328,7 @@ extension Node {
             }
             node.runtime.display.unregister(node)
             guard let (ticket, snapshot) = claim, let draw = node.makeDisplayClosure(snapshot) else { continue }
-            let info = DrawInfo(bounds: Rect(origin: .zero, size: snapshot.frame.sanitized.size), scale: node.runtime.contentsScale)
+            let info = DrawInfo(bounds: Rect(origin: .zero, size: snapshot.frame.sanitized.size), scale: node.contentsScale)
             let bitmap = DrawScope.run { draw(info) }
             node.finishDraw(ticket, bitmap: bitmap)
         }

@@ -230,7 +230,7 @@ public final class ImageNode: Node, NodeDrawing {
     /// frame replaces a decode in flight; the image shown stays until the new one arrives. - Thread: any
     private func startDecode() {
         let pointSize = frame.sanitized.size
-        let scale = runtime.contentsScale
+        let scale = contentsScale
         let target = (width: Int((pointSize.width * scale).rounded(.up)), height: Int((pointSize.height * scale).rounded(.up)))
         guard target.width > 0, target.height > 0 else { return }
         typealias Request = (ImageSource, Rect?, ContentMode, ImageDecoder.Limits, ImageCache, UInt64, DisplayJob?)

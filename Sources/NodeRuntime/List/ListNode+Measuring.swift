@@ -104,7 +104,7 @@ extension ListNode {
         guard let dataSource else { return }
         let block = dataSource.nodeBlockForRow(at: record.row, in: self)
         let range = rowSizeRange
-        let scale = runtime.contentsScale
+        let scale = contentsScale
         let generation = record.generation
         let inbox = measuredRows
         let counters = measureCounters
@@ -140,7 +140,7 @@ extension ListNode {
             record.job?.cancel()
             record.job = nil
             let block = dataSource.nodeBlockForRow(at: row, in: self)
-            let (node, layout, size) = Self.makeAndMeasure(block, in: rowSizeRange, scale: runtime.contentsScale)
+            let (node, layout, size) = Self.makeAndMeasure(block, in: rowSizeRange, scale: contentsScale)
             made.append(MeasuredRow(boundRecord: UIThreadBound(record), generation: record.generation, node: node,
                                     layout: layout, size: size, layoutVersion: node.layoutVersion))
         }
@@ -152,6 +152,8 @@ extension ListNode {
     /// - Thread: display worker (or main for `loadsRowsOnMainThread`)
     static func makeAndMeasure(_ block: RowNodeBlock, in range: SizeRange, scale: Double) -> (Node, Layout, Size) {
         let node = block()
+        // The row measures and draws at its list's scale (it is not the list's subnode).
+        node.contentsScale = scale
         let layout = node.layoutThatFits(range)
         let height = (layout.size.height * scale - 1e-9).rounded(.up) / scale
         return (node, layout, Size(width: range.max.width, height: max(0, height)))
@@ -178,7 +180,7 @@ extension ListNode {
         let request = record.remeasureRequest
         let generation = record.generation
         let range = rowSizeRange
-        let scale = runtime.contentsScale
+        let scale = contentsScale
         let inbox = measuredRows
         let recordBox = UIThreadBound(record)
         let isVisible = node.interfaceState.contains(.visible)

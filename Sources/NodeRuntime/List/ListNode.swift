@@ -389,7 +389,7 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
 
     /// Rounds up to the pixel grid, so offsets are exact sums.
     func roundedToPixels(_ value: Double) -> Double {
-        let scale = runtime.contentsScale
+        let scale = contentsScale
         return (value * scale - 1e-9).rounded(.up) / scale
     }
 

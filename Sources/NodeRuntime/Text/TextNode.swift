@@ -182,7 +182,7 @@ public final class TextNode: Node, NodeDrawing {
     /// holds for that width, else measured (through the cache).
     /// - Thread: any
     public func textLayout(forWidth width: Double) -> TextLayout {
-        let scale = runtime.contentsScale
+        let scale = contentsScale
         let (text, options, fonts, last) = textState.withLock { ($0.text, $0.options, $0.fonts, $0.lastLayout) }
         if let last, TextNode.layout(last, holdsForWidth: width, scale: scale) { return last }
         let layout = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts)
@@ -196,7 +196,7 @@ public final class TextNode: Node, NodeDrawing {
     /// The last layout measured, when it holds for `width`; nil when the text must be measured again.
     /// Never measures. - Thread: any
     func measuredLayout(forWidth width: Double) -> TextLayout? {
-        let scale = runtime.contentsScale
+        let scale = contentsScale
         return textState.withLock { $0.lastLayout }.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
     }
 
@@ -265,7 +265,7 @@ public final class TextNode: Node, NodeDrawing {
 
     public func drawParameters() -> DrawParameters {
         let width = bounds.width
-        let scale = runtime.contentsScale
+        let scale = contentsScale
         return textState.withLock { state in
             let layout = state.lastLayout.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
             return DrawParameters(text: state.text, options: state.options, layout: layout,
