@@ -247,6 +247,7 @@ extension ListNode {
                     record.outgoingNode = previous
                 } else {
                     previous.setInterfaceState([])
+                    disown(previous)
                     counts.nodesReleased += 1
                 }
                 record.isAttached = false
@@ -263,6 +264,7 @@ extension ListNode {
             node.applyLayout(result.layout, runsLayoutHooks: false)
             record.layoutHooksPending = true
             record.node = node
+            adopt(node)
             dirtyRows.insert(row)
             record.appliedState = []
             record.isDrawn = false
@@ -314,6 +316,7 @@ extension ListNode {
             } else if let node = record.node {
                 node.setInterfaceState([])
                 node.layerIfLoaded?.removeFromSuperlayer()
+                disown(node)
                 counts.nodesReleased += 1
                 record.node = nil
                 record.isAttached = false

@@ -168,11 +168,22 @@ final class GalleryApp {
             clock.waitForNextFrame()
         }
         if let screenshot = options.screenshot { try writeScreenshot(to: screenshot) }
+        if let list = visibleList {
+            // After the screenshot, so a test can render the same offset and compare.
+            Self.report(String(format: "gallery: list on screen at offset %.2f", list.contentOffset))
+        }
         let sorted = history.records.map(\.totalMilliseconds).sorted()
         if !sorted.isEmpty {
             print(String(format: "gallery: %d frames; main thread p50 %.2f ms, p99 %.2f ms; %d over budget",
                          history.frameCount, history.percentile(0.5), history.percentile(0.99), history.framesOverBudget))
         }
+    }
+
+    /// The list of the screen shown: the selected tab's, or the top of its navigation stack's.
+    var visibleList: ListNode? {
+        let selected = tabs.selectedController
+        let shown = (selected as? NavigationController)?.topController ?? selected
+        return (shown as? ListScreen)?.list
     }
 
     /// Settles, then writes the composited frame as a PNG.
