@@ -348,6 +348,9 @@ public final class SDLRenderBackend: RenderBackend {
             event.wheel.preciseY = Float(dy)
             event.wheel.x = Int32(dx.rounded(.towardZero))
             event.wheel.y = Int32(dy.rounded(.towardZero))
+        case .input(.pointerLeftWindow):
+            event.type = SDL_WINDOWEVENT.rawValue
+            event.window.event = UInt8(SDL_WINDOWEVENT_LEAVE.rawValue)
         case .input: return
         }
         SDL_PushEvent(&event)
