@@ -359,7 +359,8 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
         return result
     }
 
-    /// True while a drag, fling, bounce or animated scroll is moving the list. - Thread: main
+    /// True while a drag, fling, bounce, animated scroll or the wheel (and its glide) is moving the list.
+    /// - Thread: main
     public var isScrolling: Bool {
         UIThread.precondition("ListNode.isScrolling")
         if case .idle = motion { return false }
