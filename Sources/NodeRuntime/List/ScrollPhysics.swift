@@ -25,7 +25,7 @@ public struct ScrollPhysics: Hashable, Sendable {
     /// velocity kept per millisecond): faster than a fling, so a few notches glide a short way.
     public var wheelDecelerationRate = 0.995
     /// Seconds without a wheel event after which the wheel is taken to have stopped and the glide
-    /// begins (about three frames at 60 Hz, so a touchpad's steady stream never glides between events).
+    /// begins (three frames at 60 Hz: a touchpad's steady stream of events does not glide between them).
     public var wheelInertiaDelay = 0.04
 
     public init() {}
