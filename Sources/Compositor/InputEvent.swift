@@ -26,9 +26,14 @@ public enum InputEvent: Sendable, Equatable {
     case quit
     /// The window's size in points changed.
     case resized(Size)
-    case pointerDown(Point, button: Int)
+    /// A mouse button went down. `button` is a `PointerButton`'s number (1 primary, 2 middle,
+    /// 3 secondary); `clicks` counts quick presses in one place as the platform does (2 for the second
+    /// press of a double-click).
+    case pointerDown(Point, button: Int, clicks: Int = 1)
     case pointerUp(Point, button: Int)
     case pointerMoved(Point)
+    /// The pointer left the window: nothing is hovered any more.
+    case pointerLeftWindow
     /// Wheel motion in points (positive `dy` scrolls content up, as SDL reports it).
     case wheel(dx: Double, dy: Double)
     case keyDown(Key, modifiers: KeyModifiers)

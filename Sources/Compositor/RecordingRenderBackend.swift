@@ -23,6 +23,8 @@ public final class RecordingRenderBackend: RenderBackend {
     public private(set) var liveTextures = Set<TextureHandle>()
     /// Events that the next `pollEvents()` returns.
     public var queuedEvents: [BackendEvent] = []
+    /// Every cursor shape set, in order (not cleared by `reset()`).
+    public private(set) var cursorChanges: [Cursor] = []
     /// When set, `makeTexture` fails (to test refusal).
     public var refusesTextures = false
     private var nextTexture: UInt = 1
@@ -75,4 +77,5 @@ public final class RecordingRenderBackend: RenderBackend {
         defer { queuedEvents.removeAll() }
         return queuedEvents
     }
+    public func setCursor(_ cursor: Cursor) { cursorChanges.append(cursor) }
 }

@@ -73,4 +73,11 @@ public protocol RenderBackend: AnyObject {
     func present()
     /// Drains pending platform events.
     func pollEvents() -> [BackendEvent]
+    /// Shows `cursor` as the pointer's shape. Hosts call it only when the shape changes; a backend
+    /// without a pointer (or SDL's dummy driver) ignores it. The default does nothing.
+    func setCursor(_ cursor: Cursor)
+}
+
+extension RenderBackend {
+    public func setCursor(_ cursor: Cursor) {}
 }

@@ -47,6 +47,11 @@ public final class SDLRenderBackend: RenderBackend {
     /// through geometry. (main thread only)
     private var opaqueTextures = Set<UInt>()
     private let premultipliedBlendMode: SDL_BlendMode
+    /// The system cursors made so far, by shape; nil where the video driver has none (dummy).
+    /// (main thread only)
+    private var systemCursors: [Cursor: OpaquePointer?] = [:]
+    /// The shape last shown; SDL starts with the arrow. (main thread only)
+    private var shownCursor = Cursor.arrow
 
     /// Name of the SDL video driver in use ("dummy", "x11", …).
     public var videoDriverName: String {
@@ -104,6 +109,8 @@ public final class SDLRenderBackend: RenderBackend {
         // Textures belong to the renderer; destroying it frees them.
         SDL_DestroyRenderer(renderer)
         SDL_DestroyWindow(window)
+        // Freeing the cursor in use makes SDL show its default again.
+        for case let cursor? in systemCursors.values { SDL_FreeCursor(cursor) }
     }
 
     public var outputPixelSize: (width: Int, height: Int) {
@@ -320,13 +327,68 @@ public final class SDLRenderBackend: RenderBackend {
         }
     }
 
-    /// Puts an event on SDL's queue, as the platform would (used by tests of the reset path).
+    /// Shows one of SDL's system cursors, made the first time each shape is asked for
+    /// (`SDL_CreateSystemCursor`) and set with `SDL_SetCursor` only when the shape changes. Under the
+    /// dummy driver SDL makes none, and the call changes nothing.
+    public func setCursor(_ cursor: Cursor) {
+        UIThread.precondition("SDLRenderBackend.setCursor")
+        guard cursor != shownCursor else { return }
+        shownCursor = cursor
+        let made: OpaquePointer?
+        if let cached = systemCursors[cursor] {
+            made = cached
+        } else {
+            made = SDL_CreateSystemCursor(Self.systemCursor(for: cursor))
+            systemCursors[cursor] = made
+        }
+        if let made { SDL_SetCursor(made) }
+    }
+
+    private static func systemCursor(for cursor: Cursor) -> SDL_SystemCursor {
+        switch cursor {
+        case .arrow: return SDL_SYSTEM_CURSOR_ARROW
+        case .iBeam: return SDL_SYSTEM_CURSOR_IBEAM
+        case .hand: return SDL_SYSTEM_CURSOR_HAND
+        case .crosshair: return SDL_SYSTEM_CURSOR_CROSSHAIR
+        case .wait: return SDL_SYSTEM_CURSOR_WAIT
+        case .notAllowed: return SDL_SYSTEM_CURSOR_NO
+        case .move: return SDL_SYSTEM_CURSOR_SIZEALL
+        case .resizeVertical: return SDL_SYSTEM_CURSOR_SIZENS
+        case .resizeHorizontal: return SDL_SYSTEM_CURSOR_SIZEWE
+        }
+    }
+
+    /// Puts an event on SDL's queue, as the platform would (used by tests of the reset path and of
+    /// the pointer's translation).
     package func pushEvent(_ kind: BackendEvent) {
         var event = SDL_Event()
+        func pixels(_ point: Point) -> (Int32, Int32) {
+            (Int32((point.x * scale).rounded()), Int32((point.y * scale).rounded()))
+        }
         switch kind {
         case .renderTargetsReset: event.type = SDL_RENDER_TARGETS_RESET.rawValue
         case .renderDeviceReset: event.type = SDL_RENDER_DEVICE_RESET.rawValue
         case .input(.quit): event.type = SDL_QUIT.rawValue
+        case let .input(.pointerDown(point, button, clicks)):
+            event.type = SDL_MOUSEBUTTONDOWN.rawValue
+            (event.button.x, event.button.y) = pixels(point)
+            event.button.button = UInt8(clamping: button)
+            event.button.clicks = UInt8(clamping: clicks)
+            event.button.state = UInt8(SDL_PRESSED)
+        case let .input(.pointerUp(point, button)):
+            event.type = SDL_MOUSEBUTTONUP.rawValue
+            (event.button.x, event.button.y) = pixels(point)
+            event.button.button = UInt8(clamping: button)
+            event.button.state = UInt8(SDL_RELEASED)
+        case let .input(.wheel(dx, dy)):
+            event.type = SDL_MOUSEWHEEL.rawValue
+            event.wheel.preciseX = Float(dx)
+            event.wheel.preciseY = Float(dy)
+            event.wheel.x = Int32(dx.rounded(.towardZero))
+            event.wheel.y = Int32(dy.rounded(.towardZero))
+        case .input(.pointerLeftWindow):
+            event.type = SDL_WINDOWEVENT.rawValue
+            event.window.event = UInt8(SDL_WINDOWEVENT_LEAVE.rawValue)
         case .input: return
         }
         SDL_PushEvent(&event)
@@ -343,9 +405,11 @@ public final class SDLRenderBackend: RenderBackend {
                 return .input(.resized(Size(width: Double(event.window.data1) / scale,
                                             height: Double(event.window.data2) / scale)))
             }
+            if event.window.event == UInt8(SDL_WINDOWEVENT_LEAVE.rawValue) { return .input(.pointerLeftWindow) }
             return nil
         case SDL_MOUSEBUTTONDOWN:
-            return .input(.pointerDown(point(event.button.x, event.button.y), button: Int(event.button.button)))
+            return .input(.pointerDown(point(event.button.x, event.button.y), button: Int(event.button.button),
+                                       clicks: max(1, Int(event.button.clicks))))
         case SDL_MOUSEBUTTONUP:
             return .input(.pointerUp(point(event.button.x, event.button.y), button: Int(event.button.button)))
         case SDL_MOUSEMOTION:

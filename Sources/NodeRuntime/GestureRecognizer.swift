@@ -2,9 +2,12 @@ public import Compositor
 import Foundation
 
 /// Turns a node's touches into a gesture. Attach recognizers in `didLoad`; the host routes every touch
-/// that starts on the node (or on one of its subnodes) to the recognizers of the node and its ancestors.
-/// When one recognizer begins or recognizes, the others are cancelled and the touched node gets
-/// `touchesCancelled`.
+/// that starts on the node (or on one of its subnodes, or on a row of a list it is) to the recognizers
+/// of the node and its event ancestors (supernodes; from a list's row, the list). When one recognizer
+/// begins or recognizes, the others are cancelled and the touched node gets `touchesCancelled`.
+///
+/// A recognizer sees only touches made with one of its `allowedButtons` (the primary button by
+/// default), and only those `shouldReceiveTouch` lets through.
 ///
 /// Subclasses override the `touch…` methods and call `transition(to:)`.
 /// - Thread: main, every member.
@@ -32,6 +35,13 @@ open class GestureRecognizer {
     public internal(set) weak var node: Node?
     /// A disabled recognizer receives no touches.
     public var isEnabled = true
+    /// The mouse buttons whose touches the recognizer receives; a touch started with another button
+    /// never reaches it (a right click is not a tap). Default: the primary button only.
+    public var allowedButtons: Set<PointerButton> = [.primary]
+    /// Asked when a touch begins, with the touch and the node it landed on (the host's hit, perhaps a
+    /// descendant of this recognizer's node or content of one of its list rows); false keeps the whole
+    /// touch sequence from this recognizer. Nil receives every touch.
+    public var shouldReceiveTouch: ((_ touch: Touch, _ touchedNode: Node) -> Bool)?
     /// Called on every transition to began, changed, ended, cancelled or recognized.
     public var action: ((GestureRecognizer) -> Void)?
     /// The latest touch seen, in root coordinates.
@@ -83,6 +93,11 @@ open class GestureRecognizer {
     open func reset() {}
 
     // MARK: Routing (used by the host)
+
+    /// Whether the host should route the touch sequence that `touch` begins on `node` here.
+    func receives(_ touch: Touch, on node: Node) -> Bool {
+        isEnabled && allowedButtons.contains(touch.button) && (shouldReceiveTouch?(touch, node) ?? true)
+    }
 
     func deliver(_ touch: Touch) {
         lastTouch = touch

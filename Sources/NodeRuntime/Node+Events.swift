@@ -10,12 +10,26 @@ public struct Touch: Sendable, Equatable {
     public var location: Point
     /// The frame clock's time of the event, in seconds.
     public var timestamp: Double
-    public init(phase: Phase, location: Point, timestamp: Double) {
+    /// The mouse button that went down to start the touch; every event of the sequence carries it.
+    public var button: PointerButton
+    /// How many quick presses in one place this touch's press completes, as the platform counts them
+    /// (SDL's `clicks`): 1 for a single click, 2 for the second press of a double-click. Every event of
+    /// the sequence carries the count of the press that started it.
+    public var clickCount: Int
+    public init(phase: Phase, location: Point, timestamp: Double, button: PointerButton = .primary,
+                clickCount: Int = 1) {
         self.phase = phase; self.location = location; self.timestamp = timestamp
+        self.button = button; self.clickCount = clickCount
     }
 }
 
 extension Node {
+    /// The next node events go to after this one: the supernode, or for a list's row (which is not a
+    /// subnode of its list) the list. The host collects gesture recognizers, routes the wheel and
+    /// tracks hover along this chain; layout and display follow `supernode` only.
+    /// - Thread: main
+    var eventSupernode: Node? { supernode ?? eventParent }
+
     /// The point converted from the root node's coordinates into this node's (the root's own origin is
     /// where the window puts it, so it does not count). On the UI thread a loaded node uses where its
     /// layer really is (a row placed by a list, a screen mid-slide); elsewhere it adds up node frames.

@@ -13,3 +13,5 @@
 // - `didEnterVisibleState()` / `didExitVisibleState()`      main
 // - `interfaceStateDidChange(_:from:)`                      main, once per change, after the hooks
 // - `touchesBegan/Moved/Ended/Cancelled(_:)`                main
+// - `pointerEntered()` / `pointerExited()`                  main, hover with no button down
+// - `cursor(at:)`                                           main, the pointer's shape while hovered

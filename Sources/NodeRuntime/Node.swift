@@ -62,6 +62,7 @@ open class Node {
         var zPosition = 0.0
         var isUserInteractionEnabled = false
         var hitTestSlop = EdgeInsets.zero
+        var cursor: Cursor?
         var displaysAsynchronously = true
         var isDisplaySuspended = false
         var isTransactionContainer = false
@@ -107,6 +108,10 @@ open class Node {
     var gestureRecognizers: [GestureRecognizer] = []
     /// The host whose focus owner this node is, while it is. (UI thread only)
     weak var focusHost: NodeHost?
+    /// Where events go after this node when it has no supernode: the list showing it as a row (set by
+    /// the list when it installs the row's node, cleared when it releases it). Layout and display never
+    /// follow it; see `eventSupernode`. (UI thread only)
+    weak var eventParent: Node?
 
     /// Makes a node. Cheap, and allowed on any thread: no layer is created until `layer` is read.
     /// - Thread: any
@@ -250,6 +255,13 @@ open class Node {
     public var hitTestSlop: EdgeInsets {
         get { state.withLock { $0.hitTestSlop } }
         set { state.withLock { $0.hitTestSlop = newValue } }
+    }
+    /// The pointer's shape while it is over this node, when `cursor(at:)` is not overridden; nil (the
+    /// default) lets an event ancestor choose, and the arrow shows when none does. Only nodes the host
+    /// hovers ask: the interactive node under the pointer and its ancestors. - Thread: any
+    public var cursor: Cursor? {
+        get { state.withLock { $0.cursor } }
+        set { state.withLock { $0.cursor = newValue } }
     }
 
     /// True for a drawing node whose background colour and corners are baked into its bitmap.
@@ -455,6 +467,17 @@ open class Node {
     /// takes text: while it has focus, the host turns the platform's text input on and keeps the
     /// input method's window next to this rect. Nil for nodes that take no text. - Thread: main
     open var textInputCaret: Rect? { nil }
+    /// The pointer, with no button down, came over this node: it is now in the host's hovered chain,
+    /// the interactive node under the pointer and its event ancestors (supernodes, and from a list's
+    /// row to the list). Ancestors enter before their descendants. - Thread: main
+    open func pointerEntered() {}
+    /// The pointer left the hovered chain's part that is this node (or left the window); descendants
+    /// exit before their ancestors. - Thread: main
+    open func pointerExited() {}
+    /// The shape the pointer should take at `point` (this node's coordinates) while the node is in the
+    /// hovered chain; nil defers to the next event ancestor. The host asks from the node under the
+    /// pointer outwards. The default returns `cursor`. - Thread: main
+    open func cursor(at point: Point) -> Cursor? { cursor }
 
     // MARK: - Hierarchy
 

@@ -85,9 +85,9 @@ public final class NodeHost {
 
     /// Range controllers called every frame, held weakly; see `addFrameParticipant`. (main thread only)
     private var participants: [WeakFrameParticipant] = []
-    /// Where the pointer was last seen, in window points: wheel events go to the node under it.
-    /// (main thread only)
-    private var pointerLocation: Point?
+    /// Where the pointer was last seen, in window points: wheel events go to the node under it; nil
+    /// once it has left the window. (main thread only)
+    var pointerLocation: Point?
 
     /// Whether Shift was down at the last key event (a shift-click extends a selection).
     /// (main thread only)
@@ -102,6 +102,18 @@ public final class NodeHost {
     private var touchedNode: Node?
     private var touchRecognizers: [GestureRecognizer] = []
     private var touchClaimed = false
+    /// The button that started the touch that is down, and its press's click count. (main thread only)
+    private var touchButton = PointerButton.primary
+    private var touchClickCount = 1
+    /// The hovered chain, innermost first: the interactive node under the pointer and its event
+    /// ancestors, kept while no button is down (see `NodeHost+Pointer.swift`). (main thread only)
+    var hoveredChain: [Node] = []
+    /// True once this frame's events have brought the hovered chain up to date. (main thread only)
+    var hoverIsCurrent = false
+    /// The cursor shape last given to the backend (SDL starts with the arrow). (main thread only)
+    var shownCursor = Cursor.arrow
+    /// True while a button is down on a node. (main thread only)
+    var isTouchDown: Bool { touchedNode != nil }
 
     /// Makes a host that shows nodes through `compositor`. Every host and node share `Runtime.shared`.
     public init(compositor: Compositor) {
@@ -195,10 +207,13 @@ public final class NodeHost {
             defer { mark = now }
             return Double(now &- mark) / 1_000_000
         }
+        hoverIsCurrent = false
         for event in events { route(event) }
         for recognizer in touchRecognizers { recognizer.frameDidAdvance(to: time) }
         claimTouchIfRecognized()
         updateFocus(at: time)
+        // Content that moved under a still pointer (a scroll, a new screen) changes what it hovers.
+        if !hoverIsCurrent { updateHover() }
         record.eventsMilliseconds = lap()
 
         record.mainQueueItems = runtime.mainQueue.drain()
@@ -267,15 +282,20 @@ public final class NodeHost {
             _ = focusChainHandles { $0.insertText(text) }
         case let .textEditing(text, cursor):
             _ = focusChainHandles { $0.setMarkedText(text, cursor: cursor) }
-        case let .pointerDown(point, _):
+        case let .pointerDown(point, button, clicks):
             pointerLocation = point
-            beginTouch(at: point)
+            beginTouch(at: point, button: PointerButton(rawValue: button), clickCount: clicks)
         case let .pointerMoved(point):
             pointerLocation = point
-            continueTouch(Touch(phase: .moved, location: point, timestamp: time))
-        case let .pointerUp(point, _):
+            if isTouchDown { continueTouch(makeTouch(.moved, at: point)) } else { updateHover() }
+        case let .pointerUp(point, button):
             pointerLocation = point
-            continueTouch(Touch(phase: .ended, location: point, timestamp: time))
+            // Only the release of the button that started the touch ends it.
+            if isTouchDown && button == touchButton.rawValue { continueTouch(makeTouch(.ended, at: point)) }
+            updateHover()
+        case .pointerLeftWindow:
+            pointerLocation = nil
+            updateHover()
         case let .wheel(dx, dy):
             routeWheel(dx: dx, dy: dy)
         default:
@@ -283,23 +303,42 @@ public final class NodeHost {
         }
     }
 
-    private func beginTouch(at point: Point) {
-        if touchedNode != nil { cancelTouch(at: point) }
-        guard let root = rootNode, let hit = root.hitTest(root.convertFromRoot(point)) else { return }
-        // A click on a focusable node (or inside one) focuses it; elsewhere focus stays.
-        var candidate: Node? = hit
-        while let current = candidate, !current.canBecomeFocused { candidate = current.supernode }
-        if let candidate { focus(candidate) }
+    /// A touch in `phase` at `point` with the button and click count of the touch that is down.
+    private func makeTouch(_ phase: Touch.Phase, at point: Point) -> Touch {
+        Touch(phase: phase, location: point, timestamp: time, button: touchButton, clickCount: touchClickCount)
+    }
+
+    /// Starts a touch on the node under `point`, or on the container that takes it (a moving list).
+    /// Recognizers are collected along the event chain (`eventSupernode`), so a list's pan sees a
+    /// touch that starts on a row's link: the link gets the touch until the pan passes its slop and
+    /// claims it.
+    private func beginTouch(at point: Point, button: PointerButton, clickCount: Int) {
+        if touchedNode != nil {
+            // Another button pressed while one is down belongs to the touch that is down; the same
+            // button again means its release was lost.
+            guard button == touchButton else { return }
+            cancelTouch(at: point)
+        }
+        guard let root = rootNode, let under = root.hitTest(root.convertFromRoot(point)) else { return }
+        let hit = touchInterceptor(above: under) ?? under
+        // A primary click on a focusable node (or inside one) focuses it; elsewhere focus stays.
+        if button == .primary {
+            var candidate: Node? = hit
+            while let current = candidate, !current.canBecomeFocused { candidate = current.eventSupernode }
+            if let candidate { focus(candidate) }
+        }
         touchedNode = hit
         touchClaimed = false
+        touchButton = button
+        touchClickCount = max(1, clickCount)
+        let touch = makeTouch(.began, at: point)
         var recognizers: [GestureRecognizer] = []
         var node: Node? = hit
         while let current = node {
-            recognizers.append(contentsOf: current.gestureRecognizers.filter(\.isEnabled))
-            node = current.supernode
+            recognizers.append(contentsOf: current.gestureRecognizers.filter { $0.receives(touch, on: hit) })
+            node = current.eventSupernode
         }
         touchRecognizers = recognizers
-        let touch = Touch(phase: .began, location: point, timestamp: time)
         hit.touchesBegan(touch)
         for recognizer in recognizers { recognizer.deliver(touch) }
         claimTouchIfRecognized()
@@ -323,14 +362,14 @@ public final class NodeHost {
     }
 
     private func cancelTouch(at point: Point) {
-        continueTouch(Touch(phase: .cancelled, location: point, timestamp: time))
+        continueTouch(makeTouch(.cancelled, at: point))
     }
 
     /// When a recognizer has taken the touch, the others are cancelled and the node's touch ends.
     private func claimTouchIfRecognized(nodeTouchIsLive: Bool = true) {
         guard !touchClaimed, let winner = touchRecognizers.first(where: \.hasClaimedTouch) else { return }
         touchClaimed = true
-        let touch = Touch(phase: .cancelled, location: winner.lastTouch?.location ?? .zero, timestamp: time)
+        let touch = makeTouch(.cancelled, at: winner.lastTouch?.location ?? .zero)
         if nodeTouchIsLive { touchedNode?.touchesCancelled(touch) }
         for recognizer in touchRecognizers where recognizer !== winner {
             recognizer.deliver(touch)
@@ -363,12 +402,21 @@ public protocol FrameParticipant: AnyObject {
 }
 
 /// A node that scrolls with the mouse wheel. The host gives each wheel event to the nearest such node
-/// at or above the interactive node under the pointer.
+/// at or above the interactive node under the pointer, along the event chain (so a list gets the wheel
+/// over its rows' links and buttons); one that returns false passes it on outwards.
 /// - Thread: main
 public protocol WheelScrollable: AnyObject {
     /// Wheel motion as the platform reports it (positive `dy`: the wheel turned away from the user,
     /// towards the start of the content). Return true when handled.
     func scrollWheel(dx: Double, dy: Double) -> Bool
+    /// The same, with the frame time the event arrived in: the host calls this one, so a scroller can
+    /// measure the wheel's speed and keep moving after the last event. The default calls
+    /// `scrollWheel(dx:dy:)`.
+    func scrollWheel(dx: Double, dy: Double, at time: Double) -> Bool
+}
+
+extension WheelScrollable {
+    public func scrollWheel(dx: Double, dy: Double, at time: Double) -> Bool { scrollWheel(dx: dx, dy: dy) }
 }
 
 private struct WeakFrameParticipant {
@@ -403,8 +451,8 @@ extension NodeHost {
         guard let root = rootNode, let point = pointerLocation,
               var node = root.hitTest(root.convertFromRoot(point)) else { return }
         while true {
-            if let scrollable = node as? WheelScrollable, scrollable.scrollWheel(dx: dx, dy: dy) { return }
-            guard let parent = node.supernode else { return }
+            if let scrollable = node as? WheelScrollable, scrollable.scrollWheel(dx: dx, dy: dy, at: time) { return }
+            guard let parent = node.eventSupernode else { return }
             node = parent
         }
     }

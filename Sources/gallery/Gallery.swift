@@ -43,6 +43,9 @@ struct Gallery: ParsableCommand {
     @Option(help: "Output pixels per point (1 or 2).")
     var scale: Double = 1
 
+    @Option(help: "The window's size in points, WIDTHxHEIGHT (default 960x720).")
+    var size: String?
+
     @Option(help: "Frames to run. Default: until the window closes; 120 when headless.")
     var frames: Int?
 
@@ -87,6 +90,16 @@ struct Gallery: ParsableCommand {
             throw ValidationError("--speed must be in (0, 100000] points per second (got \(speed))")
         }
         if compare && bench != .fling { throw ValidationError("--compare goes with --bench fling") }
+        if let size, Self.parseSize(size) == nil {
+            throw ValidationError("--size must be WIDTHxHEIGHT in points, each 200...4096 (got \(size))")
+        }
+    }
+
+    /// "960x720" as a size in points; nil unless both sides are whole numbers in 200...4096.
+    static func parseSize(_ text: String) -> Size? {
+        let sides = text.lowercased().split(separator: "x").compactMap { Int($0) }
+        guard sides.count == 2, sides.allSatisfy({ (200...4096).contains($0) }) else { return nil }
+        return Size(width: Double(sides[0]), height: Double(sides[1]))
     }
 
     func run() throws {
@@ -113,6 +126,7 @@ struct Gallery: ParsableCommand {
         options.screen = GalleryOptions.Screen(rawValue: screen.rawValue) ?? .chats
         options.rows = rows ?? 1000
         options.scale = scale
+        if let size, let parsed = Self.parseSize(size) { options.size = parsed }
         options.frames = frameCount
         options.screenshot = output
         options.synchronous = sync

@@ -1,13 +1,15 @@
 import Compositor
 import Foundation
+import NodeRuntime
 import TestSupport
 import XCTest
 @testable import gallery
 
 /// The gallery binary as a person runs it: headless with the overlay, and in a real window under Xvfb
 /// (installed by `make test`), where it opens an X11 window with the OpenGL renderer, renders the chats
-/// screen so that it matches the headless one, and shows the overlay when F2 is pressed (sent with
-/// xdotool through the X server, like a keyboard).
+/// screen so that it matches the headless one, shows the overlay when F2 is pressed, and scrolls the
+/// text screen's list when a drag starts on a link (keys and the mouse sent with xdotool through the
+/// X server, like a keyboard and a mouse).
 final class GalleryWindowTests: XCTestCase {
     private var galleryBinary: URL {
         // The test runner sits beside the products it was built with.
@@ -236,5 +238,126 @@ final class GalleryWindowTests: XCTestCase {
         }
         ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 20,
                                      "F2 in an X11 window")
+    }
+
+    /// Where the Text screen's first link is in a window of `size` points, found by laying the screen
+    /// out in this process exactly as the binary does (same assets, fonts and size), and the app, for
+    /// rendering it again.
+    private func makeTextScreenApp(size: Size) throws -> GalleryApp {
+        var options = GalleryOptions()
+        options.screen = .text
+        options.headless = true
+        options.size = size
+        let data = try ChatData(assets: GoldenImage.repositoryRoot.appendingPathComponent("Assets"))
+        let backend = try SDLRenderBackend(.init(title: "gallery-window-test", size: size, headless: true))
+        let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0x12161B)))
+        let app = try GalleryApp(options: options, data: data, host: NodeHost(compositor: compositor), backend: backend)
+        app.settle()
+        return app
+    }
+
+    /// The first link on the Text screen's visible rows: its value and the window point of its middle.
+    private func firstLink(in app: GalleryApp) throws -> (value: String, point: Point) {
+        let list = try XCTUnwrap(app.visibleList)
+        for row in try XCTUnwrap(list.visibleRows) {
+            guard let node = list.nodeForRow(row) as? TextSampleNode else { continue }
+            let sample = node.sample
+            for y in stride(from: 1.0, to: sample.frame.height, by: 2) {
+                for x in stride(from: 1.0, to: sample.frame.width, by: 2) {
+                    guard let hit = sample.textHit(at: Point(x: x, y: y)), case let .link(value) = hit.target,
+                          let rect = hit.rects.first else { continue }
+                    let top = list.frameOfRow(row).minY - list.contentOffset
+                    let point = Point(x: sample.frame.minX + rect.midX, y: top + sample.frame.minY + rect.midY)
+                    XCTAssertLessThan(point.y + 40, list.bounds.height, "the link is well inside the list")
+                    return (value, point)
+                }
+            }
+        }
+        throw XCTSkip("no link on the Text screen's first rows")
+    }
+
+    /// A press on a link of the Text screen, dragged up 200 pixels and released in a real X11 window,
+    /// scrolls the list and does not open the link; a plain click on the same link, just before, does
+    /// open it (so the mouse does reach the link). The window's last frame matches the screen rendered
+    /// here at the offset the gallery reports.
+    func testADragFromALinkInTheWindowScrollsTheListAndOpensNothing() throws {
+        guard let xdotool = which("xdotool") else {
+            throw XCTSkip("xdotool is not installed (make test installs it)")
+        }
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
+        try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
+        let shot = outputFolder.appendingPathComponent("text-drag-window.png").path
+        try? FileManager.default.removeItem(atPath: shot)
+        // Tall enough that the links sample is on the first screen.
+        let size = Size(width: 960, height: 900)
+        var app: GalleryApp? = try makeTextScreenApp(size: size)
+        let (link, point) = try firstLink(in: app!)
+        let x = String(Int(point.x.rounded())), y = Int(point.y.rounded())
+        app?.host.setRootController(nil)
+        app = nil  // one SDL backend at a time
+
+        var reportedOffset: Double?
+        try withXvfb { display in
+            let env = ["DISPLAY": display]
+            let gallery = try Child(galleryBinary.path, ["--screen", "text", "--size", "960x900", "--frames", "3600",
+                                                         "--screenshot", shot] + assetsArguments,
+                                    environment: env.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
+            defer { if gallery.process.isRunning { gallery.process.terminate() } }
+            XCTAssertTrue(gallery.read(until: "video driver"), gallery.output)
+            XCTAssertTrue(gallery.output.contains(x11Report), "an X11 window with the OpenGL renderer: " + gallery.output)
+            XCTAssertTrue(gallery.read(until: "screen ready"), "the first screen never finished: " + gallery.output)
+            let (searchStatus, windows) = try run(xdotool, ["search", "--name", "^Tessera gallery$"], environment: env)
+            let window = try XCTUnwrap(windows.split(separator: "\n").first.map(String.init), "window not found: \(searchStatus)")
+
+            // A plain click on the link opens it.
+            let (clickStatus, clickOutput) = try run(xdotool, ["mousemove", "--window", window, x, String(y), "click", "1"],
+                                                     environment: env)
+            XCTAssertEqual(clickStatus, 0, clickOutput)
+            XCTAssertTrue(gallery.read(until: "gallery: link opened \(link)"), "the click did not open the link: " + gallery.output)
+
+            // Down on the link, up 200 pixels in steps of 20, up.
+            var drag = ["mousemove", "--window", window, x, String(y), "mousedown", "1"]
+            for step in 1...10 { drag += ["mousemove", "--window", window, x, String(y - 20 * step)] }
+            drag += ["mouseup", "1"]
+            let (dragStatus, dragOutput) = try run(xdotool, drag, environment: env)
+            XCTAssertEqual(dragStatus, 0, dragOutput)
+            let (quitStatus, quitOutput) = try run(xdotool, ["windowfocus", window, "key", "ctrl+q"], environment: env)
+            XCTAssertEqual(quitStatus, 0, quitOutput)
+            let (status, output) = gallery.finish()
+            XCTAssertEqual(status, 0, output)
+            XCTAssertEqual(output.components(separatedBy: "gallery: link opened").count - 1, 1,
+                           "only the click opened the link, not the drag: " + output)
+            let line = try XCTUnwrap(output.split(separator: "\n").first { $0.hasPrefix("gallery: list on screen at offset ") },
+                                     output)
+            reportedOffset = Double(line.dropFirst("gallery: list on screen at offset ".count))
+        }
+        // The pan begins 20 pixels up (past its 10-point slop) and follows the next 180; a fling may add more.
+        let offset = try XCTUnwrap(reportedOffset)
+        XCTAssertGreaterThanOrEqual(offset, 179.5, "the drag scrolled the list")
+
+        // The same screen here, after the same click, at the offset the gallery reports.
+        let local = try makeTextScreenApp(size: size)
+        defer { local.host.setRootController(nil) }
+        local.frame(time: 100, events: [.pointerDown(point, button: 1)])
+        local.frame(time: 100 + 1.0 / 60, events: [.pointerUp(point, button: 1)])
+        let list = try XCTUnwrap(local.visibleList)
+        list.setContentOffset(offset, animated: false)
+        local.settle()
+        XCTAssertEqual(list.contentOffset, offset, accuracy: 1e-9)
+        let expected = try XCTUnwrap(local.host.compositor.capture(local.host.rootLayer))
+        let window = try Bitmap(contentsOfFile: shot)
+        let (difference, diff) = GoldenImage.compare(window, expected, tolerance: 24)
+        if difference.differingPixels > 0, let diff {
+            try? diff.writePNG(to: outputFolder.appendingPathComponent("text-drag-diff.png").path)
+            try? expected.writePNG(to: outputFolder.appendingPathComponent("text-drag-expected.png").path)
+        }
+        XCTAssertLessThan(Double(difference.differingPixels) / Double(window.width * window.height), 0.01,
+                          "\(difference.differingPixels) pixels differ (max delta \(difference.maximumChannelDelta))")
+        // And it differs from the screen before the drag: the list did move on screen.
+        list.setContentOffset(0, animated: false)
+        local.settle()
+        let unscrolled = try XCTUnwrap(local.host.compositor.capture(local.host.rootLayer))
+        XCTAssertGreaterThan(Double(GoldenImage.compare(window, unscrolled, tolerance: 24).0.differingPixels)
+                             / Double(window.width * window.height), 0.05)
     }
 }

@@ -249,6 +249,7 @@ extension ListNode {
                     record.outgoingNode = previous
                 } else {
                     previous.setInterfaceState([])
+                    disown(previous)
                     counts.nodesReleased += 1
                 }
                 record.isAttached = false
@@ -265,6 +266,7 @@ extension ListNode {
             node.applyLayout(result.layout, runsLayoutHooks: false)
             record.layoutHooksPending = true
             record.node = node
+            adopt(node)
             dirtyRows.insert(row)
             record.appliedState = []
             record.isDrawn = false
@@ -316,6 +318,7 @@ extension ListNode {
             } else if let node = record.node {
                 node.setInterfaceState([])
                 node.layerIfLoaded?.removeFromSuperlayer()
+                disown(node)
                 counts.nodesReleased += 1
                 record.node = nil
                 record.isAttached = false

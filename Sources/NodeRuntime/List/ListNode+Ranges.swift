@@ -309,6 +309,7 @@ extension ListNode {
         if let node = record.node {
             node.setInterfaceState([])
             node.layerIfLoaded?.removeFromSuperlayer()
+            disown(node)
             counts.nodesReleased += 1
         }
         record.node = nil
@@ -319,8 +320,20 @@ extension ListNode {
     func retireOutgoing(_ node: Node, of record: RowRecord) {
         node.setInterfaceState([])
         node.layerIfLoaded?.removeFromSuperlayer()
+        disown(node)
         record.outgoingNode = nil
         counts.nodesReleased += 1
+    }
+
+    /// Makes the list the event parent of a row node it installs: touches, the wheel and hover go on
+    /// from the row to the list, though the row is not a subnode.
+    func adopt(_ node: Node) {
+        node.eventParent = self
+    }
+
+    /// Undoes `adopt` for a row node the list lets go of.
+    func disown(_ node: Node) {
+        if node.eventParent === self { node.eventParent = nil }
     }
 
     /// Sets the frames of attached rows whose place changed, with any slide or fade still running, and
@@ -363,6 +376,7 @@ extension ListNode {
             if progress >= 1 {
                 row.node.setInterfaceState([])
                 row.node.layerIfLoaded?.removeFromSuperlayer()
+                disown(row.node)
                 counts.nodesReleased += 1
                 return true
             }

@@ -8,8 +8,12 @@ enum ScrollMotion {
     case idle
     /// Following a drag: the offset is `origin − translation`, rubber-banded past the edges.
     case dragging(origin: Double)
-    /// A fling slowing down after release.
-    case decelerating(start: Double, origin: Double, velocity: Double)
+    /// A fling slowing down after release, or a wheel's glide after its last event, each with its
+    /// deceleration rate (`ScrollPhysics.decelerationRate`, `.wheelDecelerationRate`).
+    case decelerating(start: Double, origin: Double, velocity: Double, decelerationRate: Double)
+    /// Following the wheel: each event moved the offset at once; once no event has come for
+    /// `ScrollPhysics.wheelInertiaDelay` after `lastEvent`, the list glides on at `velocity`.
+    case wheeling(lastEvent: Double, velocity: Double)
     /// Springing back to an edge after overscroll (`towardsEnd`: the bottom edge).
     case bouncing(start: Double, origin: Double, velocity: Double, towardsEnd: Bool)
     /// Easing to a target (keys, `scroll(to:animated:)`, `setContentOffset(_:animated:)`).
@@ -22,8 +26,10 @@ enum ScrollMotion {
             break
         case .dragging(let origin):
             self = .dragging(origin: origin + delta)
-        case let .decelerating(start, origin, velocity):
-            self = .decelerating(start: start, origin: origin + delta, velocity: velocity)
+        case let .decelerating(start, origin, velocity, rate):
+            self = .decelerating(start: start, origin: origin + delta, velocity: velocity, decelerationRate: rate)
+        case .wheeling:
+            break
         case let .bouncing(start, origin, velocity, towardsEnd):
             self = .bouncing(start: start, origin: origin + delta, velocity: velocity, towardsEnd: towardsEnd)
         case let .animating(start, from, target, duration):
@@ -126,7 +132,9 @@ extension ListNode {
         switch motion {
         case .idle, .dragging:
             break
-        case let .decelerating(start, origin, velocity):
+        case let .decelerating(start, origin, velocity, rate):
+            var physics = self.physics
+            physics.decelerationRate = rate
             let (position, speed) = physics.fling(origin: origin, velocity: velocity, elapsed: time - start)
             let lower = minimumOffset, upper = max(lower, maximumOffset)
             if position < lower || position > upper {
@@ -144,6 +152,19 @@ extension ListNode {
                 motion = .idle
             } else {
                 offset = position
+            }
+        case let .wheeling(lastEvent, velocity):
+            // The glide starts where the wheel stopped, at the time it is taken to have stopped, so
+            // the position stays a closed form of time however the frames fall.
+            let glideStart = lastEvent + physics.wheelInertiaDelay
+            guard time >= glideStart else { break }
+            wheelSamples.removeAll()
+            if abs(velocity) >= physics.minimumFlingVelocity {
+                motion = .decelerating(start: glideStart, origin: offset, velocity: velocity,
+                                       decelerationRate: physics.wheelDecelerationRate)
+                advanceMotion(to: time)
+            } else {
+                motion = .idle
             }
         case let .bouncing(start, origin, velocity, towardsEnd):
             let rest = towardsEnd ? max(minimumOffset, maximumOffset) : minimumOffset
@@ -173,7 +194,8 @@ extension ListNode {
         if offset < lower || offset > upper {
             motion = .bouncing(start: time, origin: offset, velocity: velocity, towardsEnd: offset > upper)
         } else if abs(velocity) >= physics.minimumFlingVelocity {
-            motion = .decelerating(start: time, origin: offset, velocity: velocity)
+            motion = .decelerating(start: time, origin: offset, velocity: velocity,
+                                   decelerationRate: physics.decelerationRate)
         } else {
             motion = .idle
         }
@@ -206,14 +228,29 @@ extension ListNode {
 
     /// A touch that lands on a moving list stops it where it is (and does not select a row).
     func touchDidBegin() {
-        switch motion {
-        case .decelerating, .bouncing, .animating:
+        if isMovingByItself {
             motion = .idle
             touchStoppedScrolling = true
-        case .idle, .dragging:
+        } else {
             touchStoppedScrolling = false
         }
+        wheelSamples.removeAll()
         heldTarget = nil
+    }
+
+    /// True while the list moves with no touch holding it: a fling, a bounce, an animated scroll, the
+    /// wheel and its glide.
+    var isMovingByItself: Bool {
+        switch motion {
+        case .decelerating, .bouncing, .animating, .wheeling: return true
+        case .idle, .dragging: return false
+        }
+    }
+
+    /// A touch that starts on row content while the list moves by itself is the list's: it stops the
+    /// list, as a scroll view's does, and the content (a link) never sees it. - Thread: main
+    func interceptsTouch(startingOn node: Node) -> Bool {
+        isMovingByItself
     }
 
     /// A touch that held the list (after stopping it) let go: an overscrolled list springs back.
@@ -228,16 +265,51 @@ extension ListNode {
 
     // MARK: Wheel and keys
 
-    /// Scrolls by the wheel's motion (`wheelStep` points a unit), clamped to the content, stopping any
-    /// fling. - Thread: main
+    /// `scrollWheel(dx:dy:at:)` at the time of the list's latest frame. - Thread: main
     public func scrollWheel(dx: Double, dy: Double) -> Bool {
         UIThread.precondition("ListNode.scrollWheel")
+        return scrollWheel(dx: dx, dy: dy, at: now)
+    }
+
+    /// Scrolls by the wheel's motion (`wheelStep` points a unit) at once, clamped to the content,
+    /// stopping any fling; only vertical motion counts (false for none, so the host passes it on).
+    ///
+    /// Consecutive events build a velocity: the distance moved by the events of the last tenth of a
+    /// second over the time they span (events of one frame count as one). When no event has come for
+    /// `physics.wheelInertiaDelay`, the list glides on from that velocity and slows at
+    /// `physics.wheelDecelerationRate`; a lone event, events further apart than a tenth of a second,
+    /// a turn the other way or an event the edge cut short leave no glide. Times are frame times (the
+    /// host passes its own), so the motion is the same on a virtual clock. The wheel does nothing while
+    /// a drag holds the list. - Thread: main
+    public func scrollWheel(dx: Double, dy: Double, at time: Double) -> Bool {
+        UIThread.precondition("ListNode.scrollWheel(dx:dy:at:)")
         guard isReady, dy.isFinite, dy != 0 else { return false }
+        if isDragging { return true }
         heldTarget = nil
-        motion = .idle
-        offset = clamped(offset - dy * wheelStep)
+        let requested = -dy * wheelStep
+        let start = clamped(offset)
+        offset = clamped(start + requested)
+        let moved = offset - start
+        let eventTime = time.isFinite ? max(time, wheelSamples.last?.time ?? time) : now
+        if let last = wheelSamples.last, (last.delta > 0) != (moved > 0) { wheelSamples.removeAll() }
+        if abs(moved) < abs(requested) - 1e-9 || moved == 0 {
+            wheelSamples.removeAll()
+        } else if let last = wheelSamples.last, last.time == eventTime {
+            wheelSamples[wheelSamples.count - 1].delta += moved
+        } else {
+            wheelSamples.append(WheelSample(time: eventTime, delta: moved))
+        }
+        wheelSamples.removeAll { eventTime - $0.time > Self.wheelVelocityWindow + 1e-9 }
+        var velocity = 0.0
+        if let first = wheelSamples.first, let last = wheelSamples.last, last.time > first.time {
+            velocity = wheelSamples.dropFirst().reduce(0) { $0 + $1.delta } / (last.time - first.time)
+        }
+        motion = .wheeling(lastEvent: eventTime, velocity: velocity.isFinite ? velocity : 0)
         return true
     }
+
+    /// How far back, in seconds, the wheel's velocity looks.
+    static let wheelVelocityWindow = 0.1
 
     /// Scrolls for a key: ↑/↓ by `keyStep`, Page Up/Down (and Space, Shift-Space) by a screenful less a
     /// step, Home and End to the first and last row, each animated. Repeated keys add up. Returns false
@@ -265,4 +337,13 @@ extension ListNode {
         if case let .animating(_, _, target, _) = motion { base = resolve(target) }
         scroll(toTarget: .offset(base + delta), animated: true)
     }
+}
+
+/// One wheel event's motion, for the wheel's velocity.
+/// - Thread: main (a value the list keeps)
+struct WheelSample {
+    /// The frame time of the event.
+    var time: Double
+    /// Points the offset moved (positive towards the end).
+    var delta: Double
 }

@@ -29,6 +29,15 @@ import Foundation
 /// its rows' states at its own). Hit testing searches the visible rows; a tap that lands on no
 /// interactive row content selects the row through `onSelectRow`.
 ///
+/// For events a row node leads to the list (its event parent, set while the list holds the node), so
+/// the list arbitrates like a scroll view: a touch that starts on a row's link, spoiler or button goes
+/// to that content, and a clean tap still activates it; once the touch moves more than the pan's
+/// `minimumDistance` (10 points, the slop) the list's pan claims it, the content's touch is cancelled
+/// (the link does not open) and the list scrolls. A touch while the list is moving (a fling, a bounce,
+/// an animated or wheel scroll) stops it and belongs to the list, whatever row content it lands on.
+/// The wheel scrolls the list over its rows too, and keeps it moving after the last wheel event
+/// (`ScrollPhysics.wheelDecelerationRate`).
+///
 /// ## Using it
 /// Set `dataSource`, add the list to a node tree, and register it with the host:
 /// `host.addFrameParticipant(list)`. Route keys to `handleKey(_:modifiers:)` from a controller; the
@@ -36,7 +45,7 @@ import Foundation
 ///
 /// - Thread: the list may be made on any thread like any node; every list member below is UI-thread
 ///   only (checked), except where noted. Row nodes are made on display workers.
-public final class ListNode: Node, FrameParticipant, WheelScrollable {
+public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchIntercepting {
     /// Makes a row's node; runs on a display worker. Capture only `Sendable` values.
     public typealias RowNodeBlock = @Sendable () -> Node
 
@@ -82,7 +91,8 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
     /// The laws of motion for drags, flings, bounces and animated scrolls. (main thread only)
     public var physics = ScrollPhysics()
 
-    /// Points scrolled per unit of wheel motion. (main thread only)
+    /// Points scrolled per unit of wheel motion (SDL's precise units: one notch of a wheel is 1, a
+    /// touchpad reports fractions). (main thread only)
     public var wheelStep = 48.0
     /// Points scrolled by the arrow keys. (main thread only)
     public var keyStep = 40.0
@@ -136,6 +146,9 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
     var disappearingRows: [DisappearingRow] = []
     /// The touch that is down stopped a fling, so it must not select a row. (main thread only)
     var touchStoppedScrolling = false
+    /// Recent wheel motion, oldest first, one entry per event time, for the wheel's velocity.
+    /// (main thread only)
+    var wheelSamples: [WheelSample] = []
     /// True between `dataSource` being set before load and the first frame. (main thread only)
     var needsReload = false
     /// The layer the rows' layers live in, moved by the scroll offset. (main thread only)
@@ -184,6 +197,8 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
             guard let self else { return }
             self.handleTap(at: recognizer.location(in: self))
         }
+        // A tap on a row's own interactive content (a link, a button) is that content's, not a selection.
+        tap.shouldReceiveTouch = { [weak self] _, touched in touched === self }
         addGestureRecognizer(tap)
         if showsRangeOverlay { rangeOverlay.setEnabled(true, in: self) }
     }
@@ -344,7 +359,8 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable {
         return result
     }
 
-    /// True while a drag, fling, bounce or animated scroll is moving the list. - Thread: main
+    /// True while a drag, fling, bounce, animated scroll or the wheel (and its glide) is moving the list.
+    /// - Thread: main
     public var isScrolling: Bool {
         UIThread.precondition("ListNode.isScrolling")
         if case .idle = motion { return false }

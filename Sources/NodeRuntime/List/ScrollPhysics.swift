@@ -21,6 +21,12 @@ public struct ScrollPhysics: Hashable, Sendable {
     public var rubberBandConstant = 0.55
     /// Seconds an animated scroll (keys, `scroll(to:animated:)`) takes.
     public var animationDuration = 0.3
+    /// How quickly the glide after the wheel's last event slows, as `decelerationRate` (share of the
+    /// velocity kept per millisecond): faster than a fling, so a few notches glide a short way.
+    public var wheelDecelerationRate = 0.995
+    /// Seconds without a wheel event after which the wheel is taken to have stopped and the glide
+    /// begins (three frames at 60 Hz: a touchpad's steady stream of events does not glide between them).
+    public var wheelInertiaDelay = 0.04
 
     public init() {}
 

@@ -5,12 +5,13 @@ public import Compositor
 /// Measuring (`layoutThatFits`, `calculateSizeThatFits`, `textLayout(forWidth:)`) goes through the
 /// shared `TextLayoutCache`, so sizing a node and then drawing it at that size measures once: the
 /// draw parameters carry the layout measured for the node's width, and the worker draws it. Links
-/// and spoilers are tapped through `touchesBegan`/`touchesEnded`; a tapped spoiler is revealed (which
-/// only draws again: the layout does not change) and a tapped link calls `linkTapHandler`.
+/// and spoilers are tapped through `touchesBegan`/`touchesEnded` with the primary button; a tapped
+/// spoiler is revealed (which only draws again: the layout does not change) and a tapped link calls
+/// `linkTapHandler`. The pointer shows a hand over them and an I-beam over the rest of the text.
 ///
 /// ## Threads
 /// - Any thread: `init`, every text property, measuring, `textHit(at:)`, `revealSpoiler(_:)`.
-/// - Main: the touch overrides and `linkTapHandler` calls.
+/// - Main: the touch overrides, `cursor(at:)` and `linkTapHandler` calls.
 /// - Display worker: `draw(_:in:info:)`, with the parameters captured on the main thread.
 public final class TextNode: Node, NodeDrawing {
     /// What a draw needs: the text, its options, and the layout measured for the node's width when
@@ -289,8 +290,9 @@ public final class TextNode: Node, NodeDrawing {
 
     // MARK: - Touches (main thread)
 
+    /// Only the primary button taps: a right or middle click on a link opens nothing.
     public override func touchesBegan(_ touch: Touch) {
-        let target = textHit(at: convertFromRoot(touch.location))?.target
+        let target = touch.button == .primary ? textHit(at: convertFromRoot(touch.location))?.target : nil
         textState.withLock { $0.pressedTarget = target }
     }
 
@@ -312,6 +314,24 @@ public final class TextNode: Node, NodeDrawing {
         case let .block(index): toggleBlock(index)
         case .attachment: break
         }
+    }
+
+    // MARK: - Cursor (main thread)
+
+    /// A pointing hand over what a click acts on (a link, a veiled spoiler, a collapsed block); else
+    /// the node's `cursor` when one is set; else an I-beam over the text's lines and nil (the
+    /// ancestors' choice) beside them. The host asks only while the node is hovered, which needs it to
+    /// be interactive (a text with links, spoilers or collapsed blocks, or one made interactive).
+    /// - Thread: main
+    public override func cursor(at point: Point) -> Cursor? {
+        if let hit = textHit(at: point) {
+            switch hit.target {
+            case .link, .spoiler, .block: return .hand
+            case .attachment: break
+            }
+        }
+        if let chosen = cursor { return chosen }
+        return lineRects.contains { $0.contains(point) } ? .iBeam : nil
     }
 }
 

@@ -136,43 +136,70 @@ final class GalleryApp {
         return record
     }
 
-    /// Runs frames until nothing is left to measure, draw, decode or commit (bounded), so a headless
-    /// screenshot shows finished contents.
+    /// Runs frames until nothing is left to measure, draw, decode or commit and the list shown is at
+    /// rest (bounded), so a headless screenshot shows finished contents.
     func settle(maximumFrames: Int = 120) {
         var quiet = 0
         for _ in 0..<maximumFrames {
             Runtime.shared.scheduler.waitUntilIdle()
             time += 1.0 / 60
             let record = frame(time: time, events: [])
-            let idle = record.displaysStarted == 0 && record.commitsApplied == 0 && record.mainQueueItems == 0
-                && Runtime.shared.pendingCommitCount == 0 && Runtime.shared.scheduler.queueDepth == 0
-                && Runtime.shared.scheduler.runningCount == 0 && Runtime.shared.animator.count == 0
-            quiet = idle ? quiet + 1 : 0
+            quiet = isQuiet(after: record) ? quiet + 1 : 0
             if quiet >= 3 { return }
         }
     }
 
+    /// True when the frame of `record` left nothing to do: no draw started or committed, nothing queued
+    /// or running on the workers, no animation, and the list shown not moving.
+    private func isQuiet(after record: FrameRecord) -> Bool {
+        record.displaysStarted == 0 && record.commitsApplied == 0 && record.mainQueueItems == 0
+            && Runtime.shared.pendingCommitCount == 0 && Runtime.shared.scheduler.queueDepth == 0
+            && Runtime.shared.scheduler.runningCount == 0 && Runtime.shared.animator.count == 0
+            && !(visibleList?.isScrolling ?? false)
+    }
+
     /// The frame loop: real 60 Hz pacing with a display, a virtual clock headless. Stops on quit (the
     /// window closing or Ctrl+Q), or after `frames` frames, where it writes the screenshot if one was
-    /// asked for.
+    /// asked for. It reports the first screen ready once three frames in a row had nothing left to do
+    /// (a test driving a real window waits for that line before it clicks).
     func run() throws {
         let clock: FrameClock = options.headless ? VirtualFrameClock() : RealFrameClock()
         var count = 0
+        var quietFrames = 0
+        var reportedReady = false
         while true {
             let events = host.compositor.pollEvents()
             if events.contains(.quit) { break }
-            frame(time: clock.now, events: events)
+            let record = frame(time: clock.now, events: events)
             if quitRequested { break }
             count += 1
+            if !reportedReady {
+                quietFrames = isQuiet(after: record) ? quietFrames + 1 : 0
+                if quietFrames >= 3 {
+                    reportedReady = true
+                    Self.report("gallery: screen ready after \(count) frames")
+                }
+            }
             if let frames = options.frames, count >= frames { break }
             clock.waitForNextFrame()
         }
         if let screenshot = options.screenshot { try writeScreenshot(to: screenshot) }
+        if let list = visibleList {
+            // After the screenshot, so a test can render the same offset and compare.
+            Self.report("gallery: list on screen at offset \(list.contentOffset)")
+        }
         let sorted = history.records.map(\.totalMilliseconds).sorted()
         if !sorted.isEmpty {
             print(String(format: "gallery: %d frames; main thread p50 %.2f ms, p99 %.2f ms; %d over budget",
                          history.frameCount, history.percentile(0.5), history.percentile(0.99), history.framesOverBudget))
         }
+    }
+
+    /// The list of the screen shown: the selected tab's, or the top of its navigation stack's.
+    var visibleList: ListNode? {
+        let selected = tabs.selectedController
+        let shown = (selected as? NavigationController)?.topController ?? selected
+        return (shown as? ListScreen)?.list
     }
 
     /// Settles, then writes the composited frame as a PNG.

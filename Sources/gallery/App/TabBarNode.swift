@@ -1,13 +1,18 @@
 import Compositor
 import NodeRuntime
 
-/// The tab bar: one button per screen, made of nodes; a tap selects.
+/// The tab bar: one button per screen, made of nodes; a tap selects. The pointer shows a hand over a
+/// button, whose title darkens while the pointer is over it.
 final class TabBarNode: Node, NodeDrawing {
     final class ButtonNode: Node {
         let label: TextNode
         let title: String
         var isSelected = false {
-            didSet { label.attributedText = AttributedText(title, attributes: Self.attributes(selected: isSelected)) }
+            didSet { updateLabel() }
+        }
+        /// The pointer is over the button (no button down).
+        private(set) var isHovered = false {
+            didSet { updateLabel() }
         }
 
         init(title: String) {
@@ -15,11 +20,19 @@ final class TabBarNode: Node, NodeDrawing {
             label = TextNode(title, attributes: Self.attributes(selected: false))
             super.init()
             isUserInteractionEnabled = true
+            cursor = .hand
             addSubnode(label)
         }
 
-        static func attributes(selected: Bool) -> TextAttributes {
-            Theme.text(13, bold: selected, color: selected ? Theme.accent : Theme.secondary)
+        override func pointerEntered() { isHovered = true }
+        override func pointerExited() { isHovered = false }
+
+        private func updateLabel() {
+            label.attributedText = AttributedText(title, attributes: Self.attributes(selected: isSelected, hovered: isHovered))
+        }
+
+        static func attributes(selected: Bool, hovered: Bool = false) -> TextAttributes {
+            Theme.text(13, bold: selected, color: selected ? Theme.accent : (hovered ? Theme.title : Theme.secondary))
         }
 
         override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {

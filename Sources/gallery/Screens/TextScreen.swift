@@ -19,10 +19,12 @@ final class TextSampleNode: Node, NodeDrawing {
         addSubnode(sample)
     }
 
-    /// A tapped link shows where it leads in the caption.
+    /// A tapped link shows where it leads in the caption, and the gallery reports it (a test driving
+    /// a real window reads that line).
     override func didLoad() {
         super.didLoad()
         sample.linkTapHandler = { [weak self] link in
+            GalleryApp.report("gallery: link opened \(link)")
             guard let self else { return }
             self.caption.attributedText = AttributedText("\(self.captionText) — opened \(link)",
                                                          attributes: Theme.text(11, bold: true, color: Theme.accent))
