@@ -232,12 +232,16 @@ extension EditableTextNode {
     // MARK: - Pointer
 
     func pointerWentDown(_ touch: Touch) {
+        guard touch.button == .primary else { return }
         if let marked, !marked.text.isEmpty { _ = takeText(marked.text) }
         let offset = offset(at: touch.location)
-        // Clicks close in time and place count up: 2 selects a word, 3 a line.
+        // Clicks close in time and place count up: 2 selects a word, 3 a line. The platform's click
+        // count is used when it reports one (SDL does); else time and distance decide.
         var count = 1
-        if let last = lastClick, touch.timestamp - last.time < 0.45,
-           abs(last.point.x - touch.location.x) < 4, abs(last.point.y - touch.location.y) < 4 {
+        if touch.clickCount > 1 {
+            count = (touch.clickCount - 1) % 3 + 1
+        } else if let last = lastClick, touch.timestamp - last.time < 0.45,
+                  abs(last.point.x - touch.location.x) < 4, abs(last.point.y - touch.location.y) < 4 {
             count = last.count % 3 + 1
         }
         lastClick = (touch.timestamp, touch.location, count)
@@ -251,6 +255,7 @@ extension EditableTextNode {
     }
 
     func pointerMoved(_ touch: Touch) {
+        guard touch.button == .primary else { return }
         let offset = offset(at: touch.location)
         switch dragGranularity {
         case 1: moveCaret(to: offset, extending: true)

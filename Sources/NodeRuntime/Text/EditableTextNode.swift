@@ -81,6 +81,7 @@ public final class EditableTextNode: Node {
         super.init()
         isUserInteractionEnabled = true
         clipsToBounds = true
+        cursor = .iBeam
         caretNode.isHidden = true
         addSubnode(textNode)
         addSubnode(caretNode)
