@@ -38,6 +38,9 @@ public enum InputEvent: Sendable, Equatable {
     case wheel(dx: Double, dy: Double)
     case keyDown(Key, modifiers: KeyModifiers)
     case keyUp(Key, modifiers: KeyModifiers)
+    /// The window's pixels per point changed (it moved to a display of another density): contents
+    /// are measured and drawn again at the new scale.
+    case contentsScaleChanged(Double)
     /// Text typed, or committed by an input method (`SDL_TEXTINPUT`). A key that types a character
     /// also arrives as `keyDown`; an editor takes the text from here.
     case textInput(String)

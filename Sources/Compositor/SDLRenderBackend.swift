@@ -20,13 +20,14 @@ public final class SDLRenderBackend: RenderBackend {
         public var title: String
         /// The window's size in points.
         public var size: Size
-        /// Output pixels per point.
-        public var scale: Double
+        /// Output pixels per point, forced; nil (the default) takes the window's: its drawable size
+        /// over its size, which a high-density display makes 2 where the platform scales windows.
+        public var scale: Double?
         /// Force SDL's dummy video driver (no display needed). When false, SDL picks a driver and the
         /// caller should have checked that a display exists.
         public var headless: Bool
         public var resizable: Bool
-        public init(title: String = "Tessera", size: Size, scale: Double = 1, headless: Bool = true,
+        public init(title: String = "Tessera", size: Size, scale: Double? = nil, headless: Bool = true,
                     resizable: Bool = false) {
             self.title = title; self.size = size; self.scale = scale
             self.headless = headless; self.resizable = resizable
@@ -35,8 +36,14 @@ public final class SDLRenderBackend: RenderBackend {
 
     private let window: OpaquePointer
     private let renderer: OpaquePointer
-    /// Output pixels per point, for converting input coordinates. (main thread only)
-    public let scale: Double
+    /// Output pixels per point: the forced scale, or the window's drawable size over its size.
+    /// (main thread only)
+    public private(set) var scale: Double
+    /// Window coordinates (SDL's event units) per point: the forced scale, or 1 where the platform
+    /// scales the window itself. (immutable)
+    private let windowUnitsPerPoint: Double
+    /// True when the scale follows the window's display. (immutable)
+    private let followsDisplayScale: Bool
     /// True when textures hold premultiplied pixels and blend with a custom mode. (immutable)
     public let usesPremultipliedBlending: Bool
     public let rendererName: String
@@ -60,8 +67,11 @@ public final class SDLRenderBackend: RenderBackend {
 
     public init(_ configuration: Configuration) throws {
         UIThread.precondition("SDLRenderBackend.init")
-        let scale = configuration.scale.isFinite && configuration.scale > 0 ? configuration.scale : 1
+        let forced = configuration.scale.flatMap { $0.isFinite && $0 > 0 ? min($0, 8) : nil }
+        let scale = forced ?? 1
         self.scale = scale
+        windowUnitsPerPoint = scale
+        followsDisplayScale = forced == nil
         if configuration.headless { setenv("SDL_VIDEODRIVER", "dummy", 1) }
         if SDL_WasInit(UInt32(SDL_INIT_VIDEO)) == 0 {
             guard SDL_InitSubSystem(UInt32(SDL_INIT_VIDEO) | UInt32(SDL_INIT_EVENTS)) == 0 else {
@@ -73,6 +83,8 @@ public final class SDLRenderBackend: RenderBackend {
         let pixelHeight = Int32(clamping: Int((size.height * scale).rounded()))
         var flags = UInt32(SDL_WINDOW_SHOWN.rawValue)
         if configuration.resizable { flags |= UInt32(SDL_WINDOW_RESIZABLE.rawValue) }
+        // A window whose scale follows its display asks for a full-density drawable.
+        if forced == nil { flags |= UInt32(SDL_WINDOW_ALLOW_HIGHDPI.rawValue) }
         let centered = Int32(bitPattern: UInt32(SDL_WINDOWPOS_CENTERED_MASK))
         guard let window = SDL_CreateWindow(configuration.title, centered, centered,
                                             max(1, pixelWidth), max(1, pixelHeight), flags) else {
@@ -103,6 +115,9 @@ public final class SDLRenderBackend: RenderBackend {
         }
         self.usesPremultipliedBlending = premultiplied
         SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
+        if followsDisplayScale { self.scale = displayScale() ?? 1 }
+        // Text input starts when a text field takes focus.
+        SDL_StopTextInput()
     }
 
     deinit {
@@ -283,10 +298,27 @@ public final class SDLRenderBackend: RenderBackend {
     public func pollEvents() -> [BackendEvent] {
         var events: [BackendEvent] = []
         var event = SDL_Event()
+        var windowChanged = false
         while SDL_PollEvent(&event) != 0 {
+            if SDL_EventType(event.type) == SDL_WINDOWEVENT { windowChanged = true }
             if let translated = translate(event) { events.append(translated) }
         }
+        // A window moved to another display, or resized there, may have a new density.
+        if windowChanged, followsDisplayScale, let newScale = displayScale(), newScale != scale {
+            scale = newScale
+            events.append(.input(.contentsScaleChanged(newScale)))
+        }
         return events
+    }
+
+    /// The window's drawable pixels per window unit, nil when SDL reports no size.
+    private func displayScale() -> Double? {
+        var windowWidth: Int32 = 0, windowHeight: Int32 = 0, pixelWidth: Int32 = 0, pixelHeight: Int32 = 0
+        SDL_GetWindowSize(window, &windowWidth, &windowHeight)
+        SDL_GetRendererOutputSize(renderer, &pixelWidth, &pixelHeight)
+        guard windowWidth > 0, pixelWidth > 0 else { return nil }
+        let ratio = Double(pixelWidth) / Double(windowWidth)
+        return ratio.isFinite && ratio > 0 ? min(ratio, 8) : nil
     }
 
     /// Puts text events on SDL's queue, as an input method would: `textInput` split into pieces that
@@ -363,7 +395,7 @@ public final class SDLRenderBackend: RenderBackend {
     package func pushEvent(_ kind: BackendEvent) {
         var event = SDL_Event()
         func pixels(_ point: Point) -> (Int32, Int32) {
-            (Int32((point.x * scale).rounded()), Int32((point.y * scale).rounded()))
+            (Int32((point.x * windowUnitsPerPoint).rounded()), Int32((point.y * windowUnitsPerPoint).rounded()))
         }
         switch kind {
         case .renderTargetsReset: event.type = SDL_RENDER_TARGETS_RESET.rawValue
@@ -395,6 +427,7 @@ public final class SDLRenderBackend: RenderBackend {
     }
 
     private func translate(_ event: SDL_Event) -> BackendEvent? {
+        let scale = windowUnitsPerPoint
         func point(_ x: Int32, _ y: Int32) -> Point { Point(x: Double(x) / scale, y: Double(y) / scale) }
         switch SDL_EventType(event.type) {
         case SDL_QUIT: return .input(.quit)
@@ -487,9 +520,11 @@ extension SDLRenderBackend: TextInputPlatform {
     public func setTextInputCaret(_ caret: Rect) {
         UIThread.precondition("SDLRenderBackend.setTextInputCaret")
         let caret = caret.sanitized
-        var rect = SDL_Rect(x: Int32(clamping: Int((caret.minX * scale).rounded())), y: Int32(clamping: Int((caret.minY * scale).rounded())),
-                            w: Int32(clamping: Int(max(1, caret.width * scale).rounded())),
-                            h: Int32(clamping: Int(max(1, caret.height * scale).rounded())))
+        // SDL places the input method's window in window coordinates.
+        let units = windowUnitsPerPoint
+        var rect = SDL_Rect(x: Int32(clamping: Int((caret.minX * units).rounded())), y: Int32(clamping: Int((caret.minY * units).rounded())),
+                            w: Int32(clamping: Int(max(1, caret.width * units).rounded())),
+                            h: Int32(clamping: Int(max(1, caret.height * units).rounded())))
         SDL_SetTextInputRect(&rect)
     }
 

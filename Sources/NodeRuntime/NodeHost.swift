@@ -120,7 +120,6 @@ public final class NodeHost {
         UIThread.precondition("NodeHost.init")
         self.compositor = compositor
         self.runtime = .shared
-        runtime.contentsScale = compositor.scale
         rootLayer.frame = Rect(origin: .zero, size: compositor.viewportSize)
     }
 
@@ -139,6 +138,7 @@ public final class NodeHost {
         }
         rootNode = node
         guard let node else { return }
+        node.contentsScale = compositor.scale
         node.frame = Rect(origin: .zero, size: viewportSize)
         node.enterInterfaceState(.onScreen) {
             rootLayer.insertSublayer(node.layer, at: 0)
@@ -172,6 +172,21 @@ public final class NodeHost {
         setRootNode(controller?.node)
         old?.didDismiss()
         controller?.didPresent()
+    }
+
+    /// Pixels per point of this host's window: its nodes measure and draw at it. - Thread: main
+    public var contentsScale: Double { compositor.scale }
+
+    /// Takes a new window scale (the window moved to a display of another density, or the app
+    /// forces one): the compositor converts at it, and the root's tree is measured and drawn again
+    /// at it. Nodes of other hosts keep theirs. Non-finite or non-positive values are ignored.
+    /// - Thread: main
+    public func setContentsScale(_ scale: Double) {
+        UIThread.precondition("NodeHost.setContentsScale")
+        guard scale.isFinite, scale > 0, scale != compositor.scale else { return }
+        compositor.scale = min(scale, 8)
+        rootNode?.contentsScale = compositor.scale
+        viewportDidChange()
     }
 
     /// Sizes the root to the window again (after a resize) and lays it out.
@@ -278,6 +293,8 @@ public final class NodeHost {
             if key == .tab, modifiers.isDisjoint(with: [.control, .alt, .command]), moveFocus(backward: modifiers.contains(.shift)) { break }
             if keyHandler?(key, modifiers) == true { break }
             _ = rootController?.handleKey(key, modifiers: modifiers)
+        case let .contentsScaleChanged(scale):
+            setContentsScale(scale)
         case let .textInput(text):
             _ = focusChainHandles { $0.insertText(text) }
         case let .textEditing(text, cursor):

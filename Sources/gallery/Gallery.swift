@@ -40,8 +40,8 @@ struct Gallery: ParsableCommand {
     @Option(help: "Rows in the chat list (the dataset repeats). Default: 1000; 10000 for --bench fling.")
     var rows: Int?
 
-    @Option(help: "Output pixels per point (1 or 2).")
-    var scale: Double = 1
+    @Option(help: "Output pixels per point (1 or 2), overriding the window's (its drawable size over its size).")
+    var scale: Double?
 
     @Option(help: "The window's size in points, WIDTHxHEIGHT (default 960x720).")
     var size: String?
@@ -83,7 +83,7 @@ struct Gallery: ParsableCommand {
 
     func validate() throws {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1 (got \(frames))") }
-        guard scale == 1 || scale == 2 else { throw ValidationError("--scale must be 1 or 2 (got \(scale))") }
+        if let scale, scale != 1 && scale != 2 { throw ValidationError("--scale must be 1 or 2 (got \(scale))") }
         if let rows, !(1...1_000_000).contains(rows) { throw ValidationError("--rows must be in 1...1000000 (got \(rows))") }
         guard layers >= 1 && layers <= 10_000 else { throw ValidationError("--layers must be in 1...10000 (got \(layers))") }
         guard speed.isFinite && speed > 0 && speed <= 100_000 else {
@@ -118,7 +118,7 @@ struct Gallery: ParsableCommand {
         let output = screenshot ?? (runHeadless ? "gallery-output/\(screen.rawValue).png" : nil)
         let frameCount = frames ?? (runHeadless ? 120 : nil)
         if screen == .layers {
-            try ShowcaseApp(assets: assetsFolder, scale: scale, headless: runHeadless, frames: frameCount,
+            try ShowcaseApp(assets: assetsFolder, scale: scale ?? 1, headless: runHeadless, frames: frameCount,
                             screenshot: output).run()
             return
         }

@@ -135,6 +135,8 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
     var isPinnedToBottom = false
     /// The width rows were measured at. (main thread only)
     var rowWidth = 0.0
+    /// The scale rows were made at. (main thread only)
+    lazy var rowScale = contentsScale
     /// The list's size at the last frame. (main thread only)
     var viewportSize = Size.zero
     /// Rows measured on workers, waiting for the next frame. (guarded by its lock)
@@ -378,6 +380,11 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
         if needsReload && bounds.width > 0 { reloadData() }
         viewportDidChange()
         guard isReady else { return }
+        if contentsScale != rowScale {
+            // A new scale: rows are made and measured again at it, the old ones shown until then.
+            rowScale = contentsScale
+            if rowWidth > 0 { rowWidthDidChange(to: rowWidth) }
+        }
         installMeasuredRows()
         measureInvalidatedRows()
         advanceMotion(to: now)

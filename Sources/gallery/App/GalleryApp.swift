@@ -7,7 +7,8 @@ struct GalleryOptions {
     enum Screen: String, CaseIterable { case chats, thread, photos, text }
     var screen: Screen = .chats
     var rows = 1000
-    var scale = 1.0
+    /// Pixels per point forced with `--scale`; nil follows the window's display.
+    var scale: Double?
     var frames: Int?
     var screenshot: String?
     var synchronous = false
@@ -82,11 +83,12 @@ final class GalleryApp {
         let data = try ChatData(assets: assets)
         let backend = try SDLRenderBackend(.init(title: "Tessera gallery", size: options.size, scale: options.scale,
                                                  headless: options.headless, resizable: true))
-        let compositor = Compositor(backend: backend, scale: options.scale,
+        let compositor = Compositor(backend: backend, scale: backend.scale,
                                     configuration: .init(clearColor: Color(rgb: 0x12161B)))
         // Tests read this line to tell a real window (x11, opengl) from the dummy driver's.
         report("gallery: renderer \(backend.rendererName), video driver \(backend.videoDriverName), " +
-               "\(Int(options.size.width))×\(Int(options.size.height)) points at \(Int(options.scale))x")
+               "\(Int(options.size.width))×\(Int(options.size.height)) points at " +
+               String(format: "%gx", backend.scale) + (options.scale == nil ? " (the window's)" : " (forced)"))
         return try GalleryApp(options: options, data: data, host: NodeHost(compositor: compositor), backend: backend)
     }
 
@@ -125,6 +127,11 @@ final class GalleryApp {
         if events.contains(where: { if case .resized = $0 { return true } else { return false } }) {
             host.viewportDidChange()
             if overlayShown { setOverlayShown(false); setOverlayShown(true) }
+        }
+        for case let .contentsScaleChanged(scale) in events {
+            // The overlay is not in the root's tree: it takes the window's scale from the default.
+            Runtime.shared.contentsScale = scale
+            overlay.contentsScale = scale
         }
         let record = host.runFrame(time: time, events: events)
         history.append(record, workerMilliseconds: workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics),
