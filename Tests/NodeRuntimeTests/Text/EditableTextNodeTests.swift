@@ -249,6 +249,28 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(harness.host.runtime.counters.snapshot.displaysStarted, draws)
     }
 
+    /// A model update sets the text from another thread while the field is focused: the field shows
+    /// it at the next frames, with the caret at its end, and the history starts again.
+    func testTextSetFromAnotherThreadArrivesWhole() {
+        let harness = makeHarness()
+        let field = harness.fields[0]
+        click(harness, field)
+        type(harness, "draft")
+        let box = FieldBox(field: field)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            box.field.text = "Saved on another device"
+            done.signal()
+        }
+        done.wait()
+        XCTAssertEqual(field.text, "Saved on another device", "the text is there at once, on any thread")
+        send(harness, [])
+        XCTAssertEqual(field.selectedRange, 23..<23, "the caret moves to its end on the UI thread")
+        XCTAssertEqual(field.shownTextLayout?.text.string, "Saved on another device")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "Saved on another device", "setting the text clears the undo history")
+    }
+
     func testCaretPositionsInRightToLeftText() {
         let harness = makeHarness(text: "שלום")
         let field = harness.fields[0]
@@ -265,3 +287,6 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertLessThan(field.caretNode.frame.minX, line.maxX - 2)
     }
 }
+
+/// A field handed to another thread, which only sets its text.
+private struct FieldBox: @unchecked Sendable { let field: EditableTextNode }
