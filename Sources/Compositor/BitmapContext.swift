@@ -39,11 +39,37 @@ public struct BitmapContext {
     private var pixels: [UInt32]
     private var currentClip: ClipState
     private var savedClips: [ClipState] = []
+    /// Where the drawing coordinates' origin is on the canvas, in points (see `drawing(in:_:)`).
+    private var origin = Point.zero
+    /// The size `bounds` reports inside `drawing(in:_:)`; nil for the whole canvas.
+    private var regionSize: Size?
 
-    /// The canvas in points: `(0, 0, pixelWidth / scale, pixelHeight / scale)`.
+    /// The canvas in points: `(0, 0, pixelWidth / scale, pixelHeight / scale)`; inside
+    /// `drawing(in:_:)`, the region's size at origin zero.
     /// - Thread: any
     public var bounds: Rect {
-        Rect(x: 0, y: 0, width: Double(pixelWidth) / scale, height: Double(pixelHeight) / scale)
+        if let regionSize { return Rect(origin: .zero, size: regionSize) }
+        return Rect(x: 0, y: 0, width: Double(pixelWidth) / scale, height: Double(pixelHeight) / scale)
+    }
+
+    /// Runs `body` on this canvas narrowed to `rect`: coordinates start at `rect`'s origin, `bounds`
+    /// is `rect`'s size, and everything drawn (a `clear` too) stays inside it. A parent draws its
+    /// subtree's nodes straight into its own canvas this way, each at its frame, instead of each into
+    /// a bitmap of its own that is then copied in. Regions nest.
+    ///
+    /// Fallback: a rect with a NaN or infinite component or a negative side draws nothing.
+    /// - Thread: any
+    public mutating func drawing(in rect: Rect, _ body: (inout BitmapContext) -> Void) {
+        guard rect.isFinite, rect.width >= 0, rect.height >= 0 else { return }
+        let savedOrigin = origin, savedSize = regionSize
+        saveClip()
+        clip(to: rect)
+        origin = Point(x: origin.x + rect.minX, y: origin.y + rect.minY)
+        regionSize = rect.size
+        body(&self)
+        origin = savedOrigin
+        regionSize = savedSize
+        restoreClip()
     }
 
     /// A fully transparent canvas of `pixelWidth × pixelHeight` pixels.
@@ -89,7 +115,19 @@ public struct BitmapContext {
     /// - Thread: any
     public mutating func clear(_ color: Color = .clear) {
         let value = color.premultipliedARGB
-        pixels.withUnsafeMutableBufferPointer { $0.update(repeating: value) }
+        guard regionSize != nil else {
+            pixels.withUnsafeMutableBufferPointer { $0.update(repeating: value) }
+            return
+        }
+        // Inside a region: only its pixels (its clip's bounds), without blending.
+        let clip = currentClip
+        guard !clip.isEmpty else { return }
+        let width = pixelWidth
+        pixels.withUnsafeMutableBufferPointer { p in
+            for y in clip.minY..<clip.maxY {
+                for x in clip.minX..<clip.maxX { p[y * width + x] = value }
+            }
+        }
     }
 
     /// The pixels as an immutable `Bitmap` with this context's scale. The context stays usable.
@@ -248,6 +286,46 @@ public struct BitmapContext {
         currentClip = clip
     }
 
+    /// Intersects the clip with a coverage mask (row by row, `width × height` values, 255 = inside)
+    /// laid on the canvas at the top-left pixel of `bounds` (the region's, inside `drawing(in:_:)`):
+    /// for shapes that are no rounded rectangle, such as a bubble with a tail. Pixels the mask does
+    /// not reach are outside.
+    ///
+    /// Fallback: a mask whose count is not `width × height`, or a negative side, leaves nothing
+    /// inside.
+    /// - Thread: any
+    public mutating func clip(toCoverage coverage: [UInt8], width: Int, height: Int) {
+        guard width >= 0, height >= 0, coverage.count == width * height,
+              let region = pixelRect(bounds) else { currentClip.makeEmpty(); return }
+        let offsetX = Int(region.minX.rounded()), offsetY = Int(region.minY.rounded())
+        var clip = currentClip
+        clip.minX = max(clip.minX, offsetX); clip.maxX = min(clip.maxX, offsetX + width)
+        clip.minY = max(clip.minY, offsetY); clip.maxY = min(clip.maxY, offsetY + height)
+        guard !clip.isEmpty else { currentClip.makeEmpty(); return }
+        let canvasWidth = pixelWidth
+        var mask = clip.mask ?? [UInt8](repeating: 255, count: pixelWidth * pixelHeight)
+        var solid = clip.solid ?? [Int](repeating: 0, count: 2 * pixelHeight)
+        if clip.solid == nil {
+            for y in 0..<pixelHeight { solid[2 * y + 1] = pixelWidth }
+        }
+        for y in clip.minY..<clip.maxY {
+            let base = y * canvasWidth, source = (y - offsetY) * width - offsetX
+            for x in clip.minX..<clip.maxX {
+                mask[base + x] = UInt8(mul255(UInt32(mask[base + x]), UInt32(coverage[source + x])))
+            }
+            // The run where the mask is now 255: from the first full pixel to the next that is not.
+            var lo = clip.minX
+            while lo < clip.maxX && mask[base + lo] != 255 { lo += 1 }
+            var hi = lo
+            while hi < clip.maxX && mask[base + hi] == 255 { hi += 1 }
+            solid[2 * y] = lo
+            solid[2 * y + 1] = hi
+        }
+        clip.mask = mask
+        clip.solid = solid
+        currentClip = clip
+    }
+
     /// Pushes the current clip, to be brought back by `restoreClip()`.
     /// - Thread: any
     public mutating func saveClip() {
@@ -343,6 +421,7 @@ extension BitmapContext {
     /// `rect` in pixels, or nil for bad geometry (non-finite, negative side, or overflowing when scaled).
     private func pixelRect(_ rect: Rect) -> Rect? {
         guard rect.isFinite, rect.width >= 0, rect.height >= 0 else { return nil }
+        let rect = origin == .zero ? rect : rect.offsetBy(dx: origin.x, dy: origin.y)
         let x0 = snappedToPixel(rect.minX * scale), y0 = snappedToPixel(rect.minY * scale)
         let x1 = snappedToPixel(rect.maxX * scale), y1 = snappedToPixel(rect.maxY * scale)
         let result = Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)

@@ -178,7 +178,8 @@ extension Node {
             own = nil
         }
         guard snapshot.shouldRasterizeDescendants else { return own }
-        return makeRasterizedClosure(own: own, background: own == nil ? snapshot.backgroundColor : nil, radii: radii)
+        let ownInto = (self as? any NodeDrawing)?.makeDrawIntoClosure()
+        return makeRasterizedClosure(own: ownInto, background: snapshot.backgroundColor, radii: radii)
     }
 
     /// The nearest transaction container at or above this node, else the node itself.

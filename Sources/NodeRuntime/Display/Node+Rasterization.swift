@@ -18,16 +18,18 @@ extension Node {
 
     var isRasterizedByAncestor: Bool { rasterizingAncestor != nil }
 
-    /// The subtree flattened into one draw: this node's own drawing, then each visible descendant's
-    /// drawing or background at its frame, with opacity, in pre-order.
-    func makeRasterizedClosure(own: (@Sendable (DrawInfo) -> Bitmap?)?, background: Color?,
-                                       radii: CornerRadii) -> @Sendable (DrawInfo) -> Bitmap? {
+    /// The subtree flattened into one draw on one canvas: the node's background and own drawing,
+    /// then each visible descendant's background and drawing at its frame, in pre-order. Each
+    /// descendant draws straight into its region of the canvas (`BitmapContext.drawing(in:)`); only
+    /// one drawn translucent (opacity below 1) gets a canvas of its own, blended in at its opacity.
+    func makeRasterizedClosure(own: (@Sendable (inout BitmapContext, DrawInfo) -> Void)?, background: Color?,
+                               radii: CornerRadii) -> @Sendable (DrawInfo) -> Bitmap? {
         struct Part: Sendable {
             var frame: Rect
             var opacity: Double
             var background: Color?
             var radii: CornerRadii
-            var draw: (@Sendable (DrawInfo) -> Bitmap?)?
+            var draw: (@Sendable (inout BitmapContext, DrawInfo) -> Void)?
         }
         var parts: [Part] = []
         func collect(_ node: Node, origin: Point, opacity: Double) {
@@ -38,7 +40,7 @@ extension Node {
                 let placed = frame.offsetBy(dx: origin.x, dy: origin.y)
                 let childOpacity = opacity * min(1, s.opacity)
                 let childRadii = CornerRadii(s.cornerRadius, corners: s.maskedCorners).clamped(to: frame.size)
-                let drawing = (child as? any NodeDrawing)?.makeDrawClosure(bake: nil)
+                let drawing = (child as? any NodeDrawing)?.makeDrawIntoClosure()
                 parts.append(Part(frame: placed, opacity: childOpacity, background: s.backgroundColor,
                                   radii: childRadii, draw: drawing))
                 collect(child, origin: placed.origin, opacity: childOpacity)
@@ -51,24 +53,31 @@ extension Node {
             let bounds = context.bounds
             if !radii.isZero { context.clip(toRoundedRect: bounds, radii: radii) }
             if let background { context.fill(bounds, color: background) }
-            if let own, let bitmap = own(info) { context.draw(bitmap, in: bounds) }
+            own?(&context, info)
             for part in collected {
                 if info.isCancelled() { return nil }
                 guard !part.frame.isEmpty else { continue }
                 if let color = part.background {
                     context.fillRoundedRect(part.frame, radii: part.radii, color: color.withAlphaMultiplied(by: part.opacity))
                 }
-                if let draw = part.draw,
-                   let bitmap = draw(DrawInfo(bounds: Rect(origin: .zero, size: part.frame.size), scale: info.scale,
-                                              isCancelled: info.isCancelled)) {
+                guard let draw = part.draw else { continue }
+                let partInfo = DrawInfo(bounds: Rect(origin: .zero, size: part.frame.size), scale: info.scale,
+                                        isCancelled: info.isCancelled)
+                if part.opacity >= 1 {
+                    context.drawing(in: part.frame) { region in
+                        if !part.radii.isZero { region.clip(toRoundedRect: region.bounds, radii: part.radii) }
+                        draw(&region, partInfo)
+                    }
+                } else if var layer = try? BitmapContext(size: part.frame.size, scale: info.scale) {
+                    // Translucent: drawn whole first, then blended in once at its opacity.
+                    draw(&layer, partInfo)
                     context.saveClip()
                     if !part.radii.isZero { context.clip(toRoundedRect: part.frame, radii: part.radii) }
-                    context.draw(bitmap, in: part.frame, opacity: part.opacity)
+                    context.draw(layer.makeBitmap(), in: part.frame, opacity: part.opacity)
                     context.restoreClip()
                 }
             }
             return info.isCancelled() ? nil : context.makeBitmap()
         }
     }
-
 }

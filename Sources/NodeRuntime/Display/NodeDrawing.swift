@@ -73,6 +73,16 @@ extension NodeDrawing {
     }
 }
 
+extension NodeDrawing {
+    /// The node's drawing as a closure that draws into a context it is given (a region of an
+    /// ancestor's canvas, when the ancestor rasterizes its subtree), parameters captured now.
+    /// - Thread: main (captures the parameters); the closure: display worker
+    func makeDrawIntoClosure() -> @Sendable (inout BitmapContext, DrawInfo) -> Void {
+        let parameters = drawParameters()
+        return { context, info in Self.draw(parameters, in: &context, info: info) }
+    }
+}
+
 /// The background and corners a precomposited node bakes under its drawing.
 struct BakedBackground: Sendable {
     var color: Color?

@@ -26,59 +26,51 @@ enum BubbleShape {
                     width: width, height: bounds.height)
     }
 
-    /// Coverage (0...255) of the shape for every pixel of a `pixelWidth × pixelHeight` canvas at `scale`.
-    static func mask(pixelWidth: Int, pixelHeight: Int, scale: Double, radii: CornerRadii, tail: BubbleTail?) -> [UInt8] {
-        guard let bodyContext = try? BitmapContext(pixelWidth: pixelWidth, pixelHeight: pixelHeight, scale: scale)
-        else { return [] }
-        var body = bodyContext
+    /// Coverage (0...255) of the bubble (body with its tail) for every pixel of a canvas of `size`
+    /// points at `scale` (as `BitmapContext(size:scale:)` sizes it), and that canvas's pixel size.
+    /// The body is one anti-aliased rounded rectangle; the tail, a box minus a circle carving its
+    /// concave edge, is computed over its own small box only.
+    static func mask(size: Size, scale: Double, radii: CornerRadii, tail: BubbleTail)
+        -> (coverage: [UInt8], width: Int, height: Int)? {
+        guard var body = try? BitmapContext(size: size, scale: scale) else { return nil }
+        let width = body.pixelWidth, height = body.pixelHeight
         let bounds = body.bounds
         let bodyRect = bodyRect(in: bounds, tail: tail)
         var bodyRadii = radii
-        if let tail, tail.width > 0 {
-            // The corner the tail grows from stays nearly square so the hook joins it smoothly.
-            if tail.side == .left { bodyRadii.bottomLeft = min(bodyRadii.bottomLeft, 2) } else {
-                bodyRadii.bottomRight = min(bodyRadii.bottomRight, 2)
-            }
+        // The corner the tail grows from stays nearly square so the hook joins it smoothly.
+        if tail.side == .left { bodyRadii.bottomLeft = min(bodyRadii.bottomLeft, 2) } else {
+            bodyRadii.bottomRight = min(bodyRadii.bottomRight, 2)
         }
         body.fillRoundedRect(bodyRect, radii: bodyRadii.clamped(to: bodyRect.size), color: .white)
         var coverage = body.makeBitmap().pixels.map { UInt8($0 >> 24) }
-        guard let tail, tail.width > 0, bounds.height > 0 else { return coverage }
+        guard tail.width > 0, bounds.height > 0 else { return (coverage, width, height) }
 
-        // The tail: a box at the bottom corner, minus a circle that carves its concave edge, so the hook
-        // comes to a point at the outer bottom corner.
         let reach = tail.width
-        let height = min(bounds.height, reach * 1.25)
+        let tailHeight = min(bounds.height, reach * 1.25)
         let box = tail.side == .right
-            ? Rect(x: bounds.maxX - reach - 4, y: bounds.maxY - height, width: reach + 4, height: height)
-            : Rect(x: bounds.minX, y: bounds.maxY - height, width: reach + 4, height: height)
-        let centre = Point(x: tail.side == .right ? bounds.maxX : bounds.minX, y: bounds.maxY - height)
+            ? Rect(x: bounds.maxX - reach - 4, y: bounds.maxY - tailHeight, width: reach + 4, height: tailHeight)
+            : Rect(x: bounds.minX, y: bounds.maxY - tailHeight, width: reach + 4, height: tailHeight)
+        let centre = Point(x: tail.side == .right ? bounds.maxX : bounds.minX, y: bounds.maxY - tailHeight)
         let circle = Rect(x: centre.x - reach, y: centre.y - reach, width: 2 * reach, height: 2 * reach)
-        guard var boxContext = try? BitmapContext(pixelWidth: pixelWidth, pixelHeight: pixelHeight, scale: scale),
-              var outside = try? BitmapContext(pixelWidth: pixelWidth, pixelHeight: pixelHeight, scale: scale)
-        else { return coverage }
-        boxContext.fill(box, color: .white)
-        outside.fill(outsideRoundedRect: circle, radii: CornerRadii(reach), color: .white)
+        // Two small canvases over the box's pixels, with the shapes moved to their origin.
+        let x0 = max(0, Int((box.minX * scale).rounded(.down))), y0 = max(0, Int((box.minY * scale).rounded(.down)))
+        let x1 = min(width, Int((box.maxX * scale).rounded(.up))), y1 = min(height, Int((box.maxY * scale).rounded(.up)))
+        guard x1 > x0, y1 > y0,
+              var boxContext = try? BitmapContext(pixelWidth: x1 - x0, pixelHeight: y1 - y0, scale: scale),
+              var outside = try? BitmapContext(pixelWidth: x1 - x0, pixelHeight: y1 - y0, scale: scale)
+        else { return (coverage, width, height) }
+        let dx = -Double(x0) / scale, dy = -Double(y0) / scale
+        boxContext.fill(box.offsetBy(dx: dx, dy: dy), color: .white)
+        outside.fill(outsideRoundedRect: circle.offsetBy(dx: dx, dy: dy), radii: CornerRadii(reach), color: .white)
         let boxPixels = boxContext.makeBitmap().pixels, outsidePixels = outside.makeBitmap().pixels
-        for i in coverage.indices {
-            let tailCoverage = (boxPixels[i] >> 24) * (outsidePixels[i] >> 24) / 255
-            coverage[i] = max(coverage[i], UInt8(tailCoverage))
+        let boxWidth = x1 - x0
+        for y in y0..<y1 {
+            for x in x0..<x1 {
+                let k = (y - y0) * boxWidth + (x - x0)
+                let tailCoverage = UInt8((boxPixels[k] >> 24) * (outsidePixels[k] >> 24) / 255)
+                coverage[y * width + x] = max(coverage[y * width + x], tailCoverage)
+            }
         }
-        return coverage
-    }
-
-    /// `bitmap` with every pixel multiplied by the coverage mask.
-    static func apply(_ mask: [UInt8], to bitmap: Bitmap) -> Bitmap {
-        guard mask.count == bitmap.width * bitmap.height else { return bitmap }
-        var pixels = bitmap.pixels
-        for i in pixels.indices {
-            let m = UInt32(mask[i])
-            if m == 255 { continue }
-            let p = pixels[i]
-            if m == 0 { pixels[i] = 0; continue }
-            let a = ((p >> 24) * m + 127) / 255, r = (((p >> 16) & 0xFF) * m + 127) / 255
-            let g = (((p >> 8) & 0xFF) * m + 127) / 255, b = ((p & 0xFF) * m + 127) / 255
-            pixels[i] = (a << 24) | (r << 16) | (g << 8) | b
-        }
-        return (try? Bitmap(width: bitmap.width, height: bitmap.height, scale: bitmap.scale, premultipliedARGB: pixels)) ?? bitmap
+        return (coverage, width, height)
     }
 }

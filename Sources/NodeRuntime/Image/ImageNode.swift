@@ -313,9 +313,17 @@ public final class ImageNode: Node, NodeDrawing {
     }
 
     public static func draw(_ p: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
-        // The picture fills the whole bounds; the shape (corners, and a tail that reaches into the
-        // bounds' side margin) is cut out of it afterwards.
+        // The picture fills the whole bounds, drawn once through the shape's clip: the corners, and a
+        // tail that reaches into the bounds' side margin.
         let bounds = info.bounds
+        context.saveClip()
+        defer { context.restoreClip() }
+        if let tail = p.tail, tail.width > 0 {
+            guard let mask = BubbleShape.mask(size: bounds.size, scale: context.scale, radii: p.radii, tail: tail) else { return }
+            context.clip(toCoverage: mask.coverage, width: mask.width, height: mask.height)
+        } else if !p.radii.isZero {
+            context.clip(toRoundedRect: bounds, radii: p.radii.clamped(to: bounds.size))
+        }
         if p.failed {
             drawErrorPlaceholder(in: &context, rect: BubbleShape.bodyRect(in: bounds, tail: p.tail))
         } else if let image = p.image, !image.isEmpty {
@@ -326,15 +334,6 @@ public final class ImageNode: Node, NodeDrawing {
             context.restoreClip()
         } else if let empty = p.emptyColor {
             context.fill(bounds, color: empty)
-        }
-        if info.isCancelled() { return }
-        if !p.radii.isZero || p.tail != nil {
-            let shaped = BubbleShape.apply(
-                BubbleShape.mask(pixelWidth: context.pixelWidth, pixelHeight: context.pixelHeight, scale: context.scale,
-                                 radii: p.radii, tail: p.tail),
-                to: context.makeBitmap())
-            context.clear()
-            context.draw(shaped, in: context.bounds)
         }
     }
 
