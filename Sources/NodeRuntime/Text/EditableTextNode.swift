@@ -316,7 +316,11 @@ public final class EditableTextNode: Node {
         guard isNodeLoaded, bounds.width > 0 else { return }
         let width = bounds.width
         // Only a layout already measured (off this thread); a pending one calls back from `layout()`.
-        guard let layout = textNode.measuredLayout(forWidth: width) else { return }
+        guard let layout = textNode.measuredLayout(forWidth: width) else {
+            // Rectangles of a selection that is gone must not linger until then.
+            if selection.isEmpty { for node in selectionNodes where !node.isHidden { node.isHidden = true } }
+            return
+        }
         let shown = displayedText()
         let (caretOffset, rangeShown) = displayedPositions(isPlaceholder: shown.isPlaceholder)
         var caret = layout.caretRect(forOffset: caretOffset, inWidth: width)

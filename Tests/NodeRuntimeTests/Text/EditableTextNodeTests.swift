@@ -36,10 +36,17 @@ final class EditableTextNodeTests: XCTestCase {
         return Harness(host: host, fields: fields, root: root)
     }
 
+    /// Runs a frame with `events`, then frames until the background layout and the draws it
+    /// started are done and applied.
     private func send(_ harness: Harness, _ events: [InputEvent]) {
         time += 1.0 / 60
         harness.host.runFrame(time: time, events: events)
-        settle(harness.host, time: &time)
+        for _ in 0..<4 {
+            Node.backgroundLayoutQueue.sync(flags: .barrier) {}
+            harness.host.runtime.scheduler.waitUntilIdle()
+            time += 1.0 / 60
+            harness.host.runFrame(time: time, events: [])
+        }
     }
 
     private func type(_ harness: Harness, _ text: String) { send(harness, [.textInput(text)]) }
