@@ -99,8 +99,48 @@ public final class DisplayScheduler: Sendable {
     /// - Thread: any
     public func holdWakeups() { core.setWakeupsHeld(true) }
 
-    /// The nice value of worker threads: low enough that a frame on the UI thread wins a shared core.
-    static let workerNiceValue: Int32 = 5
+    /// How display workers share the machine with the UI thread.
+    /// - Thread: any (a value)
+    public struct WorkerPolicy: Sendable, Hashable, CustomStringConvertible {
+        /// The scheduling class or weight of each worker thread (Linux sets it per thread).
+        public enum Priority: Sendable, Hashable {
+            /// Nice 0, like the UI thread.
+            case normal
+            /// A nice value (1...19): the kernel gives the thread that much less weight than the UI
+            /// thread when they share a core.
+            case nice(Int32)
+            /// `SCHED_IDLE`: the thread runs only when a core has nothing else to run.
+            case idle
+        }
+        public var priority: Priority
+        /// At most this many workers run jobs at once (nil: every worker). On two cores, one keeps a
+        /// core for the UI thread, as Chromium's raster threads (cores / 2) do.
+        public var maximumActiveWorkers: Int?
+
+        public init(priority: Priority = .nice(5), maximumActiveWorkers: Int? = nil) {
+            self.priority = priority
+            self.maximumActiveWorkers = maximumActiveWorkers.map { max(1, $0) }
+        }
+
+        /// Nice 5, every worker: the measured choice (README, "Workers and the UI thread's core").
+        public static let `default` = WorkerPolicy()
+
+        public var description: String {
+            let priority: String
+            switch self.priority {
+            case .normal: priority = "nice 0"
+            case .nice(let value): priority = "nice \(value)"
+            case .idle: priority = "SCHED_IDLE"
+            }
+            return maximumActiveWorkers.map { "\(priority), at most \($0) active" } ?? "\(priority), all workers"
+        }
+    }
+
+    /// How workers run; a change takes effect at each worker's next job. - Thread: any
+    public var workerPolicy: WorkerPolicy {
+        get { core.policy }
+        set { core.setPolicy(newValue) }
+    }
 
     /// Workers asleep waiting for work (for tests).
     var parkedWorkerCount: Int { core.parkedCount }
@@ -181,5 +221,26 @@ extension DisplayScheduler {
             while !prefix.isEmpty && prefix.utf8.count + suffix.utf8.count > 15 { prefix.removeLast() }
         #endif
         return prefix + suffix
+    }
+}
+
+extension DisplayScheduler.WorkerPolicy.Priority {
+    /// Applies this priority to the calling thread (best effort: a refusal leaves it as it was).
+    /// On Linux nice values and `SCHED_IDLE` are per thread.
+    func applyToCurrentThread() {
+        #if os(Linux)
+        var parameters = sched_param()
+        parameters.sched_priority = 0
+        switch self {
+        case .normal, .nice:
+            _ = sched_setscheduler(0, SCHED_OTHER, &parameters)
+            let nice: Int32
+            if case .nice(let value) = self { nice = min(19, max(0, value)) } else { nice = 0 }
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice)
+        case .idle:
+            // SCHED_IDLE (5 in <sched.h>, a macro Swift does not import).
+            _ = sched_setscheduler(0, 5, &parameters)
+        }
+        #endif
     }
 }

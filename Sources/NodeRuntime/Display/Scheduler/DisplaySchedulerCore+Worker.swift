@@ -40,7 +40,7 @@ extension DisplaySchedulerCore {
     }
 
     enum WorkerStep {
-        case run(Entry)
+        case run(Entry, policy: DisplayScheduler.WorkerPolicy, generation: Int)
         case park(wake: Int?, idleWaiters: [DisplayWorkerParker])
         case exit(wake: [Int], idleWaiters: [DisplayWorkerParker])
     }
@@ -61,11 +61,6 @@ extension DisplaySchedulerCore {
                 // loses it), so identity checks use the marker instead.
                 Thread.current.name = threadName
                 Thread.current.threadDictionary[Self.workerMarkerKey] = DisplayWorkerMarker(core: self, index: index)
-                // Workers yield to the UI thread when they share its core: on Linux the nice value is
-                // per thread, so this lowers only the worker's own weight.
-                #if os(Linux)
-                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, DisplayScheduler.workerNiceValue)
-                #endif
                 runWorker(index: index)
             }
             thread.qualityOfService = .userInitiated
@@ -78,6 +73,7 @@ extension DisplaySchedulerCore {
     private func runWorker(index: Int) {
         let parker = parkers[index]
         var finished: Finished?
+        var appliedGeneration = -1
         while true {
             let step: WorkerStep = state.withLock { state in
                 if let finished {
@@ -101,7 +97,7 @@ extension DisplaySchedulerCore {
                 state.workerStates[index] = .active
                 if let entry = state.pick(for: index) {
                     state.activeCount += 1
-                    return .run(entry)
+                    return .run(entry, policy: state.policy, generation: state.policyGeneration)
                 }
                 if state.isShutDown {
                     state.workerStates[index] = .exited
@@ -114,7 +110,11 @@ extension DisplaySchedulerCore {
             }
             finished = nil
             switch step {
-            case .run(let entry):
+            case .run(let entry, let policy, let generation):
+                if generation != appliedGeneration {
+                    policy.priority.applyToCurrentThread()
+                    appliedGeneration = generation
+                }
                 let job = entry.job
                 // The caller's check runs here, unlocked, rather than at cancel time: it may be slow or
                 // take the caller's own locks.

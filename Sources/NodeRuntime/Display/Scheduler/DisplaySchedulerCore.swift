@@ -55,6 +55,9 @@ final class DisplaySchedulerCore: Sendable {
         var wokenCount = 0
         var idleWaiters: [DisplayWorkerParker] = []
         var statistics = DisplayScheduler.Statistics()
+        /// How workers run; each worker applies a new generation before its next job.
+        var policy = DisplayScheduler.WorkerPolicy.default
+        var policyGeneration = 0
 
         init(workerCount: Int) {
             workerStates = Array(repeating: .active, count: workerCount)
@@ -79,6 +82,7 @@ final class DisplaySchedulerCore: Sendable {
             guard !queue.isEmpty else { return nil }
             // Serial mode: one worker, and only once everything started before the switch is done.
             if serializes && (index != 0 || activeCount != 0) { return nil }
+            if let limit = policy.maximumActiveWorkers, activeCount >= limit { return nil }
             return queue.popFirst()
         }
 
@@ -101,7 +105,9 @@ final class DisplaySchedulerCore: Sendable {
                 markWoken(0)
                 return 0
             }
-            guard queue.count > wokenCount, let index = parkedWorkers.popLast() else { return nil }
+            guard queue.count > wokenCount else { return nil }
+            if let limit = policy.maximumActiveWorkers, activeCount + wokenCount >= limit { return nil }
+            guard let index = parkedWorkers.popLast() else { return nil }
             markWoken(index)
             return index
         }
@@ -205,6 +211,18 @@ final class DisplaySchedulerCore: Sendable {
             // The queue re-orders itself for the new mode at its next pick.
             state.queue.precedes = order
             return state.allWakeups()
+        }
+        for index in wake { parkers[index].unpark() }
+    }
+
+    var policy: DisplayScheduler.WorkerPolicy { state.withLock { $0.policy } }
+
+    func setPolicy(_ policy: DisplayScheduler.WorkerPolicy) {
+        let wake = state.withLock { state -> [Int] in
+            guard state.policy != policy else { return [] }
+            state.policy = policy
+            state.policyGeneration += 1
+            return state.wakeupsHeld ? [] : state.allWakeups()
         }
         for index in wake { parkers[index].unpark() }
     }
