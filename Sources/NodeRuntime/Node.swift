@@ -400,6 +400,18 @@ open class Node {
     /// The touch was taken away (a gesture recognized, the node was removed). - Thread: main
     open func touchesCancelled(_ touch: Touch) {}
 
+    // MARK: - Readiness
+
+    /// True when what the node shows is complete apart from its own drawing: false while it still
+    /// waits for something to load (an image node's picture). A list counts a row as ready, and
+    /// queues such a node's loading by the row's distance, only when every node in the row says so.
+    /// Override in nodes that load content. - Thread: main
+    open var isContentReady: Bool { true }
+
+    /// True for a node that loads content before it can be ready (`isContentReady` can be false):
+    /// lists give it the row's display distance and wait for it. - Thread: any
+    open var loadsContent: Bool { false }
+
     // MARK: - Contents scale
 
     /// Pixels per point this node measures text and draws at: the scale set on it, else its

@@ -304,6 +304,20 @@ public final class ImageNode: Node, NodeDrawing {
         if stored { displayArgumentsDidChange() }
     }
 
+    // MARK: Readiness
+
+    /// An image node loads its picture: a list waits for it and queues its decode by distance.
+    public override var loadsContent: Bool { true }
+
+    /// True when there is nothing left to load: no source, or its image loaded or failed.
+    public override var isContentReady: Bool {
+        guard source != nil else { return true }
+        switch loadState {
+        case .loaded, .failed: return true
+        case .empty, .loading: return false
+        }
+    }
+
     // MARK: Drawing
 
     public func drawParameters() -> DrawParameters {

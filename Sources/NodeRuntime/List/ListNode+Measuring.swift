@@ -23,9 +23,10 @@ final class RowRecord {
     /// The drawing nodes of the row's subtree (a rasterizing node stands for its subtree), for the
     /// checkerboard figure and display distances.
     var drawingNodes: [Node] = []
-    /// The image nodes of the row's subtree, drawn by themselves or rasterized into an ancestor: a row
-    /// is not ready while one is still loading, and their decodes are queued by distance too.
-    var imageNodes: [ImageNode] = []
+    /// The nodes of the row's subtree that load content (`Node.loadsContent`, such as image nodes),
+    /// drawn by themselves or rasterized into an ancestor: a row is not ready while one is still
+    /// loading, and their loads are queued by distance too.
+    var loadingNodes: [Node] = []
     /// True while the row's layer is in the list's content layer.
     var isAttached = false
     /// The y at which the node's frame was last set (NaN: not placed).
@@ -272,7 +273,7 @@ extension ListNode {
             record.isDrawn = false
             record.placedY = .nan
             record.distance = .nan
-            (record.drawingNodes, record.imageNodes) = Self.readinessNodes(in: node)
+            (record.drawingNodes, record.loadingNodes) = Self.readinessNodes(in: node)
             if let fade = record.fadeIn, fade.pending {
                 record.fadeIn = (now, false)
                 node.opacity = 0
@@ -294,7 +295,7 @@ extension ListNode {
         dirtyRows.insert(row)
         record.placedY = .nan
         record.isDrawn = false
-        (record.drawingNodes, record.imageNodes) = Self.readinessNodes(in: node)
+        (record.drawingNodes, record.loadingNodes) = Self.readinessNodes(in: node)
         if changedSinceMeasured { scheduleRemeasure(record, of: node) }
     }
 
@@ -332,9 +333,9 @@ extension ListNode {
     /// The nodes of a row's subtree that draw contents (a rasterizing node stands for its subtree).
     /// The nodes whose contents make a row ready: the drawing nodes with their own contents (a
     /// rasterizing node stands for its subtree) and every image node, wherever it is drawn.
-    static func readinessNodes(in root: Node) -> (drawing: [Node], images: [ImageNode]) {
+    static func readinessNodes(in root: Node) -> (drawing: [Node], loading: [Node]) {
         var drawing: [Node] = []
-        var images: [ImageNode] = []
+        var loading: [Node] = []
         var stack: [(node: Node, rasterized: Bool)] = [(root, false)]
         while let (node, rasterized) = stack.popLast() {
             let (hidden, empty, rasterizes) = node.state.withLock {
@@ -342,15 +343,15 @@ extension ListNode {
             }
             if hidden { continue }
             if !rasterized && node.drawsContents && !empty { drawing.append(node) }
-            if let image = node as? ImageNode, !empty { images.append(image) }
+            if node.loadsContent && !empty { loading.append(node) }
             for subnode in node.subnodes { stack.append((subnode, rasterized || rasterizes)) }
         }
-        return (drawing, images)
+        return (drawing, loading)
     }
 
     /// True when the row's drawing nodes show current contents and its images have loaded.
     static func isDrawn(_ record: RowRecord) -> Bool {
-        record.drawingNodes.allSatisfy(\.showsCurrentContents) && record.imageNodes.allSatisfy(\.hasFinishedLoading)
+        record.drawingNodes.allSatisfy(\.showsCurrentContents) && record.loadingNodes.allSatisfy(\.isContentReady)
     }
 
     /// True when the row is ready, or still shows the node a reload or a new width is replacing (whole,
@@ -450,13 +451,3 @@ extension ListNode {
     }
 }
 
-extension ImageNode {
-    /// True when there is nothing left to load: no source, or its image loaded or failed. (UI thread)
-    var hasFinishedLoading: Bool {
-        guard source != nil else { return true }
-        switch loadState {
-        case .loaded, .failed: return true
-        case .empty, .loading: return false
-        }
-    }
-}

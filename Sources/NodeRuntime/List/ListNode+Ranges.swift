@@ -236,7 +236,7 @@ extension ListNode {
             record.distanceDirection = leadingDirection
             node.displayDistance = distance
             for drawing in record.drawingNodes where drawing !== node { drawing.displayDistance = distance }
-            for image in record.imageNodes where image !== node { image.displayDistance = distance }
+            for loading in record.loadingNodes where loading !== node { loading.displayDistance = distance }
         }
         transition(record, node: node, to: target)
         if !target.contains(.display) {
@@ -314,7 +314,7 @@ extension ListNode {
         }
         record.node = nil
         record.drawingNodes = []
-        record.imageNodes = []
+        record.loadingNodes = []
     }
 
     func retireOutgoing(_ node: Node, of record: RowRecord) {
