@@ -43,8 +43,11 @@ static UBreakIterator *thread_iterator(int kind) {
 
 static int32_t apply_default_number_and_hyphen_rules(const uint16_t *text, int32_t length, int32_t *out, int32_t count);
 
-int32_t tessera_icu_word_boundaries(const uint16_t *text, int32_t length, int32_t *out, uint8_t *isWord) {
-    UBreakIterator *iterator = thread_iterator(2);
+// Walks `kind`'s boundaries after 0 in `text`, writing each to `out` and, when `isWord` is given,
+// whether the text before it was a word (the rule status is "none" after spaces and punctuation).
+// Returns how many, or -1. The iterator lets go of the caller's text before returning.
+static int32_t collect_boundaries(int kind, const uint16_t *text, int32_t length, int32_t *out, uint8_t *isWord) {
+    UBreakIterator *iterator = thread_iterator(kind);
     if (iterator == NULL) return -1;
     UErrorCode status = U_ZERO_ERROR;
     ubrk_setText(iterator, (const UChar *)text, length, &status);
@@ -52,27 +55,20 @@ int32_t tessera_icu_word_boundaries(const uint16_t *text, int32_t length, int32_
     int32_t count = 0;
     for (int32_t p = ubrk_first(iterator); p != UBRK_DONE; p = ubrk_next(iterator)) {
         if (p == 0) continue;
-        // The rule status is "none" after spaces and punctuation, else the text before was a word.
-        out[count] = p;
-        isWord[count] = ubrk_getRuleStatus(iterator) != UBRK_WORD_NONE;
-        count++;
+        if (isWord != NULL) isWord[count] = ubrk_getRuleStatus(iterator) != UBRK_WORD_NONE;
+        out[count++] = p;
     }
     ubrk_setText(iterator, NULL, 0, &status);
     return count;
 }
 
+int32_t tessera_icu_word_boundaries(const uint16_t *text, int32_t length, int32_t *out, uint8_t *isWord) {
+    return collect_boundaries(2, text, length, out, isWord);
+}
+
 int32_t tessera_icu_breaks(int kind, const uint16_t *text, int32_t length, int32_t *out) {
-    UBreakIterator *iterator = thread_iterator(kind == 1 ? 1 : 0);
-    if (iterator == NULL) return -1;
-    UErrorCode status = U_ZERO_ERROR;
-    ubrk_setText(iterator, (const UChar *)text, length, &status);
-    if (U_FAILURE(status)) return -1;
-    int32_t count = 0;
-    for (int32_t p = ubrk_first(iterator); p != UBRK_DONE; p = ubrk_next(iterator)) {
-        if (p > 0) out[count++] = p;
-    }
-    // Let go of the caller's text.
-    ubrk_setText(iterator, NULL, 0, &status);
+    int32_t count = collect_boundaries(kind == 1 ? 1 : 0, text, length, out, NULL);
+    if (count < 0) return -1;
     if (kind == 1) count = apply_default_number_and_hyphen_rules(text, length, out, count);
     return count;
 }

@@ -133,14 +133,11 @@ final class ChatRowNode: Node, NodeDrawing {
 /// The search bar above the chat list: a single-line field in a rounded pill.
 final class SearchBarNode: Node {
     let field = EditableTextNode(attributes: Theme.text(15), placeholder: "Search")
-    let pill = Node()
+    let pill = Theme.makeFieldPill()
 
     override init() {
         super.init()
         backgroundColor = Theme.background
-        pill.backgroundColor = Color(rgb: 0xF1F3F5)
-        pill.cornerRadius = 17
-        pill.cornerRoundingMode = .compositorClip
         field.isMultiline = false
         field.maximumVisibleLines = 1
         field.debugName = "search"

@@ -31,3 +31,14 @@ enum Theme {
 protocol ListScreen: AnyObject {
     var list: ListNode { get }
 }
+
+extension Theme {
+    /// The rounded grey field behind the composer and the search field.
+    static func makeFieldPill() -> Node {
+        let pill = Node()
+        pill.backgroundColor = Color(rgb: 0xF1F3F5)
+        pill.cornerRadius = 17
+        pill.cornerRoundingMode = .compositorClip
+        return pill
+    }
+}

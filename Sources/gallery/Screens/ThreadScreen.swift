@@ -11,7 +11,7 @@ enum ThreadItem: Sendable {
 /// A day pill, centred.
 final class DaySeparatorNode: Node {
     let label: TextNode
-    let pill = Node()
+    let pill = Theme.makeFieldPill()
 
     init(_ day: String) {
         label = TextNode(day, attributes: Theme.text(12, bold: true, color: .white))
@@ -113,15 +113,12 @@ final class MessageNode: Node {
 final class ComposerNode: Node {
     let field = EditableTextNode(attributes: Theme.text(15), placeholder: "Message")
     let separator = Node()
-    let pill = Node()
+    let pill = Theme.makeFieldPill()
 
     override init() {
         super.init()
         backgroundColor = .white
         separator.backgroundColor = Theme.separator
-        pill.backgroundColor = Color(rgb: 0xF1F3F5)
-        pill.cornerRadius = 17
-        pill.cornerRoundingMode = .compositorClip
         field.maximumVisibleLines = 6
         field.debugName = "composer"
         addSubnode(separator)
