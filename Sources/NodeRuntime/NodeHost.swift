@@ -93,10 +93,10 @@ public final class NodeHost {
     /// (main thread only)
     public private(set) var isShiftDown = false
     /// The node that receives keys and text first; see `focus(_:)`. (main thread only)
-    public private(set) var focusedNode: Node?
+    public internal(set) var focusedNode: Node?
     /// The text-input caret last given to the platform, in window points; nil while text input is
     /// off. (main thread only)
-    private var textInputCaret: Rect?
+    var textInputCaret: Rect?
 
     /// The node under the pointer while it is down, and the recognizers watching it. (main thread only)
     private var touchedNode: Node?
@@ -479,89 +479,5 @@ extension Node {
     /// True when a layout for `range` is cached. - Thread: any
     func hasCachedLayout(for range: SizeRange) -> Bool {
         state.withLock { $0.layoutCache.entries[range] != nil }
-    }
-}
-
-// MARK: - Focus
-
-extension NodeHost {
-    /// Makes `node` the focus owner (nil: none): keys and text go to it first, then bubble up its
-    /// supernodes. The old owner gets `didResignFocus`, the new one `didBecomeFocused`; a node with a
-    /// `textInputCaret` turns the platform's text input on (and the last one off). A node that cannot
-    /// be focused, or is not visible in this host, leaves focus as it was. - Thread: main
-    public func focus(_ node: Node?) {
-        UIThread.precondition("NodeHost.focus")
-        guard node !== focusedNode else { return }
-        if let node, !node.canBecomeFocused || !node.interfaceState.contains(.visible) { return }
-        let old = focusedNode
-        focusedNode = node
-        old?.focusHost = nil
-        node?.focusHost = self
-        old?.didResignFocus()
-        if textInputCaret != nil, node?.textInputCaret == nil {
-            compositor.textInputPlatform?.stopTextInput()
-            textInputCaret = nil
-        }
-        node?.didBecomeFocused()
-        updateTextInput()
-    }
-
-    /// Offers an event to the focused node, then each supernode, until one takes it.
-    private func focusChainHandles(_ offer: (Node) -> Bool) -> Bool {
-        var node = focusedNode
-        while let current = node {
-            if offer(current) { return true }
-            node = current.supernode
-        }
-        return false
-    }
-
-    /// Moves focus to the next (or previous) focusable visible node in tree order, wrapping around.
-    /// False when there is none other to move to.
-    private func moveFocus(backward: Bool) -> Bool {
-        guard let root = rootNode else { return false }
-        var order: [Node] = []
-        func collect(_ node: Node) {
-            guard node.interfaceState.contains(.visible), !node.isHidden else { return }
-            if node.canBecomeFocused { order.append(node) }
-            for subnode in node.subnodes { collect(subnode) }
-        }
-        collect(root)
-        guard !order.isEmpty else { return false }
-        let current = focusedNode.flatMap { node in order.firstIndex { $0 === node } }
-        let next: Int
-        if let current {
-            guard order.count > 1 else { return false }
-            next = (current + (backward ? order.count - 1 : 1)) % order.count
-        } else {
-            next = backward ? order.count - 1 : 0
-        }
-        focus(order[next])
-        return true
-    }
-
-    /// Once a frame: a focus owner that left the screen loses focus; the owner gets its frame call;
-    /// the input method's window follows the caret.
-    func updateFocus(at time: Double) {
-        guard let node = focusedNode else { return }
-        guard node.interfaceState.contains(.visible) else {
-            focus(nil)
-            return
-        }
-        node.focusFrame(at: time)
-        updateTextInput()
-    }
-
-    private func updateTextInput() {
-        guard let node = focusedNode, let caret = node.textInputCaret else { return }
-        let origin = node.convertFromRoot(.zero)
-        let rect = Rect(x: caret.minX - origin.x, y: caret.minY - origin.y, width: caret.width, height: caret.height)
-        guard rect != textInputCaret else { return }
-        if textInputCaret == nil {
-            compositor.textInputPlatform?.startTextInput(caret: rect)
-        } else {
-            compositor.textInputPlatform?.setTextInputCaret(rect)
-        }
-        textInputCaret = rect
     }
 }
