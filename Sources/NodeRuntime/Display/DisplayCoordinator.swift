@@ -1,4 +1,4 @@
-import Compositor
+public import Compositor
 import Foundation
 
 /// The display pipeline's hub: the nodes waiting to start a draw, the finished transactions waiting to
@@ -9,8 +9,9 @@ import Foundation
 /// 2. At the frame's display phase, `startPendingDisplays()` (UI thread) asks each registered node to
 ///    claim its request and capture its draw parameters (`Node.startDisplayIfPossible`), which
 ///    schedules the draw and adds it to its container's `DisplayTransaction`.
-/// 3. A worker draws; the transaction collects the result and, once all its draws are in, comes back
-///    here with `enqueueCommit` (any thread).
+/// 3. A worker draws and prepares the bitmap for the renderer (`Bitmap.prepared(forUpload:)`); the
+///    transaction collects the result and, once all its draws are in, comes back here with
+///    `enqueueCommit` (any thread).
 /// 4. At the next frame's commit phase, `applyPendingCommits()` (UI thread) commits transactions, most
 ///    urgent first within `commitBudgetBytes`; each node applies its result if it is still current
 ///    (`Node.finishDraw`) and, if a newer request came while it drew, registers here again.
@@ -33,6 +34,7 @@ public final class DisplayCoordinator: Sendable {
     private struct Settings {
         var commitBudgetBytes: Int?
         var placeholderWaitBudget = DisplayCoordinator.defaultPlaceholderWaitBudget
+        var uploadAlphaLayout = Bitmap.AlphaLayout.premultiplied
     }
     private let settings = Locked(Settings())
     /// Called on the UI thread each time a node applies new contents, with their generation: the
@@ -65,6 +67,17 @@ public final class DisplayCoordinator: Sendable {
     public var commitBudgetBytes: Int? {
         get { settings.withLock { $0.commitBudgetBytes } }
         set { settings.withLock { $0.commitBudgetBytes = newValue.map { max(0, $0) } } }
+    }
+
+    /// The alpha layout the renderer uploads without converting (`RenderBackend.uploadAlphaLayout`):
+    /// every draw is prepared for it on its worker (`Bitmap.prepared(forUpload:)`), with its opacity
+    /// recorded, so the UI thread's upload is a copy. A `NodeHost` publishes its backend's layout when
+    /// it is made, before any of its nodes draw; with several hosts on renderers that disagree, the
+    /// last one made wins and the others convert at upload (correct, slower). Read once a frame, at
+    /// the display phase. - Thread: any
+    public var uploadAlphaLayout: Bitmap.AlphaLayout {
+        get { settings.withLock { $0.uploadAlphaLayout } }
+        set { settings.withLock { $0.uploadAlphaLayout = newValue } }
     }
 
     /// Seconds the UI thread may wait in one frame, in all, for the draws of never-show-placeholders
@@ -108,7 +121,7 @@ public final class DisplayCoordinator: Sendable {
             }
             return requests.order
         }
-        var frame = DisplayFrame(coordinator: self)
+        var frame = DisplayFrame(coordinator: self, uploadAlphaLayout: uploadAlphaLayout)
         var started = 0
         var seen = Set<ObjectIdentifier>()
         for entry in entries {
@@ -173,11 +186,16 @@ public final class DisplayCoordinator: Sendable {
 /// The draws one frame starts, grouped by transaction container. (UI thread, one frame)
 struct DisplayFrame {
     let coordinator: DisplayCoordinator
+    /// The layout every draw of the frame is prepared for on its worker.
+    let uploadAlphaLayout: Bitmap.AlphaLayout
     /// In the order the containers were first seen.
     private(set) var transactions: [DisplayTransaction] = []
     private var byOwner: [ObjectIdentifier: DisplayTransaction] = [:]
 
-    init(coordinator: DisplayCoordinator) { self.coordinator = coordinator }
+    init(coordinator: DisplayCoordinator, uploadAlphaLayout: Bitmap.AlphaLayout) {
+        self.coordinator = coordinator
+        self.uploadAlphaLayout = uploadAlphaLayout
+    }
 
     /// The frame's transaction for `owner`, made on first use.
     mutating func transaction(for owner: Node, waitsForCompletion: @autoclosure () -> Bool) -> DisplayTransaction {
