@@ -32,7 +32,7 @@ public final class DisplayCoordinator: Sendable {
     private let pendingCommits = Locked<[DisplayTransaction]>([])
 
     private struct Settings {
-        var commitBudgetBytes: Int?
+        var commitBudgetBytes: Int? = DisplayCoordinator.defaultCommitBudgetBytes
         var placeholderWaitBudget = DisplayCoordinator.defaultPlaceholderWaitBudget
         var uploadAlphaLayout = Bitmap.AlphaLayout.premultiplied
     }
@@ -56,14 +56,27 @@ public final class DisplayCoordinator: Sendable {
     /// The default of `placeholderWaitBudget`: 8 ms, half a 60 Hz frame.
     public static let defaultPlaceholderWaitBudget = 0.008
 
+    /// The default of `commitBudgetBytes`: 4 MB a frame. Uploading it costs the UI thread about
+    /// 1 ms on SDL's software renderer on a shared two-core machine (a copy per byte, once the pixels
+    /// are prepared on the workers; see README, "Display pipeline"), a sixteenth of a 60 Hz frame;
+    /// it is a whole 1280×800 window of new contents at 1x, so ordinary screens commit in one frame,
+    /// and a screen of new contents at 2x (16 MB) spreads over four, visible cells first.
+    public static let defaultCommitBudgetBytes = 4 << 20
+
     init(scheduler: DisplayScheduler, counters: RuntimeCounters) {
         self.scheduler = scheduler
         self.counters = counters
     }
 
-    /// The most bytes of new contents applied in one frame (nil: no limit). When more finish at once,
-    /// visible cells commit first and the rest wait for the next frame; at least one cell commits every
-    /// frame, however large.
+    /// The most bytes of new contents committed in one frame (default `defaultCommitBudgetBytes`; nil:
+    /// no limit). Contents committed in a frame are uploaded in that frame when they are on screen, so
+    /// this bounds what a burst of finished draws costs one frame: transactions commit most urgent
+    /// first (visible cells, then the nearest offscreen ones; in the order they finished otherwise)
+    /// while they fit, and the rest wait for the next frame, first in line. Never starves: the first
+    /// transaction of a frame commits whatever its size (alone, when it is larger than the budget),
+    /// transactions with nothing to apply (cancelled draws) always commit, and every frame commits
+    /// something while any wait, so everything converges once changes stop.
+    /// - Thread: any
     public var commitBudgetBytes: Int? {
         get { settings.withLock { $0.commitBudgetBytes } }
         set { settings.withLock { $0.commitBudgetBytes = newValue.map { max(0, $0) } } }
@@ -151,7 +164,8 @@ public final class DisplayCoordinator: Sendable {
         pendingCommits.withLock { $0.append(transaction) }
     }
 
-    /// Applies finished transactions, most urgent first, within `commitBudgetBytes`. - Thread: main
+    /// Applies finished transactions within `commitBudgetBytes`, most urgent first when they do not
+    /// all fit. - Thread: main
     /// - Returns: how many were applied and how many wait for the next frame.
     @discardableResult
     public func applyPendingCommits() -> (applied: Int, deferred: Int) {
@@ -161,20 +175,32 @@ public final class DisplayCoordinator: Sendable {
             return queue
         }
         guard !waiting.isEmpty else { return (0, 0) }
-        let budget = commitBudgetBytes
-        let ordered = budget == nil ? waiting : waiting.enumerated()
-            .map { (priority: $0.element.priority, index: $0.offset, transaction: $0.element) }
+        let sized = waiting.map { (transaction: $0, bytes: $0.pendingBytes) }
+        let total = sized.reduce(0) { $0 + $1.bytes }
+        guard let budget = commitBudgetBytes, total > budget else {
+            // Everything fits: the order within one frame changes nothing on screen.
+            for entry in sized { entry.transaction.commitIfNeeded() }
+            return (sized.count, 0)
+        }
+        let ordered = sized.enumerated()
+            .map { (priority: $0.element.transaction.priority, index: $0.offset, entry: $0.element) }
             .sorted { $0.priority != $1.priority ? $0.priority > $1.priority : $0.index < $1.index }
-            .map(\.transaction)
+            .map(\.entry)
         var spent = 0
         var applied = 0
+        var full = false
         var deferred: [DisplayTransaction] = []
-        for transaction in ordered {
-            if let budget, applied > 0, spent >= budget {
-                deferred.append(transaction)
-                continue
+        for (transaction, bytes) in ordered {
+            if bytes > 0 {
+                // Strictly in order: once one waits, every later one with contents waits too, so a
+                // large visible cell is never overtaken by smaller, less urgent ones.
+                if full || (spent > 0 && spent + bytes > budget) {
+                    full = true
+                    deferred.append(transaction)
+                    continue
+                }
+                spent += bytes
             }
-            spent += transaction.pendingBytes
             transaction.commitIfNeeded()
             applied += 1
         }
