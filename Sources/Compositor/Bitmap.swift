@@ -95,7 +95,6 @@ public struct Bitmap: Sendable, CustomStringConvertible {
                 return answer
             }
         }
-
     }
 
     let storage: Storage

@@ -75,7 +75,9 @@ public final class DisplayCoordinator: Sendable {
     /// while they fit, and the rest wait for the next frame, first in line. Never starves: the first
     /// transaction of a frame commits whatever its size (alone, when it is larger than the budget),
     /// transactions with nothing to apply (cancelled draws) always commit, and every frame commits
-    /// something while any wait, so everything converges once changes stop.
+    /// something while any wait, so everything converges once changes stop. Transactions the frame
+    /// waits for (`Node.neverShowPlaceholders`) commit when they are ready, outside the budget: their
+    /// wait is bounded in time instead (`placeholderWaitBudget`).
     /// - Thread: any
     public var commitBudgetBytes: Int? {
         get { settings.withLock { $0.commitBudgetBytes } }
