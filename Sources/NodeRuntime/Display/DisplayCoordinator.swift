@@ -28,8 +28,14 @@ public final class DisplayCoordinator: Sendable {
         var members = Set<ObjectIdentifier>()
     }
     private let requests = Locked(Requests())
+    /// A finished transaction and the bytes of contents it applies, counted once, by the thread that
+    /// finished it.
+    private struct PendingCommit {
+        let transaction: DisplayTransaction
+        let bytes: Int
+    }
     /// Finished transactions waiting for the frame loop to apply them.
-    private let pendingCommits = Locked<[DisplayTransaction]>([])
+    private let pendingCommits = Locked<[PendingCommit]>([])
 
     private struct Settings {
         var commitBudgetBytes: Int? = DisplayCoordinator.defaultCommitBudgetBytes
@@ -163,7 +169,8 @@ public final class DisplayCoordinator: Sendable {
     public var pendingCommitCount: Int { pendingCommits.withLock { $0.count } }
 
     func enqueueCommit(_ transaction: DisplayTransaction) {
-        pendingCommits.withLock { $0.append(transaction) }
+        let commit = PendingCommit(transaction: transaction, bytes: transaction.pendingBytes)
+        pendingCommits.withLock { $0.append(commit) }
     }
 
     /// Applies finished transactions within `commitBudgetBytes`, most urgent first when they do not
@@ -172,38 +179,38 @@ public final class DisplayCoordinator: Sendable {
     @discardableResult
     public func applyPendingCommits() -> (applied: Int, deferred: Int) {
         UIThread.precondition("DisplayCoordinator.applyPendingCommits")
-        let waiting = pendingCommits.withLock { queue -> [DisplayTransaction] in
+        let waiting = pendingCommits.withLock { queue -> [PendingCommit] in
             defer { queue.removeAll(keepingCapacity: true) }
             return queue
         }
         guard !waiting.isEmpty else { return (0, 0) }
-        let sized = waiting.map { (transaction: $0, bytes: $0.pendingBytes) }
-        let total = sized.reduce(0) { $0 + $1.bytes }
+        let total = waiting.reduce(0) { $0 + $1.bytes }
         guard let budget = commitBudgetBytes, total > budget else {
             // Everything fits: the order within one frame changes nothing on screen.
-            for entry in sized { entry.transaction.commitIfNeeded() }
-            return (sized.count, 0)
+            for commit in waiting { commit.transaction.commitIfNeeded() }
+            return (waiting.count, 0)
         }
-        let ordered = sized.enumerated()
-            .map { (priority: $0.element.transaction.priority, index: $0.offset, entry: $0.element) }
-            .sorted { $0.priority != $1.priority ? $0.priority > $1.priority : $0.index < $1.index }
-            .map(\.entry)
+        // Most urgent first; equal priorities keep the order they finished in.
+        struct Rank { let priority: DisplayPriority; let index: Int }
+        var ranks = waiting.indices.map { Rank(priority: waiting[$0].transaction.priority, index: $0) }
+        ranks.sort { $0.priority != $1.priority ? $0.priority > $1.priority : $0.index < $1.index }
         var spent = 0
         var applied = 0
         var full = false
-        var deferred: [DisplayTransaction] = []
-        for (transaction, bytes) in ordered {
-            if bytes > 0 {
+        var deferred: [PendingCommit] = []
+        for rank in ranks {
+            let commit = waiting[rank.index]
+            if commit.bytes > 0 {
                 // Strictly in order: once one waits, every later one with contents waits too, so a
                 // large visible cell is never overtaken by smaller, less urgent ones.
-                if full || (spent > 0 && spent + bytes > budget) {
+                if full || (spent > 0 && spent + commit.bytes > budget) {
                     full = true
-                    deferred.append(transaction)
+                    deferred.append(commit)
                     continue
                 }
-                spent += bytes
+                spent += commit.bytes
             }
-            transaction.commitIfNeeded()
+            commit.transaction.commitIfNeeded()
             applied += 1
         }
         if !deferred.isEmpty { pendingCommits.withLock { $0.insert(contentsOf: deferred, at: 0) } }
