@@ -38,23 +38,63 @@ public struct BitmapIdentity: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "bitmap#\(rawValue)" }
 }
 
-/// An immutable image: premultiplied ARGB8888 pixels (one `UInt32` per pixel, alpha in the high byte),
-/// rows top to bottom, with a scale that maps points to pixels (`pointSize × scale = pixel size`).
+/// An immutable image: ARGB8888 pixels (one `UInt32` per pixel, alpha in the high byte), rows top to
+/// bottom, with a scale that maps points to pixels (`pointSize × scale = pixel size`).
+///
+/// The pixels are premultiplied unless the bitmap was prepared for a renderer that uploads straight
+/// alpha (`prepared(forUpload:)`, `alphaLayout`); every reading accessor (`pixels`, `pixel(x:y:)`,
+/// drawing it into a `BitmapContext`) still sees premultiplied values, converting if it must.
 ///
 /// A `Bitmap` is a value: copying it copies a reference to the same pixels, and the copy keeps the same
 /// `identity`. It may be made, passed and released on any thread.
 /// - Thread: any
 public struct Bitmap: Sendable, CustomStringConvertible {
-    /// The pixels, shared by every copy of the value. Immutable after init.
+    /// How colour channels relate to alpha in stored pixels.
+    /// - Thread: any
+    public enum AlphaLayout: Sendable, Hashable, CustomStringConvertible {
+        /// Each channel is already multiplied by alpha (what drawing and blending work in).
+        case premultiplied
+        /// Channels are the colour itself, alpha apart (what a renderer without premultiplied blending
+        /// wants, such as SDL's `software` renderer).
+        case straight
+
+        public var description: String { self == .premultiplied ? "premultiplied" : "straight" }
+    }
+
+    /// The pixels, shared by every copy of the value. Immutable after init, but for the opacity answer,
+    /// which is computed at most once per value it can take and then only read.
     final class Storage: Sendable {
+        /// The pixels in `alphaLayout`.
         let pixels: [UInt32]
+        let alphaLayout: AlphaLayout
         let identity: BitmapIdentity
-        init(pixels: [UInt32]) {
+        /// Whether every pixel is opaque: `unknownOpacity` until someone asks (or the maker knew),
+        /// then `opaque` or `translucent`. Two threads asking at once both scan and store the same
+        /// answer, so the value never changes once set.
+        let opacity: Atomic<UInt8>
+        static let unknownOpacity: UInt8 = 0, opaque: UInt8 = 1, translucent: UInt8 = 2
+
+        init(pixels: [UInt32], alphaLayout: AlphaLayout = .premultiplied, isOpaque: Bool? = nil) {
             self.pixels = pixels
+            self.alphaLayout = alphaLayout
             self.identity = BitmapIdentity(rawValue: nextBitmapIdentity.add(1, ordering: .relaxed).oldValue)
+            self.opacity = Atomic(isOpaque.map { $0 ? Storage.opaque : Storage.translucent } ?? Storage.unknownOpacity)
             liveBitmapBytes.add(pixels.count * 4, ordering: .relaxed)
         }
         deinit { liveBitmapBytes.subtract(pixels.count * 4, ordering: .relaxed) }
+
+        /// True when every pixel's alpha is 255; scans once, on the first caller's thread.
+        var isOpaque: Bool {
+            switch opacity.load(ordering: .acquiring) {
+            case Storage.opaque: return true
+            case Storage.translucent: return false
+            default:
+                PixelPass.record()
+                let answer = pixels.withUnsafeBufferPointer { PixelPass.allOpaque($0) }
+                opacity.store(answer ? Storage.opaque : Storage.translucent, ordering: .releasing)
+                return answer
+            }
+        }
     }
 
     let storage: Storage
@@ -95,11 +135,12 @@ public struct Bitmap: Sendable, CustomStringConvertible {
         try self.init(width: width, height: height, scale: scale, premultipliedARGB: pixels)
     }
 
-    /// A bitmap of one colour.
+    /// A bitmap of one colour (its opacity is known from the colour, without a scan).
     public init(width: Int, height: Int, scale: Double = 1, filledWith color: Color) throws {
         try Bitmap.validate(width: width, height: height, scale: scale)
-        try self.init(width: width, height: height, scale: scale,
-                      premultipliedARGB: [UInt32](repeating: color.premultipliedARGB, count: width * height))
+        self.init(storage: Storage(pixels: [UInt32](repeating: color.premultipliedARGB, count: width * height),
+                                   isOpaque: color.alpha == 255),
+                  width: width, height: height, scale: scale)
     }
 
     /// An empty (0×0) bitmap. It is valid everywhere and draws nothing.
@@ -123,29 +164,72 @@ public struct Bitmap: Sendable, CustomStringConvertible {
     public var isEmpty: Bool { width == 0 || height == 0 }
     /// Bytes of pixel memory (4 per pixel).
     public var byteCount: Int { width * height * 4 }
-    /// The pixels, premultiplied ARGB8888, row by row.
-    public var pixels: [UInt32] { storage.pixels }
+    /// The layout the pixels are stored in: premultiplied, unless `prepared(forUpload: .straight)` made
+    /// this bitmap from a translucent one.
+    public var alphaLayout: AlphaLayout { storage.alphaLayout }
+
+    /// True when every pixel's alpha is 255 (then both alpha layouts hold the same values, and a
+    /// renderer may copy the pixels without blending).
+    ///
+    /// Known without looking at a pixel for a bitmap the display pipeline prepared on a worker
+    /// (`prepared(forUpload:)`), one of a single colour, or a converted copy. Otherwise the first call
+    /// scans the pixels (stopping at the first translucent run) on the calling thread and stores the
+    /// answer for every copy of this value.
+    public var isOpaque: Bool { storage.isOpaque }
+
+    /// The pixels, premultiplied ARGB8888, row by row. For a bitmap stored straight (see
+    /// `alphaLayout`) each call converts all of them: read single pixels with `pixel(x:y:)`, or use
+    /// `withPixels(in:_:)`.
+    public var pixels: [UInt32] {
+        if storage.alphaLayout == .premultiplied || storage.isOpaque { return storage.pixels }
+        return PixelPass.converted(storage.pixels, to: .premultiplied)
+    }
+
+    /// Calls `body` with the pixels in `layout`, row by row: the stored pixels themselves when they are
+    /// in that layout or opaque (no copy, no per-pixel work), else a converted copy made for the call.
+    public func withPixels<Result>(in layout: AlphaLayout,
+                                   _ body: (UnsafeBufferPointer<UInt32>) throws -> Result) rethrows -> Result {
+        if storage.alphaLayout == layout || isOpaque {
+            return try storage.pixels.withUnsafeBufferPointer(body)
+        }
+        return try PixelPass.converted(storage.pixels, to: layout).withUnsafeBufferPointer(body)
+    }
+
+    /// This bitmap ready for a renderer that uploads `layout` with a plain copy: its opacity is
+    /// recorded (a scan, once), and a translucent bitmap stored in the other layout is converted into a
+    /// new bitmap (with its own identity). An opaque bitmap, or one already in `layout`, is returned as
+    /// it is. O(pixels): call it where the bitmap is made, on a worker, so the UI thread only copies.
+    /// The display pipeline does this for every draw it commits.
+    public func prepared(forUpload layout: AlphaLayout) -> Bitmap {
+        if storage.isOpaque || storage.alphaLayout == layout { return self }
+        let converted = Storage(pixels: PixelPass.converted(storage.pixels, to: layout), alphaLayout: layout,
+                                isOpaque: false)
+        return Bitmap(storage: converted, width: width, height: height, scale: scale)
+    }
 
     /// The premultiplied ARGB8888 pixel at (x, y); out-of-range coordinates give transparent black.
     public func pixel(x: Int, y: Int) -> UInt32 {
         guard x >= 0, y >= 0, x < width, y < height else { return 0 }
-        return storage.pixels[y * width + x]
+        let stored = storage.pixels[y * width + x]
+        return storage.alphaLayout == .premultiplied ? stored : premultiply(straightARGB: stored)
     }
 
-    /// The same pixels seen at another scale (same identity: the texture is shared).
+    /// The same pixels seen at another scale (same identity and layout: the texture is shared).
     public func withScale(_ newScale: Double) throws -> Bitmap {
         try Bitmap.validate(width: width, height: height, scale: newScale)
         return Bitmap(storage: storage, width: width, height: height, scale: newScale)
     }
 
-    private init(storage: Storage, width: Int, height: Int, scale: Double) {
+    init(storage: Storage, width: Int, height: Int, scale: Double) {
         self.storage = storage; self.width = width; self.height = height; self.scale = scale
     }
 
     /// Bytes held by every live bitmap in the process, summed (copies counted once).
     public static var liveByteCount: Int { liveBitmapBytes.load(ordering: .relaxed) }
 
-    public var description: String { "Bitmap(\(width)×\(height) @\(scale)x, \(identity))" }
+    public var description: String {
+        "Bitmap(\(width)×\(height) @\(scale)x, \(identity)\(storage.alphaLayout == .straight ? ", straight" : ""))"
+    }
 }
 
 // MARK: - SDL surfaces, decoding and PNG
@@ -220,7 +304,7 @@ extension Bitmap {
 
     private func write(to path: String, _ save: (UnsafeMutablePointer<SDL_Surface>) -> Int32) throws {
         guard !isEmpty else { throw BitmapError.encodeFailed(path: path, reason: "empty bitmap") }
-        var straight = storage.pixels.map { unpremultiply(premultipliedARGB: $0) }
+        var straight = withPixels(in: .straight) { Array($0) }
         let status: Int32 = straight.withUnsafeMutableBytes { raw in
             guard let surface = SDL_CreateRGBSurfaceWithFormatFrom(
                 raw.baseAddress, Int32(width), Int32(height), 32, Int32(width * 4),

@@ -390,9 +390,8 @@ public struct BitmapContext {
                                  srcMin: src.minY, srcExtent: src.height, sourceCount: bitmap.height)
         let job = ResampleJob(width: pixelWidth, sourceWidth: bitmap.width, cols: cols, rows: rows,
                               colTaps: colTaps, rowTaps: rowTaps, colFactor: colFactor, rowFactor: rowFactor)
-        let storage = bitmap.storage
         withCanvas { canvas, mask in
-            storage.pixels.withUnsafeBufferPointer { source in
+            bitmap.withPixels(in: .premultiplied) { source in
                 guard let canvas = canvas.baseAddress, let source = source.baseAddress else { return }
                 job.run(canvas: canvas, source: source, mask: mask)
             }

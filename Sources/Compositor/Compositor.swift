@@ -334,7 +334,8 @@ public final class Compositor {
         default: circle = Rect(x: -s, y: -s, width: 2 * s, height: 2 * s)
         }
         context.fill(outsideRoundedRect: circle, radii: CornerRadii(s), color: color)
-        let bitmap = context.makeBitmap()
+        // Drawn here, on the UI thread, so prepared here too: once per radius, colour and corner.
+        let bitmap = context.makeBitmap().prepared(forUpload: backend.uploadAlphaLayout)
         guard let texture = backend.makeTexture(from: bitmap, region: PixelRect(x: 0, y: 0, width: side, height: side))
         else { return nil }
         cornerPieces[key] = (texture, side * side * 4, frameIndex)

@@ -21,6 +21,11 @@ public struct FrameStatistics: Sendable, Equatable {
     public var uploads = 0
     /// Pixel bytes sent in those uploads.
     public var uploadBytes = 0
+    /// Passes over every pixel that those uploads made on the UI thread: opacity scans and alpha
+    /// conversions of bitmaps that were not prepared for the renderer where they were made
+    /// (`Bitmap.prepared(forUpload:)`). 0 when every upload was a copy, as for all contents the display
+    /// pipeline commits.
+    public var uploadPixelPasses = 0
     /// Textures dropped by the byte budget this frame.
     public var evictions = 0
     /// Textures dropped because their bitmap no longer exists anywhere.

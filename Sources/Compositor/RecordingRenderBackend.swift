@@ -27,6 +27,11 @@ public final class RecordingRenderBackend: RenderBackend {
     public private(set) var cursorChanges: [Cursor] = []
     /// When set, `makeTexture` fails (to test refusal).
     public var refusesTextures = false
+    /// The layout uploads take, as a real renderer's would (`.straight` stands for SDL's software
+    /// renderer). Set it before a host is made over this backend: hosts read it once.
+    public var uploadAlphaLayout: Bitmap.AlphaLayout = .premultiplied
+    /// The textures whose bitmap was opaque when uploaded (a real backend copies those unblended).
+    public private(set) var opaqueTextures = Set<TextureHandle>()
     private var nextTexture: UInt = 1
 
     public init(width: Int, height: Int, maximumTextureSize: Int = Int.max) {
@@ -53,12 +58,16 @@ public final class RecordingRenderBackend: RenderBackend {
         let handle = TextureHandle(rawValue: nextTexture)
         nextTexture += 1
         liveTextures.insert(handle)
+        // What a real backend reads: the opacity and the pixels in its layout (a copy stands for the upload).
+        if bitmap.isOpaque { opaqueTextures.insert(handle) }
+        bitmap.withPixels(in: uploadAlphaLayout) { _ in }
         calls.append(.makeTexture(handle, width: region.width, height: region.height, bitmap: bitmap.identity))
         return handle
     }
 
     public func destroyTexture(_ texture: TextureHandle) {
         guard liveTextures.remove(texture) != nil else { return }
+        opaqueTextures.remove(texture)
         calls.append(.destroyTexture(texture))
     }
 

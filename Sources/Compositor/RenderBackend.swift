@@ -41,8 +41,11 @@ public enum BackendEvent: Sendable, Equatable {
 /// The few operations the compositor needs from a renderer. `SDLRenderBackend` implements them with an
 /// `SDL_Renderer`; `RecordingRenderBackend` records them, so tests can check draw order without SDL.
 ///
-/// Coordinates are in output pixels. Texture pixels are premultiplied ARGB8888 as in `Bitmap`; a backend
-/// whose renderer blends straight alpha converts at upload.
+/// Coordinates are in output pixels. Texture pixels are ARGB8888 in the backend's `uploadAlphaLayout`.
+/// An upload should be a copy: a backend reads `Bitmap.isOpaque` (recorded when the bitmap was
+/// prepared) and `Bitmap.withPixels(in: uploadAlphaLayout)`, which hands over the stored pixels of a
+/// bitmap prepared for that layout on a worker (`Bitmap.prepared(forUpload:)`); a bitmap that was not
+/// is scanned or converted there, on the UI thread, and counted in `FrameStatistics.uploadPixelPasses`.
 /// - Thread: main (the UI thread), every member.
 public protocol RenderBackend: AnyObject {
     /// A name for reports, such as SDL's renderer name ("software", "opengl").
@@ -51,6 +54,9 @@ public protocol RenderBackend: AnyObject {
     var outputPixelSize: (width: Int, height: Int) { get }
     /// The largest texture side the renderer accepts; `Int.max` when it states no limit.
     var maximumTextureSize: Int { get }
+    /// The alpha layout `makeTexture` uploads without converting: what the renderer blends. Fixed for
+    /// the backend's life; workers prepare bitmaps for it. The default is `.premultiplied`.
+    var uploadAlphaLayout: Bitmap.AlphaLayout { get }
 
     /// Makes a texture from the `region` of `bitmap`. Returns nil when the renderer refuses.
     func makeTexture(from bitmap: Bitmap, region: PixelRect) -> TextureHandle?
@@ -80,4 +86,5 @@ public protocol RenderBackend: AnyObject {
 
 extension RenderBackend {
     public func setCursor(_ cursor: Cursor) {}
+    public var uploadAlphaLayout: Bitmap.AlphaLayout { .premultiplied }
 }

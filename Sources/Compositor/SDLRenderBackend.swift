@@ -12,7 +12,8 @@ public struct SDLBackendError: Error, CustomStringConvertible {
 /// thread only, and one at a time per process in tests. Under `SDL_VIDEODRIVER=dummy` the renderer is
 /// `software`, which has no custom blend modes; the backend then uploads straight-alpha textures and
 /// blends with `SDL_BLENDMODE_BLEND`, which gives the same result as premultiplied blending. On
-/// renderers that accept a custom blend mode, textures stay premultiplied and upload without conversion.
+/// renderers that accept a custom blend mode, textures stay premultiplied. Either way
+/// `uploadAlphaLayout` says which, and bitmaps prepared for it upload with a copy, no per-pixel work.
 /// - Thread: main
 public final class SDLRenderBackend: RenderBackend {
     /// What kind of output to open.
@@ -46,6 +47,9 @@ public final class SDLRenderBackend: RenderBackend {
     private let followsDisplayScale: Bool
     /// True when textures hold premultiplied pixels and blend with a custom mode. (immutable)
     public let usesPremultipliedBlending: Bool
+    /// Premultiplied where the renderer takes a custom blend mode; straight on the `software`
+    /// renderer, which blends straight alpha. (immutable)
+    public var uploadAlphaLayout: Bitmap.AlphaLayout { usesPremultipliedBlending ? .premultiplied : .straight }
     public let rendererName: String
     public let maximumTextureSize: Int
     /// Every texture this backend made and has not destroyed, by handle. (main thread only)
@@ -141,46 +145,16 @@ public final class SDLRenderBackend: RenderBackend {
                                               Int32(SDL_TEXTUREACCESS_STATIC.rawValue),
                                               Int32(region.width), Int32(region.height))
         else { return nil }
-        let status: Int32
         // Opaque pixels need no blending: copying them is several times cheaper on the software renderer.
-        let opaque = bitmap.pixels.withUnsafeBufferPointer { pixels -> Bool in
-            for row in 0..<region.height {
-                let start = (region.y + row) * bitmap.width + region.x
-                for index in start..<(start + region.width) where pixels[index] < 0xFF00_0000 { return false }
-            }
-            return true
-        }
-        if opaque {
-            SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_NONE)
-            status = bitmap.pixels.withUnsafeBufferPointer { buffer in
-                var rect = SDL_Rect(x: 0, y: 0, w: Int32(region.width), h: Int32(region.height))
-                return SDL_UpdateTexture(texture, &rect, buffer.baseAddress! + (region.y * bitmap.width + region.x),
-                                         Int32(bitmap.width * 4))
-            }
-        } else if usesPremultipliedBlending {
-            SDL_SetTextureBlendMode(texture, premultipliedBlendMode)
-            status = bitmap.pixels.withUnsafeBufferPointer { buffer in
-                var rect = SDL_Rect(x: 0, y: 0, w: Int32(region.width), h: Int32(region.height))
-                return SDL_UpdateTexture(texture, &rect, buffer.baseAddress! + (region.y * bitmap.width + region.x),
-                                         Int32(bitmap.width * 4))
-            }
-        } else {
-            SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_BLEND)
-            var straight = [UInt32](repeating: 0, count: region.width * region.height)
-            bitmap.pixels.withUnsafeBufferPointer { source in
-                straight.withUnsafeMutableBufferPointer { out in
-                    for row in 0..<region.height {
-                        let from = (region.y + row) * bitmap.width + region.x
-                        let to = row * region.width
-                        for column in 0..<region.width {
-                            out[to + column] = unpremultiply(premultipliedARGB: source[from + column])
-                        }
-                    }
-                }
-            }
-            status = straight.withUnsafeBytes { raw in
-                SDL_UpdateTexture(texture, nil, raw.baseAddress, Int32(region.width * 4))
-            }
+        // The answer was recorded where the bitmap was made (see `Bitmap.prepared(forUpload:)`), and
+        // the pixels are already in the layout this renderer blends: the upload is a copy.
+        let opaque = bitmap.isOpaque
+        SDL_SetTextureBlendMode(texture, opaque ? SDL_BLENDMODE_NONE
+                                                : (usesPremultipliedBlending ? premultipliedBlendMode : SDL_BLENDMODE_BLEND))
+        let status = bitmap.withPixels(in: uploadAlphaLayout) { buffer -> Int32 in
+            var rect = SDL_Rect(x: 0, y: 0, w: Int32(region.width), h: Int32(region.height))
+            return SDL_UpdateTexture(texture, &rect, buffer.baseAddress! + (region.y * bitmap.width + region.x),
+                                     Int32(bitmap.width * 4))
         }
         guard status == 0 else {
             SDL_DestroyTexture(texture)
@@ -287,7 +261,7 @@ public final class SDLRenderBackend: RenderBackend {
             SDL_RenderReadPixels(renderer, nil, SDL_PIXELFORMAT_ARGB8888.rawValue, raw.baseAddress, Int32(width * 4))
         }
         guard status == 0 else { return nil }
-        for i in pixels.indices { pixels[i] = premultiply(straightARGB: pixels[i]) }
+        PixelPass.premultiplyInPlace(&pixels)
         return try? Bitmap(width: width, height: height, scale: scale, premultipliedARGB: pixels)
     }
 

@@ -42,7 +42,11 @@ final class TextureCache {
             return entry.tiles
         }
         let start = MonotonicClock.nanoseconds()
-        defer { statistics.uploadMilliseconds += MonotonicClock.milliseconds(since: start) }
+        let passesBefore = PixelPass.uiThreadCount
+        defer {
+            statistics.uploadMilliseconds += MonotonicClock.milliseconds(since: start)
+            statistics.uploadPixelPasses += PixelPass.uiThreadCount - passesBefore
+        }
         let side = max(1, tileSide)
         var tiles: [Tile] = []
         var y = 0

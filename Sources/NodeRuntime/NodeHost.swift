@@ -116,10 +116,13 @@ public final class NodeHost {
     var isTouchDown: Bool { touchedNode != nil }
 
     /// Makes a host that shows nodes through `compositor`. Every host and node share `Runtime.shared`.
+    /// The host publishes its renderer's upload layout to the runtime (`DisplayCoordinator.uploadAlphaLayout`),
+    /// so the draws of its nodes are prepared for it on the workers.
     public init(compositor: Compositor) {
         UIThread.precondition("NodeHost.init")
         self.compositor = compositor
         self.runtime = .shared
+        runtime.display.uploadAlphaLayout = compositor.backend.uploadAlphaLayout
         rootLayer.frame = Rect(origin: .zero, size: compositor.viewportSize)
     }
 

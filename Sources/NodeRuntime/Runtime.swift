@@ -58,7 +58,8 @@ public final class Runtime: Sendable {
         set { settings.withLock { $0.forcesSynchronousDisplay = newValue } }
     }
 
-    /// See `DisplayCoordinator.commitBudgetBytes`.
+    /// The most bytes of new contents committed (and so uploaded) in one frame, visible cells first;
+    /// 4 MB by default, nil for no limit. See `DisplayCoordinator.commitBudgetBytes`. - Thread: any
     public var commitBudgetBytes: Int? {
         get { display.commitBudgetBytes }
         set { display.commitBudgetBytes = newValue }

@@ -1,9 +1,11 @@
 import Compositor
 import Foundation
 import NodeRuntime
+import Synchronization
 
 /// The display pipeline's numbers: draw throughput by worker count, the UI thread's cost to schedule
-/// and to commit draws, and what a fast fling wastes.
+/// and to commit draws, what a fast fling wastes, and what a burst of large new contents costs the
+/// frames that commit and upload it.
 /// - Thread: main
 struct DisplayBenchmark {
     let assets: URL
@@ -41,12 +43,60 @@ struct DisplayBenchmark {
         }
     }
 
+    /// A full-width cell of a burst: opaque (a white card with bars) or translucent (a rounded bubble
+    /// and text-like bars on a clear background, as a text or bubble node draws).
+    final class BurstCellNode: Node, NodeDrawing {
+        struct Parameters: Sendable {
+            var hue: UInt8
+            var opaque: Bool
+        }
+        private let parameters: Mutex<Parameters>
+        init(opaque: Bool) {
+            parameters = Mutex(Parameters(hue: 0, opaque: opaque))
+            super.init()
+        }
+        var hue: UInt8 {
+            get { parameters.withLock { $0.hue } }
+            set { parameters.withLock { $0.hue = newValue }; setNeedsDisplay() }
+        }
+        func drawParameters() -> Parameters { parameters.withLock { $0 } }
+        static func draw(_ p: Parameters, in context: inout BitmapContext, info: DrawInfo) {
+            let bounds = info.bounds
+            if p.opaque {
+                context.fill(bounds, color: Color(rgb: 0xFFFFFF))
+            } else {
+                context.fillRoundedRect(bounds.insetBy(dx: 8, dy: 4), radii: CornerRadii(18),
+                                        color: Color(red: 40, green: 120, blue: p.hue, alpha: 235))
+            }
+            for line in 0..<3 {
+                var x = 24.0
+                while x < bounds.width - 60 {
+                    let width = 18 + Double((Int(x) * 7 + line * 13 + Int(p.hue)) % 40)
+                    context.fillRoundedRect(Rect(x: x, y: 14 + Double(line) * 20, width: width, height: 12),
+                                            radii: CornerRadii(3), color: Color(red: p.hue, green: 30, blue: 50))
+                    x += width + 6
+                }
+            }
+        }
+    }
+
     struct Report {
         var throughput: [(workers: Int, drawsPerSecond: Double, milliseconds: Double)] = []
         var scheduleMicrosecondsPer1000 = 0.0
         var commitMicrosecondsPer1000 = 0.0
         var fling = (scheduled: 0, cancelledBeforeStart: 0, cancelledWhileRunning: 0, completed: 0,
                      wastedMilliseconds: 0.0, usefulMilliseconds: 0.0)
+        /// The burst: each commit frame's UI-thread milliseconds (whole frame, and its uploads), and
+        /// per round the frames it took, the upload milliseconds summed and the longest frame.
+        var burst = (cells: 0, megabytes: 0.0, rounds: 0, frameMs: [Double](), uploadMs: [Double](),
+                     framesPerRound: [Int](), uploadMsPerRound: [Double](), longestFrameMsPerRound: [Double](),
+                     uploadMegabytesPerFrame: [Double]())
+
+        static func percentile(_ values: [Double], _ p: Double) -> Double {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return 0 }
+            return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+        }
 
         var table: String {
             var lines: [String] = ["display benchmark (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores)"]
@@ -65,6 +115,18 @@ struct DisplayBenchmark {
                                 f.scheduled, 100 * Double(f.cancelledBeforeStart) / Double(max(1, f.scheduled)),
                                 f.cancelledWhileRunning, f.wastedMilliseconds, f.wastedMilliseconds + f.usefulMilliseconds,
                                 100 * f.wastedMilliseconds / max(0.001, f.wastedMilliseconds + f.usefulMilliseconds)))
+            let b = burst
+            func p(_ v: [Double], _ q: Double) -> Double { Self.percentile(v, q) }
+            lines.append(String(format: "  burst: %d cells, %.1f MB of new contents at 2x, %d rounds; frames until all shown: median %.0f, max %d",
+                                b.cells, b.megabytes, b.rounds, p(b.framesPerRound.map(Double.init), 0.5),
+                                b.framesPerRound.max() ?? 0))
+            lines.append(String(format: "    commit frames, UI thread ms:  p50 %6.2f  p99 %6.2f  max %6.2f",
+                                p(b.frameMs, 0.5), p(b.frameMs, 0.99), b.frameMs.max() ?? 0))
+            lines.append(String(format: "    their uploads, ms:            p50 %6.2f  p99 %6.2f  max %6.2f  (MB a frame: max %.1f)",
+                                p(b.uploadMs, 0.5), p(b.uploadMs, 0.99), b.uploadMs.max() ?? 0,
+                                b.uploadMegabytesPerFrame.max() ?? 0))
+            lines.append(String(format: "    per burst: uploads %.2f ms in all, longest frame %.2f ms (medians)",
+                                p(b.uploadMsPerRound, 0.5), p(b.longestFrameMsPerRound, 0.5)))
             return lines.joined(separator: "\n")
         }
     }
@@ -129,25 +191,27 @@ struct DisplayBenchmark {
         runtime.startPendingDisplays()
         report.scheduleMicrosecondsPer1000 = MonotonicClock.milliseconds(since: start) * 1000
         runtime.scheduler.waitUntilIdle()
+        // Every result, over as many commit phases as the commit budget spreads them.
+        func commitAll() {
+            runtime.mainQueue.drain()
+            while runtime.pendingCommitCount > 0 { runtime.applyPendingCommits() }
+        }
         start = MonotonicClock.nanoseconds()
-        runtime.mainQueue.drain()
-        runtime.applyPendingCommits()
+        commitAll()
         report.commitMicrosecondsPer1000 = MonotonicClock.milliseconds(since: start) * 1000
         host.setRootNode(nil)
 
         // 3. A fling past 1,000 cells at 20,000 pt/s: cells enter display one screen ahead of a
         // 600-point viewport and leave half a screen behind, as a range controller would move them.
         runtime.scheduler.waitUntilIdle()
-        runtime.mainQueue.drain()
-        runtime.applyPendingCommits()
+        commitAll()
         runtime.scheduler.resetStatistics()
         let flingRoot = Node()
         for cell in cells { flingRoot.addSubnode(cell) }
         host.setRootNode(flingRoot)
         for cell in cells { cell.setInterfaceState([]) }
         runtime.scheduler.waitUntilIdle()
-        runtime.mainQueue.drain()
-        runtime.applyPendingCommits()
+        commitAll()
         runtime.scheduler.resetStatistics()
         var offset = 0.0
         var time = 0.0
@@ -172,6 +236,60 @@ struct DisplayBenchmark {
         report.fling = (stats.scheduled, stats.cancelledBeforeStart, stats.cancelledWhileRunning, stats.completed,
                         stats.workMillisecondsCancelled, stats.workMillisecondsCompleted)
         host.setRootNode(nil)
+
+        try runBurst(into: &report)
         return report
+    }
+
+    /// 4. A burst: a 1280×800-point window at 2x whose ten full-width cells (80 points tall, 1.6 MB of
+    /// pixels each, every other one translucent) all get new contents at once, 16 MB in all, as when a
+    /// screen is replaced on a high-density display. The draws finish on the workers before the frame
+    /// that commits them, so the frames measured hold only the UI thread's work: commits, uploads,
+    /// compositing and present. Frames run until every cell shows its new contents.
+    private func runBurst(into report: inout Report) throws {
+        let viewport = Size(width: 1280, height: 800)
+        let backend = try SDLRenderBackend(.init(title: "burst", size: viewport, scale: 2, headless: true))
+        let host = NodeHost(compositor: Compositor(backend: backend, scale: backend.scale))
+        let runtime = host.runtime
+        let root = Node()
+        let cells = (0..<10).map { BurstCellNode(opaque: $0 % 2 == 0) }
+        for (index, cell) in cells.enumerated() {
+            cell.frame = Rect(x: 0, y: Double(index) * 80, width: viewport.width, height: 80)
+            root.addSubnode(cell)
+        }
+        host.setRootNode(root)
+        var time = 0.0
+        @discardableResult func frame() -> FrameRecord {
+            time += 1.0 / 60
+            return host.runFrame(time: time, events: [])
+        }
+        for _ in 0..<4 {
+            frame()
+            runtime.scheduler.waitUntilIdle()
+        }
+        let rounds = 40
+        report.burst.cells = cells.count
+        report.burst.rounds = rounds
+        report.burst.megabytes = Double(cells.count * 2560 * 160 * 4) / 1_048_576
+        for round in 0..<rounds {
+            for cell in cells { cell.hue = UInt8(40 + (round * 37) % 200) }
+            frame()                               // starts the ten draws
+            runtime.scheduler.waitUntilIdle()
+            var frames = 0, upload = 0.0, longest = 0.0
+            repeat {
+                let record = frame()
+                frames += 1
+                upload += record.compositor.uploadMilliseconds
+                longest = max(longest, record.totalMilliseconds)
+                report.burst.frameMs.append(record.totalMilliseconds)
+                report.burst.uploadMs.append(record.compositor.uploadMilliseconds)
+                report.burst.uploadMegabytesPerFrame.append(Double(record.compositor.uploadBytes) / 1_048_576)
+                runtime.scheduler.waitUntilIdle()
+            } while (runtime.pendingCommitCount > 0 || runtime.pendingDisplayCount > 0) && frames < 60
+            report.burst.framesPerRound.append(frames)
+            report.burst.uploadMsPerRound.append(upload)
+            report.burst.longestFrameMsPerRound.append(longest)
+        }
+        host.setRootNode(nil)
     }
 }

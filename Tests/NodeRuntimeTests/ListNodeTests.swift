@@ -10,7 +10,7 @@ final class ListNodeTests: XCTestCase {
     override func tearDown() {
         Runtime.shared.scheduler.waitUntilIdle()
         Runtime.shared.mainQueue.drain()
-        Runtime.shared.commitBudgetBytes = nil
+        Runtime.shared.commitBudgetBytes = DisplayCoordinator.defaultCommitBudgetBytes
     }
 
     /// 100 rows of 20 points in a 100-point viewport: five rows a screen.

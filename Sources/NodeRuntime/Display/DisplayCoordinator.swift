@@ -1,4 +1,4 @@
-import Compositor
+public import Compositor
 import Foundation
 
 /// The display pipeline's hub: the nodes waiting to start a draw, the finished transactions waiting to
@@ -9,8 +9,9 @@ import Foundation
 /// 2. At the frame's display phase, `startPendingDisplays()` (UI thread) asks each registered node to
 ///    claim its request and capture its draw parameters (`Node.startDisplayIfPossible`), which
 ///    schedules the draw and adds it to its container's `DisplayTransaction`.
-/// 3. A worker draws; the transaction collects the result and, once all its draws are in, comes back
-///    here with `enqueueCommit` (any thread).
+/// 3. A worker draws and prepares the bitmap for the renderer (`Bitmap.prepared(forUpload:)`); the
+///    transaction collects the result and, once all its draws are in, comes back here with
+///    `enqueueCommit` (any thread).
 /// 4. At the next frame's commit phase, `applyPendingCommits()` (UI thread) commits transactions, most
 ///    urgent first within `commitBudgetBytes`; each node applies its result if it is still current
 ///    (`Node.finishDraw`) and, if a newer request came while it drew, registers here again.
@@ -27,12 +28,19 @@ public final class DisplayCoordinator: Sendable {
         var members = Set<ObjectIdentifier>()
     }
     private let requests = Locked(Requests())
+    /// A finished transaction and the bytes of contents it applies, counted once, by the thread that
+    /// finished it.
+    private struct PendingCommit {
+        let transaction: DisplayTransaction
+        let bytes: Int
+    }
     /// Finished transactions waiting for the frame loop to apply them.
-    private let pendingCommits = Locked<[DisplayTransaction]>([])
+    private let pendingCommits = Locked<[PendingCommit]>([])
 
     private struct Settings {
-        var commitBudgetBytes: Int?
+        var commitBudgetBytes: Int? = DisplayCoordinator.defaultCommitBudgetBytes
         var placeholderWaitBudget = DisplayCoordinator.defaultPlaceholderWaitBudget
+        var uploadAlphaLayout = Bitmap.AlphaLayout.premultiplied
     }
     private let settings = Locked(Settings())
     /// Called on the UI thread each time a node applies new contents, with their generation: the
@@ -54,17 +62,44 @@ public final class DisplayCoordinator: Sendable {
     /// The default of `placeholderWaitBudget`: 8 ms, half a 60 Hz frame.
     public static let defaultPlaceholderWaitBudget = 0.008
 
+    /// The default of `commitBudgetBytes`: 4 MB a frame. Uploading it costs the UI thread about half a
+    /// millisecond on SDL's software renderer on a shared two-core machine (a copy per byte, once the
+    /// pixels are prepared on the workers; README, "Uploads prepared on the workers"), a thirtieth of a
+    /// 60 Hz frame; it is a whole 1280×800 window of new contents at 1x, so ordinary screens commit in
+    /// one frame, and a screen of new contents at 2x (16 MB) spreads over four or five, visible cells
+    /// first.
+    public static let defaultCommitBudgetBytes = 4 << 20
+
     init(scheduler: DisplayScheduler, counters: RuntimeCounters) {
         self.scheduler = scheduler
         self.counters = counters
     }
 
-    /// The most bytes of new contents applied in one frame (nil: no limit). When more finish at once,
-    /// visible cells commit first and the rest wait for the next frame; at least one cell commits every
-    /// frame, however large.
+    /// The most bytes of new contents committed in one frame (default `defaultCommitBudgetBytes`; nil:
+    /// no limit). Contents committed in a frame are uploaded in that frame when they are on screen, so
+    /// this bounds what a burst of finished draws costs one frame: transactions commit most urgent
+    /// first (visible cells, then the nearest offscreen ones; in the order they finished otherwise)
+    /// while they fit, and the rest wait for the next frame, first in line. Never starves: the first
+    /// transaction of a frame commits whatever its size (alone, when it is larger than the budget),
+    /// transactions with nothing to apply (cancelled draws) always commit, and every frame commits
+    /// something while any wait, so everything converges once changes stop. Transactions the frame
+    /// waits for (`Node.neverShowPlaceholders`) commit when they are ready, outside the budget: their
+    /// wait is bounded in time instead (`placeholderWaitBudget`).
+    /// - Thread: any
     public var commitBudgetBytes: Int? {
         get { settings.withLock { $0.commitBudgetBytes } }
         set { settings.withLock { $0.commitBudgetBytes = newValue.map { max(0, $0) } } }
+    }
+
+    /// The alpha layout the renderer uploads without converting (`RenderBackend.uploadAlphaLayout`):
+    /// every draw is prepared for it on its worker (`Bitmap.prepared(forUpload:)`), with its opacity
+    /// recorded, so the UI thread's upload is a copy. A `NodeHost` publishes its backend's layout when
+    /// it is made, before any of its nodes draw; with several hosts on renderers that disagree, the
+    /// last one made wins and the others convert at upload (correct, slower). Read once a frame, at
+    /// the display phase. - Thread: any
+    public var uploadAlphaLayout: Bitmap.AlphaLayout {
+        get { settings.withLock { $0.uploadAlphaLayout } }
+        set { settings.withLock { $0.uploadAlphaLayout = newValue } }
     }
 
     /// Seconds the UI thread may wait in one frame, in all, for the draws of never-show-placeholders
@@ -108,7 +143,7 @@ public final class DisplayCoordinator: Sendable {
             }
             return requests.order
         }
-        var frame = DisplayFrame(coordinator: self)
+        var frame = DisplayFrame(coordinator: self, uploadAlphaLayout: uploadAlphaLayout)
         var started = 0
         var seen = Set<ObjectIdentifier>()
         for entry in entries {
@@ -135,34 +170,48 @@ public final class DisplayCoordinator: Sendable {
     public var pendingCommitCount: Int { pendingCommits.withLock { $0.count } }
 
     func enqueueCommit(_ transaction: DisplayTransaction) {
-        pendingCommits.withLock { $0.append(transaction) }
+        let commit = PendingCommit(transaction: transaction, bytes: transaction.pendingBytes)
+        pendingCommits.withLock { $0.append(commit) }
     }
 
-    /// Applies finished transactions, most urgent first, within `commitBudgetBytes`. - Thread: main
+    /// Applies finished transactions within `commitBudgetBytes`, most urgent first when they do not
+    /// all fit. - Thread: main
     /// - Returns: how many were applied and how many wait for the next frame.
     @discardableResult
     public func applyPendingCommits() -> (applied: Int, deferred: Int) {
         UIThread.precondition("DisplayCoordinator.applyPendingCommits")
-        let waiting = pendingCommits.withLock { queue -> [DisplayTransaction] in
+        let waiting = pendingCommits.withLock { queue -> [PendingCommit] in
             defer { queue.removeAll(keepingCapacity: true) }
             return queue
         }
         guard !waiting.isEmpty else { return (0, 0) }
-        let budget = commitBudgetBytes
-        let ordered = budget == nil ? waiting : waiting.enumerated()
-            .map { (priority: $0.element.priority, index: $0.offset, transaction: $0.element) }
-            .sorted { $0.priority != $1.priority ? $0.priority > $1.priority : $0.index < $1.index }
-            .map(\.transaction)
+        let total = waiting.reduce(0) { $0 + $1.bytes }
+        guard let budget = commitBudgetBytes, total > budget else {
+            // Everything fits: the order within one frame changes nothing on screen.
+            for commit in waiting { commit.transaction.commitIfNeeded() }
+            return (waiting.count, 0)
+        }
+        // Most urgent first; equal priorities keep the order they finished in.
+        struct Rank { let priority: DisplayPriority; let index: Int }
+        var ranks = waiting.indices.map { Rank(priority: waiting[$0].transaction.priority, index: $0) }
+        ranks.sort { $0.priority != $1.priority ? $0.priority > $1.priority : $0.index < $1.index }
         var spent = 0
         var applied = 0
-        var deferred: [DisplayTransaction] = []
-        for transaction in ordered {
-            if let budget, applied > 0, spent >= budget {
-                deferred.append(transaction)
-                continue
+        var full = false
+        var deferred: [PendingCommit] = []
+        for rank in ranks {
+            let commit = waiting[rank.index]
+            if commit.bytes > 0 {
+                // Strictly in order: once one waits, every later one with contents waits too, so a
+                // large visible cell is never overtaken by smaller, less urgent ones.
+                if full || (spent > 0 && spent + commit.bytes > budget) {
+                    full = true
+                    deferred.append(commit)
+                    continue
+                }
+                spent += commit.bytes
             }
-            spent += transaction.pendingBytes
-            transaction.commitIfNeeded()
+            commit.transaction.commitIfNeeded()
             applied += 1
         }
         if !deferred.isEmpty { pendingCommits.withLock { $0.insert(contentsOf: deferred, at: 0) } }
@@ -173,11 +222,16 @@ public final class DisplayCoordinator: Sendable {
 /// The draws one frame starts, grouped by transaction container. (UI thread, one frame)
 struct DisplayFrame {
     let coordinator: DisplayCoordinator
+    /// The layout every draw of the frame is prepared for on its worker.
+    let uploadAlphaLayout: Bitmap.AlphaLayout
     /// In the order the containers were first seen.
     private(set) var transactions: [DisplayTransaction] = []
     private var byOwner: [ObjectIdentifier: DisplayTransaction] = [:]
 
-    init(coordinator: DisplayCoordinator) { self.coordinator = coordinator }
+    init(coordinator: DisplayCoordinator, uploadAlphaLayout: Bitmap.AlphaLayout) {
+        self.coordinator = coordinator
+        self.uploadAlphaLayout = uploadAlphaLayout
+    }
 
     /// The frame's transaction for `owner`, made on first use.
     mutating func transaction(for owner: Node, waitsForCompletion: @autoclosure () -> Bool) -> DisplayTransaction {

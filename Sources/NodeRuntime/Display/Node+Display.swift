@@ -221,11 +221,12 @@ extension Node {
         runtime.counters.displaysStarted.add(1, ordering: .relaxed)
         let scale = contentsScale
         let bounds = Rect(origin: .zero, size: snapshot.frame.sanitized.size)
+        let layout = frame.uploadAlphaLayout
 
         if !snapshot.displaysAsynchronously || runtime.forcesSynchronousDisplay {
             let info = DrawInfo(bounds: bounds, scale: scale)
             let bitmap = DrawScope.run { draw(info) }
-            finishDraw(ticket, bitmap: bitmap)
+            finishDraw(ticket, bitmap: bitmap?.prepared(forUpload: layout))
             return true
         }
 
@@ -250,7 +251,9 @@ extension Node {
                     transaction.finish(operation, bitmap: nil)
                     return .cancelled
                 }
-                transaction.finish(operation, bitmap: bitmap)
+                // Here, on the worker: the opacity scan and any alpha conversion, so the UI thread's
+                // upload is a copy.
+                transaction.finish(operation, bitmap: bitmap?.prepared(forUpload: layout))
                 return .completed
             })
         state.withLock { if $0.display.inFlight?.id == ticket.id { $0.display.inFlight?.job = job } }
@@ -318,6 +321,7 @@ extension Node {
     public func displayNowAndWait() {
         UIThread.precondition("Node.displayNowAndWait")
         _ = layer
+        let layout = runtime.display.uploadAlphaLayout
         for node in subtree() where !node.isRasterizedByAncestor {
             let claim = node.state.withLock { state -> (DrawTicket, State)? in
                 guard !state.frame.sanitized.isEmpty else { return nil }
@@ -331,7 +335,7 @@ extension Node {
             guard let (ticket, snapshot) = claim, let draw = node.makeDisplayClosure(snapshot) else { continue }
             let info = DrawInfo(bounds: Rect(origin: .zero, size: snapshot.frame.sanitized.size), scale: node.contentsScale)
             let bitmap = DrawScope.run { draw(info) }
-            node.finishDraw(ticket, bitmap: bitmap)
+            node.finishDraw(ticket, bitmap: bitmap?.prepared(forUpload: layout))
         }
     }
 

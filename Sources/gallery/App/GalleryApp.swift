@@ -46,7 +46,6 @@ final class GalleryApp {
         self.backend = backend
         Runtime.shared.contentsScale = host.compositor.scale
         Runtime.shared.forcesSynchronousDisplay = options.synchronous
-        Runtime.shared.commitBudgetBytes = 8 << 20
         // The starting point: the first frame's worker time is only what ends during it.
         _ = workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics)
 
