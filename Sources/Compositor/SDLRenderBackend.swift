@@ -6,6 +6,20 @@ public struct SDLBackendError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// Which of SDL's renderers a backend asks for, by the name SDL gives it (`SDL_HINT_RENDER_DRIVER`).
+/// - Thread: any (a value)
+public enum RenderDriver: String, Sendable, CaseIterable {
+    /// SDL's own choice (or the `SDL_RENDER_DRIVER` environment variable's): OpenGL in an X11 window,
+    /// software under the dummy video driver.
+    case auto
+    /// SDL's CPU renderer, on the window's surface (the only one the dummy video driver has).
+    case software
+    /// OpenGL; needs a real video driver (X11, Wayland) and a GL implementation (Mesa under Xvfb).
+    case opengl
+    /// OpenGL ES 2; the same needs as `opengl`.
+    case opengles2
+}
+
 /// A `RenderBackend` on an `SDL_Window` and its `SDL_Renderer`.
 ///
 /// SDL's video state is global and bound to the thread that initialised it: make backends on the UI
@@ -27,10 +41,14 @@ public final class SDLRenderBackend: RenderBackend {
         /// caller should have checked that a display exists.
         public var headless: Bool
         public var resizable: Bool
+        /// The renderer to ask SDL for; the backend fails to start when SDL gives another one (SDL
+        /// itself would quietly fall back), so a report never names a renderer that did not run.
+        public var renderDriver: RenderDriver
         public init(title: String = "Tessera", size: Size, scale: Double? = nil, headless: Bool = true,
-                    resizable: Bool = false) {
+                    resizable: Bool = false, renderDriver: RenderDriver = .auto) {
             self.title = title; self.size = size; self.scale = scale
             self.headless = headless; self.resizable = resizable
+            self.renderDriver = renderDriver
         }
     }
 
@@ -90,16 +108,33 @@ public final class SDLRenderBackend: RenderBackend {
                                             max(1, pixelWidth), max(1, pixelHeight), flags) else {
             throw SDLBackendError(message: "SDL could not open a window: \(String(cString: SDL_GetError()))")
         }
+        // The hint is process-wide: set (or reset to the environment's) for every backend made, so one
+        // backend's choice never carries over to the next.
+        if configuration.renderDriver == .auto {
+            SDL_ResetHint(SDL_HINT_RENDER_DRIVER)
+        } else {
+            // Over the environment's `SDL_RENDER_DRIVER`: the caller asked for this one.
+            SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, configuration.renderDriver.rawValue, SDL_HINT_OVERRIDE)
+        }
         guard let renderer = SDL_CreateRenderer(window, -1, 0) else {
             let reason = String(cString: SDL_GetError())
             SDL_DestroyWindow(window)
             throw SDLBackendError(message: "SDL could not create a renderer: \(reason)")
         }
-        self.window = window
-        self.renderer = renderer
         var info = SDL_RendererInfo()
         SDL_GetRendererInfo(renderer, &info)
-        self.rendererName = info.name.map { String(cString: $0) } ?? "unknown"
+        let rendererName = info.name.map { String(cString: $0) } ?? "unknown"
+        if configuration.renderDriver != .auto && rendererName != configuration.renderDriver.rawValue {
+            let driver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "none"
+            SDL_DestroyRenderer(renderer)
+            SDL_DestroyWindow(window)
+            throw SDLBackendError(message: "SDL could not start the \(configuration.renderDriver.rawValue) renderer "
+                + "with the \(driver) video driver (it offered \(rendererName))"
+                + (driver == "dummy" ? "; it needs a display: DISPLAY set and no --headless" : ""))
+        }
+        self.window = window
+        self.renderer = renderer
+        self.rendererName = rendererName
         let side = Int(min(info.max_texture_width, info.max_texture_height))
         self.maximumTextureSize = side > 0 ? side : Int.max
 

@@ -8,6 +8,7 @@ import NodeRuntime
 struct DisplayBenchmark {
     let assets: URL
     let frames: Int
+    var output = BenchmarkOutput()
 
     /// A chat-row-sized cell: a round photo avatar, a title bar and two preview bars.
     final class CellNode: Node, NodeDrawing {
@@ -47,9 +48,11 @@ struct DisplayBenchmark {
         var commitMicrosecondsPer1000 = 0.0
         var fling = (scheduled: 0, cancelledBeforeStart: 0, cancelledWhileRunning: 0, completed: 0,
                      wastedMilliseconds: 0.0, usefulMilliseconds: 0.0)
+        /// The window the UI-thread parts ran in (`BenchmarkOutput.describe`).
+        var output = ""
 
         var table: String {
-            var lines: [String] = ["display benchmark (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores)"]
+            var lines: [String] = ["display benchmark (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores; \(output))"]
             for entry in throughput {
                 lines.append(String(format: "  draw throughput, %d worker(s): %8.0f cells/s (median %.1f ms for 2,000 cells)",
                                     entry.workers, entry.drawsPerSecond, entry.milliseconds))
@@ -108,12 +111,13 @@ struct DisplayBenchmark {
             }
         }
         for workers in workerCounts {
-            let ms = samples[workers]!.sorted()[samples[workers]!.count / 2]
+            let ms = (samples[workers] ?? []).median()
             report.throughput.append((workers, 2000 / (ms / 1000), ms))
         }
 
         // 2. UI-thread cost of scheduling and committing 1,000 displays through nodes.
-        let backend = try SDLRenderBackend(.init(title: "bench", size: Size(width: 400, height: 600)))
+        let backend = try output.makeBackend(title: "bench", size: Size(width: 400, height: 600))
+        report.output = BenchmarkOutput.describe(backend)
         let host = NodeHost(compositor: Compositor(backend: backend))
         let runtime = host.runtime
         let root = Node()
