@@ -65,6 +65,10 @@ public final class SDLRenderBackend: RenderBackend {
     /// True when textures hold premultiplied pixels and blend with a custom mode. (immutable)
     public let usesPremultipliedBlending: Bool
     public let rendererName: String
+    /// The device an OpenGL renderer draws with, as its driver names it (`GL_RENDERER`), such as
+    /// "llvmpipe (LLVM 15.0.6, 256 bits)" under Xvfb, where Mesa rasterizes on CPU threads of its own;
+    /// nil for the software renderer. (immutable)
+    public let graphicsDeviceName: String?
     public let maximumTextureSize: Int
     /// Every texture this backend made and has not destroyed, by handle. (main thread only)
     private var liveTextures = Set<UInt>()
@@ -135,6 +139,7 @@ public final class SDLRenderBackend: RenderBackend {
         self.window = window
         self.renderer = renderer
         self.rendererName = rendererName
+        self.graphicsDeviceName = rendererName.hasPrefix("opengl") ? Self.currentGLRendererString() : nil
         let side = Int(min(info.max_texture_width, info.max_texture_height))
         self.maximumTextureSize = side > 0 ? side : Int.max
 
@@ -153,6 +158,16 @@ public final class SDLRenderBackend: RenderBackend {
         if followsDisplayScale { self.scale = displayScale() ?? 1 }
         // Text input starts when a text field takes focus.
         SDL_StopTextInput()
+    }
+
+    /// `glGetString(GL_RENDERER)` of the current OpenGL context (the renderer's, just made); nil
+    /// without one.
+    private static func currentGLRendererString() -> String? {
+        guard SDL_GL_GetCurrentContext() != nil, let address = SDL_GL_GetProcAddress("glGetString") else { return nil }
+        typealias GetString = @convention(c) (UInt32) -> UnsafePointer<UInt8>?
+        let glRenderer: UInt32 = 0x1F01
+        guard let text = unsafeBitCast(address, to: GetString.self)(glRenderer) else { return nil }
+        return String(cString: text)
     }
 
     deinit {

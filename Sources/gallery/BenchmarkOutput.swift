@@ -17,9 +17,11 @@ struct BenchmarkOutput {
         try SDLRenderBackend(.init(title: title, size: size, scale: 1, headless: headless, renderDriver: renderDriver))
     }
 
-    /// "renderer software, video driver dummy": the words every benchmark's report names its output with.
+    /// "renderer software, video driver dummy" (and the GL device, for OpenGL): the words every
+    /// benchmark's report names its output with.
     static func describe(_ backend: SDLRenderBackend) -> String {
         "renderer \(backend.rendererName), video driver \(backend.videoDriverName)"
+            + (backend.graphicsDeviceName.map { ", device \($0)" } ?? "")
     }
 
     /// What the reports of the benchmarks that present nothing say instead.

@@ -19,6 +19,8 @@ struct CompositorBenchmark {
     struct Report {
         var renderer = ""
         var videoDriver = ""
+        /// The window drawn in (`BenchmarkOutput.describe`).
+        var output = ""
         var compositorMs: [Double] = []
         var bareMs: [Double] = []
         var uploadBytesAfterWarmUp = 0
@@ -38,7 +40,7 @@ struct CompositorBenchmark {
                 return name.padded(to: 12) + String(format: " %8.3f %8.3f %8.3f", p.percentile(0.5), p.percentile(0.95), p.percentile(0.99))
             }
             return """
-            compositor benchmark: \(layers) layers, 1280×800, renderer \(renderer), video driver \(videoDriver), \(compositorMs.count) frames each
+            compositor benchmark: \(layers) layers, 1280×800, \(output), \(compositorMs.count) frames each
             mode               p50      p95      p99   (ms per frame, main thread)
             \(row("bare copies", bareMs))
             \(row("compositor", compositorMs))
@@ -107,6 +109,7 @@ struct CompositorBenchmark {
         var report = Report()
         report.renderer = backend.rendererName
         report.videoDriver = backend.videoDriverName
+        report.output = BenchmarkOutput.describe(backend)
         report.layers = layerCount
         for _ in 0..<10 { compositor.render(root) }  // warm-up: uploads happen here
         let draws = compositor.lastDrawList

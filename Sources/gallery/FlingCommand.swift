@@ -54,7 +54,8 @@ struct FlingCommand {
             }.joined(separator: ", "))
         }
         let report = FlingReport(rows: rows, frames: frames, speed: speed, renderer: backend.rendererName,
-                                 videoDriver: backend.videoDriverName, workers: Runtime.shared.scheduler.workerCount,
+                                 videoDriver: backend.videoDriverName, graphicsDevice: backend.graphicsDeviceName,
+                                 workers: Runtime.shared.scheduler.workerCount,
                                  runs: measurements)
         let table = ([report.table] + FlingReport.slowFrameLines(measurements)).joined(separator: "\n")
         return (report, table)

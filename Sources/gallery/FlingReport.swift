@@ -187,6 +187,8 @@ struct FlingReport: Codable, Equatable {
     /// SDL's names for the renderer and the video driver the frames went through.
     var renderer: String
     var videoDriver: String
+    /// The OpenGL device (`GL_RENDERER`); absent for the software renderer.
+    var graphicsDevice: String?
     var workers: Int
     var cores: Int
     /// How many times each mode ran.
@@ -200,14 +202,15 @@ struct FlingReport: Codable, Equatable {
     var perRun: [PerMode<ModeFigures>]
 
     /// The report of `runs`: each a run's measurements, in the order its modes ran.
-    init(rows: Int, frames: Int, speed: Double, renderer: String, videoDriver: String, workers: Int,
-         runs: [[FlingBenchmark.Measurement]]) {
+    init(rows: Int, frames: Int, speed: Double, renderer: String, videoDriver: String, graphicsDevice: String? = nil,
+         workers: Int, runs: [[FlingBenchmark.Measurement]]) {
         self.rows = rows
         self.frames = frames
         speedPointsPerSecond = speed
         viewport = Viewport(width: Int(FlingBenchmark.viewport.width), height: Int(FlingBenchmark.viewport.height))
         self.renderer = renderer
         self.videoDriver = videoDriver
+        self.graphicsDevice = graphicsDevice
         self.workers = workers
         cores = ProcessInfo.processInfo.activeProcessorCount
         self.runs = runs.count
@@ -240,11 +243,11 @@ struct FlingReport: Codable, Equatable {
 
     /// The report as the benchmark prints it.
     var table: String {
-        var lines = [String(format: "fling benchmark: %d rows, %d frames at %.0f px/s, %d×%d, renderer %@, video driver %@, "
-                            + "%d workers, %d cores; %d run%@ of %@ interleaved",
-                            rows, frames, speedPointsPerSecond, viewport.width, viewport.height, renderer as NSString,
-                            videoDriver as NSString, workers, cores, runs, runs == 1 ? "" : "s",
-                            (modeOrder.first ?? []).map(\.rawValue).joined(separator: ", ") as NSString)]
+        var lines = [String(format: "fling benchmark: %d rows, %d frames at %.0f px/s, %d×%d, ", rows, frames, speedPointsPerSecond,
+                            viewport.width, viewport.height)
+                     + "renderer \(renderer), video driver \(videoDriver)" + (graphicsDevice.map { ", device \($0)" } ?? "")
+                     + ", \(workers) workers, \(cores) cores; \(runs) run\(runs == 1 ? "" : "s") of "
+                     + (modeOrder.first ?? []).map(\.rawValue).joined(separator: ", ") + (runs > 1 ? " interleaved" : "")]
         let shown = FlingBenchmark.Mode.allCases.filter { modes[$0] != nil }
         let medians = runs > 1 ? "medians over the runs; " : ""
         lines.append("UI thread, ms per frame (\(medians)cpu: its CPU time, intf: wall − CPU, the time it lost its core or waited)")
