@@ -27,8 +27,12 @@ import Glibc
 ///   places textures: the least a frame can cost.
 ///
 /// Main-thread time is measured from the start of the frame's work (the scroll step, then event
-/// handling) to the return of present, without the pacing wait. The UI thread's CPU time and the
-/// interference (wall minus CPU) are the host's `FrameRecord` figures, over `runFrame` alone.
+/// handling) to the end of the host's frame record, once present has returned: the scroll step's wall
+/// time plus `FrameRecord.wallMilliseconds`. Not in it: the pacing wait, and the release of the worker
+/// wake-ups held during the frame, which `runFrame` does on its way out (`afterRecordMilliseconds`,
+/// reported apart: a worker woken there can take the UI thread's core for a few milliseconds, after
+/// the frame was shown). The UI thread's CPU time and the interference (wall minus CPU) are the
+/// record's figures, over `runFrame` up to the same point.
 /// - Thread: main
 struct FlingBenchmark {
     enum Mode: String, CaseIterable, Codable, Sendable {
@@ -61,12 +65,18 @@ struct FlingBenchmark {
     /// What one mode measured in one run: a value per timed frame, and the run's totals.
     struct Measurement {
         var mode: Mode
-        /// The UI thread's wall milliseconds for each timed frame (scroll step to the return of present).
+        /// The UI thread's wall milliseconds for each timed frame (scroll step to the end of the record).
         var frameMilliseconds: [Double] = []
         /// The UI thread's CPU milliseconds in each frame's `runFrame` (`FrameRecord.cpuMilliseconds`).
         var cpuMilliseconds: [Double] = []
         /// Each frame's `FrameRecord.interferenceMilliseconds`: wall minus CPU over `runFrame`.
         var interferenceMilliseconds: [Double] = []
+        /// Each frame's milliseconds of the UI thread waiting for a core (`RunQueueWait`), from the
+        /// scroll step to the return of `runFrame`; empty where the kernel does not say.
+        var runQueueWaitMilliseconds: [Double] = []
+        /// Each frame's milliseconds from the end of the host's record (present returned) to the return
+        /// of `runFrame`: releasing the worker wake-ups held during the frame.
+        var afterRecordMilliseconds: [Double] = []
         /// Each frame's draw calls and texture binds (`FrameStatistics`).
         var drawCalls: [Double] = []
         var textureBinds: [Double] = []
@@ -169,15 +179,25 @@ struct FlingBenchmark {
         let displaysBefore = runtime.counters.snapshot.displaysStarted
         var visibleArea = 0.0, checkerboardArea = 0.0
         let clock = RealFrameClock()
+        let runQueue = RunQueueWait()
         let start = time
         measurement.frameMilliseconds.reserveCapacity(frames)
         for frame in 1...frames {
             _ = compositor.pollEvents()
             let frameTime = start + Double(frame) / 60
+            let waitedBefore = runQueue?.nanoseconds()
             let begin = MonotonicClock.nanoseconds()
             scroll(to: speed * Double(frame) / 60)
+            let scrollMilliseconds = MonotonicClock.milliseconds(since: begin)
             let record = host.runFrame(time: frameTime, events: [])
-            let milliseconds = MonotonicClock.milliseconds(since: begin)
+            let untilReturn = MonotonicClock.milliseconds(since: begin)
+            // The frame ends where its record does, once present has returned; the wake-ups released
+            // after that are kept apart (the next frame is paced from the clock, not from here).
+            let milliseconds = scrollMilliseconds + record.wallMilliseconds
+            measurement.afterRecordMilliseconds.append(max(0, untilReturn - milliseconds))
+            if let waitedBefore, let waitedAfter = runQueue?.nanoseconds() {
+                measurement.runQueueWaitMilliseconds.append(Double(waitedAfter &- waitedBefore) / 1_000_000)
+            }
             measurement.frameMilliseconds.append(milliseconds)
             measurement.cpuMilliseconds.append(record.cpuMilliseconds)
             measurement.interferenceMilliseconds.append(record.interferenceMilliseconds)

@@ -37,13 +37,20 @@ struct FlingReport: Codable, Equatable {
 
     /// One mode's figures: of one run, or (in `modes`) each the median of the runs' figures.
     struct ModeFigures: Codable, Equatable {
-        /// Wall milliseconds per frame on the UI thread, from the scroll step to the return of present.
+        /// Wall milliseconds per frame on the UI thread, from the scroll step to the end of the host's
+        /// record (present returned).
         var mainThreadMs: Distribution
         /// The UI thread's CPU milliseconds per frame (`FrameRecord.cpuMilliseconds`).
         var cpuMs: Distribution
         /// Wall minus CPU milliseconds per frame (`FrameRecord.interferenceMilliseconds`): time the UI
         /// thread lost its core or waited.
         var interferenceMs: Distribution
+        /// Milliseconds per frame the UI thread waited for a core (`RunQueueWait`), from the scroll step
+        /// to the return of `runFrame` (so `afterRecordMs` included); absent where the kernel does not say.
+        var runQueueWaitMs: Distribution?
+        /// Milliseconds per frame after the host's record ends (present returned) until `runFrame`
+        /// returns: releasing the worker wake-ups held during the frame.
+        var afterRecordMs: Distribution
         var framesOverBudget: Int
         var checkerboardPercent: Double
         /// Mean draw calls and texture binds per frame (`FrameStatistics`).
@@ -63,6 +70,8 @@ struct FlingReport: Codable, Equatable {
             mainThreadMs = Distribution(m.frameMilliseconds)
             cpuMs = Distribution(m.cpuMilliseconds)
             interferenceMs = Distribution(m.interferenceMilliseconds)
+            runQueueWaitMs = m.runQueueWaitMilliseconds.isEmpty ? nil : Distribution(m.runQueueWaitMilliseconds)
+            afterRecordMs = Distribution(m.afterRecordMilliseconds)
             framesOverBudget = m.framesOverBudget
             checkerboardPercent = m.checkerboardPercent
             drawCallsPerFrame = Self.mean(m.drawCalls)
@@ -86,6 +95,9 @@ struct FlingReport: Codable, Equatable {
             mainThreadMs = .medians(runs.map(\.mainThreadMs))
             cpuMs = .medians(runs.map(\.cpuMs))
             interferenceMs = .medians(runs.map(\.interferenceMs))
+            let waits = runs.compactMap(\.runQueueWaitMs)
+            runQueueWaitMs = waits.isEmpty ? nil : .medians(waits)
+            afterRecordMs = .medians(runs.map(\.afterRecordMs))
             framesOverBudget = median { $0.framesOverBudget }
             checkerboardPercent = median { $0.checkerboardPercent }
             drawCallsPerFrame = median { $0.drawCallsPerFrame }
@@ -250,14 +262,19 @@ struct FlingReport: Codable, Equatable {
                      + (modeOrder.first ?? []).map(\.rawValue).joined(separator: ", ") + (runs > 1 ? " interleaved" : "")]
         let shown = FlingBenchmark.Mode.allCases.filter { modes[$0] != nil }
         let medians = runs > 1 ? "medians over the runs; " : ""
-        lines.append("UI thread, ms per frame (\(medians)cpu: its CPU time, intf: wall − CPU, the time it lost its core or waited)")
-        lines.append("mode       p50     p95     p99     max  >16.7   cpu p50 cpu p99  intf p50 intf p99 intf max")
+        lines.append("UI thread, ms per frame, scroll step to present returned (\(medians)cpu: its CPU time; intf: wall − CPU, "
+                     + "the time it did not run)")
+        lines.append("  rq: time it waited for a core, up to runFrame's return; after: from present returned to runFrame's "
+                     + "return, where the workers' wake-ups held during the frame are released")
+        lines.append("mode       p50     p95     p99     max  >16.7   cpu p50 cpu p99  intf p50 intf p99 intf max   rq p99  rq max  after p99")
         for mode in shown {
             guard let m = modes[mode] else { continue }
+            let waits = m.runQueueWaitMs.map { String(format: "  %7.2f %7.2f", $0.p99, $0.max) } ?? "        –       –"
             lines.append(mode.rawValue.padded(to: 6) + String(format: " %7.2f %7.2f %7.2f %7.2f %6d   %7.2f %7.2f   %7.2f %7.2f %7.2f",
                                 m.mainThreadMs.p50, m.mainThreadMs.p95, m.mainThreadMs.p99,
                                 m.mainThreadMs.max, m.framesOverBudget, m.cpuMs.p50, m.cpuMs.p99,
-                                m.interferenceMs.p50, m.interferenceMs.p99, m.interferenceMs.max))
+                                m.interferenceMs.p50, m.interferenceMs.p99, m.interferenceMs.max) + waits
+                         + String(format: "  %7.2f", m.afterRecordMs.p99))
         }
         lines.append("mode   checkerbd draws/f binds/f uploads  upl MB  renders ok/cancel  tex MB  bmp MB  rss MB")
         for mode in shown {
