@@ -19,7 +19,9 @@ public struct FrameRecord: Sendable, Equatable {
     public var displayMilliseconds = 0.0
     /// The compositor's part: walk, uploads, draw calls and present.
     public var compositor = FrameStatistics()
-    /// Wall-clock milliseconds of the whole `runFrame` call, phases and the bookkeeping between them.
+    /// Wall-clock milliseconds of `runFrame` from its start to the end of this record, once present has
+    /// returned: the phases and the bookkeeping between them (all of the call but the release of the
+    /// worker wake-ups it held, on its way out).
     public var wallMilliseconds = 0.0
     /// The UI thread's CPU milliseconds over the same call (`CLOCK_THREAD_CPUTIME_ID`): the frame's own
     /// work, without the time the thread waited for a core or was blocked.
