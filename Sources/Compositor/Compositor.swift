@@ -59,6 +59,9 @@ public final class Compositor {
     private var currentClip: PixelRect?
     /// Statistics of the frame being rendered. (main thread only)
     private var statistics = FrameStatistics()
+    /// The texture the previous draw call of this frame took; nil after an untextured one or before
+    /// the first. (main thread only)
+    private var lastDrawTexture: TextureHandle?
 
     /// Makes a compositor on `backend` and claims the calling thread as the UI thread.
     public init(backend: RenderBackend, scale: Double = 1, configuration: Configuration = Configuration()) {
@@ -148,6 +151,7 @@ public final class Compositor {
         statistics.rendererResets = pendingResets
         pendingResets = 0
         lastDrawList.removeAll(keepingCapacity: true)
+        lastDrawTexture = nil
 
         let start = MonotonicClock.nanoseconds()
         backend.beginFrame(clearColor: configuration.clearColor)
@@ -223,7 +227,7 @@ public final class Compositor {
             } else {
                 backend.fill(rect, color: color)
             }
-            statistics.drawCalls += 1
+            countDrawCall(texture: nil)
         }
         guard let bitmap = layer.contents, !bitmap.isEmpty else { return }
         let tileSide = min(backend.maximumTextureSize, configuration.maximumTextureSide ?? Int.max)
@@ -257,7 +261,7 @@ public final class Compositor {
                 }
                 if !mesh.isEmpty {
                     backend.drawGeometry(texture: tile.texture, vertices: mesh.vertices, indices: mesh.indices)
-                    statistics.drawCalls += 1
+                    countDrawCall(texture: tile.texture)
                 }
             }
         } else {
@@ -273,13 +277,21 @@ public final class Compositor {
                 }
                 let source = PixelRect(x: 0, y: 0, width: tile.region.width, height: tile.region.height)
                 backend.drawTexture(tile.texture, source: source, destination: destination, opacity: opacity)
-                statistics.drawCalls += 1
+                countDrawCall(texture: tile.texture)
                 if recordsDrawList {
                     lastDrawList.append(TextureDraw(texture: tile.texture, source: source,
                                                     destination: destination, opacity: opacity))
                 }
             }
         }
+    }
+
+    /// Counts a draw call made with `texture` (nil: a fill or untextured triangles), and a texture
+    /// bind when it takes another texture than the previous draw call.
+    private func countDrawCall(texture: TextureHandle?) {
+        statistics.drawCalls += 1
+        if let texture, texture != lastDrawTexture { statistics.textureBinds += 1 }
+        lastDrawTexture = texture
     }
 
     private func setClip(_ clip: PixelRect?) {
@@ -312,7 +324,7 @@ public final class Compositor {
             backend.drawTexture(texture, source: PixelRect(x: 0, y: 0, width: side, height: side),
                                 destination: Rect(x: px, y: py, width: Double(side), height: Double(side)),
                                 opacity: opacity)
-            statistics.drawCalls += 1
+            countDrawCall(texture: texture)
             statistics.cornerPieceDraws += 1
         }
     }

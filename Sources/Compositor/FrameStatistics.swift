@@ -17,6 +17,11 @@ public struct FrameStatistics: Sendable, Equatable {
     public var layersCulled = 0
     /// Calls into the backend that draw: texture copies, fills and geometry.
     public var drawCalls = 0
+    /// Draw calls that take a texture other than the one the previous draw call took, an untextured
+    /// fill or triangle counting as no texture: the texture binds of a renderer that keeps its last
+    /// state between draws, as SDL's OpenGL renderers do. A frame copying N distinct textures makes
+    /// at least N; the software renderer binds nothing but is drawn the same calls.
+    public var textureBinds = 0
     /// Textures made from contents this frame (a tiled bitmap counts one per tile).
     public var uploads = 0
     /// Pixel bytes sent in those uploads.
@@ -48,6 +53,25 @@ public struct FrameStatistics: Sendable, Equatable {
     public var presentMilliseconds = 0.0
 
     public init() {}
+}
+
+/// CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`): the time it ran on a core, without the
+/// time it waited for one or was blocked. Wall time minus this is what the thread lost.
+/// - Thread: any (each thread reads its own)
+public enum ThreadCPUClock {
+    /// Nanoseconds of CPU time the calling thread has used.
+    @inline(__always)
+    public static func nanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// Milliseconds of the calling thread's CPU time since `start` (from `nanoseconds()`).
+    @inline(__always)
+    public static func milliseconds(since start: UInt64) -> Double {
+        Double(nanoseconds() &- start) / 1_000_000
+    }
 }
 
 /// Monotonic time for measuring frames.

@@ -6,6 +6,20 @@ public struct SDLBackendError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// Which of SDL's renderers a backend asks for, by the name SDL gives it (`SDL_HINT_RENDER_DRIVER`).
+/// - Thread: any (a value)
+public enum RenderDriver: String, Sendable, CaseIterable {
+    /// SDL's own choice (or the `SDL_RENDER_DRIVER` environment variable's): OpenGL in an X11 window,
+    /// software under the dummy video driver.
+    case auto
+    /// SDL's CPU renderer, on the window's surface (the only one the dummy video driver has).
+    case software
+    /// OpenGL; needs a real video driver (X11, Wayland) and a GL implementation (Mesa under Xvfb).
+    case opengl
+    /// OpenGL ES 2; the same needs as `opengl`.
+    case opengles2
+}
+
 /// A `RenderBackend` on an `SDL_Window` and its `SDL_Renderer`.
 ///
 /// SDL's video state is global and bound to the thread that initialised it: make backends on the UI
@@ -28,10 +42,14 @@ public final class SDLRenderBackend: RenderBackend {
         /// caller should have checked that a display exists.
         public var headless: Bool
         public var resizable: Bool
+        /// The renderer to ask SDL for; the backend fails to start when SDL gives another one (SDL
+        /// itself would quietly fall back), so a report never names a renderer that did not run.
+        public var renderDriver: RenderDriver
         public init(title: String = "Tessera", size: Size, scale: Double? = nil, headless: Bool = true,
-                    resizable: Bool = false) {
+                    resizable: Bool = false, renderDriver: RenderDriver = .auto) {
             self.title = title; self.size = size; self.scale = scale
             self.headless = headless; self.resizable = resizable
+            self.renderDriver = renderDriver
         }
     }
 
@@ -51,6 +69,10 @@ public final class SDLRenderBackend: RenderBackend {
     /// renderer, which blends straight alpha. (immutable)
     public var uploadAlphaLayout: Bitmap.AlphaLayout { usesPremultipliedBlending ? .premultiplied : .straight }
     public let rendererName: String
+    /// The device an OpenGL renderer draws with, as its driver names it (`GL_RENDERER`), such as
+    /// "llvmpipe (LLVM 15.0.6, 256 bits)" under Xvfb, where Mesa rasterizes on CPU threads of its own;
+    /// nil for the software renderer. (immutable)
+    public let graphicsDeviceName: String?
     public let maximumTextureSize: Int
     /// Every texture this backend made and has not destroyed, by handle. (main thread only)
     private var liveTextures = Set<UInt>()
@@ -94,16 +116,34 @@ public final class SDLRenderBackend: RenderBackend {
                                             max(1, pixelWidth), max(1, pixelHeight), flags) else {
             throw SDLBackendError(message: "SDL could not open a window: \(String(cString: SDL_GetError()))")
         }
+        // The hint is process-wide: set (or reset to the environment's) for every backend made, so one
+        // backend's choice never carries over to the next.
+        if configuration.renderDriver == .auto {
+            SDL_ResetHint(SDL_HINT_RENDER_DRIVER)
+        } else {
+            // Over the environment's `SDL_RENDER_DRIVER`: the caller asked for this one.
+            SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, configuration.renderDriver.rawValue, SDL_HINT_OVERRIDE)
+        }
         guard let renderer = SDL_CreateRenderer(window, -1, 0) else {
             let reason = String(cString: SDL_GetError())
             SDL_DestroyWindow(window)
             throw SDLBackendError(message: "SDL could not create a renderer: \(reason)")
         }
-        self.window = window
-        self.renderer = renderer
         var info = SDL_RendererInfo()
         SDL_GetRendererInfo(renderer, &info)
-        self.rendererName = info.name.map { String(cString: $0) } ?? "unknown"
+        let rendererName = info.name.map { String(cString: $0) } ?? "unknown"
+        if configuration.renderDriver != .auto && rendererName != configuration.renderDriver.rawValue {
+            let driver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "none"
+            SDL_DestroyRenderer(renderer)
+            SDL_DestroyWindow(window)
+            throw SDLBackendError(message: "SDL could not start the \(configuration.renderDriver.rawValue) renderer "
+                + "with the \(driver) video driver (it offered \(rendererName))"
+                + (driver == "dummy" ? "; it needs a display: DISPLAY set and no --headless" : ""))
+        }
+        self.window = window
+        self.renderer = renderer
+        self.rendererName = rendererName
+        self.graphicsDeviceName = rendererName.hasPrefix("opengl") ? Self.currentGLRendererString() : nil
         let side = Int(min(info.max_texture_width, info.max_texture_height))
         self.maximumTextureSize = side > 0 ? side : Int.max
 
@@ -122,6 +162,16 @@ public final class SDLRenderBackend: RenderBackend {
         if followsDisplayScale { self.scale = displayScale() ?? 1 }
         // Text input starts when a text field takes focus.
         SDL_StopTextInput()
+    }
+
+    /// `glGetString(GL_RENDERER)` of the current OpenGL context (the renderer's, just made); nil
+    /// without one.
+    private static func currentGLRendererString() -> String? {
+        guard SDL_GL_GetCurrentContext() != nil, let address = SDL_GL_GetProcAddress("glGetString") else { return nil }
+        typealias GetString = @convention(c) (UInt32) -> UnsafePointer<UInt8>?
+        let glRenderer: UInt32 = 0x1F01
+        guard let text = unsafeBitCast(address, to: GetString.self)(glRenderer) else { return nil }
+        return String(cString: text)
     }
 
     deinit {

@@ -19,6 +19,13 @@ public struct FrameRecord: Sendable, Equatable {
     public var displayMilliseconds = 0.0
     /// The compositor's part: walk, uploads, draw calls and present.
     public var compositor = FrameStatistics()
+    /// Wall-clock milliseconds of `runFrame` from its start to the end of this record, once present has
+    /// returned: the phases and the bookkeeping between them (all of the call but the release of the
+    /// worker wake-ups it held, on its way out).
+    public var wallMilliseconds = 0.0
+    /// The UI thread's CPU milliseconds over the same call (`CLOCK_THREAD_CPUTIME_ID`): the frame's own
+    /// work, without the time the thread waited for a core or was blocked.
+    public var cpuMilliseconds = 0.0
     /// Main-queue items run this frame.
     public var mainQueueItems = 0
     /// Display transactions applied this frame.
@@ -40,6 +47,10 @@ public struct FrameRecord: Sendable, Equatable {
     public var checkerboardFraction: Double { visibleCellArea > 0 ? checkerboardArea / visibleCellArea : 0 }
     /// `checkerboardFraction` in percent, as the overlay and the benchmark print it.
     public var checkerboardPercent: Double { checkerboardFraction * 100 }
+
+    /// `wallMilliseconds − cpuMilliseconds`, at least 0: the part of the frame the UI thread did not run,
+    /// its core taken by another thread or process, or waiting (a lock, the driver inside present).
+    public var interferenceMilliseconds: Double { max(0, wallMilliseconds - cpuMilliseconds) }
 
     /// Main-thread milliseconds of the whole frame, from event handling to the return of present.
     public var totalMilliseconds: Double {
@@ -212,6 +223,9 @@ public final class NodeHost {
     @discardableResult
     public func runFrame(time: Double, events: [InputEvent]) -> FrameRecord {
         UIThread.precondition("NodeHost.runFrame")
+        // Wall time read first and last, so the CPU time's span lies inside it.
+        let wallStart = MonotonicClock.nanoseconds()
+        let cpuStart = ThreadCPUClock.nanoseconds()
         var record = FrameRecord()
         self.time = time
         // Workers woken mid-frame would take this thread's core on a two-core machine; draws queued
@@ -263,6 +277,8 @@ public final class NodeHost {
 
         record.compositor = compositor.render(rootLayer)
         record.schedulerQueueDepth = runtime.scheduler.queueDepth
+        record.cpuMilliseconds = ThreadCPUClock.milliseconds(since: cpuStart)
+        record.wallMilliseconds = MonotonicClock.milliseconds(since: wallStart)
         lastFrame = record
         return record
     }

@@ -3,64 +3,88 @@ import Foundation
 
 /// The compositor's cost per frame against a bare loop of texture copies, in one run.
 ///
-/// A scene of `layerCount` visible layers fills a 1280×800 window on the software renderer. Once every
-/// texture is resident, frames alternate between the two ways of drawing the same copies: the compositor
-/// (walk the tree, check residency, clip, draw, record statistics) and a bare loop that replays the
-/// compositor's own texture copies straight into the renderer (the same textures, rectangles and
-/// opacity). Both clear and present. Alternating frames spreads the machine's noise over both sides.
+/// A scene of `layerCount` visible layers fills a 1280×800 window (headless: the software renderer;
+/// in a window: the renderer asked for). Once every texture is resident, frames alternate between the
+/// two ways of drawing the same copies: the compositor (walk the tree, check residency, clip, draw,
+/// record statistics) and a bare loop that replays the compositor's own texture copies straight into
+/// the renderer (the same textures, rectangles and opacity). Both clear and present. Alternating
+/// frames spreads the machine's noise over both sides.
 /// - Thread: main
 struct CompositorBenchmark {
     let layerCount: Int
     let frames: Int
     let assets: URL
+    var output = BenchmarkOutput()
 
     struct Report {
         var renderer = ""
+        var videoDriver = ""
+        /// The window drawn in (`BenchmarkOutput.describe`).
+        var output = ""
         var compositorMs: [Double] = []
         var bareMs: [Double] = []
         var uploadBytesAfterWarmUp = 0
         var layers = 0
-
-        static func percentile(_ values: [Double], _ p: Double) -> Double {
-            let sorted = values.sorted()
-            guard !sorted.isEmpty else { return 0 }
-            return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))]
-        }
+        /// The compositor's draw calls and texture binds in its last frame.
+        var drawCalls = 0
+        var textureBinds = 0
 
         var overheadPercent: Double {
-            (Self.percentile(compositorMs, 0.5) / Self.percentile(bareMs, 0.5) - 1) * 100
+            let bare = bareMs.median()
+            return bare > 0 ? (compositorMs.median() / bare - 1) * 100 : 0
         }
 
         var table: String {
             func row(_ name: String, _ v: [Double]) -> String {
-                String(format: "%-12@ %8.3f %8.3f %8.3f", name as NSString,
-                       Self.percentile(v, 0.5), Self.percentile(v, 0.95), Self.percentile(v, 0.99))
+                let p = Percentiles(v)
+                return name.padded(to: 12) + String(format: " %8.3f %8.3f %8.3f", p.percentile(0.5), p.percentile(0.95), p.percentile(0.99))
             }
             return """
-            compositor benchmark: \(layers) layers, 1280×800, renderer \(renderer), \(compositorMs.count) frames each
+            compositor benchmark: \(layers) layers, 1280×800, \(output), \(compositorMs.count) frames each
             mode               p50      p95      p99   (ms per frame, main thread)
             \(row("bare copies", bareMs))
             \(row("compositor", compositorMs))
             compositor overhead at p50: \(String(format: "%+.1f%%", overheadPercent))
+            draw calls per frame: \(drawCalls), texture binds: \(textureBinds)
             bytes uploaded after warm-up: \(uploadBytesAfterWarmUp)
             """
         }
 
-        var json: String {
-            func stats(_ v: [Double]) -> String {
-                String(format: "{\"p50\":%.4f,\"p95\":%.4f,\"p99\":%.4f}",
-                       Self.percentile(v, 0.5), Self.percentile(v, 0.95), Self.percentile(v, 0.99))
+        /// The figures `--json` writes.
+        struct JSON: Codable, Equatable {
+            struct Milliseconds: Codable, Equatable {
+                var p50: Double, p95: Double, p99: Double
+                init(_ values: [Double]) {
+                    let p = Percentiles(values)
+                    p50 = p.percentile(0.5); p95 = p.percentile(0.95); p99 = p.percentile(0.99)
+                }
             }
-            return "{\"scenario\":\"compositor\",\"layers\":\(layers),\"frames\":\(compositorMs.count)," +
-                "\"renderer\":\"\(renderer)\",\"bareMs\":\(stats(bareMs)),\"compositorMs\":\(stats(compositorMs))," +
-                String(format: "\"overheadPercentP50\":%.2f,", overheadPercent) +
-                "\"uploadBytesAfterWarmUp\":\(uploadBytesAfterWarmUp)}\n"
+            var scenario = "compositor"
+            var layers: Int
+            var frames: Int
+            var renderer: String
+            var videoDriver: String
+            var bareMs: Milliseconds
+            var compositorMs: Milliseconds
+            var overheadPercentP50: Double
+            var drawCallsPerFrame: Int
+            var textureBindsPerFrame: Int
+            var uploadBytesAfterWarmUp: Int
+        }
+
+        func json() throws -> Data {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            return try encoder.encode(JSON(layers: layers, frames: compositorMs.count, renderer: renderer, videoDriver: videoDriver,
+                                           bareMs: .init(bareMs), compositorMs: .init(compositorMs),
+                                           overheadPercentP50: overheadPercent, drawCallsPerFrame: drawCalls,
+                                           textureBindsPerFrame: textureBinds, uploadBytesAfterWarmUp: uploadBytesAfterWarmUp))
         }
     }
 
     func run() throws -> Report {
         let viewport = Size(width: 1280, height: 800)
-        let backend = try SDLRenderBackend(.init(title: "benchmark", size: viewport, headless: true))
+        let backend = try output.makeBackend(title: "benchmark", size: viewport)
         let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0x101418)))
         compositor.recordsDrawList = true
 
@@ -84,13 +108,19 @@ struct CompositorBenchmark {
 
         var report = Report()
         report.renderer = backend.rendererName
+        report.videoDriver = backend.videoDriverName
+        report.output = BenchmarkOutput.describe(backend)
         report.layers = layerCount
         for _ in 0..<10 { compositor.render(root) }  // warm-up: uploads happen here
         let draws = compositor.lastDrawList
         for _ in 0..<frames {
+            _ = compositor.pollEvents()
             var start = MonotonicClock.nanoseconds()
-            report.uploadBytesAfterWarmUp += compositor.render(root).uploadBytes
+            let statistics = compositor.render(root)
             report.compositorMs.append(MonotonicClock.milliseconds(since: start))
+            report.uploadBytesAfterWarmUp += statistics.uploadBytes
+            report.drawCalls = statistics.drawCalls
+            report.textureBinds = statistics.textureBinds
 
             start = MonotonicClock.nanoseconds()
             backend.beginFrame(clearColor: Color(rgb: 0x101418))

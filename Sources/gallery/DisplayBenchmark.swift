@@ -10,6 +10,7 @@ import Synchronization
 struct DisplayBenchmark {
     let assets: URL
     let frames: Int
+    var output = BenchmarkOutput()
 
     /// A chat-row-sized cell: a round photo avatar, a title bar and two preview bars.
     final class CellNode: Node, NodeDrawing {
@@ -91,15 +92,11 @@ struct DisplayBenchmark {
         var burst = (cells: 0, megabytes: 0.0, rounds: 0, frameMs: [Double](), uploadMs: [Double](),
                      framesPerRound: [Int](), uploadMsPerRound: [Double](), longestFrameMsPerRound: [Double](),
                      uploadMegabytesPerFrame: [Double]())
-
-        static func percentile(_ values: [Double], _ p: Double) -> Double {
-            let sorted = values.sorted()
-            guard !sorted.isEmpty else { return 0 }
-            return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
-        }
+        /// The window the UI-thread parts ran in (`BenchmarkOutput.describe`).
+        var output = ""
 
         var table: String {
-            var lines: [String] = ["display benchmark (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores)"]
+            var lines: [String] = ["display benchmark (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores; \(output))"]
             for entry in throughput {
                 lines.append(String(format: "  draw throughput, %d worker(s): %8.0f cells/s (median %.1f ms for 2,000 cells)",
                                     entry.workers, entry.drawsPerSecond, entry.milliseconds))
@@ -116,7 +113,7 @@ struct DisplayBenchmark {
                                 f.cancelledWhileRunning, f.wastedMilliseconds, f.wastedMilliseconds + f.usefulMilliseconds,
                                 100 * f.wastedMilliseconds / max(0.001, f.wastedMilliseconds + f.usefulMilliseconds)))
             let b = burst
-            func p(_ v: [Double], _ q: Double) -> Double { Self.percentile(v, q) }
+            func p(_ v: [Double], _ q: Double) -> Double { v.percentile(q) }
             lines.append(String(format: "  burst: %d cells, %.1f MB of new contents at 2x, %d rounds; frames until all shown: median %.0f, max %d",
                                 b.cells, b.megabytes, b.rounds, p(b.framesPerRound.map(Double.init), 0.5),
                                 b.framesPerRound.max() ?? 0))
@@ -170,12 +167,13 @@ struct DisplayBenchmark {
             }
         }
         for workers in workerCounts {
-            let ms = samples[workers]!.sorted()[samples[workers]!.count / 2]
+            let ms = (samples[workers] ?? []).median()
             report.throughput.append((workers, 2000 / (ms / 1000), ms))
         }
 
         // 2. UI-thread cost of scheduling and committing 1,000 displays through nodes.
-        let backend = try SDLRenderBackend(.init(title: "bench", size: Size(width: 400, height: 600)))
+        let backend = try output.makeBackend(title: "bench", size: Size(width: 400, height: 600))
+        report.output = BenchmarkOutput.describe(backend)
         let host = NodeHost(compositor: Compositor(backend: backend))
         let runtime = host.runtime
         let root = Node()

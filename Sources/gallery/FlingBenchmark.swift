@@ -6,8 +6,9 @@ import Glibc
 #endif
 
 /// The fling benchmark: a chat list of `rows` rows (avatar, title, time, two-line preview) scrolled at
-/// `speed` points a second for `frames` frames on the software renderer, 1280×800, measuring the UI
-/// thread's time per frame and what the frames showed.
+/// `speed` points a second for `frames` frames, 1280×800 at scale 1, measuring the UI thread's time per
+/// frame and what the frames showed. One `run` is one mode once; `FlingCommand` interleaves the modes
+/// and repeats them, and `FlingReport` sums the runs up.
 ///
 /// The scroll position follows a virtual clock (frame i is at `speed · i / 60`), so every run scrolls
 /// through the same rows; frames are paced by a `RealFrameClock` at 60 Hz, so the display workers get
@@ -26,14 +27,20 @@ import Glibc
 ///   places textures: the least a frame can cost.
 ///
 /// Main-thread time is measured from the start of the frame's work (the scroll step, then event
-/// handling) to the return of present, without the pacing wait.
+/// handling) to the end of the host's frame record, once present has returned: the scroll step's wall
+/// time plus `FrameRecord.wallMilliseconds`. Not in it: the pacing wait, and the release of the worker
+/// wake-ups held during the frame, which `runFrame` does on its way out (`afterRecordMilliseconds`,
+/// reported apart: a worker woken there can take the UI thread's core for a few milliseconds, after
+/// the frame was shown). The UI thread's CPU time and the interference (wall minus CPU) are the
+/// record's figures, over `runFrame` up to the same point.
 /// - Thread: main
 struct FlingBenchmark {
-    enum Mode: String, CaseIterable, Sendable {
+    enum Mode: String, CaseIterable, Codable, Sendable {
         case floor, async, sync
     }
 
-    let assets: URL
+    let data: FlingChatData
+    let fonts: FontRegistry
     let rows: Int
     let frames: Int
     let speed: Double
@@ -43,26 +50,36 @@ struct FlingBenchmark {
     static let rowHeight = 76.0
     /// The UI thread's budget at 60 Hz, in milliseconds.
     static let frameBudgetMilliseconds = 1000.0 / 60
+    /// The host's frame phases, in the order `Measurement.phaseTotals` keeps them.
+    static let phaseNames = ["events", "commits", "layout", "ranges", "display", "draw", "upload", "present"]
 
-    init(assets: URL, rows: Int, frames: Int, speed: Double, mode: Mode) {
-        self.assets = assets
+    init(data: FlingChatData, fonts: FontRegistry, rows: Int, frames: Int, speed: Double, mode: Mode) {
+        self.data = data
+        self.fonts = fonts
         self.rows = max(1, rows)
         self.frames = max(1, frames)
         self.speed = speed.isFinite ? max(0, speed) : 3000
         self.mode = mode
     }
 
-    /// One mode's results.
-    struct Report {
+    /// What one mode measured in one run: a value per timed frame, and the run's totals.
+    struct Measurement {
         var mode: Mode
-        var rows: Int
-        var frames: Int
-        var speed: Double
-        var viewport: Size
-        var renderer: String
-        var workers: Int
-        /// The UI thread's milliseconds for each timed frame.
+        /// The UI thread's wall milliseconds for each timed frame (scroll step to the end of the record).
         var frameMilliseconds: [Double] = []
+        /// The UI thread's CPU milliseconds in each frame's `runFrame` (`FrameRecord.cpuMilliseconds`).
+        var cpuMilliseconds: [Double] = []
+        /// Each frame's `FrameRecord.interferenceMilliseconds`: wall minus CPU over `runFrame`.
+        var interferenceMilliseconds: [Double] = []
+        /// Each frame's milliseconds of the UI thread waiting for a core (`RunQueueWait`), from the
+        /// scroll step to the return of `runFrame`; empty where the kernel does not say.
+        var runQueueWaitMilliseconds: [Double] = []
+        /// Each frame's milliseconds from the end of the host's record (present returned) to the return
+        /// of `runFrame`: releasing the worker wake-ups held during the frame.
+        var afterRecordMilliseconds: [Double] = []
+        /// Each frame's draw calls and texture binds (`FrameStatistics`).
+        var drawCalls: [Double] = []
+        var textureBinds: [Double] = []
         var framesOverBudget = 0
         var checkerboardPercent = 0.0
         var uploadCount = 0
@@ -72,102 +89,16 @@ struct FlingBenchmark {
         var peakTextureBytes = 0
         var peakBitmapBytes = 0
         var peakRSSBytes = 0
-        /// Mean milliseconds per frame by phase of the host's frame (for the table, not the JSON).
-        var phaseMeans: [(name: String, milliseconds: Double)] = []
-        /// The UI thread's CPU milliseconds for each timed frame: the frame's own work, without the time
-        /// the thread waited for a core (for the table, not the JSON).
-        var frameCPUMilliseconds: [Double] = []
-        /// The slowest frames' phases (for the table, not the JSON).
+        /// Milliseconds per phase (`FlingBenchmark.phaseNames`), summed over the timed frames.
+        var phaseTotals = Array(repeating: 0.0, count: FlingBenchmark.phaseNames.count)
+        /// The slowest frames, slowest first, with their phases.
         var slowestFrames: [(milliseconds: Double, phases: [Double])] = []
-
-        /// The nearest-rank percentile of the frame times.
-        func percentile(_ p: Double) -> Double {
-            let sorted = frameMilliseconds.sorted()
-            guard !sorted.isEmpty else { return 0 }
-            let rank = Int((p * Double(sorted.count)).rounded(.up))
-            return sorted[min(sorted.count - 1, max(0, rank - 1))]
-        }
-
-        /// This mode alone, in the gallery's fling report format (ratios need the other modes: null).
-        var json: String { FlingBenchmark.json([self]) }
-
-        /// One line for a table.
-        var tableRow: String {
-            String(format: "%-6@ %7.2f %7.2f %7.2f %7.2f %6d %9.3f%% %7d %8.1f %6d/%-6d %7.1f %7.1f %7.1f",
-                   mode.rawValue as NSString, percentile(0.5), percentile(0.95), percentile(0.99),
-                   frameMilliseconds.max() ?? 0, framesOverBudget, checkerboardPercent, uploadCount,
-                   Double(uploadBytes) / 1_048_576, rendersCompleted, rendersCancelled,
-                   Double(peakTextureBytes) / 1_048_576, Double(peakBitmapBytes) / 1_048_576, Double(peakRSSBytes) / 1_048_576)
-        }
-
-        static let tableHeader =
-            "mode       p50     p95     p99     max  >16.7 checkerbd uploads   upl MB  renders ok/cancel tex MB  bmp MB  rss MB"
-    }
-
-    /// The fling report for the modes given (any of floor, async, sync), with the ratios that they
-    /// allow (null otherwise), as `gallery --bench fling --json` writes it.
-    static func json(_ reports: [Report]) -> String {
-        guard let first = reports.first else { return "{}\n" }
-        func number(_ value: Double) -> String { value.isFinite ? String(format: "%.4f", value) : "null" }
-        var modes: [String] = []
-        for mode in Mode.allCases {
-            guard let report = reports.first(where: { $0.mode == mode }) else { continue }
-            modes.append("\"\(mode.rawValue)\":{"
-                + "\"mainThreadMs\":{\"p50\":\(number(report.percentile(0.5))),\"p95\":\(number(report.percentile(0.95))),"
-                + "\"p99\":\(number(report.percentile(0.99))),\"max\":\(number(report.frameMilliseconds.max() ?? 0))},"
-                + "\"framesOverBudget\":\(report.framesOverBudget),"
-                + "\"checkerboardPercent\":\(number(report.checkerboardPercent)),"
-                + "\"uploads\":{\"count\":\(report.uploadCount),\"bytes\":\(report.uploadBytes)},"
-                + "\"renders\":{\"completed\":\(report.rendersCompleted),\"cancelled\":\(report.rendersCancelled)},"
-                + "\"peakTextureBytes\":\(report.peakTextureBytes),\"peakBitmapBytes\":\(report.peakBitmapBytes),"
-                + "\"peakRSSBytes\":\(report.peakRSSBytes)}")
-        }
-        func p99(_ mode: Mode) -> Double? { reports.first { $0.mode == mode }?.percentile(0.99) }
-        func ratio(_ a: Double?, _ b: Double?) -> String {
-            guard let a, let b, b > 0 else { return "null" }
-            return number(a / b)
-        }
-        let renderer = first.renderer.replacingOccurrences(of: "\"", with: "'")
-        return "{\"scenario\":\"fling\",\"rows\":\(first.rows),\"frames\":\(first.frames),"
-            + "\"speedPxPerSec\":\(number(first.speed)),"
-            + "\"viewport\":[\(Int(first.viewport.width)),\(Int(first.viewport.height))],"
-            + "\"renderer\":\"\(renderer)\",\"workers\":\(first.workers),"
-            + "\"modes\":{\(modes.joined(separator: ","))},"
-            + "\"ratios\":{\"syncOverAsyncP99\":\(ratio(p99(.sync), p99(.async))),"
-            + "\"asyncOverFloorP99\":\(ratio(p99(.async), p99(.floor)))}}\n"
-    }
-
-    /// A printable table of the modes given.
-    static func table(_ reports: [Report]) -> String {
-        guard let first = reports.first else { return "" }
-        var lines = [String(format: "fling benchmark: %d rows, %d frames at %.0f px/s, %.0f×%.0f, renderer %@, %d workers (ms per frame, UI thread)",
-                            first.rows, first.frames, first.speed, first.viewport.width, first.viewport.height,
-                            first.renderer as NSString, first.workers),
-                     Report.tableHeader]
-        lines += reports.map(\.tableRow)
-        for report in reports {
-            let cpu = report.frameCPUMilliseconds.sorted()
-            if !cpu.isEmpty {
-                lines.append(String(format: "  %@ UI-thread CPU time per frame: p50 %.2f, p99 %.2f, max %.2f ms", report.mode.rawValue as NSString,
-                                    cpu[cpu.count / 2], cpu[min(cpu.count - 1, Int(Double(cpu.count) * 0.99))], cpu.last!))
-            }
-            for slow in report.slowestFrames {
-                lines.append(String(format: "  %@ slow frame %.2f ms: ", report.mode.rawValue as NSString, slow.milliseconds)
-                    + zip(["events", "commits", "layout", "ranges", "display", "draw", "upload", "present"], slow.phases)
-                        .map { String(format: "%@ %.2f", $0 as NSString, $1) }.joined(separator: ", "))
-            }
-            lines.append("  \(report.mode.rawValue) mean by phase: "
-                + report.phaseMeans.map { String(format: "%@ %.3f", $0.name as NSString, $0.milliseconds) }.joined(separator: ", "))
-        }
-        return lines.joined(separator: "\n")
     }
 
     // MARK: Running
 
-    func run() throws -> Report {
-        let data = try FlingChatData(assets: assets, rows: rows)
-        defer { data.removeAvatarLinks() }
-        let backend = try SDLRenderBackend(.init(title: "fling benchmark", size: Self.viewport, headless: true))
+    /// Runs this mode once on `backend` (a compositor and a host of its own, torn down at the end).
+    func run(on backend: SDLRenderBackend) throws -> Measurement {
         let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0xEFEFF4)))
         let host = NodeHost(compositor: compositor)
         let runtime = host.runtime
@@ -176,7 +107,6 @@ struct FlingBenchmark {
         runtime.forcesSynchronousDisplay = mode == .sync
         defer { runtime.forcesSynchronousDisplay = wasSynchronous }
 
-        let fonts = FontRegistry(fontsFolder: assets.appendingPathComponent("fonts").path)
         let source = FlingRows(data: data, count: rows, synchronousAvatars: mode == .sync,
                                cache: ImageCache(budgetBytes: 8 << 20), fonts: fonts)
         let list = ListNode()
@@ -214,10 +144,11 @@ struct FlingBenchmark {
 
         // Warm-up, untimed: the list shows its first screen and has been nudged towards the end (a list
         // in use runs with its full ranges, leading the way the fling goes), and everything it started
-        // has finished.
+        // has finished. A real window's events are drained every frame, outside the timed span.
         var time = 0.0
         func untimedFrame() {
             time += 1.0 / 60
+            _ = compositor.pollEvents()
             host.runFrame(time: time, events: [])
             scheduler.waitUntilIdle()
         }
@@ -242,48 +173,58 @@ struct FlingBenchmark {
         }
 
         // Timed.
-        var report = Report(mode: mode, rows: rows, frames: frames, speed: speed, viewport: Self.viewport,
-                            renderer: backend.rendererName, workers: scheduler.workerCount)
+        var measurement = Measurement(mode: mode)
         scheduler.resetStatistics()
         let listBefore = list.statistics
         let displaysBefore = runtime.counters.snapshot.displaysStarted
         var visibleArea = 0.0, checkerboardArea = 0.0
-        var phases = Array(repeating: 0.0, count: 8)
         let clock = RealFrameClock()
+        let runQueue = RunQueueWait()
         let start = time
-        report.frameMilliseconds.reserveCapacity(frames)
+        measurement.frameMilliseconds.reserveCapacity(frames)
         for frame in 1...frames {
+            _ = compositor.pollEvents()
             let frameTime = start + Double(frame) / 60
+            let waitedBefore = runQueue?.nanoseconds()
             let begin = MonotonicClock.nanoseconds()
-            let cpuBegin = Self.threadCPUNanoseconds()
             scroll(to: speed * Double(frame) / 60)
+            let scrollMilliseconds = MonotonicClock.milliseconds(since: begin)
             let record = host.runFrame(time: frameTime, events: [])
-            let milliseconds = MonotonicClock.milliseconds(since: begin)
-            report.frameCPUMilliseconds.append(Double(Self.threadCPUNanoseconds() - cpuBegin) / 1_000_000)
-            report.frameMilliseconds.append(milliseconds)
-            if milliseconds > Self.frameBudgetMilliseconds { report.framesOverBudget += 1 }
+            let untilReturn = MonotonicClock.milliseconds(since: begin)
+            // The frame ends where its record does, once present has returned; the wake-ups released
+            // after that are kept apart (the next frame is paced from the clock, not from here).
+            let milliseconds = scrollMilliseconds + record.wallMilliseconds
+            measurement.afterRecordMilliseconds.append(max(0, untilReturn - milliseconds))
+            if let waitedBefore, let waitedAfter = runQueue?.nanoseconds() {
+                measurement.runQueueWaitMilliseconds.append(Double(waitedAfter &- waitedBefore) / 1_000_000)
+            }
+            measurement.frameMilliseconds.append(milliseconds)
+            measurement.cpuMilliseconds.append(record.cpuMilliseconds)
+            measurement.interferenceMilliseconds.append(record.interferenceMilliseconds)
+            measurement.drawCalls.append(Double(record.compositor.drawCalls))
+            measurement.textureBinds.append(Double(record.compositor.textureBinds))
+            if milliseconds > Self.frameBudgetMilliseconds { measurement.framesOverBudget += 1 }
             visibleArea += record.visibleCellArea
             checkerboardArea += record.checkerboardArea
-            report.uploadCount += record.compositor.uploads
-            report.uploadBytes += record.compositor.uploadBytes
-            report.peakTextureBytes = max(report.peakTextureBytes, record.compositor.liveTextureBytes)
-            report.peakBitmapBytes = max(report.peakBitmapBytes, Bitmap.liveByteCount)
-            report.peakRSSBytes = max(report.peakRSSBytes, Self.residentBytes())
+            measurement.uploadCount += record.compositor.uploads
+            measurement.uploadBytes += record.compositor.uploadBytes
+            measurement.peakTextureBytes = max(measurement.peakTextureBytes, record.compositor.liveTextureBytes)
+            measurement.peakBitmapBytes = max(measurement.peakBitmapBytes, Bitmap.liveByteCount)
+            measurement.peakRSSBytes = max(measurement.peakRSSBytes, Self.residentBytes())
             let parts = [record.eventsMilliseconds, record.commitsMilliseconds, record.layoutMilliseconds,
                          record.rangesMilliseconds, record.displayMilliseconds,
                          record.compositor.drawMilliseconds - record.compositor.uploadMilliseconds,
                          record.compositor.uploadMilliseconds, record.compositor.presentMilliseconds]
-            for (index, value) in parts.enumerated() { phases[index] += value }
-            report.slowestFrames.append((milliseconds, parts))
-            if report.slowestFrames.count > 5 {
-                report.slowestFrames.sort { $0.milliseconds > $1.milliseconds }
-                report.slowestFrames.removeLast()
+            for (index, value) in parts.enumerated() { measurement.phaseTotals[index] += value }
+            measurement.slowestFrames.append((milliseconds, parts))
+            if measurement.slowestFrames.count > 5 {
+                measurement.slowestFrames.sort { $0.milliseconds > $1.milliseconds }
+                measurement.slowestFrames.removeLast()
             }
             clock.waitForNextFrame()
         }
-        report.checkerboardPercent = visibleArea > 0 ? 100 * checkerboardArea / visibleArea : 0
-        report.phaseMeans = zip(["events", "commits", "layout", "ranges", "display", "draw", "upload", "present"], phases)
-            .map { ($0, $1 / Double(frames)) }
+        measurement.slowestFrames.sort { $0.milliseconds > $1.milliseconds }
+        measurement.checkerboardPercent = visibleArea > 0 ? 100 * checkerboardArea / visibleArea : 0
 
         // Renders: draw and decode jobs on the workers (not the list's measure jobs), plus draws made
         // on the UI thread in the synchronous mode.
@@ -291,23 +232,16 @@ struct FlingBenchmark {
         let listAfter = list.statistics
         let measuresCompleted = listAfter.measuresCompleted - listBefore.measuresCompleted
         let measuresCancelled = listAfter.measuresCancelled - listBefore.measuresCancelled
-        report.rendersCompleted = max(0, statistics.completed - measuresCompleted)
-        report.rendersCancelled = max(0, statistics.cancelledBeforeStart + statistics.cancelledWhileRunning - measuresCancelled)
-        if mode == .sync { report.rendersCompleted += runtime.counters.snapshot.displaysStarted - displaysBefore }
+        measurement.rendersCompleted = max(0, statistics.completed - measuresCompleted)
+        measurement.rendersCancelled = max(0, statistics.cancelledBeforeStart + statistics.cancelledWhileRunning - measuresCancelled)
+        if mode == .sync { measurement.rendersCompleted += runtime.counters.snapshot.displaysStarted - displaysBefore }
 
         host.removeFrameParticipant(list)
         host.setRootNode(nil)
         scheduler.waitUntilIdle()
         runtime.mainQueue.drain()
         runtime.applyPendingCommits()
-        return report
-    }
-
-    /// CPU time the calling thread has used, in nanoseconds.
-    static func threadCPUNanoseconds() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+        return measurement
     }
 
     /// The process's resident memory now, from /proc (0 where there is none).

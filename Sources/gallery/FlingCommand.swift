@@ -1,25 +1,63 @@
+import Compositor
 import Foundation
+import NodeRuntime
 
-/// `gallery --bench fling [--compare]`: the async pass, or the floor, async and sync passes in one
-/// process, as a table and as the JSON report.
+/// `gallery --bench fling [--compare] [--runs N]`: the async mode, or the floor, async and sync modes,
+/// each run `runs` times, interleaved in one process on one window, as a table and as the JSON report.
+///
+/// Run r (from 0) takes the modes in their order rotated by r steps (floor, async, sync; then async,
+/// sync, floor; …), so no mode always runs first, after the same mode, or last; the modes of one run
+/// are minutes apart at most, so a ratio taken within a run sees the same machine on both sides.
+/// - Thread: main
 struct FlingCommand {
     let assets: URL
     let rows: Int
     let frames: Int
     let speed: Double
     let compare: Bool
+    let runs: Int
+    let output: BenchmarkOutput
 
-    func run() throws -> (table: String, json: String) {
-        let modes: [FlingBenchmark.Mode] = compare ? [.floor, .async, .sync] : [.async]
-        let reports = try modes.map { try FlingBenchmark(assets: assets, rows: rows, frames: frames, speed: speed, mode: $0).run() }
-        var table = FlingBenchmark.table(reports)
-        let p99 = Dictionary(reports.map { ($0.mode, $0.percentile(0.99)) }, uniquingKeysWith: { a, _ in a })
-        if let sync = p99[.sync], let async = p99[.async], async > 0 {
-            table += String(format: "\nsync / async p99: %.2f×", sync / async)
+    init(assets: URL, rows: Int, frames: Int, speed: Double, compare: Bool, runs: Int = 1,
+         output: BenchmarkOutput = BenchmarkOutput()) {
+        self.assets = assets
+        self.rows = rows
+        self.frames = frames
+        self.speed = speed
+        self.compare = compare
+        self.runs = max(1, runs)
+        self.output = output
+    }
+
+    /// The modes of run `run` (from 0), in the order they run.
+    static func modeOrder(run: Int, compare: Bool) -> [FlingBenchmark.Mode] {
+        guard compare else { return [.async] }
+        let modes = FlingBenchmark.Mode.allCases
+        let shift = run % modes.count
+        return Array(modes[shift...] + modes[..<shift])
+    }
+
+    /// Runs every mode `runs` times; `progress` gets a line after each run.
+    func run(progress: (String) -> Void = { _ in }) throws -> (report: FlingReport, table: String) {
+        let data = try FlingChatData(assets: assets, rows: rows)
+        defer { data.removeAvatarLinks() }
+        let fonts = FontRegistry(fontsFolder: assets.appendingPathComponent("fonts").path)
+        let backend = try output.makeBackend(title: "fling benchmark", size: FlingBenchmark.viewport)
+        var measurements: [[FlingBenchmark.Measurement]] = []
+        for run in 0..<runs {
+            let measured = try Self.modeOrder(run: run, compare: compare).map { mode in
+                try FlingBenchmark(data: data, fonts: fonts, rows: rows, frames: frames, speed: speed, mode: mode).run(on: backend)
+            }
+            measurements.append(measured)
+            progress("fling run \(run + 1)/\(runs): " + measured.map {
+                String(format: "%@ p99 %.2f ms", $0.mode.rawValue as NSString, $0.frameMilliseconds.percentile(0.99))
+            }.joined(separator: ", "))
         }
-        if let async = p99[.async], let floor = p99[.floor], floor > 0 {
-            table += String(format: "\nasync / floor p99: %.2f×", async / floor)
-        }
-        return (table, FlingBenchmark.json(reports))
+        let report = FlingReport(rows: rows, frames: frames, speed: speed, renderer: backend.rendererName,
+                                 videoDriver: backend.videoDriverName, graphicsDevice: backend.graphicsDeviceName,
+                                 workers: Runtime.shared.scheduler.workerCount,
+                                 runs: measurements)
+        let table = ([report.table] + FlingReport.slowFrameLines(measurements)).joined(separator: "\n")
+        return (report, table)
     }
 }

@@ -13,6 +13,7 @@ struct Gallery: ParsableCommand {
         discussion: """
             Keys: 1–4 switch screens, Escape goes back, F2 shows the frame-timing overlay, Ctrl+Q quits.
             Without a display (or with --headless) it runs SDL's dummy video driver and writes a screenshot.
+            Benchmarks draw in a window too when there is a display (through --renderer), headless otherwise.
             """)
 
     enum Screen: String, ExpressibleByArgument, CaseIterable {
@@ -33,6 +34,11 @@ struct Gallery: ParsableCommand {
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
     var headless = false
+
+    @Option(help: ArgumentHelp(
+        "SDL's renderer for the window and the benchmarks: \(RenderDriver.allCases.map(\.rawValue).joined(separator: ", ")).",
+        discussion: "Sets SDL_HINT_RENDER_DRIVER; the dummy video driver (--headless) has only software."))
+    var renderer: RenderDriver = .auto
 
     @Option(help: "The screen to start on: \(Screen.allCases.map(\.rawValue).joined(separator: ", ")).")
     var screen: Screen = .chats
@@ -72,6 +78,9 @@ struct Gallery: ParsableCommand {
     @Flag(help: "With --bench fling: run the floor, async and sync passes in one process.")
     var compare = false
 
+    @Option(help: "With --bench fling: run each mode this many times, interleaved, and report medians and worst ratios.")
+    var runs: Int = 1
+
     @Option(help: "Layers in the compositor benchmark.")
     var layers: Int = 200
 
@@ -90,6 +99,8 @@ struct Gallery: ParsableCommand {
             throw ValidationError("--speed must be in (0, 100000] points per second (got \(speed))")
         }
         if compare && bench != .fling { throw ValidationError("--compare goes with --bench fling") }
+        guard (1...50).contains(runs) else { throw ValidationError("--runs must be in 1...50 (got \(runs))") }
+        if runs != 1 && bench != .fling { throw ValidationError("--runs goes with --bench fling") }
         if let size, Self.parseSize(size) == nil {
             throw ValidationError("--size must be WIDTHxHEIGHT in points, each 200...4096 (got \(size))")
         }
@@ -107,19 +118,19 @@ struct Gallery: ParsableCommand {
         let assetsFolder = try AssetLocator.locate(explicit: assets)
         let displayAvailable = ProcessInfo.processInfo.environment["DISPLAY"].map { !$0.isEmpty } == true
             || ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } == true
-        let runHeadless = headless || bench != nil || !displayAvailable
-        if runHeadless && !headless && bench == nil {
+        let runHeadless = headless || !displayAvailable
+        if runHeadless && !headless {
             print("gallery: no display found (DISPLAY is unset); running headless with SDL's dummy video driver")
         }
         if let bench {
-            try runBenchmark(bench, assets: assetsFolder)
+            try runBenchmark(bench, assets: assetsFolder, output: BenchmarkOutput(headless: runHeadless, renderDriver: renderer))
             return
         }
         let output = screenshot ?? (runHeadless ? "gallery-output/\(screen.rawValue).png" : nil)
         let frameCount = frames ?? (runHeadless ? 120 : nil)
         if screen == .layers {
-            try ShowcaseApp(assets: assetsFolder, scale: scale ?? 1, headless: runHeadless, frames: frameCount,
-                            screenshot: output).run()
+            try ShowcaseApp(assets: assetsFolder, scale: scale ?? 1, headless: runHeadless, renderDriver: renderer,
+                            frames: frameCount, screenshot: output).run()
             return
         }
         var options = GalleryOptions()
@@ -131,6 +142,7 @@ struct Gallery: ParsableCommand {
         options.screenshot = output
         options.synchronous = sync
         options.headless = runHeadless
+        options.renderDriver = renderer
         options.showsOverlay = overlay
         do {
             try GalleryApp.make(options: options, assets: assetsFolder).run()
@@ -145,19 +157,23 @@ struct Gallery: ParsableCommand {
         if serializeDisplay { Runtime.shared.scheduler.serializesAllDrawing = true }
     }
 
-    private func runBenchmark(_ bench: Benchmark, assets assetsFolder: URL) throws {
+    private func runBenchmark(_ bench: Benchmark, assets assetsFolder: URL, output: BenchmarkOutput) throws {
         switch bench {
         case .fling:
-            let report = try FlingCommand(assets: assetsFolder, rows: rows ?? 10_000, frames: frames ?? 600,
-                                          speed: speed, compare: compare).run()
-            print(report.table)
-            if let json { try report.json.write(toFile: json, atomically: true, encoding: .utf8) }
+            let result = try FlingCommand(assets: assetsFolder, rows: rows ?? 10_000, frames: frames ?? 600, speed: speed,
+                                          compare: compare, runs: runs, output: output)
+                .run { line in
+                    FileHandle.standardError.write(Data((line + "\n").utf8))
+                }
+            print(result.table)
+            if let json { try result.report.json().write(to: URL(fileURLWithPath: json)) }
         case .compositor:
-            let report = try CompositorBenchmark(layerCount: layers, frames: frames ?? 300, assets: assetsFolder).run()
+            let report = try CompositorBenchmark(layerCount: layers, frames: frames ?? 300, assets: assetsFolder,
+                                                 output: output).run()
             print(report.table)
-            if let json { try report.json.write(toFile: json, atomically: true, encoding: .utf8) }
+            if let json { try report.json().write(to: URL(fileURLWithPath: json)) }
         case .display:
-            print(try DisplayBenchmark(assets: assetsFolder, frames: frames ?? 600).run().table)
+            print(try DisplayBenchmark(assets: assetsFolder, frames: frames ?? 600, output: output).run().table)
         case .images:
             print(try ImageBenchmark(assets: assetsFolder, repetitions: frames ?? 9).run())
         case .text:
@@ -165,7 +181,7 @@ struct Gallery: ParsableCommand {
         case .layout:
             print(LayoutBenchmark(cellCount: 10_000, rounds: frames ?? 5).run().table)
         case .typing:
-            print(try TypingBenchmark(assets: assetsFolder, keystrokes: frames ?? 300).run())
+            print(try TypingBenchmark(assets: assetsFolder, keystrokes: frames ?? 300, output: output).run())
         }
     }
 }

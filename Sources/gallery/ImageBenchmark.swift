@@ -36,7 +36,7 @@ struct ImageBenchmark {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 
-    private func median(_ values: [Double]) -> Double { values.isEmpty ? .nan : values.sorted()[values.count / 2] }
+    private func median(_ values: [Double]) -> Double { values.median() }
 
     /// Makes (once, in the temporary folder) a photo-like picture of `width` × `height`: smooth
     /// gradients with fine noise, so it compresses like a photo rather than like a flat colour.
@@ -67,7 +67,8 @@ struct ImageBenchmark {
         files.append(("generated 24 MP .jpg", try generated("24mp.jpg", width: 6000, height: 4000) { try $0.writeJPEG(to: $1, quality: 88) }))
         files.append(("generated 36 MP .png", try generated("36mp.png", width: 6000, height: 6000) { try $0.writePNG(to: $1) }))
 
-        var lines = ["image benchmark (release; median of \(repetitions) runs; MB = peak resident memory the decode adds)",
+        var lines = ["image benchmark (release; median of \(repetitions) runs; MB = peak resident memory the decode adds; "
+                     + "\(BenchmarkOutput.noRenderer))",
                      "  file                    stored      shown     at size: ms     MB  |  whole + shrink: ms     MB  | faster  |  SDL_image + shrink: ms     MB  | faster"]
         for (name, path) in files {
             let source = ImageSource.file(path)

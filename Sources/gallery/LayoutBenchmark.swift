@@ -94,12 +94,13 @@ struct LayoutBenchmark {
         var coldWall: [Double] = [], warmWall: [Double] = []
         var diagnostics = 0
 
-        static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        static func median(_ values: [Double]) -> Double { values.median() }
 
         var warmRatio: Double { Self.median(zip(warm, cold).map { $0 / $1 }) }
 
         var table: String {
-            var lines = ["layout benchmark (one thread, median of \(cold.count) rounds of \(cells) chat cells; CPU time, wall clock in brackets)"]
+            var lines = ["layout benchmark (one thread, median of \(cold.count) rounds of \(cells) chat cells; CPU time, wall clock in brackets; "
+                         + "\(BenchmarkOutput.noRenderer))"]
             lines.append(String(format: "  first pass, cache cold:   %6.2f µs per cell [%.2f] (target ≤ 20 µs)",
                                 Self.median(cold), Self.median(coldWall)))
             lines.append(String(format: "  second pass, cache warm:  %6.3f µs per cell [%.3f], %.4f of the first (target ≤ 0.1)",
@@ -111,13 +112,6 @@ struct LayoutBenchmark {
         }
     }
 
-    /// Nanoseconds of CPU time the calling thread has used.
-    static func threadNanoseconds() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-    }
-
     func run() -> Report {
         let range = SizeRange(min: Size(width: width, height: 0), max: Size(width: width, height: .infinity))
         // Brings the code and the allocator up to speed before anything is timed.
@@ -127,10 +121,10 @@ struct LayoutBenchmark {
         for _ in 0..<rounds {
             let cells = (0..<cellCount).map { Cell(index: $0) }
             func pass() -> (cpu: Double, wall: Double) {
-                let wallStart = MonotonicClock.nanoseconds(), cpuStart = Self.threadNanoseconds()
+                let wallStart = MonotonicClock.nanoseconds(), cpuStart = ThreadCPUClock.nanoseconds()
                 var diagnostics = 0
                 for cell in cells { diagnostics += cell.layoutThatFits(range).diagnostics.count }
-                let cpu = Self.threadNanoseconds() &- cpuStart, wall = MonotonicClock.nanoseconds() &- wallStart
+                let cpu = ThreadCPUClock.nanoseconds() &- cpuStart, wall = MonotonicClock.nanoseconds() &- wallStart
                 report.diagnostics = diagnostics
                 return (Double(cpu) / 1000 / Double(cellCount), Double(wall) / 1000 / Double(cellCount))
             }

@@ -8,6 +8,7 @@ final class ShowcaseApp {
     let assets: URL
     let scale: Double
     let headless: Bool
+    let renderDriver: RenderDriver
     let frames: Int?
     let screenshot: String?
 
@@ -16,10 +17,11 @@ final class ShowcaseApp {
     private let mover = Layer(name: "mover")
     private var photos: [Bitmap] = []
 
-    init(assets: URL, scale: Double, headless: Bool, frames: Int?, screenshot: String?) {
+    init(assets: URL, scale: Double, headless: Bool, renderDriver: RenderDriver = .auto, frames: Int?, screenshot: String?) {
         self.assets = assets
         self.scale = scale
         self.headless = headless
+        self.renderDriver = renderDriver
         self.frames = frames
         self.screenshot = screenshot
     }
@@ -31,7 +33,7 @@ final class ShowcaseApp {
     func run() throws {
         let size = Size(width: 960, height: 640)
         let backend = try SDLRenderBackend(.init(title: "Tessera gallery", size: size, scale: scale,
-                                                 headless: headless, resizable: true))
+                                                 headless: headless, resizable: true, renderDriver: renderDriver))
         let compositor = Compositor(backend: backend, scale: scale,
                                     configuration: .init(clearColor: Self.background))
         let photoNames = ["astronaut.png", "chelsea.jpg", "coffee.jpg", "rocket.jpg", "hubble_deep_field.jpg",
@@ -76,9 +78,9 @@ final class ShowcaseApp {
             if isLast { break }
             clock.waitForNextFrame()
         }
-        let sorted = frameTimes.sorted()
-        if !sorted.isEmpty {
-            let p50 = sorted[sorted.count / 2], p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+        let percentiles = Percentiles(frameTimes)
+        if !percentiles.isEmpty {
+            let p50 = percentiles.median, p99 = percentiles.percentile(0.99)
             print(String(format: "gallery: %d frames, main thread p50 %.2f ms, p99 %.2f ms, %d uploads, %d KiB of textures",
                          frame, p50, p99, totalUploads, compositor.liveTextureBytes / 1024))
         }

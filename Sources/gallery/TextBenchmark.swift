@@ -33,10 +33,11 @@ struct TextBenchmark {
         let fonts = FontRegistry(fontsFolder: assets.appendingPathComponent("fonts").path)
         let options = TextLayoutOptions(maximumNumberOfLines: 2, truncationMode: .end)
         let width = 280.0
-        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        func median(_ values: [Double]) -> Double { values.median() }
         func microseconds(since start: UInt64) -> Double { Double(MonotonicClock.nanoseconds() &- start) / 1_000 }
 
-        var lines = ["text benchmark (release build, one thread; median of \(runs) runs over \(previews.count) different previews, µs)",
+        var lines = ["text benchmark (release build, one thread; median of \(runs) runs over \(previews.count) different previews, µs; "
+                     + "\(BenchmarkOutput.noRenderer))",
                      "  two-line chat preview, 14 pt, \(Int(width)) pt wide:  layout   draw   layout+draw   cached layout"]
         for scale in [1.0, 2.0] {
             // Warm up: open this thread's faces at this size and fill their word-width caches once, as a
@@ -100,7 +101,8 @@ struct TextBenchmark {
             }
             let time = median(times)
             if name == "Latin" { latin = time }
-            lines.append(String(format: "  %-9@ preview, layout + draw @1x: %7.1f µs (%.2f× Latin)", name as NSString, time, time / max(0.001, latin)))
+            lines.append("  " + name.padded(to: 9)
+                         + String(format: " preview, layout + draw @1x: %7.1f µs (%.2f× Latin)", time, time / max(0.001, latin)))
         }
         // Bad input: a megabyte in one message. The layout stops at its line cap instead of measuring it all.
         let megabyte = AttributedText(String(repeating: "lorem ipsum dolor sit amet ", count: 1_048_576 / 27 + 1),

@@ -12,10 +12,11 @@ import NodeRuntime
 struct TypingBenchmark {
     let assets: URL
     let keystrokes: Int
+    var output = BenchmarkOutput()
 
     func run() throws -> String {
         let size = Size(width: 640, height: 480)
-        let backend = try SDLRenderBackend(.init(title: "typing", size: size, headless: true))
+        let backend = try output.makeBackend(title: "typing", size: size)
         let host = NodeHost(compositor: Compositor(backend: backend))
         let data = try ChatData(assets: assets)
         // A long message made of the dataset's Latin messages.
@@ -76,11 +77,8 @@ struct TypingBenchmark {
             uploadMs.append(upload)
         }
         precondition(field.text.count == 2_000 + keystrokes, "every keystroke reached the text")
-        func p(_ values: [Double], _ q: Double) -> Double {
-            let sorted = values.sorted()
-            return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
-        }
-        var lines = ["typing benchmark (release build, headless \(backend.rendererName) renderer): \(keystrokes) keystrokes "
+        func p(_ values: [Double], _ q: Double) -> Double { values.percentile(q) }
+        var lines = ["typing benchmark (release build, \(BenchmarkOutput.describe(backend))): \(keystrokes) keystrokes "
                      + "into a 2,000-character message, caret mid-text, UI thread only (ms)"]
         lines.append(String(format: "  the edit (event phase):          p50 %6.3f   p99 %6.3f   max %6.3f",
                             p(eventMs, 0.5), p(eventMs, 0.99), eventMs.max() ?? 0))

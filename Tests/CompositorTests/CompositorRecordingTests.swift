@@ -183,6 +183,29 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(backend.textureUploads, 2, "hidden and NaN-opacity layers upload nothing")
     }
 
+    /// A bind is counted when a draw call takes another texture than the previous draw call; a fill in
+    /// between leaves no texture bound, and every frame starts with none.
+    func testTextureBindsCountChangesOfTextureBetweenDrawCalls() {
+        let (compositor, backend) = makeCompositor()
+        let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
+        let shared = TestContent.solid(.white)
+        let other = TestContent.solid(.black)
+        root.addSublayer(layer("a", Rect(x: 0, y: 0, width: 10, height: 10), contents: shared))
+        root.addSublayer(layer("b", Rect(x: 20, y: 0, width: 10, height: 10), contents: shared))   // same texture
+        root.addSublayer(layer("c", Rect(x: 40, y: 0, width: 10, height: 10), contents: other))    // bind
+        root.addSublayer(layer("d", Rect(x: 60, y: 0, width: 10, height: 10), contents: other,
+                               background: Color(rgb: 0x336699)))                                 // fill, bind again
+        root.addSublayer(layer("e", Rect(x: 80, y: 0, width: 10, height: 10), contents: other))    // same texture
+        for frame in 1...2 {
+            backend.reset()
+            let stats = compositor.render(root)
+            XCTAssertEqual(backend.textureUploads, frame == 1 ? 2 : 0, "two bitmaps, two textures, made once")
+            XCTAssertEqual(backend.textureDraws.count, 5, "frame \(frame)")
+            XCTAssertEqual(stats.drawCalls, 6, "five copies and one fill, frame \(frame)")
+            XCTAssertEqual(stats.textureBinds, 3, "a, c, and d's contents after its fill; frame \(frame) starts unbound")
+        }
+    }
+
     func testClipsToBoundsSetsTheIntersectedClipAndCullsOutside() {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))

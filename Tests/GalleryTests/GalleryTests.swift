@@ -215,6 +215,25 @@ final class GalleryTests: XCTestCase {
         let legend = ChartPixels(in: pixels, rect: legendFrame, colors: PerfOverlayNode.ChartNode.phaseColors)
         XCTAssertGreaterThanOrEqual(legend.columns, PerfOverlayNode.ChartNode.phaseColors.count, "legend: \(legend)")
 
+        // The figures say where the UI thread's time went, from the same records: its CPU time per
+        // frame and the interference (wall minus CPU). A frame a second later refreshes them from the
+        // history as it then is.
+        time += 1
+        frames(app)
+        let figures = app.overlay.figures.attributedText.string
+        let cpu = app.history.percentiles(\.cpuMilliseconds)
+        let interference = app.history.percentiles(\.interferenceMilliseconds)
+        XCTAssertTrue(figures.contains(String(format: "UI thread CPU p50 %.2f  p99 %.2f ms", cpu.median, cpu.percentile(0.99))), figures)
+        XCTAssertTrue(figures.contains(String(format: "interference p50 %.2f  p99 %.2f  max %.2f ms", interference.median,
+                                              interference.percentile(0.99), interference.maximum)), figures)
+        XCTAssertTrue(figures.contains(PerfOverlayNode.threadTimeFigures(app.history)), figures)
+        XCTAssertGreaterThan(cpu.median, 0, "every frame of the chats screen costs the UI thread CPU time")
+        XCTAssertEqual(cpu.count, min(240, app.history.frameCount))
+        for record in app.history.records {
+            XCTAssertLessThanOrEqual(record.cpuMilliseconds, record.wallMilliseconds + 0.05, "CPU time lies inside the wall time")
+            XCTAssertEqual(record.interferenceMilliseconds, max(0, record.wallMilliseconds - record.cpuMilliseconds))
+        }
+
         frames(app, [.keyDown(.function(2), modifiers: [])])
         XCTAssertFalse(app.overlayShown)
         XCTAssertNil(overlayLayer.superlayer)

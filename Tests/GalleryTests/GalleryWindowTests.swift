@@ -203,6 +203,32 @@ final class GalleryWindowTests: XCTestCase {
         XCTAssertLessThan(Double(row.maxX - row.minX), 220 * scale, "the bubble holds the short new message")
     }
 
+    /// `--bench fling` with a display draws in a real window through the renderer `--renderer` names,
+    /// and its report (table and JSON) says which; headless, a renderer the dummy driver lacks is
+    /// refused by name.
+    func testTheFlingBenchmarkRunsInTheWindowOnTheRendererAskedFor() throws {
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
+        try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
+        let short = ["--bench", "fling", "--compare", "--rows", "40", "--frames", "10"] + assetsArguments
+        try withXvfb { display in
+            for renderer in ["opengl", "software"] {
+                let file = outputFolder.appendingPathComponent("fling-\(renderer).json")
+                try? FileManager.default.removeItem(at: file)
+                let (status, output) = try run(galleryBinary.path, short + ["--renderer", renderer, "--json", file.path],
+                                               environment: ["DISPLAY": display, "SDL_VIDEODRIVER": "x11"])
+                XCTAssertEqual(status, 0, output)
+                XCTAssertTrue(output.contains("renderer \(renderer), video driver x11"), output)
+                let report = try JSONDecoder().decode(FlingReport.self, from: try Data(contentsOf: file))
+                XCTAssertEqual(report.renderer, renderer)
+                XCTAssertEqual(report.videoDriver, "x11")
+                XCTAssertNotNil(report.ratios.asyncOverFloorP99)
+            }
+        }
+        let (status, output) = try run(galleryBinary.path, ["--headless", "--renderer", "opengl"] + short)
+        XCTAssertNotEqual(status, 0, output)
+        XCTAssertTrue(output.contains("could not start the opengl renderer with the dummy video driver"), output)
+    }
+
     /// F2 pressed on the X server's keyboard reaches the gallery through SDL's event loop and shows
     /// the overlay, whose chart is drawn in the window's frame; Ctrl+Q quits.
     func testF2InTheWindowShowsTheOverlayChart() throws {

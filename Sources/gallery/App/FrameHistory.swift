@@ -50,12 +50,14 @@ final class FrameHistory {
         return Double(frameStarts.count - 1) / (last - first)
     }
 
-    /// The `p` quantile (0...1) of main-thread milliseconds over the kept frames.
-    func percentile(_ p: Double) -> Double {
-        let sorted = samples.map(\.record.totalMilliseconds).sorted()
-        guard !sorted.isEmpty else { return 0 }
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+    /// The percentiles of one figure of the kept frames' records (nearest rank; all 0 with no frames).
+    func percentiles(_ figure: KeyPath<FrameRecord, Double>) -> Percentiles {
+        Percentiles(samples.lazy.map { $0.record[keyPath: figure] })
     }
+
+    /// The `p` percentile (0...1) of main-thread milliseconds over the kept frames (nearest rank; 0
+    /// with no frames).
+    func percentile(_ p: Double) -> Double { percentiles(\.totalMilliseconds).percentile(p) }
 }
 
 /// Turns the scheduler's cumulative work time into time per frame: each reading returns the display

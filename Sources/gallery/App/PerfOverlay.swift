@@ -138,10 +138,12 @@ final class PerfOverlayNode: Node {
         let stats = Runtime.shared.scheduler.statistics
         let draws = stats.byKind[.draw] ?? DisplayScheduler.Statistics.Counts()
         let workerMean = samples.isEmpty ? 0 : samples.map(\.workerMilliseconds).reduce(0, +) / Double(samples.count)
+        let main = history.percentiles(\.totalMilliseconds)
         let lines = [
             String(format: "%.0f fps  main thread p50 %.2f  p95 %.2f  p99 %.2f ms  over budget %d of %d",
-                   history.framesPerSecond, history.percentile(0.5), history.percentile(0.95), history.percentile(0.99),
+                   history.framesPerSecond, main.percentile(0.5), main.percentile(0.95), main.percentile(0.99),
                    history.framesOverBudget, history.frameCount),
+            Self.threadTimeFigures(history),
             String(format: "queue %d  draws %d done, %d cancelled  decodes %d  measures %d  workers %.2f ms/frame",
                    record.schedulerQueueDepth, draws.completed, draws.cancelledBeforeStart + draws.cancelledWhileRunning,
                    stats.byKind[.decode]?.completed ?? 0, stats.byKind[.measure]?.completed ?? 0, workerMean),
@@ -159,6 +161,16 @@ final class PerfOverlayNode: Node {
         ]
         figures.attributedText = AttributedText(lines.joined(separator: "\n"),
                                                 attributes: TextAttributes(font: .monospaced(size: 10), color: Color(rgb: 0xE6EDF3)))
+    }
+
+    /// The figures' line on where the UI thread's frame time went: its CPU time per frame, and the
+    /// interference (wall minus CPU: the time it lost its core or waited), over the kept frames.
+    static func threadTimeFigures(_ history: FrameHistory) -> String {
+        let cpu = history.percentiles(\.cpuMilliseconds)
+        let interference = history.percentiles(\.interferenceMilliseconds)
+        return String(format: "UI thread CPU p50 %.2f  p99 %.2f ms  interference p50 %.2f  p99 %.2f  max %.2f ms",
+                      cpu.percentile(0.5), cpu.percentile(0.99),
+                      interference.percentile(0.5), interference.percentile(0.99), interference.maximum)
     }
 
     static func bytes(_ count: Int) -> String {

@@ -1,0 +1,37 @@
+import ArgumentParser
+import Compositor
+
+extension RenderDriver: ExpressibleByArgument {}
+
+/// Where a benchmark draws: SDL's dummy video driver (headless) or a real window, through which of
+/// SDL's renderers. `gallery --bench …` takes it from `--headless` (or no display) and `--renderer`.
+/// - Thread: main
+struct BenchmarkOutput {
+    /// SDL's dummy video driver, with no window on any display (only the software renderer).
+    var headless = true
+    var renderDriver = RenderDriver.auto
+
+    /// A window of `size` points at scale 1 (benchmarks compare pixels, not densities) through the
+    /// renderer asked for; fails when SDL cannot give that renderer here.
+    func makeBackend(title: String, size: Size) throws -> SDLRenderBackend {
+        try SDLRenderBackend(.init(title: title, size: size, scale: 1, headless: headless, renderDriver: renderDriver))
+    }
+
+    /// "renderer software, video driver dummy" (and the GL device, for OpenGL): the words every
+    /// benchmark's report names its output with.
+    static func describe(_ backend: SDLRenderBackend) -> String {
+        "renderer \(backend.rendererName), video driver \(backend.videoDriverName)"
+            + (backend.graphicsDeviceName.map { ", device \($0)" } ?? "")
+    }
+
+    /// What the reports of the benchmarks that present nothing say instead.
+    static let noRenderer = "renderer none, video driver none (CPU only: nothing is presented)"
+}
+
+extension String {
+    /// The string with spaces added on the right up to `width` characters, for the reports' columns
+    /// (Foundation's `%-12@` does not pad on Linux).
+    func padded(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}
