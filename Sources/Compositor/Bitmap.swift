@@ -83,6 +83,10 @@ public struct Bitmap: Sendable, CustomStringConvertible {
         }
         deinit { liveBitmapBytes.subtract(pixels.count * 4, ordering: .relaxed) }
 
+        /// True when the bitmap is known to be opaque (recorded when made or by an earlier scan);
+        /// never scans.
+        var isKnownOpaque: Bool { opacity.load(ordering: .acquiring) == Storage.opaque }
+
         /// True when every pixel's alpha is 255; scans once, on the first caller's thread.
         var isOpaque: Bool {
             switch opacity.load(ordering: .acquiring) {
@@ -176,6 +180,10 @@ public struct Bitmap: Sendable, CustomStringConvertible {
     /// scans the pixels (stopping at the first translucent run) on the calling thread and stores the
     /// answer for every copy of this value.
     public var isOpaque: Bool { storage.isOpaque }
+    /// True when the bitmap is already known to be opaque (a worker prepared it, or it was scanned);
+    /// false when it is translucent or not yet scanned. Never scans: for the UI thread.
+    /// - Thread: any
+    public var isKnownOpaque: Bool { storage.isKnownOpaque }
 
     /// The pixels, premultiplied ARGB8888, row by row. For a bitmap stored straight (see
     /// `alphaLayout`) each call converts all of them: read single pixels with `pixel(x:y:)`, or use

@@ -216,7 +216,9 @@ public final class Compositor {
 
     private func drawOwnContent(_ layer: Layer, in rect: Rect, radii: CornerRadii, rounded: Bool,
                                 mode: CornerRoundingMode, opacity: Double) {
-        if let background = layer.backgroundColor, background.alpha > 0 {
+        // Opaque contents that fill the layer hide its background: the fill would be drawn for nothing.
+        let contentsCover = !rounded && opacity >= 1 && layer.contents.map { !$0.isEmpty && $0.isKnownOpaque } == true
+        if let background = layer.backgroundColor, background.alpha > 0, !contentsCover {
             let color = background.withAlphaMultiplied(by: opacity)
             if rounded && mode != .clipping {
                 var mesh = RoundedGeometry.Mesh()

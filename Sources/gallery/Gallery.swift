@@ -30,6 +30,7 @@ struct Gallery: ParsableCommand {
         case text
         case layout
         case typing
+        case policies
     }
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
@@ -90,6 +91,27 @@ struct Gallery: ParsableCommand {
     @Option(help: "Folder with the gallery's photos, fonts and data.")
     var assets: String?
 
+    /// How the display workers share the machine with the UI thread.
+    enum WorkerPolicyChoice: String, ExpressibleByArgument, CaseIterable {
+        /// At most cores / 2 workers active, nice 5 (the default).
+        case keepCore = "keep-core"
+        /// Every worker, nice 5.
+        case all
+        /// Every worker, SCHED_IDLE.
+        case idle
+
+        var policy: DisplayScheduler.WorkerPolicy {
+            switch self {
+            case .keepCore: return .keepingACoreForTheUIThread
+            case .all: return .default
+            case .idle: return .init(priority: .idle)
+            }
+        }
+    }
+
+    @Option(help: "How display workers share the machine: keep-core (at most cores/2 active, nice 5; the default), all (every worker, nice 5), idle (SCHED_IDLE).")
+    var workerPolicy: WorkerPolicyChoice = .keepCore
+
     func validate() throws {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1 (got \(frames))") }
         if let scale, scale != 1 && scale != 2 { throw ValidationError("--scale must be 1 or 2 (got \(scale))") }
@@ -100,7 +122,7 @@ struct Gallery: ParsableCommand {
         }
         if compare && bench != .fling { throw ValidationError("--compare goes with --bench fling") }
         guard (1...50).contains(runs) else { throw ValidationError("--runs must be in 1...50 (got \(runs))") }
-        if runs != 1 && bench != .fling { throw ValidationError("--runs goes with --bench fling") }
+        if runs != 1 && bench != .fling && bench != .policies { throw ValidationError("--runs goes with --bench fling or policies") }
         if let size, Self.parseSize(size) == nil {
             throw ValidationError("--size must be WIDTHxHEIGHT in points, each 200...4096 (got \(size))")
         }
@@ -154,6 +176,7 @@ struct Gallery: ParsableCommand {
     /// Turns on the runtime's debugging switches that were asked for. Never turns one off, so the
     /// runtime's own environment variables still hold.
     func applyDebugSwitches() {
+        Runtime.shared.scheduler.workerPolicy = workerPolicy.policy
         if serializeDisplay { Runtime.shared.scheduler.serializesAllDrawing = true }
     }
 
@@ -167,6 +190,16 @@ struct Gallery: ParsableCommand {
                 }
             print(result.table)
             if let json { try result.report.json().write(to: URL(fileURLWithPath: json)) }
+        case .policies:
+            let result = try WorkerPolicyBenchmark(assets: assetsFolder, rows: rows ?? 10_000, frames: frames ?? 600,
+                                                   speed: speed, runs: runs, output: output)
+                .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            print(result.table)
+            if let json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                try encoder.encode(result.report).write(to: URL(fileURLWithPath: json))
+            }
         case .compositor:
             let report = try CompositorBenchmark(layerCount: layers, frames: frames ?? 300, assets: assetsFolder,
                                                  output: output).run()

@@ -189,7 +189,8 @@ final class CompositorRecordingTests: XCTestCase {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         let shared = TestContent.solid(.white)
-        let other = TestContent.solid(.black)
+        // Translucent, so d's background still shows under it and is filled.
+        let other = TestContent.solid(Color(red: 0, green: 0, blue: 0, alpha: 128))
         root.addSublayer(layer("a", Rect(x: 0, y: 0, width: 10, height: 10), contents: shared))
         root.addSublayer(layer("b", Rect(x: 20, y: 0, width: 10, height: 10), contents: shared))   // same texture
         root.addSublayer(layer("c", Rect(x: 40, y: 0, width: 10, height: 10), contents: other))    // bind
@@ -204,6 +205,25 @@ final class CompositorRecordingTests: XCTestCase {
             XCTAssertEqual(stats.drawCalls, 6, "five copies and one fill, frame \(frame)")
             XCTAssertEqual(stats.textureBinds, 3, "a, c, and d's contents after its fill; frame \(frame) starts unbound")
         }
+    }
+
+    /// A background under opaque contents that fill the layer is not filled: nothing of it would
+    /// show. Translucent contents, a rounded layer or a translucent layer keep the fill.
+    func testOpaqueContentsHideTheirBackgroundWithoutAFill() {
+        let (compositor, backend) = makeCompositor()
+        let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
+        let opaque = TestContent.solid(.white)
+        XCTAssertTrue(opaque.isOpaque)
+        let translucent = TestContent.solid(Color(red: 0, green: 0, blue: 0, alpha: 128))
+        root.addSublayer(layer("covered", Rect(x: 0, y: 0, width: 10, height: 10), contents: opaque, background: .black))
+        root.addSublayer(layer("shows", Rect(x: 20, y: 0, width: 10, height: 10), contents: translucent, background: .black))
+        let faded = layer("faded", Rect(x: 40, y: 0, width: 10, height: 10), contents: opaque, background: .black)
+        faded.opacity = 0.5
+        root.addSublayer(faded)
+        let stats = compositor.render(root)
+        let fills = backend.calls.filter { if case .fill = $0 { return true } else { return false } }.count
+        XCTAssertEqual(fills, 2, "the translucent contents' and the faded layer's backgrounds; not the covered one")
+        XCTAssertEqual(stats.drawCalls, 5)
     }
 
     func testClipsToBoundsSetsTheIntersectedClipAndCullsOutside() {

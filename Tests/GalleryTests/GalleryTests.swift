@@ -255,6 +255,8 @@ final class GalleryTests: XCTestCase {
 
     func testSerializeDisplayFlagSerializesTheDisplayWorkers() throws {
         XCTAssertTrue(Gallery.helpMessage().contains("--serialize-display"))
+        let policyBefore = Runtime.shared.scheduler.workerPolicy
+        defer { Runtime.shared.scheduler.workerPolicy = policyBefore }
         let before = Runtime.shared.scheduler.serializesAllDrawing
         try Gallery.parse([]).applyDebugSwitches()
         XCTAssertEqual(Runtime.shared.scheduler.serializesAllDrawing, before, "without the flag nothing changes")
@@ -263,6 +265,21 @@ final class GalleryTests: XCTestCase {
         serialized.applyDebugSwitches()
         defer { Runtime.shared.scheduler.serializesAllDrawing = before }
         XCTAssertTrue(Runtime.shared.scheduler.serializesAllDrawing)
+    }
+
+    /// The gallery keeps a core for its UI thread unless told otherwise.
+    func testTheWorkerPolicyOptionSetsTheSchedulersPolicy() throws {
+        let before = Runtime.shared.scheduler.workerPolicy
+        defer { Runtime.shared.scheduler.workerPolicy = before }
+        try Gallery.parse([]).applyDebugSwitches()
+        XCTAssertEqual(Runtime.shared.scheduler.workerPolicy, .keepingACoreForTheUIThread)
+        XCTAssertEqual(Runtime.shared.scheduler.workerPolicy.maximumActiveWorkers,
+                       max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        try Gallery.parse(["--worker-policy", "all"]).applyDebugSwitches()
+        XCTAssertEqual(Runtime.shared.scheduler.workerPolicy, .default)
+        try Gallery.parse(["--worker-policy", "idle"]).applyDebugSwitches()
+        XCTAssertEqual(Runtime.shared.scheduler.workerPolicy.priority, .idle)
+        XCTAssertThrowsError(try Gallery.parse(["--worker-policy", "fast"]))
     }
 
     func testCompactCountsAndTimes() {

@@ -119,6 +119,8 @@ func settle(_ host: NodeHost, time: inout Double) {
 /// until the returned gates are opened.
 func occupyAllWorkers() -> [Gate] {
     let scheduler = Runtime.shared.scheduler
+    // Every worker must be free to take a gate (an app's policy may cap the active workers).
+    scheduler.workerPolicy = .default
     let gates = (0..<scheduler.workerCount).map { _ in Gate() }
     for gate in gates {
         scheduler.schedule(priority: .visible) { _ in gate.pass(); return .completed }

@@ -122,8 +122,16 @@ public final class DisplayScheduler: Sendable {
             self.maximumActiveWorkers = maximumActiveWorkers.map { max(1, $0) }
         }
 
-        /// Nice 5, every worker: the measured choice (README, "Workers and the UI thread's core").
+        /// Nice 5, every worker: the scheduler's default, which any number of workers can rely on
+        /// (a caller that holds every worker at once, as tests do, needs them all active).
         public static let `default` = WorkerPolicy()
+
+        /// Nice 5 and at most half the cores' worth of workers active (at least one): the UI thread
+        /// keeps a core of its own, and no worker woken after a frame's present takes it (README,
+        /// "Workers and the UI thread's core", has the measurements). What the gallery runs with.
+        public static var keepingACoreForTheUIThread: WorkerPolicy {
+            WorkerPolicy(priority: .nice(5), maximumActiveWorkers: max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        }
 
         public var description: String {
             let priority: String
