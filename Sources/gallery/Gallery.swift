@@ -29,6 +29,7 @@ struct Gallery: ParsableCommand {
         case images
         case text
         case layout
+        case rows
         case typing
         case policies
     }
@@ -211,6 +212,8 @@ struct Gallery: ParsableCommand {
             print(try ImageBenchmark(assets: assetsFolder, repetitions: frames ?? 9).run())
         case .text:
             print(try TextBenchmark(assets: assetsFolder, runs: frames ?? 3_000).run())
+        case .rows:
+            print(try RowDrawBenchmark(rounds: frames ?? 40).run())
         case .layout:
             print(LayoutBenchmark(cellCount: 10_000, rounds: frames ?? 5).run().table)
         case .typing:
