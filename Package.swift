@@ -11,6 +11,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         // SDL2, SDL2_ttf and SDL2_image, seen through one shim header. Only `Compositor`
@@ -40,7 +41,8 @@ let package = Package(
         ),
         .target(
             name: "NodeRuntime",
-            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "TesseraICU", "CFontconfig"],
+            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "TesseraICU", "CFontconfig",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         .executableTarget(

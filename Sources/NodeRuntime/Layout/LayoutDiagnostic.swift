@@ -72,8 +72,8 @@ enum LayoutDiagnosticPrinter {
             return printed.count <= limit ? 1 : 2
         }
         switch action {
-        case 1: FileHandle.standardError.write(Data("Tessera layout: \(line)\n".utf8))
-        case 2: FileHandle.standardError.write(Data("Tessera layout: further diagnostics are not printed\n".utf8))
+        case 1: TesseraLog.layout.warning("\(line)")
+        case 2: TesseraLog.layout.warning("further layout diagnostics are not reported")
         default: break
         }
     }

@@ -134,8 +134,9 @@ public final class FontRegistry: Sendable {
     /// - Thread: any
     public var errors: [FontError] { state.withLock { $0.errors } }
 
-    /// Whether problems are also printed to standard error (on by default; tests that provoke them
-    /// turn it off to keep logs readable).
+    /// Whether problems are also reported through `TesseraLog.fonts` (on by default; tests that
+    /// provoke them turn it off to keep logs readable). Without a logging backend bootstrapped they
+    /// go to standard error.
     /// - Thread: any
     public var reportsErrorsToStandardError: Bool {
         get { state.withLock { $0.reportsToStandardError } }
@@ -297,7 +298,7 @@ public final class FontRegistry: Sendable {
         guard !state.errors.contains(error) else { return }
         state.errors.append(error)
         if state.reportsToStandardError {
-            FileHandle.standardError.write(Data("Tessera: \(error); using the fallback font\n".utf8))
+            TesseraLog.fonts.warning("\(error); using the fallback font")
         }
     }
 }

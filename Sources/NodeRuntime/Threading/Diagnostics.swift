@@ -1,0 +1,14 @@
+public import Logging
+
+/// Where the runtime reports what an app should hear about but that is no error of the caller's: a
+/// font that cannot be loaded, a layout that cannot be satisfied. Through swift-log, so an app routes
+/// or silences them with `LoggingSystem.bootstrap`; with no bootstrap they go to standard error, as
+/// swift-log's default handler writes them. Each kind is reported once per process (and layout
+/// diagnostics at most 200 times), so a list of thousands of bad cells cannot flood the log.
+/// - Thread: any
+public enum TesseraLog {
+    /// Fonts: files that cannot be found or loaded, and the fallback used instead.
+    public static let fonts = Logger(label: "tessera.fonts")
+    /// Layout: sizes and specs that cannot be satisfied, and what was done instead.
+    public static let layout = Logger(label: "tessera.layout")
+}
