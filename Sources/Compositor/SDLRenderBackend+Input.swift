@@ -1,0 +1,251 @@
+internal import CSDL
+
+// The SDL backend's input side: polling and translating SDL's events into points, the display scale
+// that follows the window, text input and the clipboard, the system cursors, and the events tests
+// push onto SDL's own queue.
+
+extension SDLRenderBackend {
+    public func pollEvents() -> [BackendEvent] {
+        var events: [BackendEvent] = []
+        var event = SDL_Event()
+        var windowChanged = false
+        while SDL_PollEvent(&event) != 0 {
+            if SDL_EventType(event.type) == SDL_WINDOWEVENT { windowChanged = true }
+            if let translated = translate(event) { events.append(translated) }
+        }
+        // A window moved to another display, or resized there, may have a new density.
+        if windowChanged, followsDisplayScale, let newScale = displayScale(), newScale != scale {
+            scale = newScale
+            events.append(.input(.contentsScaleChanged(newScale)))
+        }
+        return events
+    }
+
+    /// The window's drawable pixels per window unit, nil when SDL reports no size.
+    func displayScale() -> Double? {
+        var windowWidth: Int32 = 0, windowHeight: Int32 = 0, pixelWidth: Int32 = 0, pixelHeight: Int32 = 0
+        SDL_GetWindowSize(window, &windowWidth, &windowHeight)
+        SDL_GetRendererOutputSize(renderer, &pixelWidth, &pixelHeight)
+        guard windowWidth > 0, pixelWidth > 0 else { return nil }
+        let ratio = Double(pixelWidth) / Double(windowWidth)
+        return ratio.isFinite && ratio > 0 ? min(ratio, 8) : nil
+    }
+
+    /// Puts text events on SDL's queue, as an input method would: `textInput` split into pieces that
+    /// fit SDL's event (at character boundaries), `textEditing` as one event. Other events are ignored.
+    package func pushTextEvent(_ input: InputEvent) {
+        func fill<T>(_ field: inout T, with bytes: some Collection<UInt8>) {
+            withUnsafeMutableBytes(of: &field) { raw in
+                for (index, byte) in bytes.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+                raw[min(bytes.count, raw.count - 1)] = 0
+            }
+        }
+        switch input {
+        case let .textInput(text):
+            var piece = ""
+            var pieces: [String] = []
+            for character in text {
+                if piece.utf8.count + String(character).utf8.count > 31 { pieces.append(piece); piece = "" }
+                piece.append(character)
+            }
+            if !piece.isEmpty { pieces.append(piece) }
+            for piece in pieces {
+                var event = SDL_Event()
+                event.type = SDL_TEXTINPUT.rawValue
+                event.text.windowID = SDL_GetWindowID(window)
+                fill(&event.text.text, with: Array(piece.utf8))
+                SDL_PushEvent(&event)
+            }
+        case let .textEditing(text, cursor):
+            var event = SDL_Event()
+            event.type = SDL_TEXTEDITING.rawValue
+            event.edit.windowID = SDL_GetWindowID(window)
+            fill(&event.edit.text, with: Array(text.utf8))
+            event.edit.start = Int32(clamping: cursor)
+            event.edit.length = 0
+            SDL_PushEvent(&event)
+        default:
+            return
+        }
+    }
+
+    /// Shows one of SDL's system cursors, made the first time each shape is asked for
+    /// (`SDL_CreateSystemCursor`) and set with `SDL_SetCursor` only when the shape changes. Under the
+    /// dummy driver SDL makes none, and the call changes nothing.
+    public func setCursor(_ cursor: Cursor) {
+        UIThread.precondition("SDLRenderBackend.setCursor")
+        guard cursor != shownCursor else { return }
+        shownCursor = cursor
+        let made: OpaquePointer?
+        if let cached = systemCursors[cursor] {
+            made = cached
+        } else {
+            made = SDL_CreateSystemCursor(Self.systemCursor(for: cursor))
+            systemCursors[cursor] = made
+        }
+        if let made { SDL_SetCursor(made) }
+    }
+
+    private static func systemCursor(for cursor: Cursor) -> SDL_SystemCursor {
+        switch cursor {
+        case .arrow: return SDL_SYSTEM_CURSOR_ARROW
+        case .iBeam: return SDL_SYSTEM_CURSOR_IBEAM
+        case .hand: return SDL_SYSTEM_CURSOR_HAND
+        case .crosshair: return SDL_SYSTEM_CURSOR_CROSSHAIR
+        case .wait: return SDL_SYSTEM_CURSOR_WAIT
+        case .notAllowed: return SDL_SYSTEM_CURSOR_NO
+        case .move: return SDL_SYSTEM_CURSOR_SIZEALL
+        case .resizeVertical: return SDL_SYSTEM_CURSOR_SIZENS
+        case .resizeHorizontal: return SDL_SYSTEM_CURSOR_SIZEWE
+        }
+    }
+
+    /// Puts an event on SDL's queue, as the platform would (used by tests of the reset path and of
+    /// the pointer's translation).
+    package func pushEvent(_ kind: BackendEvent) {
+        var event = SDL_Event()
+        func pixels(_ point: Point) -> (Int32, Int32) {
+            (Int32((point.x * windowUnitsPerPoint).rounded()), Int32((point.y * windowUnitsPerPoint).rounded()))
+        }
+        switch kind {
+        case .renderTargetsReset: event.type = SDL_RENDER_TARGETS_RESET.rawValue
+        case .renderDeviceReset: event.type = SDL_RENDER_DEVICE_RESET.rawValue
+        case .input(.quit): event.type = SDL_QUIT.rawValue
+        case let .input(.pointerDown(point, button, clicks)):
+            event.type = SDL_MOUSEBUTTONDOWN.rawValue
+            (event.button.x, event.button.y) = pixels(point)
+            event.button.button = UInt8(clamping: button)
+            event.button.clicks = UInt8(clamping: clicks)
+            event.button.state = UInt8(SDL_PRESSED)
+        case let .input(.pointerUp(point, button)):
+            event.type = SDL_MOUSEBUTTONUP.rawValue
+            (event.button.x, event.button.y) = pixels(point)
+            event.button.button = UInt8(clamping: button)
+            event.button.state = UInt8(SDL_RELEASED)
+        case let .input(.wheel(dx, dy)):
+            event.type = SDL_MOUSEWHEEL.rawValue
+            event.wheel.preciseX = Float(dx)
+            event.wheel.preciseY = Float(dy)
+            event.wheel.x = Int32(dx.rounded(.towardZero))
+            event.wheel.y = Int32(dy.rounded(.towardZero))
+        case .input(.pointerLeftWindow):
+            event.type = SDL_WINDOWEVENT.rawValue
+            event.window.event = UInt8(SDL_WINDOWEVENT_LEAVE.rawValue)
+        case .input: return
+        }
+        SDL_PushEvent(&event)
+    }
+
+    private func translate(_ event: SDL_Event) -> BackendEvent? {
+        let scale = windowUnitsPerPoint
+        func point(_ x: Int32, _ y: Int32) -> Point { Point(x: Double(x) / scale, y: Double(y) / scale) }
+        switch SDL_EventType(event.type) {
+        case SDL_QUIT: return .input(.quit)
+        case SDL_RENDER_TARGETS_RESET: return .renderTargetsReset
+        case SDL_RENDER_DEVICE_RESET: return .renderDeviceReset
+        case SDL_WINDOWEVENT:
+            if event.window.event == UInt8(SDL_WINDOWEVENT_SIZE_CHANGED.rawValue) {
+                return .input(.resized(Size(width: Double(event.window.data1) / scale,
+                                            height: Double(event.window.data2) / scale)))
+            }
+            if event.window.event == UInt8(SDL_WINDOWEVENT_LEAVE.rawValue) { return .input(.pointerLeftWindow) }
+            return nil
+        case SDL_MOUSEBUTTONDOWN:
+            return .input(.pointerDown(point(event.button.x, event.button.y), button: Int(event.button.button),
+                                       clicks: max(1, Int(event.button.clicks))))
+        case SDL_MOUSEBUTTONUP:
+            return .input(.pointerUp(point(event.button.x, event.button.y), button: Int(event.button.button)))
+        case SDL_MOUSEMOTION:
+            return .input(.pointerMoved(point(event.motion.x, event.motion.y)))
+        case SDL_MOUSEWHEEL:
+            return .input(.wheel(dx: Double(event.wheel.preciseX), dy: Double(event.wheel.preciseY)))
+        case SDL_KEYDOWN:
+            return .input(.keyDown(Self.key(event.key.keysym.sym), modifiers: Self.modifiers(event.key.keysym.mod)))
+        case SDL_KEYUP:
+            return .input(.keyUp(Self.key(event.key.keysym.sym), modifiers: Self.modifiers(event.key.keysym.mod)))
+        case SDL_TEXTINPUT:
+            var text = event.text.text
+            return .input(.textInput(Self.string(fromFixedUTF8: &text)))
+        case SDL_TEXTEDITING:
+            var text = event.edit.text
+            return .input(.textEditing(Self.string(fromFixedUTF8: &text), cursor: Int(max(0, event.edit.start))))
+        default: return nil
+        }
+    }
+
+    /// The NUL-terminated UTF-8 in one of SDL's fixed-size text fields; invalid bytes become U+FFFD.
+    private static func string<T>(fromFixedUTF8 field: inout T) -> String {
+        withUnsafeBytes(of: &field) { raw in
+            let bytes = raw.prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    private static func modifiers(_ mod: UInt16) -> KeyModifiers {
+        var result: KeyModifiers = []
+        if mod & UInt16(KMOD_SHIFT.rawValue) != 0 { result.insert(.shift) }
+        if mod & UInt16(KMOD_CTRL.rawValue) != 0 { result.insert(.control) }
+        if mod & UInt16(KMOD_ALT.rawValue) != 0 { result.insert(.alt) }
+        if mod & UInt16(KMOD_GUI.rawValue) != 0 { result.insert(.command) }
+        return result
+    }
+
+    private static func key(_ code: SDL_Keycode) -> Key {
+        switch Int(code) {
+        case Int(SDLK_ESCAPE.rawValue): return .escape
+        case Int(SDLK_RETURN.rawValue): return .enter
+        case Int(SDLK_SPACE.rawValue): return .space
+        case Int(SDLK_TAB.rawValue): return .tab
+        case Int(SDLK_BACKSPACE.rawValue): return .backspace
+        case Int(SDLK_DELETE.rawValue): return .delete
+        case Int(SDLK_UP.rawValue): return .up
+        case Int(SDLK_DOWN.rawValue): return .down
+        case Int(SDLK_LEFT.rawValue): return .left
+        case Int(SDLK_RIGHT.rawValue): return .right
+        case Int(SDLK_PAGEUP.rawValue): return .pageUp
+        case Int(SDLK_PAGEDOWN.rawValue): return .pageDown
+        case Int(SDLK_HOME.rawValue): return .home
+        case Int(SDLK_END.rawValue): return .end
+        case Int(SDLK_F1.rawValue)...Int(SDLK_F12.rawValue): return .function(Int(code) - Int(SDLK_F1.rawValue) + 1)
+        case 33...126: return .character(Character(Unicode.Scalar(UInt8(code))))
+        default: return .other(code)
+        }
+    }
+}
+
+extension SDLRenderBackend: TextInputPlatform {
+    public func startTextInput(caret: Rect) {
+        UIThread.precondition("SDLRenderBackend.startTextInput")
+        setTextInputCaret(caret)
+        SDL_StartTextInput()
+    }
+
+    public func setTextInputCaret(_ caret: Rect) {
+        UIThread.precondition("SDLRenderBackend.setTextInputCaret")
+        let caret = caret.sanitized
+        // SDL places the input method's window in window coordinates.
+        let units = windowUnitsPerPoint
+        var rect = SDL_Rect(x: Int32(clamping: Int((caret.minX * units).rounded())), y: Int32(clamping: Int((caret.minY * units).rounded())),
+                            w: Int32(clamping: Int(max(1, caret.width * units).rounded())),
+                            h: Int32(clamping: Int(max(1, caret.height * units).rounded())))
+        SDL_SetTextInputRect(&rect)
+    }
+
+    public func stopTextInput() {
+        UIThread.precondition("SDLRenderBackend.stopTextInput")
+        SDL_StopTextInput()
+    }
+
+    public func clipboardText() -> String? {
+        UIThread.precondition("SDLRenderBackend.clipboardText")
+        guard SDL_HasClipboardText() == SDL_TRUE, let raw = SDL_GetClipboardText() else { return nil }
+        defer { SDL_free(raw) }
+        let text = String(cString: raw)
+        return text.isEmpty ? nil : text
+    }
+
+    public func setClipboardText(_ text: String) {
+        UIThread.precondition("SDLRenderBackend.setClipboardText")
+        _ = SDL_SetClipboardText(text)
+    }
+}
