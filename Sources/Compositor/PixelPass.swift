@@ -58,26 +58,19 @@ package enum PixelPass {
     /// Premultiplied to straight, channel by channel through `unpremultiplyTable` (the same values as
     /// `unpremultiply(premultipliedARGB:)`, without its three divisions).
     static func unpremultiply(_ source: UnsafeBufferPointer<UInt32>, into out: UnsafeMutableBufferPointer<UInt32>) {
-        unpremultiplyTable.withUnsafeBufferPointer { table in
-            for index in 0..<source.count {
-                let p = source[index]
-                let a = p >> 24
-                if a == 255 || a == 0 {
-                    out.initializeElement(at: index, to: a == 0 ? 0 : p)
-                    continue
-                }
-                let row = Int(a) << 8
-                let r = UInt32(table[row | Int((p >> 16) & 0xFF)])
-                let g = UInt32(table[row | Int((p >> 8) & 0xFF)])
-                let b = UInt32(table[row | Int(p & 0xFF)])
-                out.initializeElement(at: index, to: (a << 24) | (r << 16) | (g << 8) | b)
-            }
-        }
+        convert(source, into: out, through: unpremultiplyTable)
     }
 
     /// Straight to premultiplied, as `premultiply(straightARGB:)` does, through `premultiplyTable`.
     static func premultiply(_ source: UnsafeBufferPointer<UInt32>, into out: UnsafeMutableBufferPointer<UInt32>) {
-        premultiplyTable.withUnsafeBufferPointer { table in
+        convert(source, into: out, through: premultiplyTable)
+    }
+
+    /// Maps each colour channel through `table` (indexed by alpha × 256 + channel); opaque pixels
+    /// stay as they are and fully transparent ones become 0.
+    private static func convert(_ source: UnsafeBufferPointer<UInt32>, into out: UnsafeMutableBufferPointer<UInt32>,
+                                through table: [UInt8]) {
+        table.withUnsafeBufferPointer { table in
             for index in 0..<source.count {
                 let p = source[index]
                 let a = p >> 24
