@@ -140,3 +140,20 @@ extension Node {
         return gestureRecognizers
     }
 }
+
+// The stock recognizers. Each keeps only what it needs about the current touch sequence and clears it
+// in `reset()`, which the host calls when the sequence is over. Times are the touches' timestamps and
+// the frame times the host passes to `frameDidAdvance(to:)`: both come from the frame clock, so tests
+// can drive every recognizer with a virtual clock.
+
+/// The straight-line distance between two points (not finite when either point is not).
+func pointDistance(_ a: Point, _ b: Point) -> Double {
+    hypot(a.x - b.x, a.y - b.y)
+}
+
+/// True when `b` lies within `limit` points of `a`. A non-finite distance counts as too far, so bad
+/// input fails a gesture instead of recognizing it.
+func isWithin(_ limit: Double, _ a: Point, _ b: Point) -> Bool {
+    let d = pointDistance(a, b)
+    return d.isFinite && d <= limit
+}

@@ -2,31 +2,6 @@ public import Compositor
 import Foundation
 import Synchronization
 
-/// Insets from each edge, in points. Negative insets enlarge.
-/// - Thread: any
-public struct EdgeInsets: Hashable, Sendable {
-    public var top: Double, left: Double, bottom: Double, right: Double
-    public init(top: Double = 0, left: Double = 0, bottom: Double = 0, right: Double = 0) {
-        self.top = top; self.left = left; self.bottom = bottom; self.right = right
-    }
-    /// The same inset on every edge.
-    public init(all inset: Double) { self.init(top: inset, left: inset, bottom: inset, right: inset) }
-    public static let zero = EdgeInsets()
-}
-
-/// The node's display sentinel: a counter that changes whenever drawn contents would be out of date.
-/// A draw captures its value when it is queued and checks it before it starts, between phases and at
-/// commit; a result whose value no longer matches is dropped, never shown.
-/// - Thread: any
-public final class DisplaySentinel: Sendable {
-    private let counter = Atomic<UInt64>(0)
-    public init() {}
-    /// The current value.
-    public var value: UInt64 { counter.load(ordering: .acquiring) }
-    /// Invalidates every draw captured before now.
-    @discardableResult
-    public func bump() -> UInt64 { counter.add(1, ordering: .acquiringAndReleasing).newValue }
-}
 
 /// The base of everything drawn in Tessera: a cheap object, made, configured and measured on any thread,
 /// whose layer is made lazily on the UI thread.
@@ -41,6 +16,16 @@ public final class DisplaySentinel: Sendable {
 ///   `didLoad` on each, parent first), interface states, `layout()`, events.
 /// - Never from a draw function: node state is out of a draw's reach, checked at run time (see
 ///   `NodeDrawing`).
+///
+/// ## Override points
+/// Declared in the class body (only it may declare `open` members); each names its thread:
+/// `init()` (any; never touch the layer), `didLoad()` (main, once, after the layer exists),
+/// `layoutSpecThatFits(_:)` and `calculateSizeThatFits(_:)` (any; build or measure, no layers),
+/// `frameSizeDidChange()` (any, no lock held), `layout()` (main, after a layout is applied), the
+/// interface-state hooks `didEnter…`/`didExit…State()` and `interfaceStateDidChange(_:from:)` (main,
+/// once per change), `touchesBegan/Moved/Ended/Cancelled(_:)`, `pointerEntered()`/`pointerExited()`,
+/// `cursor(at:)`, the focus and key hooks (main), `isContentReady` (main), `loadsContent` (any) and
+/// `contentsScaleDidChange()` (any). A class's starting layout style comes from `LayoutStyleDefaults`.
 ///
 /// `Node` is deliberately not `Sendable`: a draw function receives only a `Sendable` parameters value,
 /// so the compiler keeps nodes out of background drawing. Nodes may still be created on one thread and
@@ -103,7 +88,7 @@ open class Node {
     /// The runtime the node belongs to.
     let runtime: Runtime
     /// The loaded layer. (UI thread only)
-    private var loadedLayer: Layer?
+    private(set) var loadedLayer: Layer?
     /// Gesture recognizers attached in `didLoad`. (UI thread only)
     var gestureRecognizers: [GestureRecognizer] = []
     /// The host whose focus owner this node is, while it is. (UI thread only)
@@ -133,141 +118,6 @@ open class Node {
                 runtime.mainQueue.enqueue { box.value.removeFromSuperlayer() }
             }
         }
-    }
-
-    // MARK: - Debugging
-
-    /// A name for logs and the recording backend. - Thread: any
-    public var debugName: String? {
-        get { state.withLock { $0.debugName } }
-        set { state.withLock { $0.debugName = newValue } }
-    }
-
-    // MARK: - View properties (any thread)
-
-    /// Sets a stored property and brings the layer up to date (now on the UI thread, at the next frame
-    /// from another thread, at load if not loaded).
-    @inline(__always)
-    func setLayerProperty<Value: Equatable>(_ keyPath: WritableKeyPath<State, Value>, _ value: Value) {
-        let loaded = state.withLock { state -> Bool? in
-            guard state[keyPath: keyPath] != value else { return nil }
-            state[keyPath: keyPath] = value
-            return state.isLoaded
-        }
-        if loaded == true { layerStateDidChange() }
-    }
-
-    /// Position and size in the supernode, in points. A new size redraws the contents.
-    /// - Thread: any
-    public var frame: Rect {
-        get { state.withLock { $0.frame } }
-        set {
-            let (loaded, changed, sizeChanged, wantsDisplay) = state.withLock { state -> (Bool, Bool, Bool, Bool) in
-                let changed = state.frame != newValue
-                let sizeChanged = state.frame.size != newValue.size
-                state.frame = newValue
-                return (state.isLoaded, changed, sizeChanged, state.display.needsDisplay || state.hasContents)
-            }
-            // An unchanged frame leaves the layer alone (an animation may be moving it).
-            if loaded && changed { layerStateDidChange() }
-            if sizeChanged {
-                invalidateCalculatedLayout()
-                if wantsDisplay || loaded { setNeedsDisplay() }
-                frameSizeDidChange()
-            }
-        }
-    }
-
-    /// Called after the frame's size changes, on the thread that changed it, with no lock held.
-    /// Subclasses that prepare work by size (an image decoded at the size it is shown) start it here.
-    /// - Thread: any
-    open func frameSizeDidChange() {}
-
-    /// The node's own coordinate space: origin zero, the frame's size. - Thread: any
-    public var bounds: Rect { Rect(origin: .zero, size: frame.size) }
-
-    /// Drawn under the contents. - Thread: any
-    public var backgroundColor: Color? {
-        get { state.withLock { $0.backgroundColor } }
-        set {
-            setLayerProperty(\.backgroundColor, newValue)
-            if bakesBackground { setNeedsDisplay() }
-        }
-    }
-    /// Multiplies into this node and its subnodes. - Thread: any
-    public var opacity: Double {
-        get { state.withLock { $0.opacity } }
-        set { setLayerProperty(\.opacity, newValue) }
-    }
-    /// A hidden node and its subnodes are not drawn or hit. - Thread: any
-    public var isHidden: Bool {
-        get { state.withLock { $0.isHidden } }
-        set { setLayerProperty(\.isHidden, newValue) }
-    }
-    /// Clips subnodes to the node's rectangle. - Thread: any
-    public var clipsToBounds: Bool {
-        get { state.withLock { $0.clipsToBounds } }
-        set { setLayerProperty(\.clipsToBounds, newValue) }
-    }
-    /// Radius of the rounded corners in points. - Thread: any
-    public var cornerRadius: Double {
-        get { state.withLock { $0.cornerRadius } }
-        set {
-            setLayerProperty(\.cornerRadius, newValue)
-            if cornerRoundingMode == .precomposited { setNeedsDisplay() }
-        }
-    }
-    /// Which corners are rounded. - Thread: any
-    public var maskedCorners: CornerMask {
-        get { state.withLock { $0.maskedCorners } }
-        set {
-            setLayerProperty(\.maskedCorners, newValue)
-            if cornerRoundingMode == .precomposited { setNeedsDisplay() }
-        }
-    }
-    /// How the corners are rounded; `.precomposited` bakes them (and the background) into the drawn
-    /// bitmap. - Thread: any
-    public var cornerRoundingMode: CornerRoundingMode {
-        get { state.withLock { $0.cornerRoundingMode } }
-        set {
-            setLayerProperty(\.cornerRoundingMode, newValue)
-            setNeedsDisplay()
-        }
-    }
-    /// The colour behind the node, for `.clipping` corner pieces. - Thread: any
-    public var cornerClipColor: Color? {
-        get { state.withLock { $0.cornerClipColor } }
-        set { setLayerProperty(\.cornerClipColor, newValue) }
-    }
-    /// Order among siblings; higher is on top. - Thread: any
-    public var zPosition: Double {
-        get { state.withLock { $0.zPosition } }
-        set { setLayerProperty(\.zPosition, newValue) }
-    }
-    /// Interactive nodes receive pointer events and can be hit; layer-backed ones (the default) only
-    /// draw. - Thread: any
-    public var isUserInteractionEnabled: Bool {
-        get { state.withLock { $0.isUserInteractionEnabled } }
-        set { state.withLock { $0.isUserInteractionEnabled = newValue } }
-    }
-    /// Insets of the hit area from the bounds; negative values enlarge it (a small button with a
-    /// comfortable target). - Thread: any
-    public var hitTestSlop: EdgeInsets {
-        get { state.withLock { $0.hitTestSlop } }
-        set { state.withLock { $0.hitTestSlop = newValue } }
-    }
-    /// The pointer's shape while it is over this node, when `cursor(at:)` is not overridden; nil (the
-    /// default) lets an event ancestor choose, and the arrow shows when none does. Only nodes the host
-    /// hovers ask: the interactive node under the pointer and its ancestors. - Thread: any
-    public var cursor: Cursor? {
-        get { state.withLock { $0.cursor } }
-        set { state.withLock { $0.cursor = newValue } }
-    }
-
-    /// True for a drawing node whose background colour and corners are baked into its bitmap.
-    var bakesBackground: Bool {
-        guard self is any NodeDrawing else { return false }
-        return state.withLock { $0.cornerRoundingMode == .precomposited && $0.cornerRadius > 0 }
     }
 
     // MARK: - Loading (UI thread)
@@ -350,7 +200,13 @@ open class Node {
         layer.zPosition = snapshot.zPosition
     }
 
-    // MARK: - Subclass hooks (see Node+Subclassing.swift for the list and threads)
+    // MARK: - Subclass hooks (the list and their threads are in the type's documentation)
+
+
+    /// Called after the frame's size changes, on the thread that changed it, with no lock held.
+    /// Subclasses that prepare work by size (an image decoded at the size it is shown) start it here.
+    /// - Thread: any
+    open func frameSizeDidChange() {}
 
     /// Called once, on the UI thread, after the layer exists: the place for gesture recognizers and
     /// anything that needs the layer.
@@ -491,133 +347,4 @@ open class Node {
     /// pointer outwards. The default returns `cursor`. - Thread: main
     open func cursor(at point: Point) -> Cursor? { cursor }
 
-    // MARK: - Hierarchy
-
-    /// The subnodes, back to front. - Thread: any
-    public var subnodes: [Node] { state.withLock { $0.subnodes } }
-
-    /// The parent, if any. - Thread: any
-    public var supernode: Node? { state.withLock { $0.supernode } }
-
-    /// Appends `subnode` on top of the other subnodes; a node with another parent moves here. See
-    /// `insertSubnode(_:at:)` for what happens when this node is loaded.
-    /// - Returns: false, changing nothing, when `subnode` is this node or one of its ancestors.
-    /// - Thread: any
-    @discardableResult
-    public func addSubnode(_ subnode: Node) -> Bool {
-        insertSubnode(subnode, at: Int.max)
-    }
-
-    /// Inserts `subnode` at `index` (clamped) among the subnodes.
-    ///
-    /// Before this node loads, the subnode simply joins the tree and loads with it. After, on the UI
-    /// thread, the subnode's layers load and it follows this node's interface state one step at a time
-    /// (measure → preload → display and `didLoad` → `layout()` → visible). From another thread after
-    /// load, the subnode joins the tree now and its layers and states follow at the next frame. The
-    /// check for "loaded" and the insertion are one step under this node's lock, so an insertion racing
-    /// the UI thread's load is either part of that load or attached at the next frame, never left
-    /// without a layer.
-    /// - Returns: false, changing nothing, when the insertion would make a cycle.
-    /// - Thread: any
-    @discardableResult
-    public func insertSubnode(_ subnode: Node, at index: Int) -> Bool {
-        var ancestor: Node? = self
-        while let current = ancestor {
-            if current === subnode { return false }
-            ancestor = current.supernode
-        }
-        subnode.removeFromSupernode()
-        let loaded = state.withLock { state -> Bool in
-            let position = min(max(0, index), state.subnodes.count)
-            state.subnodes.insert(subnode, at: position)
-            return state.isLoaded
-        }
-        subnode.state.withLock { $0.supernode = self }
-        subnode.invalidateCalculatedLayout()
-        if loaded {
-            if UIThread.isCurrent {
-                attachLoadedSubnode(subnode)
-            } else {
-                let parent = UIThreadBound(self), child = UIThreadBound(subnode)
-                runtime.mainQueue.enqueue { parent.value.attachLoadedSubnode(child.value) }
-            }
-        }
-        return true
-    }
-
-    /// Brings a subnode of this loaded node into the layer tree and into this node's interface state,
-    /// in lifecycle order; does nothing if it is no longer a subnode. (UI thread)
-    private func attachLoadedSubnode(_ subnode: Node) {
-        guard subnode.supernode === self, let layer = loadedLayer else { return }
-        if isRasterizedByAncestor || isRasterizing {
-            setNeedsDisplay()
-            subnode.enterInterfaceState(interfaceState)
-            return
-        }
-        let attach = { [self] in
-            let sublayer = subnode.layer  // loads the subtree (didLoad) if it has not loaded yet
-            guard sublayer.superlayer !== layer else { return }
-            let position = state.withLock { $0.subnodes.firstIndex { $0 === subnode } } ?? Int.max
-            layer.insertSublayer(sublayer, at: position)
-        }
-        let target = interfaceState
-        if subnode.interfaceState == target {
-            // A presenter already took it through the states (and laid it out): only the layer joins.
-            attach()
-        } else if target.contains(.display) {
-            // Entering display loads the layers; they join this layer before layout and visibility.
-            subnode.enterInterfaceState(target) {
-                attach()
-                if !subnode.frame.sanitized.isEmpty { subnode.layoutIfNeeded() }
-            }
-        } else {
-            subnode.enterInterfaceState(target)
-            attach()
-        }
-    }
-
-    /// Detaches the node from its parent. Leaving the hierarchy ends its interface states and cancels its
-    /// draws. From another thread while the parent is loaded, the node leaves the tree now and its
-    /// layer and states follow at the next frame.
-    /// - Thread: any
-    public func removeFromSupernode() {
-        guard let parent = supernode else { return }
-        let parentLoaded = parent.state.withLock { state -> Bool in
-            state.subnodes.removeAll { $0 === self }
-            return state.isLoaded
-        }
-        state.withLock { $0.supernode = nil }
-        cancelDisplay()
-        if parentLoaded {
-            if UIThread.isCurrent {
-                detachFromLoadedParent(parent)
-            } else {
-                let child = UIThreadBound(self), former = UIThreadBound(parent)
-                runtime.mainQueue.enqueue { child.value.detachFromLoadedParent(former.value) }
-            }
-        }
-        parent.invalidateCalculatedLayout()
-    }
-
-    /// Ends the states and detaches the layer of a node that left `parent`, unless it has come back.
-    /// (UI thread)
-    private func detachFromLoadedParent(_ parent: Node) {
-        guard supernode !== parent else { return }
-        // A node moved to another loaded parent takes that parent's state when it attaches there.
-        if !(supernode?.isNodeLoaded ?? false) { setInterfaceState([]) }
-        if let layer = loadedLayer, layer.superlayer === parent.loadedLayer { layer.removeFromSuperlayer() }
-        if parent.isRasterizing || parent.isRasterizedByAncestor { parent.setNeedsDisplay() }
-    }
-
-    /// Every node of the subtree, this one first, then each subnode's subtree in order (pre-order).
-    /// - Thread: any
-    public func subtree() -> [Node] {
-        var result: [Node] = []
-        var stack: [Node] = [self]
-        while let node = stack.popLast() {
-            result.append(node)
-            stack.append(contentsOf: node.subnodes.reversed())
-        }
-        return result
-    }
 }

@@ -1,0 +1,134 @@
+public import Compositor
+import Foundation
+
+extension Node {
+    // MARK: - Hierarchy
+
+    /// The subnodes, back to front. - Thread: any
+    public var subnodes: [Node] { state.withLock { $0.subnodes } }
+
+    /// The parent, if any. - Thread: any
+    public var supernode: Node? { state.withLock { $0.supernode } }
+
+    /// Appends `subnode` on top of the other subnodes; a node with another parent moves here. See
+    /// `insertSubnode(_:at:)` for what happens when this node is loaded.
+    /// - Returns: false, changing nothing, when `subnode` is this node or one of its ancestors.
+    /// - Thread: any
+    @discardableResult
+    public func addSubnode(_ subnode: Node) -> Bool {
+        insertSubnode(subnode, at: Int.max)
+    }
+
+    /// Inserts `subnode` at `index` (clamped) among the subnodes.
+    ///
+    /// Before this node loads, the subnode simply joins the tree and loads with it. After, on the UI
+    /// thread, the subnode's layers load and it follows this node's interface state one step at a time
+    /// (measure → preload → display and `didLoad` → `layout()` → visible). From another thread after
+    /// load, the subnode joins the tree now and its layers and states follow at the next frame. The
+    /// check for "loaded" and the insertion are one step under this node's lock, so an insertion racing
+    /// the UI thread's load is either part of that load or attached at the next frame, never left
+    /// without a layer.
+    /// - Returns: false, changing nothing, when the insertion would make a cycle.
+    /// - Thread: any
+    @discardableResult
+    public func insertSubnode(_ subnode: Node, at index: Int) -> Bool {
+        var ancestor: Node? = self
+        while let current = ancestor {
+            if current === subnode { return false }
+            ancestor = current.supernode
+        }
+        subnode.removeFromSupernode()
+        let loaded = state.withLock { state -> Bool in
+            let position = min(max(0, index), state.subnodes.count)
+            state.subnodes.insert(subnode, at: position)
+            return state.isLoaded
+        }
+        subnode.state.withLock { $0.supernode = self }
+        subnode.invalidateCalculatedLayout()
+        if loaded {
+            if UIThread.isCurrent {
+                attachLoadedSubnode(subnode)
+            } else {
+                let parent = UIThreadBound(self), child = UIThreadBound(subnode)
+                runtime.mainQueue.enqueue { parent.value.attachLoadedSubnode(child.value) }
+            }
+        }
+        return true
+    }
+
+    /// Brings a subnode of this loaded node into the layer tree and into this node's interface state,
+    /// in lifecycle order; does nothing if it is no longer a subnode. (UI thread)
+    private func attachLoadedSubnode(_ subnode: Node) {
+        guard subnode.supernode === self, let layer = loadedLayer else { return }
+        if isRasterizedByAncestor || isRasterizing {
+            setNeedsDisplay()
+            subnode.enterInterfaceState(interfaceState)
+            return
+        }
+        let attach = { [self] in
+            let sublayer = subnode.layer  // loads the subtree (didLoad) if it has not loaded yet
+            guard sublayer.superlayer !== layer else { return }
+            let position = state.withLock { $0.subnodes.firstIndex { $0 === subnode } } ?? Int.max
+            layer.insertSublayer(sublayer, at: position)
+        }
+        let target = interfaceState
+        if subnode.interfaceState == target {
+            // A presenter already took it through the states (and laid it out): only the layer joins.
+            attach()
+        } else if target.contains(.display) {
+            // Entering display loads the layers; they join this layer before layout and visibility.
+            subnode.enterInterfaceState(target) {
+                attach()
+                if !subnode.frame.sanitized.isEmpty { subnode.layoutIfNeeded() }
+            }
+        } else {
+            subnode.enterInterfaceState(target)
+            attach()
+        }
+    }
+
+    /// Detaches the node from its parent. Leaving the hierarchy ends its interface states and cancels its
+    /// draws. From another thread while the parent is loaded, the node leaves the tree now and its
+    /// layer and states follow at the next frame.
+    /// - Thread: any
+    public func removeFromSupernode() {
+        guard let parent = supernode else { return }
+        let parentLoaded = parent.state.withLock { state -> Bool in
+            state.subnodes.removeAll { $0 === self }
+            return state.isLoaded
+        }
+        state.withLock { $0.supernode = nil }
+        cancelDisplay()
+        if parentLoaded {
+            if UIThread.isCurrent {
+                detachFromLoadedParent(parent)
+            } else {
+                let child = UIThreadBound(self), former = UIThreadBound(parent)
+                runtime.mainQueue.enqueue { child.value.detachFromLoadedParent(former.value) }
+            }
+        }
+        parent.invalidateCalculatedLayout()
+    }
+
+    /// Ends the states and detaches the layer of a node that left `parent`, unless it has come back.
+    /// (UI thread)
+    private func detachFromLoadedParent(_ parent: Node) {
+        guard supernode !== parent else { return }
+        // A node moved to another loaded parent takes that parent's state when it attaches there.
+        if !(supernode?.isNodeLoaded ?? false) { setInterfaceState([]) }
+        if let layer = loadedLayer, layer.superlayer === parent.loadedLayer { layer.removeFromSuperlayer() }
+        if parent.isRasterizing || parent.isRasterizedByAncestor { parent.setNeedsDisplay() }
+    }
+
+    /// Every node of the subtree, this one first, then each subnode's subtree in order (pre-order).
+    /// - Thread: any
+    public func subtree() -> [Node] {
+        var result: [Node] = []
+        var stack: [Node] = [self]
+        while let node = stack.popLast() {
+            result.append(node)
+            stack.append(contentsOf: node.subnodes.reversed())
+        }
+        return result
+    }
+}

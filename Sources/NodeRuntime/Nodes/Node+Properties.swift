@@ -1,0 +1,134 @@
+public import Compositor
+import Foundation
+
+extension Node {
+    // MARK: - Debugging
+
+    /// A name for logs and the recording backend. - Thread: any
+    public var debugName: String? {
+        get { state.withLock { $0.debugName } }
+        set { state.withLock { $0.debugName = newValue } }
+    }
+
+    // MARK: - View properties (any thread)
+
+    /// Sets a stored property and brings the layer up to date (now on the UI thread, at the next frame
+    /// from another thread, at load if not loaded).
+    @inline(__always)
+    func setLayerProperty<Value: Equatable>(_ keyPath: WritableKeyPath<State, Value>, _ value: Value) {
+        let loaded = state.withLock { state -> Bool? in
+            guard state[keyPath: keyPath] != value else { return nil }
+            state[keyPath: keyPath] = value
+            return state.isLoaded
+        }
+        if loaded == true { layerStateDidChange() }
+    }
+
+    /// Position and size in the supernode, in points. A new size redraws the contents.
+    /// - Thread: any
+    public var frame: Rect {
+        get { state.withLock { $0.frame } }
+        set {
+            let (loaded, changed, sizeChanged, wantsDisplay) = state.withLock { state -> (Bool, Bool, Bool, Bool) in
+                let changed = state.frame != newValue
+                let sizeChanged = state.frame.size != newValue.size
+                state.frame = newValue
+                return (state.isLoaded, changed, sizeChanged, state.display.needsDisplay || state.hasContents)
+            }
+            // An unchanged frame leaves the layer alone (an animation may be moving it).
+            if loaded && changed { layerStateDidChange() }
+            if sizeChanged {
+                invalidateCalculatedLayout()
+                if wantsDisplay || loaded { setNeedsDisplay() }
+                frameSizeDidChange()
+            }
+        }
+    }
+
+    /// The node's own coordinate space: origin zero, the frame's size. - Thread: any
+    public var bounds: Rect { Rect(origin: .zero, size: frame.size) }
+
+    /// Drawn under the contents. - Thread: any
+    public var backgroundColor: Color? {
+        get { state.withLock { $0.backgroundColor } }
+        set {
+            setLayerProperty(\.backgroundColor, newValue)
+            if bakesBackground { setNeedsDisplay() }
+        }
+    }
+    /// Multiplies into this node and its subnodes. - Thread: any
+    public var opacity: Double {
+        get { state.withLock { $0.opacity } }
+        set { setLayerProperty(\.opacity, newValue) }
+    }
+    /// A hidden node and its subnodes are not drawn or hit. - Thread: any
+    public var isHidden: Bool {
+        get { state.withLock { $0.isHidden } }
+        set { setLayerProperty(\.isHidden, newValue) }
+    }
+    /// Clips subnodes to the node's rectangle. - Thread: any
+    public var clipsToBounds: Bool {
+        get { state.withLock { $0.clipsToBounds } }
+        set { setLayerProperty(\.clipsToBounds, newValue) }
+    }
+    /// Radius of the rounded corners in points. - Thread: any
+    public var cornerRadius: Double {
+        get { state.withLock { $0.cornerRadius } }
+        set {
+            setLayerProperty(\.cornerRadius, newValue)
+            if cornerRoundingMode == .precomposited { setNeedsDisplay() }
+        }
+    }
+    /// Which corners are rounded. - Thread: any
+    public var maskedCorners: CornerMask {
+        get { state.withLock { $0.maskedCorners } }
+        set {
+            setLayerProperty(\.maskedCorners, newValue)
+            if cornerRoundingMode == .precomposited { setNeedsDisplay() }
+        }
+    }
+    /// How the corners are rounded; `.precomposited` bakes them (and the background) into the drawn
+    /// bitmap. - Thread: any
+    public var cornerRoundingMode: CornerRoundingMode {
+        get { state.withLock { $0.cornerRoundingMode } }
+        set {
+            setLayerProperty(\.cornerRoundingMode, newValue)
+            setNeedsDisplay()
+        }
+    }
+    /// The colour behind the node, for `.clipping` corner pieces. - Thread: any
+    public var cornerClipColor: Color? {
+        get { state.withLock { $0.cornerClipColor } }
+        set { setLayerProperty(\.cornerClipColor, newValue) }
+    }
+    /// Order among siblings; higher is on top. - Thread: any
+    public var zPosition: Double {
+        get { state.withLock { $0.zPosition } }
+        set { setLayerProperty(\.zPosition, newValue) }
+    }
+    /// Interactive nodes receive pointer events and can be hit; layer-backed ones (the default) only
+    /// draw. - Thread: any
+    public var isUserInteractionEnabled: Bool {
+        get { state.withLock { $0.isUserInteractionEnabled } }
+        set { state.withLock { $0.isUserInteractionEnabled = newValue } }
+    }
+    /// Insets of the hit area from the bounds; negative values enlarge it (a small button with a
+    /// comfortable target). - Thread: any
+    public var hitTestSlop: EdgeInsets {
+        get { state.withLock { $0.hitTestSlop } }
+        set { state.withLock { $0.hitTestSlop = newValue } }
+    }
+    /// The pointer's shape while it is over this node, when `cursor(at:)` is not overridden; nil (the
+    /// default) lets an event ancestor choose, and the arrow shows when none does. Only nodes the host
+    /// hovers ask: the interactive node under the pointer and its ancestors. - Thread: any
+    public var cursor: Cursor? {
+        get { state.withLock { $0.cursor } }
+        set { state.withLock { $0.cursor = newValue } }
+    }
+
+    /// True for a drawing node whose background colour and corners are baked into its bitmap.
+    var bakesBackground: Bool {
+        guard self is any NodeDrawing else { return false }
+        return state.withLock { $0.cornerRoundingMode == .precomposited && $0.cornerRadius > 0 }
+    }
+}
