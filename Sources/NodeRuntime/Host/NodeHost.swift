@@ -1,66 +1,6 @@
 public import Compositor
 import Foundation
 
-/// What one frame of the host cost, by phase, with the compositor's statistics: the record the perf
-/// overlay and the benchmarks read.
-/// - Thread: any (a value)
-public struct FrameRecord: Sendable, Equatable {
-    /// The frame clock's time of the frame, in seconds.
-    public var time = 0.0
-    /// Milliseconds routing input.
-    public var eventsMilliseconds = 0.0
-    /// Milliseconds draining the main queue (commits of finished draws, cross-thread writes).
-    public var commitsMilliseconds = 0.0
-    /// Milliseconds applying layouts.
-    public var layoutMilliseconds = 0.0
-    /// Milliseconds updating interface-state ranges and animations.
-    public var rangesMilliseconds = 0.0
-    /// Milliseconds capturing draw parameters and scheduling draws (drawing too, for synchronous nodes).
-    public var displayMilliseconds = 0.0
-    /// The compositor's part: walk, uploads, draw calls and present.
-    public var compositor = FrameStatistics()
-    /// Wall-clock milliseconds of `runFrame` from its start to the end of this record, once present has
-    /// returned: the phases and the bookkeeping between them (all of the call but the release of the
-    /// worker wake-ups it held, on its way out).
-    public var wallMilliseconds = 0.0
-    /// The UI thread's CPU milliseconds over the same call (`CLOCK_THREAD_CPUTIME_ID`): the frame's own
-    /// work, without the time the thread waited for a core or was blocked.
-    public var cpuMilliseconds = 0.0
-    /// Main-queue items run this frame.
-    public var mainQueueItems = 0
-    /// Display transactions applied this frame.
-    public var commitsApplied = 0
-    /// Finished transactions held for the next frame by the commit budget.
-    public var commitsDeferred = 0
-    /// Draws started this frame.
-    public var displaysStarted = 0
-    /// Jobs waiting in the scheduler at the end of the frame.
-    public var schedulerQueueDepth = 0
-    /// Area of the cells (list rows) on screen this frame, in square points, as the frame
-    /// participants report it.
-    public var visibleCellArea = 0.0
-    /// The part of `visibleCellArea` shown without committed contents: the checkerboard. A cell counts
-    /// as ready when every drawing node in it shows contents that are current.
-    public var checkerboardArea = 0.0
-
-    /// `checkerboardArea / visibleCellArea`; 0 when no cell was on screen.
-    public var checkerboardFraction: Double { visibleCellArea > 0 ? checkerboardArea / visibleCellArea : 0 }
-    /// `checkerboardFraction` in percent, as the overlay and the benchmark print it.
-    public var checkerboardPercent: Double { checkerboardFraction * 100 }
-
-    /// `wallMilliseconds − cpuMilliseconds`, at least 0: the part of the frame the UI thread did not run,
-    /// its core taken by another thread or process, or waiting (a lock, the driver inside present).
-    public var interferenceMilliseconds: Double { max(0, wallMilliseconds - cpuMilliseconds) }
-
-    /// Main-thread milliseconds of the whole frame, from event handling to the return of present.
-    public var totalMilliseconds: Double {
-        eventsMilliseconds + commitsMilliseconds + layoutMilliseconds + rangesMilliseconds + displayMilliseconds
-            + compositor.drawMilliseconds + compositor.presentMilliseconds
-    }
-
-    public init() {}
-}
-
 /// Connects a node tree to a compositor and runs its frames: input routing, commits, layout, ranges,
 /// displays, compositing, in that order, once a frame.
 /// - Thread: main, every member.

@@ -11,7 +11,7 @@ final class PerfOverlayNode: Node {
     /// The graphs. Drawn from `Parameters` alone, so the draw runs on a display worker.
     final class ChartNode: Node, NodeDrawing {
         struct Parameters: Sendable {
-            /// Per frame, oldest first: main-thread milliseconds by phase, in `phaseNames` order.
+            /// Per frame, oldest first: main-thread milliseconds by phase, in `FramePhase.allCases` order.
             var frames: [[Double]] = []
             /// Per frame, oldest first: display-worker milliseconds (all workers added up).
             var workerMilliseconds: [Double] = []
@@ -20,7 +20,7 @@ final class PerfOverlayNode: Node {
             Color(rgb: 0x8E9AAF), Color(rgb: 0x4EA8DE), Color(rgb: 0xF4A261), Color(rgb: 0xB084CC),
             Color(rgb: 0xE76F51), Color(rgb: 0xF6D743), Color(rgb: 0x2A9D8F), Color(rgb: 0x90BE6D),
         ]
-        static let phaseNames = ["events", "commits", "layout", "ranges", "displays", "uploads", "draw", "present"]
+        static let phaseNames = FramePhase.allCases.map(\.rawValue)
         /// The workers lane's bars.
         static let workerColor = Color(rgb: 0xF15BB5)
         static let workerName = "workers"
@@ -125,12 +125,7 @@ final class PerfOverlayNode: Node {
     /// Shows the history; the figures' text changes four times a second so reading it costs little.
     func update(history: FrameHistory, record: FrameRecord, checkerboardPercent: Double, time: Double) {
         let samples = history.ordered
-        chart.parameters.frames = samples.map { sample in
-            let r = sample.record
-            let draw = max(0, r.compositor.drawMilliseconds - r.compositor.uploadMilliseconds)
-            return [r.eventsMilliseconds, r.commitsMilliseconds, r.layoutMilliseconds, r.rangesMilliseconds,
-                    r.displayMilliseconds, r.compositor.uploadMilliseconds, draw, r.compositor.presentMilliseconds]
-        }
+        chart.parameters.frames = samples.map(\.record.phaseMilliseconds)
         chart.parameters.workerMilliseconds = samples.map(\.workerMilliseconds)
         chart.setNeedsDisplay()
         guard time - lastFiguresUpdate >= 0.25 else { return }

@@ -51,7 +51,7 @@ struct FlingBenchmark {
     /// The UI thread's budget at 60 Hz, in milliseconds.
     static let frameBudgetMilliseconds = 1000.0 / 60
     /// The host's frame phases, in the order `Measurement.phaseTotals` keeps them.
-    static let phaseNames = ["events", "commits", "layout", "ranges", "display", "draw", "upload", "present"]
+    static let phaseNames = FramePhase.allCases.map(\.rawValue)
 
     init(data: FlingChatData, fonts: FontRegistry, rows: Int, frames: Int, speed: Double, mode: Mode) {
         self.data = data
@@ -211,10 +211,7 @@ struct FlingBenchmark {
             measurement.peakTextureBytes = max(measurement.peakTextureBytes, record.compositor.liveTextureBytes)
             measurement.peakBitmapBytes = max(measurement.peakBitmapBytes, Bitmap.liveByteCount)
             measurement.peakRSSBytes = max(measurement.peakRSSBytes, Self.residentBytes())
-            let parts = [record.eventsMilliseconds, record.commitsMilliseconds, record.layoutMilliseconds,
-                         record.rangesMilliseconds, record.displayMilliseconds,
-                         record.compositor.drawMilliseconds - record.compositor.uploadMilliseconds,
-                         record.compositor.uploadMilliseconds, record.compositor.presentMilliseconds]
+            let parts = record.phaseMilliseconds
             for (index, value) in parts.enumerated() { measurement.phaseTotals[index] += value }
             measurement.slowestFrames.append((milliseconds, parts))
             if measurement.slowestFrames.count > 5 {

@@ -59,14 +59,13 @@ struct TypingBenchmark {
             frameMs.append(record.totalMilliseconds)
             // The frames after it, until the new layout is applied and the caret has moved.
             var follow = 0.0, count = 0
-            var runtimeWork = record.eventsMilliseconds + record.commitsMilliseconds + record.layoutMilliseconds
-                + record.rangesMilliseconds + record.displayMilliseconds
+            var runtimeWork = record.runtimeMilliseconds
             var upload = record.compositor.uploadMilliseconds
             while count < 30 {
                 host.runtime.scheduler.waitUntilIdle()
                 let next = frame()
                 follow += next.totalMilliseconds
-                runtimeWork += next.commitsMilliseconds + next.layoutMilliseconds + next.rangesMilliseconds + next.displayMilliseconds
+                runtimeWork += next.runtimeMilliseconds
                 upload += next.compositor.uploadMilliseconds
                 count += 1
                 if field.caretFrame != caretBefore && host.runtime.pendingDisplayCount == 0 { break }
