@@ -107,6 +107,8 @@ public final class RuntimeCounters: Sendable {
                  placeholderWaitsTimedOut: placeholderWaitsTimedOut.load(ordering: .relaxed))
     }
 
+    /// The counters' values at one moment.
+    /// - Thread: any (a value)
     public struct Snapshot: Sendable, Equatable {
         public var displaysStarted: Int
         public var contentsCommitted: Int

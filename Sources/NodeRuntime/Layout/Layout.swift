@@ -7,6 +7,7 @@ public import Compositor
 /// - Thread: any (made anywhere, applied on the UI thread)
 public final class Layout: Equatable {
     /// A node placed by a spec: its frame in the parent's coordinates and its own layout at that size.
+    /// - Thread: any (a value)
     public struct Child: Equatable {
         public let node: Node
         public let frame: Rect

@@ -16,6 +16,7 @@ public struct RelativeSpec: LayoutSpec {
     }
 
     /// Axes on which the spec hugs its child instead of filling its maximum.
+    /// - Thread: any (a value)
     public struct Sizing: OptionSet, Hashable, Sendable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -69,6 +70,7 @@ public struct RelativeSpec: LayoutSpec {
 /// centred keeps the child at its start).
 /// - Thread: any
 public struct CenterSpec: LayoutSpec {
+    /// - Thread: any (a value)
     public struct Centering: OptionSet, Hashable, Sendable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }

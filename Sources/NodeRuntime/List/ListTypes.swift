@@ -51,6 +51,7 @@ public enum ListScrollPosition: Sendable, Hashable, CaseIterable {
 /// - Thread: any
 public struct ListRangeTuning: Hashable, Sendable {
     /// One range's extent beyond the viewport, in screenfuls.
+    /// - Thread: any (a value)
     public struct Extent: Hashable, Sendable {
         public var leading: Double
         public var trailing: Double
@@ -120,6 +121,7 @@ public struct ListUpdate: Hashable, Sendable {
     public var reloads: [Int]
     public var moves: [Move]
 
+    /// - Thread: any (a value)
     public struct Move: Hashable, Sendable {
         public var from: Int
         public var to: Int

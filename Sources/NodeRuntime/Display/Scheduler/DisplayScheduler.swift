@@ -20,6 +20,7 @@ public final class DisplayScheduler: Sendable {
         public var byKind: [DisplayJobKind: Counts] = [:]
 
         /// What happened to a set of jobs.
+        /// - Thread: any (a value)
         public struct Counts: Sendable, Equatable {
             /// Calls to `schedule` (including ones dropped because the scheduler was shut down).
             public var scheduled = 0
