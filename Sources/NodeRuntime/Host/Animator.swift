@@ -46,24 +46,26 @@ public final class Animator: @unchecked Sendable {
 
     /// Lays a layer of `color` over `layer`'s contents (under its sublayers) and fades it out.
     func fadeOutOverlay(on layer: Layer, color: Color, duration: Double) {
-        let overlay = Layer(name: "placeholder-fade")
-        overlay.frame = layer.bounds
-        overlay.backgroundColor = color
-        overlay.cornerRadius = layer.cornerRadius
-        overlay.maskedCorners = layer.maskedCorners
-        layer.insertSublayer(overlay, at: 0)
-        animate(overlay, .opacity(from: 1, to: 0), duration: duration) { overlay.removeFromSuperlayer() }
+        fadeOutOverlay(named: "placeholder-fade", on: layer, duration: duration) { $0.backgroundColor = color }
     }
 
     /// Lays the old `contents` over `layer` (under its sublayers) and fades them out: a cross-fade.
     func fadeOutOverlay(on layer: Layer, contents: Bitmap, duration: Double) {
-        let overlay = Layer(name: "contents-fade")
+        fadeOutOverlay(named: "contents-fade", on: layer, duration: duration) { overlay in
+            overlay.contents = contents
+            overlay.cornerRoundingMode = layer.cornerRoundingMode
+            overlay.cornerClipColor = layer.cornerClipColor
+        }
+    }
+
+    /// Lays a sublayer shaped like `layer` (frame, corners) at the bottom of its sublayers, lets
+    /// `configure` give it what it shows, fades it out and removes it.
+    private func fadeOutOverlay(named name: String, on layer: Layer, duration: Double, configure: (Layer) -> Void) {
+        let overlay = Layer(name: name)
         overlay.frame = layer.bounds
-        overlay.contents = contents
         overlay.cornerRadius = layer.cornerRadius
         overlay.maskedCorners = layer.maskedCorners
-        overlay.cornerRoundingMode = layer.cornerRoundingMode
-        overlay.cornerClipColor = layer.cornerClipColor
+        configure(overlay)
         layer.insertSublayer(overlay, at: 0)
         animate(overlay, .opacity(from: 1, to: 0), duration: duration) { overlay.removeFromSuperlayer() }
     }

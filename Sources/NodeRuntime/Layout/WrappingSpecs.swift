@@ -45,15 +45,23 @@ public struct OverlaySpec: LayoutSpec {
     }
 
     public func measure(_ range: SizeRange, in context: inout LayoutContext) -> ElementLayout {
-        let measured = context.measure(child, in: range, parentSize: range.max)
-        let cover = context.measure(overlay, in: .exactly(measured.size), parentSize: measured.size)
-        var placements: [Layout.Child] = []
-        placements.reserveCapacity(measured.placementCount + cover.placementCount)
-        measured.appendPlacements(to: &placements, offsetBy: .zero)
-        cover.appendPlacements(to: &placements, offsetBy: .zero)
-        return ElementLayout(size: measured.size, placements: placements,
-                             firstBaseline: measured.firstBaseline, lastBaseline: measured.lastBaseline)
+        measureStacked(child, with: overlay, above: true, in: range, context: &context)
     }
+}
+
+/// Measures `child` in `range`, then `other` at exactly the child's size, and places `other` above the
+/// child (later in drawing order) or below it. The child's size and baselines are the result's.
+private func measureStacked(_ child: any LayoutElement, with other: any LayoutElement, above: Bool,
+                            in range: SizeRange, context: inout LayoutContext) -> ElementLayout {
+    let measured = context.measure(child, in: range, parentSize: range.max)
+    let companion = context.measure(other, in: .exactly(measured.size), parentSize: measured.size)
+    var placements: [Layout.Child] = []
+    placements.reserveCapacity(measured.placementCount + companion.placementCount)
+    let (first, second) = above ? (measured, companion) : (companion, measured)
+    first.appendPlacements(to: &placements, offsetBy: .zero)
+    second.appendPlacements(to: &placements, offsetBy: .zero)
+    return ElementLayout(size: measured.size, placements: placements,
+                         firstBaseline: measured.firstBaseline, lastBaseline: measured.lastBaseline)
 }
 
 /// Lays `background` under its child at exactly the child's size (a bubble behind a message).
@@ -68,14 +76,7 @@ public struct BackgroundSpec: LayoutSpec {
     }
 
     public func measure(_ range: SizeRange, in context: inout LayoutContext) -> ElementLayout {
-        let measured = context.measure(child, in: range, parentSize: range.max)
-        let behind = context.measure(background, in: .exactly(measured.size), parentSize: measured.size)
-        var placements: [Layout.Child] = []
-        placements.reserveCapacity(measured.placementCount + behind.placementCount)
-        behind.appendPlacements(to: &placements, offsetBy: .zero)
-        measured.appendPlacements(to: &placements, offsetBy: .zero)
-        return ElementLayout(size: measured.size, placements: placements,
-                             firstBaseline: measured.firstBaseline, lastBaseline: measured.lastBaseline)
+        measureStacked(child, with: background, above: false, in: range, context: &context)
     }
 }
 
