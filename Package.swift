@@ -61,10 +61,11 @@ let package = Package(
             name: "image-fuzz",
             dependencies: ["Compositor", "NodeRuntime", "TesseraRandom"]
         ),
-        // Golden-image comparison shared by the test targets.
+        // Shared by the test targets: golden-image comparison, offscreen rendering of node trees
+        // through the software renderer, encoded test images, exit-test message checks.
         .target(
             name: "TestSupport",
-            dependencies: ["Compositor"],
+            dependencies: ["Compositor", "NodeRuntime"],
             path: "Tests/TestSupport",
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),

@@ -104,17 +104,6 @@ func makeHost(width: Int = 400, height: Int = 300) -> (NodeHost, RecordingRender
     return (NodeHost(compositor: compositor), backend)
 }
 
-/// Runs frames until the scheduler is idle and its results are committed.
-func settle(_ host: NodeHost, time: inout Double) {
-    for _ in 0..<4 {
-        time += 1.0 / 60
-        host.runFrame(time: time, events: [])
-        host.runtime.scheduler.waitUntilIdle()
-    }
-    time += 1.0 / 60
-    host.runFrame(time: time, events: [])
-}
-
 /// Holds every worker of the shared scheduler at a gate, so work scheduled next waits in the queue
 /// until the returned gates are opened.
 func occupyAllWorkers() -> [Gate] {
