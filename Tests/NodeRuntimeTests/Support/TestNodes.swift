@@ -84,7 +84,8 @@ func centreColor(_ layer: Layer) -> Color? {
     return Color(premultipliedARGB: bitmap.pixel(x: bitmap.width / 2, y: bitmap.height / 2))
 }
 
-/// Runs `body` on a new thread and waits for it.
+/// Runs `body` on a new thread, waits for it and returns its result.
+@discardableResult
 func onBackgroundThread<T>(_ body: @escaping @Sendable () -> T) -> T {
     let result = Locked<T?>(nil)
     let done = DispatchSemaphore(value: 0)
