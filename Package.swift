@@ -32,6 +32,8 @@ let package = Package(
         .systemLibrary(name: "CICU", pkgConfig: "icu-uc", providers: [.apt(["libicu-dev"])]),
         // fontconfig, for the fonts that have the characters a text's own font lacks.
         .systemLibrary(name: "CFontconfig", pkgConfig: "fontconfig", providers: [.apt(["libfontconfig-dev"])]),
+        // SplitMix64, the one seeded generator: the image fuzzer and the seeded tests replay from a seed.
+        .target(name: "TesseraRandom"),
         // The C side of ICU: plain-typed wrappers, so no ICU type reaches Swift (see Sources/CICU).
         .target(name: "TesseraICU", dependencies: ["CICU"]),
         .target(
@@ -57,12 +59,13 @@ let package = Package(
         // The image decoders' seeded mutation fuzzer (`make fuzz`).
         .executableTarget(
             name: "image-fuzz",
-            dependencies: ["Compositor", "NodeRuntime"]
+            dependencies: ["Compositor", "NodeRuntime", "TesseraRandom"]
         ),
-        // Golden-image comparison shared by the test targets.
+        // Shared by the test targets: golden-image comparison, offscreen rendering of node trees
+        // through the software renderer, encoded test images, exit-test message checks.
         .target(
             name: "TestSupport",
-            dependencies: ["Compositor"],
+            dependencies: ["Compositor", "NodeRuntime"],
             path: "Tests/TestSupport",
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
@@ -73,7 +76,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NodeRuntimeTests",
-            dependencies: ["NodeRuntime", "Compositor", "TestSupport", "CWebP"],
+            dependencies: ["NodeRuntime", "Compositor", "TestSupport", "TesseraRandom", "CWebP"],
             exclude: ["Goldens", "FuzzRegressions", "ImageFixtures"]
         ),
         .testTarget(

@@ -10,6 +10,7 @@ import Compositor
 import Foundation
 import NodeRuntime
 import Synchronization
+import TesseraRandom
 
 struct Options {
     var seconds = 60.0
@@ -39,16 +40,9 @@ struct Options {
     }
 }
 
-/// SplitMix64: small, fast and replayable.
-struct Generator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+extension SeededRandom {
+    /// A value in `0..<n` (0 when `n` is at most 1), by plain modulo: how a run's seed has always mapped
+    /// to its mutations, so a recorded seed replays the same inputs.
     mutating func below(_ n: Int) -> Int { n <= 1 ? 0 : Int(next() % UInt64(n)) }
 }
 
@@ -125,7 +119,7 @@ func seedInputs(repository: String) -> [[UInt8]] {
 
 // MARK: Mutation
 
-func mutate(_ input: [UInt8], _ g: inout Generator, seeds: [[UInt8]]) -> [UInt8] {
+func mutate(_ input: [UInt8], _ g: inout SeededRandom, seeds: [[UInt8]]) -> [UInt8] {
     var bytes = input
     let interesting: [UInt8] = [0, 1, 0x7F, 0x80, 0xFF, 0xFE, 0x10, 0x40]
     for _ in 0...g.below(6) {
@@ -220,7 +214,7 @@ Thread.detachNewThread {
 }
 
 let seeds = seedInputs(repository: options.repository)
-var generator = Generator(state: options.seed)
+var generator = SeededRandom(seed: options.seed)
 say("image-fuzz: seed \(options.seed), \(seeds.count) seed inputs, \(Int(options.seconds)) s")
 let deadline = now() + UInt64(options.seconds * 1e9)
 var outcomes: [String: Int] = [:]

@@ -23,9 +23,9 @@ final class ComposerTests: XCTestCase {
         options.headless = true
         options.size = Size(width: 640, height: 480)
         let data = try ChatData(assets: assets)
-        let backend = try SDLRenderBackend(.init(title: "gallery-test", size: options.size, headless: true))
-        let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0x12161B)))
-        let app = try GalleryApp(options: options, data: data, host: NodeHost(compositor: compositor), backend: backend)
+        let (host, backend) = try OffscreenRender.makeHost(title: "gallery-test", size: options.size, scale: nil,
+                                                           configuration: .init(clearColor: Color(rgb: 0x12161B)))
+        let app = try GalleryApp(options: options, data: data, host: host, backend: backend)
         let thread = try XCTUnwrap(app.tabs.selectedController as? ThreadController)
         thread.clock = { "2026-11-20T08:21" }
         app.settle()
@@ -61,7 +61,7 @@ final class ComposerTests: XCTestCase {
 
     private func capture(_ app: GalleryApp) throws -> Bitmap {
         // The caret blinks: compare with it shown (half a second after the last change).
-        try XCTUnwrap(app.host.compositor.capture(app.host.rootLayer))
+        try XCTUnwrap(OffscreenRender.capture(app.host))
     }
 
     func testTypingComposingSelectingAndSendingThroughSDLsQueue() throws {

@@ -18,9 +18,9 @@ final class GalleryTests: XCTestCase {
         options.headless = true
         options.size = Size(width: 640, height: 480)
         let data = try ChatData(assets: assets)
-        let backend = try SDLRenderBackend(.init(title: "gallery-test", size: options.size, headless: true))
-        let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0x12161B)))
-        return try GalleryApp(options: options, data: data, host: NodeHost(compositor: compositor), backend: backend)
+        let (host, backend) = try OffscreenRender.makeHost(title: "gallery-test", size: options.size, scale: nil,
+                                                           configuration: .init(clearColor: Color(rgb: 0x12161B)))
+        return try GalleryApp(options: options, data: data, host: host, backend: backend)
     }
 
     override func tearDown() {
@@ -45,7 +45,7 @@ final class GalleryTests: XCTestCase {
         for screen in GalleryOptions.Screen.allCases {
             let app = try makeApp(screen: screen)
             app.settle()
-            let pixels = app.host.compositor.capture(app.host.rootLayer)
+            let pixels = OffscreenRender.capture(app.host)
             GoldenImage.assertMatches(pixels, named: "screen-\(screen.rawValue)", in: "GalleryTests", tolerance: 6)
             app.host.setRootController(nil)
         }
@@ -62,7 +62,7 @@ final class GalleryTests: XCTestCase {
             frames(app, [.keyDown(.end, modifiers: [])], count: 90)
             app.settle()
         }
-        let pixels = app.host.compositor.capture(app.host.rootLayer)
+        let pixels = OffscreenRender.capture(app.host)
         GoldenImage.assertMatches(pixels, named: "screen-text-end", in: "GalleryTests", tolerance: 6)
         app.host.setRootController(nil)
     }
@@ -153,7 +153,7 @@ final class GalleryTests: XCTestCase {
         XCTAssertEqual(text.list.statistics.rowsRemeasured, remeasured + 1, "the click measures its row again")
         let expandedHeight = text.list.frameOfRow(row).height
         XCTAssertGreaterThan(expandedHeight, collapsedHeight + 30, "the quote shows its hidden lines")
-        let pixels = try XCTUnwrap(app.host.compositor.capture(app.host.rootLayer))
+        let pixels = try XCTUnwrap(OffscreenRender.capture(app.host))
         GoldenImage.assertMatches(pixels, named: "screen-text-quote-expanded", in: "GalleryTests", tolerance: 6)
         try clickBlock()
         XCTAssertEqual(text.list.frameOfRow(row).height, collapsedHeight, accuracy: 0.5, "a second click collapses it")
@@ -182,7 +182,7 @@ final class GalleryTests: XCTestCase {
             let text = (chat.title + " " + (chat.messages.last?.text ?? "")).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
             XCTAssertTrue(text.contains("laura"), "row \(row) matches: \(chat.title)")
         }
-        let pixels = try XCTUnwrap(app.host.compositor.capture(app.host.rootLayer))
+        let pixels = try XCTUnwrap(OffscreenRender.capture(app.host))
         GoldenImage.assertMatches(pixels, named: "screen-chats-search", in: "GalleryTests", tolerance: 6)
         frames(app, [.keyDown(.character("a"), modifiers: .control)])
         frames(app, [.keyDown(.backspace, modifiers: [])])
@@ -205,7 +205,7 @@ final class GalleryTests: XCTestCase {
         // The chart is re-displayed every frame; frames run back to back, as in the real loop, with no
         // waiting for the display workers: the chart's drawn contents must still reach the screen.
         frames(app, count: 60)
-        let pixels = try XCTUnwrap(app.host.compositor.capture(app.host.rootLayer))
+        let pixels = try XCTUnwrap(OffscreenRender.capture(app.host))
         try? pixels.writePNG(to: GoldenImage.outputDirectory.appendingPathComponent("overlay.png").path)
         XCTAssertEqual(app.overlay.frame, PerfOverlayNode.frame(in: app.host.viewportSize))
         ChartPixels.assertChartDrawn(in: pixels, viewport: app.host.viewportSize, minimumBars: 20, "F2 overlay")

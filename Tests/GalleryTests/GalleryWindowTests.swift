@@ -275,9 +275,9 @@ final class GalleryWindowTests: XCTestCase {
         options.headless = true
         options.size = size
         let data = try ChatData(assets: GoldenImage.repositoryRoot.appendingPathComponent("Assets"))
-        let backend = try SDLRenderBackend(.init(title: "gallery-window-test", size: size, headless: true))
-        let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0x12161B)))
-        let app = try GalleryApp(options: options, data: data, host: NodeHost(compositor: compositor), backend: backend)
+        let (host, backend) = try OffscreenRender.makeHost(title: "gallery-window-test", size: size, scale: nil,
+                                                           configuration: .init(clearColor: Color(rgb: 0x12161B)))
+        let app = try GalleryApp(options: options, data: data, host: host, backend: backend)
         app.settle()
         return app
     }
@@ -370,7 +370,7 @@ final class GalleryWindowTests: XCTestCase {
         list.setContentOffset(offset, animated: false)
         local.settle()
         XCTAssertEqual(list.contentOffset, offset, accuracy: 1e-9)
-        let expected = try XCTUnwrap(local.host.compositor.capture(local.host.rootLayer))
+        let expected = try XCTUnwrap(OffscreenRender.capture(local.host))
         let window = try Bitmap(contentsOfFile: shot)
         let (difference, diff) = GoldenImage.compare(window, expected, tolerance: 24)
         if difference.differingPixels > 0, let diff {
@@ -382,7 +382,7 @@ final class GalleryWindowTests: XCTestCase {
         // And it differs from the screen before the drag: the list did move on screen.
         list.setContentOffset(0, animated: false)
         local.settle()
-        let unscrolled = try XCTUnwrap(local.host.compositor.capture(local.host.rootLayer))
+        let unscrolled = try XCTUnwrap(OffscreenRender.capture(local.host))
         XCTAssertGreaterThan(Double(GoldenImage.compare(window, unscrolled, tolerance: 24).0.differingPixels)
                              / Double(window.width * window.height), 0.05)
     }

@@ -1,5 +1,7 @@
 import Compositor
 import Foundation
+import TesseraRandom
+import TestSupport
 import XCTest
 @testable import NodeRuntime
 

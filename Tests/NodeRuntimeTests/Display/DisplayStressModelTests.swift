@@ -1,5 +1,6 @@
 import Compositor
 import Foundation
+import TesseraRandom
 import XCTest
 @testable import NodeRuntime
 

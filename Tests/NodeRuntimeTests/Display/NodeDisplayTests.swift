@@ -1,5 +1,6 @@
 import Compositor
 import Foundation
+import TestSupport
 import XCTest
 @testable import NodeRuntime
 

@@ -1,5 +1,6 @@
 import Compositor
 import Foundation
+import TestSupport
 import XCTest
 @testable import NodeRuntime
 
@@ -27,14 +28,13 @@ final class PreparedUploadTests: XCTestCase {
     func testTheHostPublishesItsRenderersLayout() throws {
         _ = makeHost()
         XCTAssertEqual(Runtime.shared.display.uploadAlphaLayout, .premultiplied, "the recording backend's")
-        let backend = try SDLRenderBackend(.init(title: "layout", size: Size(width: 64, height: 64), scale: 1, headless: true))
-        _ = NodeHost(compositor: Compositor(backend: backend))
+        _ = try OffscreenRender.makeHost(title: "layout", size: Size(width: 64, height: 64))
         XCTAssertEqual(Runtime.shared.display.uploadAlphaLayout, .straight, "the software renderer's")
     }
 
     func testContentsCommitAndUploadWithoutPixelPassesOnTheUIThread() throws {
-        let backend = try SDLRenderBackend(.init(title: "prepared", size: Size(width: 200, height: 100), scale: 1, headless: true))
-        let host = NodeHost(compositor: Compositor(backend: backend, configuration: .init(clearColor: Self.background)))
+        let (host, _) = try OffscreenRender.makeHost(title: "prepared", size: Size(width: 200, height: 100),
+                                                     configuration: .init(clearColor: Self.background))
         let bubble = BubbleNode()
         bubble.frame = Rect(x: 10, y: 10, width: 80, height: 60)
         let opaque = ColorNode(Color(rgb: 0x40C080))
@@ -65,7 +65,7 @@ final class PreparedUploadTests: XCTestCase {
 
         // On screen: the bubble's middle blends over the background, its corner shows the background,
         // its bar is white, the opaque node is its colour.
-        let screen = try XCTUnwrap(host.compositor.capture(host.rootLayer))
+        let screen = try XCTUnwrap(OffscreenRender.capture(host))
         func color(_ x: Int, _ y: Int) -> Color { Color(premultipliedARGB: screen.pixel(x: x, y: y)) }
         XCTAssertEqual(color(11, 11), Self.background)
         let middle = color(50, 25)

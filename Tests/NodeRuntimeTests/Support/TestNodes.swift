@@ -84,7 +84,8 @@ func centreColor(_ layer: Layer) -> Color? {
     return Color(premultipliedARGB: bitmap.pixel(x: bitmap.width / 2, y: bitmap.height / 2))
 }
 
-/// Runs `body` on a new thread and waits for it.
+/// Runs `body` on a new thread, waits for it and returns its result.
+@discardableResult
 func onBackgroundThread<T>(_ body: @escaping @Sendable () -> T) -> T {
     let result = Locked<T?>(nil)
     let done = DispatchSemaphore(value: 0)
@@ -102,17 +103,6 @@ func makeHost(width: Int = 400, height: Int = 300) -> (NodeHost, RecordingRender
     let backend = RecordingRenderBackend(width: width, height: height)
     let compositor = Compositor(backend: backend)
     return (NodeHost(compositor: compositor), backend)
-}
-
-/// Runs frames until the scheduler is idle and its results are committed.
-func settle(_ host: NodeHost, time: inout Double) {
-    for _ in 0..<4 {
-        time += 1.0 / 60
-        host.runFrame(time: time, events: [])
-        host.runtime.scheduler.waitUntilIdle()
-    }
-    time += 1.0 / 60
-    host.runFrame(time: time, events: [])
 }
 
 /// Holds every worker of the shared scheduler at a gate, so work scheduled next waits in the queue

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TesseraRandom
 import XCTest
 @testable import NodeRuntime
 

@@ -1,3 +1,4 @@
+import TesseraRandom
 import XCTest
 @testable import NodeRuntime
 

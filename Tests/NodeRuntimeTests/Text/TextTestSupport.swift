@@ -27,8 +27,7 @@ enum TextFixtures {
     static let megabyteOfWords: String = String(repeating: "lorem ipsum dolor sit amet ", count: 1_048_576 / 27 + 1)
 }
 
-/// Renders nodes through the software renderer (SDL's dummy video driver) as the app would: a host,
-/// frames until the display workers are idle, then a capture.
+/// Renders text nodes stacked in a window just tall enough for them, through `OffscreenRender`.
 final class TextGoldenRenderer {
     static let background = Color(rgb: 0xFFFFFF)
     private var time = 0.0
@@ -50,19 +49,13 @@ final class TextGoldenRenderer {
             frames.append(Rect(x: margin, y: y, width: width - 2 * margin, height: height))
             y += height + margin
         }
-        let backend = try SDLRenderBackend(.init(title: "text", size: Size(width: width, height: y), scale: scale))
-        let compositor = Compositor(backend: backend, scale: scale, configuration: .init(clearColor: Self.background))
-        let host = NodeHost(compositor: compositor)
         let root = Node()
         root.backgroundColor = Self.background
         for (node, frame) in zip(nodes, frames) {
             node.frame = frame
             root.addSubnode(node)
         }
-        host.setRootNode(root)
-        settle(host, time: &time)
-        let pixels = host.compositor.capture(host.rootLayer)
-        host.setRootNode(nil)
-        return pixels
+        return try OffscreenRender.render(root, size: Size(width: width, height: y), scale: scale,
+                                          clearColor: Self.background, time: &time)
     }
 }

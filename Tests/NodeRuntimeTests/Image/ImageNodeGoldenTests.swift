@@ -9,19 +9,12 @@ final class ImageNodeGoldenTests: XCTestCase {
     private var time = 0.0
     static let background = Color(rgb: 0x1E2630)
 
+    /// The nodes on a plain root, captured a second after settling so that cross-fades have finished.
     private func render(_ nodes: [ImageNode], scale: Double = 1) throws -> Bitmap? {
-        let backend = try SDLRenderBackend(.init(title: "test", size: Size(width: 320, height: 240), scale: scale))
-        let host = NodeHost(compositor: Compositor(backend: backend, scale: scale,
-                                                   configuration: .init(clearColor: Self.background)))
         let root = Node()
         for node in nodes { root.addSubnode(node) }
-        host.setRootNode(root)
-        settle(host, time: &time)
-        time += 1  // let cross-fades finish
-        host.runFrame(time: time, events: [])
-        let pixels = host.compositor.capture(host.rootLayer)
-        host.setRootNode(nil)
-        return pixels
+        return try OffscreenRender.render(root, size: Size(width: 320, height: 240), scale: scale,
+                                          clearColor: Self.background, time: &time, finalFrameAfter: 1)
     }
 
     private func node(_ name: String?, _ frame: Rect, mode: ContentMode = .aspectFill) -> ImageNode {

@@ -1,12 +1,14 @@
 import Compositor
 import Foundation
 import Testing
+import TestSupport
 @testable import NodeRuntime
 
-/// Reading `layer` off the UI thread is a precondition failure, in release builds too.
+/// Reading `layer` off the UI thread is a precondition failure, in release builds too; so is reaching
+/// a node's state from inside a draw function. Each trap is recognised by its message.
 @Suite struct NodeThreadingExitTests {
     @Test func layerAccessOffTheUIThreadTraps() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             UIThread.claim()
             let node = UncheckedSendable(Node())
             let done = DispatchSemaphore(value: 0)
@@ -16,12 +18,13 @@ import Testing
             }
             done.wait()
         }
+        ContractTrap.expectMessage(result, "Node.layer must run on the UI thread")
     }
 
     /// The compiler lets a `Sendable` wrapper smuggle a node into draw parameters; the runtime check
     /// catches the draw that reads it.
     @Test func aDrawThatReadsNodeStateTraps() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             UIThread.claim()
             let host = Node()
             host.frame = Rect(x: 0, y: 0, width: 8, height: 8)
@@ -32,10 +35,11 @@ import Testing
             smuggler.displaysAsynchronously = false
             host.displayNowAndWait()  // the draw reads `host.frame`: traps
         }
+        ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote the state of a Node node")
     }
 
     @Test func aDrawThatReadsNodeStateOnAWorkerTraps() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             UIThread.claim()
             let smuggler = SmuggledNodeDrawer()
             smuggler.frame = Rect(x: 0, y: 0, width: 8, height: 8)
@@ -50,6 +54,7 @@ import Testing
             }
             done.wait()
         }
+        ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote the state of a SmuggledNodeDrawer node")
     }
 
     @Test func aDrawThatUsesOnlyItsParametersWorks() async {
@@ -86,25 +91,5 @@ final class SmuggledNodeDrawer: Node, NodeDrawing {
             _ = smuggled.value.frame  // node state from inside a draw
         }
         context.fill(info.bounds, color: .white)
-    }
-}
-
-/// The lock-order check (debug builds): taking one `Locked` while holding another traps.
-@Suite struct LockOrderExitTests {
-    #if DEBUG
-    @Test func takingALockWhileHoldingOneTraps() async {
-        await #expect(processExitsWith: .failure) {
-            let outer = Locked(0), inner = Locked(0)
-            outer.withLock { _ in inner.withLock { $0 += 1 } }  // traps
-        }
-    }
-    #endif
-
-    @Test func locksTakenOneAfterAnotherWork() async {
-        await #expect(processExitsWith: .success) {
-            let first = Locked(0), second = Locked(0)
-            first.withLock { $0 += 1 }
-            second.withLock { $0 += 1 }
-        }
     }
 }

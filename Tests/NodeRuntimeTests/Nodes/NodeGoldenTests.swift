@@ -35,19 +35,9 @@ final class NodeGoldenTests: XCTestCase {
 
     private var time = 0.0
 
-    private func makeHost(scale: Double = 1) throws -> NodeHost {
-        let backend = try SDLRenderBackend(.init(title: "test", size: Size(width: 320, height: 240), scale: scale))
-        let compositor = Compositor(backend: backend, scale: scale, configuration: .init(clearColor: Self.background))
-        return NodeHost(compositor: compositor)
-    }
-
     private func render(_ root: Node, scale: Double = 1) throws -> Bitmap? {
-        let host = try makeHost(scale: scale)
-        host.setRootNode(root)
-        settle(host, time: &time)
-        let pixels = host.compositor.capture(host.rootLayer)
-        host.setRootNode(nil)
-        return pixels
+        try OffscreenRender.render(root, size: Size(width: 320, height: 240), scale: scale, clearColor: Self.background,
+                                   time: &time)
     }
 
     func testCornerModesOnNodes() throws {

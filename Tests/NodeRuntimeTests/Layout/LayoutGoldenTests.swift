@@ -54,14 +54,7 @@ final class LayoutGoldenTests: XCTestCase {
     private var time = 0.0
 
     private func render(_ root: Node) throws -> Bitmap? {
-        let backend = try SDLRenderBackend(.init(title: "test", size: Size(width: 320, height: 240), scale: 1))
-        let compositor = Compositor(backend: backend, scale: 1, configuration: .init(clearColor: Self.background))
-        let host = NodeHost(compositor: compositor)
-        host.setRootNode(root)
-        settle(host, time: &time)
-        let pixels = host.compositor.capture(host.rootLayer)
-        host.setRootNode(nil)
-        return pixels
+        try OffscreenRender.render(root, size: Size(width: 320, height: 240), clearColor: Self.background, time: &time)
     }
 
     private func color(_ rgb: UInt32) -> ColorNode { ColorNode(Color(rgb: rgb)) }

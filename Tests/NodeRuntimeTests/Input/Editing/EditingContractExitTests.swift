@@ -1,0 +1,25 @@
+import Compositor
+import Testing
+import TestSupport
+@testable import NodeRuntime
+
+/// `EditableTextNode`'s contracts, each broken in a child process that must trap with its message.
+@Suite struct EditingContractExitTests {
+    @Test func readingTheSelectionOffTheUIThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            UIThread.claim()
+            let field = UncheckedSendable(EditableTextNode(text: "hello"))
+            onBackgroundThread { _ = field.value.selectedRange }
+        }
+        ContractTrap.expectMessage(result, "EditableTextNode.selectedRange must run on the UI thread")
+    }
+
+    @Test func undoingOffTheUIThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            UIThread.claim()
+            let field = UncheckedSendable(EditableTextNode(text: "hello"))
+            onBackgroundThread { field.value.undo() }
+        }
+        ContractTrap.expectMessage(result, "EditableTextNode.undo must run on the UI thread")
+    }
+}

@@ -1,0 +1,25 @@
+import Compositor
+import Testing
+import TestSupport
+@testable import NodeRuntime
+
+/// The threading helpers' contracts, each broken in a child process that must trap with its message.
+@Suite struct ThreadingContractExitTests {
+    @Test func drainingTheMainQueueOffTheUIThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            UIThread.claim()
+            let queue = MainQueue()
+            onBackgroundThread { queue.drain() }
+        }
+        ContractTrap.expectMessage(result, "MainQueue.drain must run on the UI thread")
+    }
+
+    @Test func readingAUIThreadBoundValueOffTheUIThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            UIThread.claim()
+            let bound = UIThreadBound(Node())
+            onBackgroundThread { _ = bound.value }
+        }
+        ContractTrap.expectMessage(result, "UIThreadBound.value must run on the UI thread")
+    }
+}
