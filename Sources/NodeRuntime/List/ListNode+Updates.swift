@@ -207,11 +207,11 @@ struct UpdatePlan {
             precondition(move.from >= 0 && move.from < oldCount, "ListNode.performBatchUpdates: moved row \(move.from) out of 0..<\(oldCount)")
             precondition(move.to >= 0 && move.to < newCount, "ListNode.performBatchUpdates: move destination \(move.to) out of 0..<\(newCount)")
             precondition(removed.insert(move.from).inserted, "ListNode.performBatchUpdates: row \(move.from) deleted or moved twice")
-            precondition(added.insert(move.to).inserted, "ListNode.performBatchUpdates: row \(move.to) inserted or moved to twice")
+            precondition(added.insert(move.to).inserted, "ListNode.performBatchUpdates: row \(move.to) is the destination of two moves")
         }
         for row in update.insertions {
             precondition(row >= 0 && row < newCount, "ListNode.performBatchUpdates: inserted row \(row) out of 0..<\(newCount)")
-            precondition(added.insert(row).inserted, "ListNode.performBatchUpdates: row \(row) inserted or moved to twice")
+            precondition(added.insert(row).inserted, "ListNode.performBatchUpdates: row \(row) inserted twice, or inserted where a row moves to")
         }
         var reloaded = Set<Int>()
         for row in update.reloads {

@@ -10,6 +10,6 @@ import TestSupport
             let image = ImageNode()
             DrawScope.run { _ = image.source }  // as if from inside a draw function
         }
-        ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote the state of a ImageNode node")
+        ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote node state (ImageNode)")
     }
 }

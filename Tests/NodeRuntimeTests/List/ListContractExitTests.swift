@@ -48,14 +48,14 @@ import TestSupport
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             applyToThreeRows(ListUpdate(moves: [.init(from: 0, to: 2), .init(from: 1, to: 2)]), rowsAfter: 3)
         }
-        ContractTrap.expectMessage(result, "ListNode.performBatchUpdates: row 2 inserted or moved to twice")
+        ContractTrap.expectMessage(result, "ListNode.performBatchUpdates: row 2 is the destination of two moves")
     }
 
     @Test func insertingAtAMovesDestinationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             applyToThreeRows(ListUpdate(insertions: [2], moves: [.init(from: 0, to: 2)]), rowsAfter: 4)
         }
-        ContractTrap.expectMessage(result, "ListNode.performBatchUpdates: row 2 inserted or moved to twice")
+        ContractTrap.expectMessage(result, "ListNode.performBatchUpdates: row 2 inserted twice, or inserted where a row moves to")
     }
 
     @Test func insertingARowOutOfRangeTraps() async {

@@ -35,7 +35,7 @@ import TestSupport
             smuggler.displaysAsynchronously = false
             host.displayNowAndWait()  // the draw reads `host.frame`: traps
         }
-        ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote the state of a Node node")
+        ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote node state (Node)")
     }
 
     @Test func aDrawThatReadsNodeStateOnAWorkerTraps() async {
@@ -54,7 +54,7 @@ import TestSupport
             }
             done.wait()
         }
-        ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote the state of a SmuggledNodeDrawer node")
+        ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote node state (SmuggledNodeDrawer)")
     }
 
     @Test func aDrawThatUsesOnlyItsParametersWorks() async {

@@ -10,6 +10,6 @@ import TestSupport
             let text = TextNode("hello")
             DrawScope.run { _ = text.attributedText }  // as if from inside a draw function
         }
-        ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote the state of a TextNode node")
+        ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote node state (TextNode)")
     }
 }
