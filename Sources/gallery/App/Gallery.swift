@@ -213,7 +213,7 @@ struct Gallery: ParsableCommand {
         case .text:
             print(try TextBenchmark(assets: assetsFolder, runs: frames ?? 3_000).run())
         case .rows:
-            print(try RowDrawBenchmark(rounds: frames ?? 40).run())
+            print(try RowDrawBenchmark(assets: assetsFolder, rounds: frames ?? 40).run())
         case .layout:
             print(LayoutBenchmark(cellCount: 10_000, rounds: frames ?? 5).run().table)
         case .typing:

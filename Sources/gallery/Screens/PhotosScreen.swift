@@ -42,9 +42,8 @@ final class PhotoRowNode: Node {
 }
 
 /// Every photo of the assets, repeated into a long grid.
-final class PhotosController: NodeController, ListDataSource, ListScreen {
+final class PhotosController: ListScreenController, ListDataSource {
     let paths: [String]
-    let list = ListNode()
     let rowCount: Int
 
     init(data: ChatData, rows: Int = 60) throws {
@@ -53,15 +52,9 @@ final class PhotosController: NodeController, ListDataSource, ListScreen {
             .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
             .map { folder.appendingPathComponent($0).path }
         rowCount = rows
-        super.init(node: list)
-        list.debugName = "photos"
-        list.backgroundColor = Color(rgb: 0x12161B)
-        list.estimatedRowHeight = 140
+        let list = ListNode()
+        super.init(list: list, node: list, debugName: "photos", backgroundColor: Color(rgb: 0x12161B), estimatedRowHeight: 140)
         list.dataSource = self
-    }
-
-    override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
-        list.handleKey(key, modifiers: modifiers)
     }
 
     func numberOfRows(in list: ListNode) -> Int { paths.isEmpty ? 0 : rowCount }
