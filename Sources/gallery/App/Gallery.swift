@@ -248,4 +248,10 @@ enum AssetLocator {
         }
         throw Missing(tried: candidates.map(\.path))
     }
+
+    /// The names of the photos (JPEG and PNG files) in the `photos` folder of `assets`, sorted.
+    static func photoNames(in assets: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: assets.appendingPathComponent("photos").path)
+            .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
+    }
 }

@@ -240,6 +240,41 @@ struct FlingBenchmark {
     }
 }
 
+// MARK: - What the runs share
+
+extension FlingBenchmark {
+    /// What the runs of one command share: the dataset, an avatar file for each of `rows` rows, and
+    /// the window every run draws in. `remove()` deletes the avatar files.
+    /// - Thread: main
+    struct Fixture {
+        let data: ChatData
+        let avatars: DistinctAvatarFiles
+        let backend: SDLRenderBackend
+        let rows: Int
+
+        /// Reads the dataset from `assets`, makes the avatar files, and opens a window of the fling's
+        /// viewport titled `title` as `output` says.
+        init(assets: URL, rows: Int, output: BenchmarkOutput, title: String) throws {
+            data = try ChatData(assets: assets)
+            avatars = try DistinctAvatarFiles(data: data, rows: rows)
+            do {
+                backend = try output.makeBackend(title: title, size: FlingBenchmark.viewport)
+            } catch {
+                avatars.remove()
+                throw error
+            }
+            self.rows = rows
+        }
+
+        /// Runs `mode` once: `frames` frames at `speed` points a second.
+        func run(_ mode: Mode, frames: Int, speed: Double) throws -> Measurement {
+            try FlingBenchmark(data: data, avatars: avatars, rows: rows, frames: frames, speed: speed, mode: mode).run(on: backend)
+        }
+
+        func remove() { avatars.remove() }
+    }
+}
+
 // MARK: - The rows
 
 /// The list's data source: row `i` shows dataset row `i` (the dataset repeats) in the app's chat row,

@@ -57,9 +57,7 @@ struct ImageBenchmark {
     private let wholeLimits = ImageDecoder.Limits(workingMemoryBytes: 1 << 30)
 
     func run() throws -> String {
-        let photoNames = try FileManager.default.contentsOfDirectory(atPath: assets.appendingPathComponent("photos").path)
-            .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
-        var files = photoNames.map { ($0, assets.appendingPathComponent("photos/\($0)").path) }
+        var files = try AssetLocator.photoNames(in: assets).map { ($0, assets.appendingPathComponent("photos/\($0)").path) }
         files.append(("generated 24 MP .jpg", try generated("24mp.jpg", width: 6000, height: 4000) { try $0.writeJPEG(to: $1, quality: 88) }))
         files.append(("generated 36 MP .png", try generated("36mp.png", width: 6000, height: 6000) { try $0.writePNG(to: $1) }))
 

@@ -50,10 +50,9 @@ struct WorkerPolicyBenchmark {
     }
 
     func run(progress: (String) -> Void = { _ in }) throws -> (report: Report, table: String) {
-        let data = try ChatData(assets: assets)
-        let avatars = try DistinctAvatarFiles(data: data, rows: rows)
-        defer { avatars.remove() }
-        let backend = try output.makeBackend(title: "worker policies", size: FlingBenchmark.viewport)
+        let fixture = try FlingBenchmark.Fixture(assets: assets, rows: rows, output: output, title: "worker policies")
+        defer { fixture.remove() }
+        let backend = fixture.backend
         let scheduler = Runtime.shared.scheduler
         let before = scheduler.workerPolicy
         defer { scheduler.workerPolicy = before }
@@ -63,9 +62,7 @@ struct WorkerPolicyBenchmark {
             for step in 0..<candidates.count {
                 let index = (step + run) % candidates.count
                 scheduler.workerPolicy = candidates[index].policy
-                let result = try FlingBenchmark(data: data, avatars: avatars, rows: rows, frames: frames, speed: speed,
-                                                mode: .async).run(on: backend)
-                measured[index].append(result)
+                measured[index].append(try fixture.run(.async, frames: frames, speed: speed))
             }
             progress("policies run \(run + 1)/\(runs) done")
         }

@@ -47,10 +47,7 @@ final class PhotosController: ListScreenController, ListDataSource {
     let rowCount: Int
 
     init(data: ChatData, rows: Int = 60) throws {
-        let folder = data.assets.appendingPathComponent("photos")
-        paths = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-            .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
-            .map { folder.appendingPathComponent($0).path }
+        paths = try AssetLocator.photoNames(in: data.assets).map { data.photoPath("photos/" + $0) }
         rowCount = rows
         let list = ListNode()
         super.init(list: list, node: list, debugName: "photos", backgroundColor: Color(rgb: 0x12161B), estimatedRowHeight: 140)

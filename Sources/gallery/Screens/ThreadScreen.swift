@@ -207,13 +207,12 @@ final class ThreadController: ListScreenController, ListDataSource {
 
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
         let item = items[row]
-        let assets = data.assets
+        let data = data
         return {
             switch item {
             case .day(let day): return DaySeparatorNode(day)
             case let .message(message, replyTo, group):
-                return MessageNode(message, replyTo: replyTo, group: group,
-                                   photoPath: message.photo.map { assets.appendingPathComponent($0).path })
+                return MessageNode(message, replyTo: replyTo, group: group, photoPath: message.photo.map { data.photoPath($0) })
             }
         }
     }
