@@ -9,7 +9,7 @@ final class BenchmarkHost {
     let backend: SDLRenderBackend
     let compositor: Compositor
     let host: NodeHost
-    /// The frames still run after `show(_:participants:)` until `tearDown()`. (main thread only)
+    /// The frame participants `show(_:participants:)` added, which `tearDown()` removes. (main thread only)
     private var participants: [FrameParticipant] = []
     /// The virtual clock: the time of the last frame run, in seconds. (main thread only)
     private(set) var time = 0.0

@@ -35,12 +35,6 @@ final class ChatRowNode: Node, NodeDrawing {
         var decodesAvatarInDraw = false
         /// The decoded-image cache the avatars go through; nil for the runtime's shared one.
         var imageCache: ImageCache?
-
-        init(avatarFiles: AvatarFiles = .shared, decodesAvatarInDraw: Bool = false, imageCache: ImageCache? = nil) {
-            self.avatarFiles = avatarFiles
-            self.decodesAvatarInDraw = decodesAvatarInDraw
-            self.imageCache = imageCache
-        }
     }
 
     /// Everything a row shows, captured on the UI thread when the list asks for the row.
