@@ -213,7 +213,7 @@ struct Gallery: ParsableCommand {
         case .text:
             print(try TextBenchmark(assets: assetsFolder, runs: frames ?? 3_000).run())
         case .rows:
-            print(try RowDrawBenchmark(rounds: frames ?? 40).run())
+            print(try RowDrawBenchmark(assets: assetsFolder, rounds: frames ?? 40).run())
         case .layout:
             print(LayoutBenchmark(cellCount: 10_000, rounds: frames ?? 5).run().table)
         case .typing:
@@ -247,5 +247,11 @@ enum AssetLocator {
             }
         }
         throw Missing(tried: candidates.map(\.path))
+    }
+
+    /// The names of the photos (JPEG and PNG files) in the `photos` folder of `assets`, sorted.
+    static func photoNames(in assets: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: assets.appendingPathComponent("photos").path)
+            .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
     }
 }

@@ -68,7 +68,7 @@ final class GalleryApp {
             self.host.addFrameParticipant(thread.list)
             self.chatsNavigation.push(thread, animated: true)
         }
-        for screen in [chats, firstThread, photos, text] as [ListScreen] { host.addFrameParticipant(screen.list) }
+        for screen in [chats, firstThread, photos, text] as [ListScreenController] { host.addFrameParticipant(screen.list) }
         host.keyHandler = { [weak self] key, modifiers in
             guard let self else { return false }
             if key == .function(2) { self.toggleOverlay(); return true }
@@ -216,16 +216,13 @@ final class GalleryApp {
     var visibleList: ListNode? {
         let selected = tabs.selectedController
         let shown = (selected as? NavigationController)?.topController ?? selected
-        return (shown as? ListScreen)?.list
+        return (shown as? ListScreenController)?.list
     }
 
     /// Settles, then writes the composited frame as a PNG.
     func writeScreenshot(to path: String) throws {
         settle()
-        guard let pixels = host.compositor.capture(host.rootLayer) else { throw GalleryError("could not read the frame back") }
-        let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try pixels.writePNG(to: url.path)
+        let url = try host.compositor.writeScreenshot(of: host.rootLayer, to: path)
         print("gallery: screenshot written to \(url.path)")
     }
 }

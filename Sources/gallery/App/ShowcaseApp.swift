@@ -65,10 +65,7 @@ final class ShowcaseApp {
             frame += 1
             let isLast = frames.map { frame >= $0 } ?? false
             if isLast, let screenshot {
-                guard let pixels = compositor.capture(root) else { throw GalleryError("could not read the frame back") }
-                let url = URL(fileURLWithPath: screenshot)
-                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try pixels.writePNG(to: url.path)
+                let url = try compositor.writeScreenshot(of: root, to: screenshot)
                 print("gallery: screenshot of frame \(frame) written to \(url.path)")
             } else {
                 compositor.render(root)

@@ -11,10 +11,11 @@ struct BenchmarkOutput {
     var headless = true
     var renderDriver = RenderDriver.auto
 
-    /// A window of `size` points at scale 1 (benchmarks compare pixels, not densities) through the
-    /// renderer asked for; fails when SDL cannot give that renderer here.
-    func makeBackend(title: String, size: Size) throws -> SDLRenderBackend {
-        try SDLRenderBackend(.init(title: title, size: size, scale: 1, headless: headless, renderDriver: renderDriver))
+    /// A window of `size` points through the renderer asked for, at `scale` pixels per point: 1 unless
+    /// a benchmark measures drawing at a density (benchmarks compare pixels, not densities); fails
+    /// when SDL cannot give that renderer here.
+    func makeBackend(title: String, size: Size, scale: Double = 1) throws -> SDLRenderBackend {
+        try SDLRenderBackend(.init(title: title, size: size, scale: scale, headless: headless, renderDriver: renderDriver))
     }
 
     /// "renderer software, video driver dummy" (and the GL device, for OpenGL): the words every

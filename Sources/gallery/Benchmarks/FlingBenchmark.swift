@@ -5,17 +5,19 @@ import NodeRuntime
 import Glibc
 #endif
 
-/// The fling benchmark: a chat list of `rows` rows (avatar, title, time, two-line preview) scrolled at
-/// `speed` points a second for `frames` frames, 1280×800 at scale 1, measuring the UI thread's time per
-/// frame and what the frames showed. One `run` is one mode once; `FlingCommand` interleaves the modes
-/// and repeats them, and `FlingReport` sums the runs up.
+/// The fling benchmark: the app's chat list rows (`ChatRowNode`: avatar, title with marks and time,
+/// two-line preview, unread badge), `rows` of them, scrolled at `speed` points a second for `frames`
+/// frames, 1280×800 at scale 1, measuring the UI thread's time per frame and what the frames showed.
+/// One `run` is one mode once; `FlingCommand` interleaves the modes and repeats them, and
+/// `FlingReport` sums the runs up.
 ///
 /// The scroll position follows a virtual clock (frame i is at `speed · i / 60`), so every run scrolls
 /// through the same rows; frames are paced by a `RealFrameClock` at 60 Hz, so the display workers get
-/// the time they would in an app. Every row's avatar is a distinct image (its own cache key), as in a
+/// the time they would in an app. Every photo avatar is a distinct image (its own cache key), as in a
 /// list of distinct people: nothing is saved by the decoded-image cache. Each row's avatar is a file
-/// of its own (a link to one of the photos in a temporary folder), read and decoded on a worker, as
-/// avatars from an app's disk cache would be.
+/// of its own (`DistinctAvatarFiles`: a link to its chat's photo in a temporary folder), read and
+/// decoded on a worker, as avatars from an app's disk cache would be; chats without a photo show
+/// their initials, as in the app.
 ///
 /// Modes:
 /// - `async`: the runtime as it is — rows made and measured on workers, drawn ahead of the viewport,
@@ -39,23 +41,23 @@ struct FlingBenchmark {
         case floor, async, sync
     }
 
-    let data: FlingChatData
-    let fonts: FontRegistry
+    let data: ChatData
+    /// Each row's avatar file (made for at least `rows` rows).
+    let avatars: DistinctAvatarFiles
     let rows: Int
     let frames: Int
     let speed: Double
     let mode: Mode
 
     static let viewport = Size(width: 1280, height: 800)
-    static let rowHeight = 76.0
     /// The UI thread's budget at 60 Hz, in milliseconds.
     static let frameBudgetMilliseconds = 1000.0 / 60
     /// The host's frame phases, in the order `Measurement.phaseTotals` keeps them.
     static let phaseNames = FramePhase.allCases.map(\.rawValue)
 
-    init(data: FlingChatData, fonts: FontRegistry, rows: Int, frames: Int, speed: Double, mode: Mode) {
+    init(data: ChatData, avatars: DistinctAvatarFiles, rows: Int, frames: Int, speed: Double, mode: Mode) {
         self.data = data
-        self.fonts = fonts
+        self.avatars = avatars
         self.rows = max(1, rows)
         self.frames = max(1, frames)
         self.speed = speed.isFinite ? max(0, speed) : 3000
@@ -99,19 +101,20 @@ struct FlingBenchmark {
 
     /// Runs this mode once on `backend` (a compositor and a host of its own, torn down at the end).
     func run(on backend: SDLRenderBackend) throws -> Measurement {
-        let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0xEFEFF4)))
-        let host = NodeHost(compositor: compositor)
-        let runtime = host.runtime
-        let scheduler = runtime.scheduler
+        let harness = BenchmarkHost(backend: backend, clearColor: Color(rgb: 0xEFEFF4))
+        let runtime = harness.runtime
+        let scheduler = harness.scheduler
         let wasSynchronous = runtime.forcesSynchronousDisplay
         runtime.forcesSynchronousDisplay = mode == .sync
         defer { runtime.forcesSynchronousDisplay = wasSynchronous }
 
-        let source = FlingRows(data: data, count: rows, synchronousAvatars: mode == .sync,
-                               cache: ImageCache(budgetBytes: 8 << 20), fonts: fonts)
+        // A decoded-image cache of this run's own, so no run starts with another's avatars decoded.
+        let configuration = ChatRowNode.Configuration(avatarFiles: .distinct(avatars), decodesAvatarInDraw: mode == .sync,
+                                                      imageCache: ImageCache(budgetBytes: 8 << 20))
+        let source = FlingRows(data: data, count: rows, configuration: configuration)
         let list = ListNode()
         list.debugName = "fling"
-        list.estimatedRowHeight = Self.rowHeight  // the window's clear colour is the list's background
+        list.estimatedRowHeight = ChatRowNode.height  // the window's clear colour is the list's background
         let pathLength = speed * Double(frames) / 60
         // The floor keeps every row of the path drawn, and nothing past its end: ahead, the ranges
         // reach exactly to the last screen of the path; behind, over the whole of it.
@@ -139,22 +142,12 @@ struct FlingBenchmark {
             list.minimumRangeTuning = list.fullRangeTuning
         }
         list.dataSource = source
-        host.setRootNode(list)
-        host.addFrameParticipant(list)
+        harness.show(list, participants: [list])
 
         // Warm-up, untimed: the list shows its first screen and has been nudged towards the end (a list
         // in use runs with its full ranges, leading the way the fling goes), and everything it started
         // has finished. A real window's events are drained every frame, outside the timed span.
-        var time = 0.0
-        func untimedFrame() {
-            time += 1.0 / 60
-            _ = compositor.pollEvents()
-            host.runFrame(time: time, events: [])
-            scheduler.waitUntilIdle()
-        }
-        func settle() {
-            for _ in 0..<8 { untimedFrame() }
-        }
+        func settle() { harness.settle(frames: 8) }
         settle()
         scroll(to: 1)
         settle()
@@ -180,16 +173,14 @@ struct FlingBenchmark {
         var visibleArea = 0.0, checkerboardArea = 0.0
         let clock = RealFrameClock()
         let runQueue = RunQueueWait()
-        let start = time
         measurement.frameMilliseconds.reserveCapacity(frames)
         for frame in 1...frames {
-            _ = compositor.pollEvents()
-            let frameTime = start + Double(frame) / 60
+            harness.drainWindowEvents()
             let waitedBefore = runQueue?.nanoseconds()
             let begin = MonotonicClock.nanoseconds()
             scroll(to: speed * Double(frame) / 60)
             let scrollMilliseconds = MonotonicClock.milliseconds(since: begin)
-            let record = host.runFrame(time: frameTime, events: [])
+            let record = harness.runFrame()
             let untilReturn = MonotonicClock.milliseconds(since: begin)
             // The frame ends where its record does, once present has returned; the wake-ups released
             // after that are kept apart (the next frame is paced from the clock, not from here).
@@ -233,11 +224,7 @@ struct FlingBenchmark {
         measurement.rendersCancelled = max(0, statistics.cancelledBeforeStart + statistics.cancelledWhileRunning - measuresCancelled)
         if mode == .sync { measurement.rendersCompleted += runtime.counters.snapshot.displaysStarted - displaysBefore }
 
-        host.removeFrameParticipant(list)
-        host.setRootNode(nil)
-        scheduler.waitUntilIdle()
-        runtime.mainQueue.drain()
-        runtime.applyPendingCommits()
+        harness.tearDown()
         return measurement
     }
 
@@ -250,204 +237,63 @@ struct FlingBenchmark {
     }
 }
 
-// MARK: - The rows
+// MARK: - What the runs share
 
-/// What the benchmark takes from the chat dataset: per chat, its title, last message and avatar.
-struct FlingChatData {
-    struct Chat: Sendable {
-        var title: String
-        var preview: String
-        var time: String
-        /// The avatar photo's path, relative to the assets folder.
-        var avatar: String
-    }
+extension FlingBenchmark {
+    /// What the runs of one command share: the dataset, an avatar file for each of `rows` rows, and
+    /// the window every run draws in. `remove()` deletes the avatar files.
+    /// - Thread: main
+    struct Fixture {
+        let data: ChatData
+        let avatars: DistinctAvatarFiles
+        let backend: SDLRenderBackend
+        let rows: Int
 
-    let chats: [Chat]
-    /// The folder of per-row avatar links, and its path with a trailing slash.
-    let avatarFolder: URL
-    private let avatarPrefix: String
-
-    private struct File: Decodable {
-        struct Chat: Decodable {
-            var id: Int
-            var title: String
-            var avatar: String?
-            var group: Bool?
-            var messages: [Message]
-        }
-        struct Message: Decodable {
-            var author: String?
-            var text: String
-            var time: String
-            var out: Bool?
-        }
-        var chats: [Chat]
-    }
-
-    struct Missing: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// Reads the dataset and makes a link per row to that row's avatar photo, so every row's image has
-    /// its own path (and cache key) while the photos stay the dataset's.
-    init(assets: URL, rows: Int) throws {
-        let url = assets.appendingPathComponent("data/chats.json")
-        guard let json = FileManager.default.contents(atPath: url.path) else {
-            throw Missing(description: "fling benchmark: cannot read \(url.path)")
-        }
-        let file = try JSONDecoder().decode(File.self, from: json)
-        let photos = try FileManager.default.contentsOfDirectory(atPath: assets.appendingPathComponent("photos").path)
-            .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
-        guard !photos.isEmpty, !file.chats.isEmpty else { throw Missing(description: "fling benchmark: no chats or photos in \(assets.path)") }
-        // Every row gets a photo avatar: the chat's own, else one of the photos by the chat's id.
-        let chats = file.chats.map { chat in
-            let last = chat.messages.last
-            var preview = last.map { $0.text.isEmpty ? "Photo" : $0.text.replacingOccurrences(of: "\n", with: " ") } ?? ""
-            if chat.group == true, let last { preview = ((last.out ?? false) ? "You" : (last.author ?? "")) + ": " + preview }
-            let time = last.map { String($0.time.suffix(5)) } ?? ""
-            let avatar = chat.avatar ?? "photos/" + photos[abs(chat.id) % photos.count]
-            return Chat(title: chat.title, preview: preview, time: time, avatar: avatar)
-        }
-        self.chats = chats
-        avatarFolder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("tessera-fling-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
-        avatarPrefix = avatarFolder.path + "/avatar-"
-        try FileManager.default.createDirectory(at: avatarFolder, withIntermediateDirectories: true)
-        for row in 0..<rows {
-            let target = assets.appendingPathComponent(chats[row % chats.count].avatar).path
-            guard FileManager.default.fileExists(atPath: target) else {
-                throw Missing(description: "fling benchmark: missing avatar \(target)")
+        /// Reads the dataset from `assets`, makes the avatar files, and opens a window of the fling's
+        /// viewport titled `title` as `output` says.
+        init(assets: URL, rows: Int, output: BenchmarkOutput, title: String) throws {
+            data = try ChatData(assets: assets)
+            avatars = try DistinctAvatarFiles(data: data, rows: rows)
+            do {
+                backend = try output.makeBackend(title: title, size: FlingBenchmark.viewport)
+            } catch {
+                avatars.remove()
+                throw error
             }
-            try FileManager.default.createSymbolicLink(atPath: avatarPath(row), withDestinationPath: target)
+            self.rows = rows
         }
+
+        /// Runs `mode` once: `frames` frames at `speed` points a second.
+        func run(_ mode: Mode, frames: Int, speed: Double) throws -> Measurement {
+            try FlingBenchmark(data: data, avatars: avatars, rows: rows, frames: frames, speed: speed, mode: mode).run(on: backend)
+        }
+
+        func remove() { avatars.remove() }
     }
-
-    /// Row `row`'s avatar file.
-    func avatarPath(_ row: Int) -> String { avatarPrefix + String(row) }
-
-    func removeAvatarLinks() { try? FileManager.default.removeItem(at: avatarFolder) }
 }
 
-/// The list's data source: row `i` shows chat `i mod count`, with a cache key of its own for the avatar.
+// MARK: - The rows
+
+/// The list's data source: row `i` shows dataset row `i` (the dataset repeats) in the app's chat row,
+/// its avatar loaded as `configuration` says.
 /// - Thread: main
 final class FlingRows: ListDataSource {
-    let data: FlingChatData
+    let data: ChatData
     let count: Int
-    let synchronousAvatars: Bool
-    let cache: ImageCache
-    let fonts: FontRegistry
+    let configuration: ChatRowNode.Configuration
 
-    init(data: FlingChatData, count: Int, synchronousAvatars: Bool, cache: ImageCache, fonts: FontRegistry) {
+    init(data: ChatData, count: Int, configuration: ChatRowNode.Configuration) {
         self.data = data
         self.count = count
-        self.synchronousAvatars = synchronousAvatars
-        self.cache = cache
-        self.fonts = fonts
+        self.configuration = configuration
     }
 
     func numberOfRows(in list: ListNode) -> Int { count }
 
-    func estimatedHeightForRow(at row: Int, in list: ListNode) -> Double? { FlingBenchmark.rowHeight }
+    func estimatedHeightForRow(at row: Int, in list: ListNode) -> Double? { ChatRowNode.height }
 
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
-        let model = FlingChatRow.Model(chat: data.chats[row % data.chats.count], avatarPath: data.avatarPath(row),
-                                       synchronousAvatar: synchronousAvatars, cache: cache, fonts: fonts)
-        return { FlingChatRow(model) }
-    }
-}
-
-/// A chat row: a round avatar, the title and time on one line, two lines of preview, rasterized into
-/// one opaque bitmap (as the gallery's chat rows are), which the compositor copies without blending.
-final class FlingChatRow: Node {
-    struct Model: Sendable {
-        var chat: FlingChatData.Chat
-        var avatarPath: String
-        var synchronousAvatar: Bool
-        var cache: ImageCache
-        var fonts: FontRegistry
-    }
-
-    let avatar: Node
-    let title: TextNode
-    let time: TextNode
-    let preview: TextNode
-
-    init(_ model: Model) {
-        if model.synchronousAvatar {
-            avatar = DecodingAvatarNode(path: model.avatarPath)
-        } else {
-            let image = ImageNode()
-            image.imageCache = model.cache
-            image.source = .file(model.avatarPath)
-            image.imageCornerRadii = CornerRadii(26)
-            image.emptyColor = Color(rgb: 0xE4E7EC)
-            image.contentsCrossFadeDuration = 0
-            avatar = image
-        }
-        func text(_ string: String, size: Double, bold: Bool = false, color: Color) -> TextNode {
-            let node = TextNode(string, attributes: TextAttributes(font: TextFont(size: size, isBold: bold), color: color))
-            node.fontRegistry = model.fonts
-            return node
-        }
-        title = text(model.chat.title, size: 15, bold: true, color: Color(rgb: 0x111418))
-        title.maximumNumberOfLines = 1
-        title.truncationMode = .end
-        time = text(model.chat.time, size: 12, color: Color(rgb: 0x8A94A6))
-        preview = text(model.chat.preview, size: 14, color: Color(rgb: 0x5F6B7A))
-        preview.maximumNumberOfLines = 2
-        preview.truncationMode = .end
-        super.init()
-        backgroundColor = .white
-        shouldRasterizeDescendants = true
-        for node in [avatar, title, time, preview] { addSubnode(node) }
-    }
-
-    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
-        HStack(spacing: 12, alignItems: .center) {
-            avatar.size(Size(width: 52, height: 52))
-            VStack(spacing: 3) {
-                HStack(spacing: 8, alignItems: .center) {
-                    title.flexShrink(1)
-                    Spacer()
-                    time
-                }
-                preview.flexShrink(1)
-            }.flexGrow(1).flexShrink(1)
-        }
-        .inset(EdgeInsets(top: 10, left: 12, bottom: 10, right: 12))
-        .height(.points(FlingBenchmark.rowHeight))
-    }
-}
-
-/// The synchronous baseline's avatar: decodes its photo inside its draw, which that mode runs on the UI
-/// thread when the row becomes visible, as a table-view cell setting its image would.
-final class DecodingAvatarNode: Node, NodeDrawing {
-    struct DrawParameters: Sendable {
-        var path: String
-    }
-
-    private let parameters: DrawParameters
-
-    init(path: String) {
-        parameters = DrawParameters(path: path)
-        super.init()
-    }
-
-    func drawParameters() -> DrawParameters { parameters }
-
-    static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
-        let bounds = info.bounds
-        let target = (width: Int((bounds.width * info.scale).rounded(.up)), height: Int((bounds.height * info.scale).rounded(.up)))
-        guard let decoded = try? ImageDecoder.decode(.file(parameters.path)),
-              let shown = try? ImageDecoder.prepareForDisplay(decoded, crop: nil, mode: .aspectFill, target: target,
-                                                              scale: info.scale) else {
-            context.fill(bounds, color: Color(rgb: 0xE4E7EC))
-            return
-        }
-        context.saveClip()
-        context.clip(toRoundedRect: bounds, radii: CornerRadii(bounds.width / 2))
-        let w = Double(shown.width) / info.scale, h = Double(shown.height) / info.scale
-        context.draw(shown, in: Rect(x: bounds.midX - w / 2, y: bounds.midY - h / 2, width: w, height: h))
-        context.restoreClip()
+        let model = ChatRowNode.Model(data: data, row: row, configuration: configuration)
+        return { ChatRowNode(model) }
     }
 }

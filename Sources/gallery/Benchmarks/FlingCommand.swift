@@ -39,14 +39,13 @@ struct FlingCommand {
 
     /// Runs every mode `runs` times; `progress` gets a line after each run.
     func run(progress: (String) -> Void = { _ in }) throws -> (report: FlingReport, table: String) {
-        let data = try FlingChatData(assets: assets, rows: rows)
-        defer { data.removeAvatarLinks() }
-        let fonts = FontRegistry(fontsFolder: assets.appendingPathComponent("fonts").path)
-        let backend = try output.makeBackend(title: "fling benchmark", size: FlingBenchmark.viewport)
+        let fixture = try FlingBenchmark.Fixture(assets: assets, rows: rows, output: output, title: "fling benchmark")
+        defer { fixture.remove() }
+        let backend = fixture.backend
         var measurements: [[FlingBenchmark.Measurement]] = []
         for run in 0..<runs {
             let measured = try Self.modeOrder(run: run, compare: compare).map { mode in
-                try FlingBenchmark(data: data, fonts: fonts, rows: rows, frames: frames, speed: speed, mode: mode).run(on: backend)
+                try fixture.run(mode, frames: frames, speed: speed)
             }
             measurements.append(measured)
             progress("fling run \(run + 1)/\(runs): " + measured.map {

@@ -32,10 +32,6 @@ struct ImageBenchmark {
         return 0
     }
 
-    private func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-    }
-
     private func median(_ values: [Double]) -> Double { values.median() }
 
     /// Makes (once, in the temporary folder) a photo-like picture of `width` × `height`: smooth
@@ -61,9 +57,7 @@ struct ImageBenchmark {
     private let wholeLimits = ImageDecoder.Limits(workingMemoryBytes: 1 << 30)
 
     func run() throws -> String {
-        let photoNames = try FileManager.default.contentsOfDirectory(atPath: assets.appendingPathComponent("photos").path)
-            .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
-        var files = photoNames.map { ($0, assets.appendingPathComponent("photos/\($0)").path) }
+        var files = try AssetLocator.photoNames(in: assets).map { ($0, assets.appendingPathComponent("photos/\($0)").path) }
         files.append(("generated 24 MP .jpg", try generated("24mp.jpg", width: 6000, height: 4000) { try $0.writeJPEG(to: $1, quality: 88) }))
         files.append(("generated 36 MP .png", try generated("36mp.png", width: 6000, height: 6000) { try $0.writePNG(to: $1) }))
 
@@ -99,7 +93,7 @@ struct ImageBenchmark {
                     sdl.append(c.milliseconds)
                     sdlBytes = max(sdlBytes, c.bytes)
                 }
-                lines.append("  " + pad(name, 22) + String(format: " %5d×%-5d %4d×%-4d %8.2f %7.1f  | %16.2f %7.1f  | %5.1f×  | %20.2f %7.1f  | %5.1f×",
+                lines.append("  " + name.padded(to: 22) + String(format: " %5d×%-5d %4d×%-4d %8.2f %7.1f  | %16.2f %7.1f  | %5.1f×  | %20.2f %7.1f  | %5.1f×",
                                     stored.width, stored.height, shown.0, shown.1,
                                     median(atSize), Double(atSizeBytes) / 1e6, median(whole), Double(wholeBytes) / 1e6,
                                     median(whole) / max(0.001, median(atSize)),
@@ -122,7 +116,7 @@ struct ImageBenchmark {
                 }
             }
             let outcome = run.0.count > 44 ? String(run.0.prefix(43)) + "…" : run.0
-            lines.append("  " + pad(name, 50) + " " + pad(outcome, 45)
+            lines.append("  " + name.padded(to: 50) + " " + outcome.padded(to: 45)
                          + String(format: " %6.2f %7.1f", run.milliseconds, Double(run.bytes) / 1e6))
         }
         return lines.joined(separator: "\n")

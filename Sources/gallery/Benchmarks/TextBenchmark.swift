@@ -2,9 +2,10 @@ import Compositor
 import Foundation
 import NodeRuntime
 
-/// Text numbers: measuring and drawing a two-line chat preview ("Author: message…", 14 pt, cut at the
-/// end of the second line) as a chat list row does, with previews taken from `Assets/data/chats.json`
-/// so that every run measures a different text.
+/// Text numbers: measuring and drawing a two-line chat preview (`ChatRowNode.previewText`: "Author:
+/// message…", 14 pt, cut at the end of the second line) as a chat list row does, with the previews of
+/// the chats in `Assets/data/chats.json` (read by `ChatData`) so that every run measures a different
+/// text.
 /// - Thread: main
 struct TextBenchmark {
     let assets: URL
@@ -12,24 +13,14 @@ struct TextBenchmark {
 
     /// The last message of each chat as a list row shows it.
     func loadPreviews() throws -> [AttributedText] {
-        let data = try Data(contentsOf: assets.appendingPathComponent("data/chats.json"))
-        guard let root = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let chats = root["chats"] as? [[String: Any]] else { return [] }
-        let author = TextAttributes(font: .system(size: 14), color: Color(rgb: 0x1C2430))
-        let body = TextAttributes(font: .system(size: 14), color: Color(rgb: 0x707A89))
-        return chats.compactMap { chat in
-            guard let messages = chat["messages"] as? [[String: Any]], let last = messages.last else { return nil }
-            var text = AttributedText()
-            if chat["group"] as? Bool == true, let name = last["author"] as? String { text.append(name + ": ", attributes: author) }
-            let message = (last["text"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? "Photo"
-            text.append(message.replacingOccurrences(of: "\n", with: " "), attributes: body)
-            return text
+        try ChatData(assets: assets).chats.compactMap { chat in
+            chat.lastMessage == nil ? nil : ChatRowNode.previewText(for: chat)
         }
     }
 
     func run() throws -> String {
         let previews = try loadPreviews()
-        guard !previews.isEmpty else { return "text benchmark: no chats in \(assets.path)/data/chats.json" }
+        guard !previews.isEmpty else { return "text benchmark: no chat in \(assets.path)/data/chats.json has a message" }
         let fonts = FontRegistry(fontsFolder: assets.appendingPathComponent("fonts").path)
         let options = TextLayoutOptions(maximumNumberOfLines: 2, truncationMode: .end)
         let width = 280.0

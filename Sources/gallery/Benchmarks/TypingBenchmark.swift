@@ -15,9 +15,9 @@ struct TypingBenchmark {
     var output = BenchmarkOutput()
 
     func run() throws -> String {
-        let size = Size(width: 640, height: 480)
-        let backend = try output.makeBackend(title: "typing", size: size)
-        let host = NodeHost(compositor: Compositor(backend: backend))
+        let harness = try BenchmarkHost(output: output, title: "typing", size: Size(width: 640, height: 480))
+        defer { harness.tearDown() }
+        let host = harness.host
         let data = try ChatData(assets: assets)
         // A long message made of the dataset's Latin messages.
         var message = ""
@@ -27,19 +27,9 @@ struct TypingBenchmark {
         message = String(message.prefix(2_000))
         let field = EditableTextNode(text: message, attributes: TextAttributes(font: .system(size: 15)))
         field.maximumVisibleLines = 6
-        let root = BenchmarkRoot(field: field)
-        host.setRootNode(root)
-        var time = 0.0
-        func frame(_ events: [InputEvent] = []) -> FrameRecord {
-            time += 1.0 / 60
-            return host.runFrame(time: time, events: events)
-        }
-        func settle() {
-            for _ in 0..<6 {
-                _ = frame()
-                host.runtime.scheduler.waitUntilIdle()
-            }
-        }
+        harness.show(BenchmarkRoot(field: field))
+        func frame(_ events: [InputEvent] = []) -> FrameRecord { harness.frame(events: events) }
+        func settle() { harness.settle(frames: 6) }
         settle()
         host.focus(field)
         field.selectedRange = 1_000..<1_000
@@ -77,7 +67,7 @@ struct TypingBenchmark {
         }
         precondition(field.text.count == 2_000 + keystrokes, "every keystroke reached the text")
         func p(_ values: [Double], _ q: Double) -> Double { values.percentile(q) }
-        var lines = ["typing benchmark (release build, \(BenchmarkOutput.describe(backend))): \(keystrokes) keystrokes "
+        var lines = ["typing benchmark (release build, \(BenchmarkOutput.describe(harness.backend))): \(keystrokes) keystrokes "
                      + "into a 2,000-character message, caret mid-text, UI thread only (ms)"]
         lines.append(String(format: "  the edit (event phase):          p50 %6.3f   p99 %6.3f   max %6.3f",
                             p(eventMs, 0.5), p(eventMs, 0.99), eventMs.max() ?? 0))

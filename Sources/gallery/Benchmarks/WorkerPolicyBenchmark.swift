@@ -50,10 +50,9 @@ struct WorkerPolicyBenchmark {
     }
 
     func run(progress: (String) -> Void = { _ in }) throws -> (report: Report, table: String) {
-        let data = try FlingChatData(assets: assets, rows: rows)
-        defer { data.removeAvatarLinks() }
-        let fonts = FontRegistry(fontsFolder: assets.appendingPathComponent("fonts").path)
-        let backend = try output.makeBackend(title: "worker policies", size: FlingBenchmark.viewport)
+        let fixture = try FlingBenchmark.Fixture(assets: assets, rows: rows, output: output, title: "worker policies")
+        defer { fixture.remove() }
+        let backend = fixture.backend
         let scheduler = Runtime.shared.scheduler
         let before = scheduler.workerPolicy
         defer { scheduler.workerPolicy = before }
@@ -63,9 +62,7 @@ struct WorkerPolicyBenchmark {
             for step in 0..<candidates.count {
                 let index = (step + run) % candidates.count
                 scheduler.workerPolicy = candidates[index].policy
-                let result = try FlingBenchmark(data: data, fonts: fonts, rows: rows, frames: frames, speed: speed,
-                                                mode: .async).run(on: backend)
-                measured[index].append(result)
+                measured[index].append(try fixture.run(.async, frames: frames, speed: speed))
             }
             progress("policies run \(run + 1)/\(runs) done")
         }
@@ -88,7 +85,7 @@ struct WorkerPolicyBenchmark {
                      + "medians of \(max(1, runs)) interleaved runs; ms)",
                      "  policy                               frame p50  frame p99  interference p99  after present p99  over budget  checkerboard %  draws"]
         for row in rows {
-            let name = "  " + row.policy.padding(toLength: 36, withPad: " ", startingAt: 0)
+            let name = "  " + row.policy.padded(to: 36)
             lines.append(name + String(format: " %9.2f  %9.2f  %16.2f  %17.2f  %11d  %14.2f  %5d",
                                 row.frameP50, row.frameP99, row.interferenceP99, row.afterPresentP99, row.framesOverBudget,
                                 row.checkerboardPercent, row.drawsCompleted))

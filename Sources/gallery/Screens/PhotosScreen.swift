@@ -42,26 +42,16 @@ final class PhotoRowNode: Node {
 }
 
 /// Every photo of the assets, repeated into a long grid.
-final class PhotosController: NodeController, ListDataSource, ListScreen {
+final class PhotosController: ListScreenController, ListDataSource {
     let paths: [String]
-    let list = ListNode()
     let rowCount: Int
 
     init(data: ChatData, rows: Int = 60) throws {
-        let folder = data.assets.appendingPathComponent("photos")
-        paths = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-            .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
-            .map { folder.appendingPathComponent($0).path }
+        paths = try AssetLocator.photoNames(in: data.assets).map { data.photoPath("photos/" + $0) }
         rowCount = rows
-        super.init(node: list)
-        list.debugName = "photos"
-        list.backgroundColor = Color(rgb: 0x12161B)
-        list.estimatedRowHeight = 140
+        let list = ListNode()
+        super.init(list: list, node: list, debugName: "photos", backgroundColor: Color(rgb: 0x12161B), estimatedRowHeight: 140)
         list.dataSource = self
-    }
-
-    override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
-        list.handleKey(key, modifiers: modifiers)
     }
 
     func numberOfRows(in list: ListNode) -> Int { paths.isEmpty ? 0 : rowCount }

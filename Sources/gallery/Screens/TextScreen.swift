@@ -48,8 +48,7 @@ final class TextSampleNode: Node, NodeDrawing {
 
 /// Every TextNode feature, one per row: alignments, truncation, decorations, links, spoilers,
 /// right-to-left text, quotes and code.
-final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
-    let list = ListNode()
+final class TextShowcaseController: ListScreenController, ListDataSource {
     private let samples: [@Sendable () -> Node]
     /// The row of the spoiler sample.
     private(set) var spoilerRow: Int?
@@ -169,17 +168,11 @@ final class TextShowcaseController: NodeController, ListDataSource, ListScreen {
                      attributes: body)
         })
         samples = items
-        super.init(node: list)
+        let list = ListNode()
+        super.init(list: list, node: list, debugName: "text", backgroundColor: Color(rgb: 0xF1F3F5), estimatedRowHeight: 90)
         spoilerRow = spoilerIndex
         collapsedQuoteRow = collapsedQuoteIndex
-        list.debugName = "text"
-        list.backgroundColor = Color(rgb: 0xF1F3F5)
-        list.estimatedRowHeight = 90
         list.dataSource = self
-    }
-
-    override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
-        list.handleKey(key, modifiers: modifiers)
     }
 
     func numberOfRows(in list: ListNode) -> Int { samples.count }

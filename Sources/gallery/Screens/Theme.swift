@@ -26,12 +26,6 @@ enum Theme {
     }
 }
 
-/// A screen whose content is one list: the app registers the list with the host so it scrolls and
-/// moves its rows through the interface states every frame.
-protocol ListScreen: AnyObject {
-    var list: ListNode { get }
-}
-
 extension Theme {
     /// The rounded grey field behind the composer and the search field.
     static func makeFieldPill() -> Node {
@@ -40,5 +34,10 @@ extension Theme {
         pill.cornerRadius = 17
         pill.cornerRoundingMode = .compositorClip
         return pill
+    }
+
+    /// A text field in its pill (`makeFieldPill`), with the pill's padding around the text.
+    static func fieldInPill(_ field: Node, _ pill: Node) -> BackgroundSpec {
+        field.flexShrink(0).inset(EdgeInsets(top: 8, left: 14, bottom: 8, right: 14)).background(pill)
     }
 }

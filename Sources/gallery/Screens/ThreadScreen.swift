@@ -107,7 +107,6 @@ final class MessageNode: Node {
     }
 }
 
-/// A chat's messages, stacked from the bottom, with day separators.
 /// The message composer under a thread: a field that grows up to six lines; Enter sends,
 /// Shift+Enter adds a line.
 final class ComposerNode: Node {
@@ -129,43 +128,23 @@ final class ComposerNode: Node {
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
         VStack {
             separator.height(0.5)
-            field.flexShrink(0).inset(EdgeInsets(top: 8, left: 14, bottom: 8, right: 14)).background(pill)
-                .inset(EdgeInsets(top: 6, left: 10, bottom: 6, right: 10))
+            Theme.fieldInPill(field, pill).inset(EdgeInsets(top: 6, left: 10, bottom: 6, right: 10))
         }
     }
 }
 
-/// A thread: the messages in a list that stacks from the bottom, and the composer under it.
-final class ThreadScreenNode: Node {
-    let list: ListNode
-    let composer = ComposerNode()
-
-    init(list: ListNode) {
-        self.list = list
-        super.init()
-        addSubnode(list)
-        addSubnode(composer)
-    }
-
-    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
-        VStack {
-            list.flexGrow(1).flexShrink(1)
-            composer.flexShrink(0)
-        }
-    }
-}
-
-final class ThreadController: NodeController, ListDataSource, ListScreen {
+/// A thread: a chat's messages with day separators, in a list that stacks from the bottom, and the
+/// composer under it.
+final class ThreadController: ListScreenController, ListDataSource {
     let chat: ChatData.Chat
     let data: ChatData
-    let list = ListNode()
-    let screen: ThreadScreenNode
+    let screen: BarListScreenNode<ComposerNode>
     private var items: [ThreadItem]
     /// The time a sent message gets ("2026-11-14T04:35"); the current time unless a test fixes it.
     /// (main thread only)
     var clock: () -> String = Format.now
     /// The composer's field. (main thread only)
-    var composer: EditableTextNode { screen.composer.field }
+    var composer: EditableTextNode { screen.bar.field }
 
     init(chat: ChatData.Chat, data: ChatData) {
         self.chat = chat
@@ -179,18 +158,13 @@ final class ThreadController: NodeController, ListDataSource, ListScreen {
             items.append(.message(message, replyTo: message.replyTo.flatMap { byID[$0] }, group: chat.group))
         }
         self.items = items
-        screen = ThreadScreenNode(list: list)
-        super.init(node: screen)
-        list.debugName = "thread-\(chat.id)"
-        list.backgroundColor = Theme.chatBackground
+        let list = ListNode()
+        screen = BarListScreenNode(list: list, bar: ComposerNode(), at: .bottom)
+        super.init(list: list, node: screen, debugName: "thread-\(chat.id)", backgroundColor: Theme.chatBackground,
+                   estimatedRowHeight: 64)
         list.stacksFromBottom = true
-        list.estimatedRowHeight = 64
         list.dataSource = self
         composer.onSubmit = { [weak self] text in self?.send(text) }
-    }
-
-    override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
-        list.handleKey(key, modifiers: modifiers)
     }
 
     /// Adds an outgoing message at the bottom (the list stays pinned there and the bubble slides in)
@@ -233,18 +207,13 @@ final class ThreadController: NodeController, ListDataSource, ListScreen {
 
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
         let item = items[row]
-        let assets = data.assets
+        let data = data
         return {
             switch item {
             case .day(let day): return DaySeparatorNode(day)
             case let .message(message, replyTo, group):
-                return MessageNode(message, replyTo: replyTo, group: group,
-                                   photoPath: message.photo.map { assets.appendingPathComponent($0).path })
+                return MessageNode(message, replyTo: replyTo, group: group, photoPath: message.photo.map { data.photoPath($0) })
             }
         }
-    }
-
-    override func viewDidAppear() {
-        super.viewDidAppear()
     }
 }

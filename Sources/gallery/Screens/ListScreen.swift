@@ -1,0 +1,58 @@
+import Compositor
+import NodeRuntime
+
+/// A screen controller whose content is one list. The app registers the list with the host, so it
+/// scrolls and moves its rows through the interface states every frame; keys that no focused node
+/// uses scroll it. Each screen sets itself as the list's data source.
+/// - Thread: main
+class ListScreenController: NodeController {
+    let list: ListNode
+
+    /// A controller showing `node` (the list itself, or a screen that holds it), with the list named
+    /// `debugName` for diagnostics, filled with `backgroundColor` where no row is, and rows estimated
+    /// `estimatedRowHeight` points tall until measured.
+    init(list: ListNode, node: Node, debugName: String, backgroundColor: Color, estimatedRowHeight: Double) {
+        self.list = list
+        super.init(node: node)
+        list.debugName = debugName
+        list.backgroundColor = backgroundColor
+        list.estimatedRowHeight = estimatedRowHeight
+    }
+
+    override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
+        list.handleKey(key, modifiers: modifiers)
+    }
+}
+
+/// A screen made of a list and a bar that stays put above or below it (the Chats screen's search
+/// bar, a thread's composer): the bar takes its own height and the list the rest.
+///
+/// The subnodes are in the order they appear from the top, so Tab reaches a bar above the list
+/// before the list's rows, and a bar below after them.
+final class BarListScreenNode<Bar: Node>: Node {
+    enum BarPosition: Sendable {
+        case top, bottom
+    }
+
+    let bar: Bar
+    let list: ListNode
+    let barPosition: BarPosition
+
+    init(list: ListNode, bar: Bar, at barPosition: BarPosition) {
+        self.list = list
+        self.bar = bar
+        self.barPosition = barPosition
+        super.init()
+        let ordered: [Node] = barPosition == .top ? [bar, list] : [list, bar]
+        ordered.forEach { addSubnode($0) }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        let barSpec = bar.flexShrink(0)
+        let listSpec = list.flexGrow(1).flexShrink(1)
+        switch barPosition {
+        case .top: return VStack { barSpec; listSpec }
+        case .bottom: return VStack { listSpec; barSpec }
+        }
+    }
+}
