@@ -97,13 +97,8 @@ public struct BitmapContext {
     /// - Thread: any
     public init(size: Size, scale: Double = 1) throws {
         guard scale.isFinite, scale > 0 else { throw BitmapError.invalidScale(scale) }
-        func pixels(_ side: Double) -> Int? {
-            guard side > 0 else { return 0 }  // also NaN
-            let exact = side * scale
-            guard exact <= Double(Bitmap.maximumSide) else { return nil }  // also +infinity
-            return Int(snappedToPixel(exact).rounded(.up))
-        }
-        guard let w = pixels(size.width), let h = pixels(size.height) else {
+        guard let w = PixelGeometry.pixelCount(covering: size.width, scale: scale),
+              let h = PixelGeometry.pixelCount(covering: size.height, scale: scale) else {
             throw BitmapError.invalidSize(width: Bitmap.maximumSide + 1, height: Bitmap.maximumSide + 1)
         }
         try self.init(pixelWidth: w, pixelHeight: h, scale: scale)
@@ -297,7 +292,7 @@ public struct BitmapContext {
     public mutating func clip(toCoverage coverage: [UInt8], width: Int, height: Int) {
         guard width >= 0, height >= 0, coverage.count == width * height,
               let region = pixelRect(bounds) else { currentClip.makeEmpty(); return }
-        let offsetX = Int(region.minX.rounded()), offsetY = Int(region.minY.rounded())
+        let offsetX = PixelGeometry.nearestIndex(region.minX), offsetY = PixelGeometry.nearestIndex(region.minY)
         var clip = currentClip
         clip.minX = max(clip.minX, offsetX); clip.maxX = min(clip.maxX, offsetX + width)
         clip.minY = max(clip.minY, offsetY); clip.maxY = min(clip.maxY, offsetY + height)
@@ -375,8 +370,10 @@ public struct BitmapContext {
             guard dst.isFinite, !dst.isEmpty else { return }
         }
         let clip = currentClip
-        let cols = clampedRange(toIndex(dst.minX.rounded(.down)), toIndex(dst.maxX.rounded(.up)), clip.minX, clip.maxX)
-        let rows = clampedRange(toIndex(dst.minY.rounded(.down)), toIndex(dst.maxY.rounded(.up)), clip.minY, clip.maxY)
+        let cols = clampedRange(PixelGeometry.lowerPixel(dst.minX), PixelGeometry.upperPixel(dst.maxX),
+                                clip.minX, clip.maxX)
+        let rows = clampedRange(PixelGeometry.lowerPixel(dst.minY), PixelGeometry.upperPixel(dst.maxY),
+                                clip.minY, clip.maxY)
         guard !cols.isEmpty, !rows.isEmpty else { return }
 
         // Per-column and per-row factors: the destination rect's area coverage, with opacity folded
@@ -421,10 +418,7 @@ extension BitmapContext {
     private func pixelRect(_ rect: Rect) -> Rect? {
         guard rect.isFinite, rect.width >= 0, rect.height >= 0 else { return nil }
         let rect = origin == .zero ? rect : rect.offsetBy(dx: origin.x, dy: origin.y)
-        let x0 = snappedToPixel(rect.minX * scale), y0 = snappedToPixel(rect.minY * scale)
-        let x1 = snappedToPixel(rect.maxX * scale), y1 = snappedToPixel(rect.maxY * scale)
-        let result = Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
-        return result.isFinite ? result : nil
+        return PixelGeometry.snappedPixelEdges(of: rect, scale: scale)
     }
 
     /// The rasterizer for a rounded rect in points, or nil when it covers no pixel area.
@@ -432,10 +426,8 @@ extension BitmapContext {
         guard let r = pixelRect(rect), !r.isEmpty else { return nil }
         // Clamp in pixels, after scaling, so that the "radii fit the sides" guarantee holds exactly
         // for the numbers the rasterizer uses.
-        let scaled = CornerRadii(topLeft: radii.topLeft * scale, topRight: radii.topRight * scale,
-                                 bottomLeft: radii.bottomLeft * scale, bottomRight: radii.bottomRight * scale)
         return RoundedRectRaster(x0: r.minX, y0: r.minY, x1: r.maxX, y1: r.maxY,
-                                 radii: scaled.clamped(to: r.size))
+                                 radii: radii.scaled(by: scale).clamped(to: r.size))
     }
 
     /// Runs `body` on the pixels and on the clip mask (nil when the clip is a plain pixel rectangle).
@@ -451,21 +443,6 @@ extension BitmapContext {
             }
         }
     }
-}
-
-/// A coordinate within 1e-9 of a whole number is taken as that number: scaling by 3 or adding
-/// fractions must not turn an edge meant to be on a pixel boundary into a one-in-a-billion partial pixel.
-func snappedToPixel(_ v: Double) -> Double {
-    let whole = v.rounded()
-    return abs(v - whole) < 1e-9 ? whole : v
-}
-
-/// A Double to an Int index without trapping: NaN and huge values are pinned to a safe range.
-func toIndex(_ v: Double) -> Int {
-    let limit = Double(1 << 40)
-    guard v > -limit else { return -(1 << 40) }  // also NaN
-    guard v < limit else { return 1 << 40 }
-    return Int(v)
 }
 
 /// `lower..<upper` cut to `minimum..<maximum` (assumed `minimum <= maximum`). Both ends are pinned

@@ -15,7 +15,7 @@ public enum TextRenderer {
         let box = boxWidth.flatMap { $0.isFinite ? $0 : nil } ?? layout.size.width
         guard origin.x.isFinite, origin.y.isFinite else { return }
         let scale = layout.scale
-        func snap(_ value: Double) -> Double { (value * scale).rounded() / scale }
+        func snap(_ value: Double) -> Double { PixelGeometry.aligned(value, scale: scale) }
         let measurer = TextMeasurer(runs: layout.runs, registry: fonts, scale: scale)
         let visible = context.bounds
 
@@ -124,8 +124,8 @@ public enum TextRenderer {
                                           rightToLeft: fragment.isRightToLeft, script: fragment.script) else { return nil }
         defer { SDL_FreeSurface(surface) }
         guard let full = try? Bitmap(sdlSurface: UnsafeMutableRawPointer(surface), scale: 1) else { return nil }
-        let width = max(1, Int((Double(full.width) * handle.glyphScale).rounded()))
-        let height = max(1, Int((Double(full.height) * handle.glyphScale).rounded()))
+        let width = max(1, PixelGeometry.nearestIndex(Double(full.width) * handle.glyphScale))
+        let height = max(1, PixelGeometry.nearestIndex(Double(full.height) * handle.glyphScale))
         guard var context = try? BitmapContext(pixelWidth: width, pixelHeight: height, scale: scale) else { return nil }
         context.draw(full, in: context.bounds)
         let glyphs = context.makeBitmap()
@@ -168,7 +168,7 @@ public enum TextRenderer {
         guard !plate.isEmpty else { return }
         context.fillRoundedRect(plate, radii: CornerRadii(min(4, plate.height / 2)), color: color.withAlphaMultiplied(by: 0.16))
         let cell = 2.5
-        let speck = max(1, scale.rounded()) / scale
+        let speck = max(1, PixelGeometry.nearestWhole(scale)) / scale
         let columns = Int(plate.width / cell), rows = Int(plate.height / cell)
         guard columns > 0, rows > 0 else { return }
         for row in 0..<rows {
@@ -181,8 +181,8 @@ public enum TextRenderer {
                 let dx = Double((hash >> 4) & 7) / 8 * cell
                 let dy = Double((hash >> 8) & 7) / 8 * cell
                 let alpha = 0.45 + Double((hash >> 12) & 7) / 14
-                let x = ((plate.minX + Double(column) * cell + dx) * scale).rounded() / scale
-                let y = ((plate.minY + Double(row) * cell + dy) * scale).rounded() / scale
+                let x = PixelGeometry.aligned(plate.minX + Double(column) * cell + dx, scale: scale)
+                let y = PixelGeometry.aligned(plate.minY + Double(row) * cell + dy, scale: scale)
                 context.fill(Rect(x: x, y: y, width: speck, height: speck), color: color.withAlphaMultiplied(by: alpha))
             }
         }
