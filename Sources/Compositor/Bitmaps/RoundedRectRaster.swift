@@ -1,4 +1,12 @@
-// MARK: - Rounded-rect coverage
+// Rounded-rect coverage, for the drawing kit's fills and clips.
+//
+// Anti-aliasing: a shape's coverage of a pixel is the area of the pixel inside the shape. Each pixel
+// row is cut into horizontal sub-scanlines (one where the row has only straight edges, sixteen where
+// it crosses a corner arc); on each sub-scanline the shape is an exact interval [left, right], and the
+// pixel's share of that interval is measured exactly. Straight edges are therefore exact (crisp on
+// integer pixel boundaries, exact area on fractional ones) and arcs are exact horizontally and
+// sixteen-fold supersampled vertically. Only pixels the edges pass through are measured one by one;
+// the run between them is filled as a span.
 
 /// One pixel row of a shape's coverage, as three adjacent runs: `left` and `right` hold the pixels
 /// an edge passes through (their coverage is in the caller's scratch row), `solid` lies between them
