@@ -1,7 +1,5 @@
 // Drawing bitmaps into the canvas, scaled and filtered (the filters are in `BitmapResampler.swift`).
 
-internal import CSDL
-
 extension BitmapContext {
     /// Draws `bitmap`, or its sub-rectangle `sourceRect` (in the bitmap's pixels), scaled into `rect`
     /// (points), source-over, multiplied by `opacity`. Respects the clip; fractional destination edges
@@ -59,20 +57,5 @@ extension BitmapContext {
                 job.run(canvas: canvas, source: source, mask: mask)
             }
         }
-    }
-
-    /// Converts an SDL surface of any pixel format (premultiplying on the way) and draws it into `rect`
-    /// as `draw(_:in:)` does. The surface is only read; the caller keeps ownership.
-    /// - Throws: `BitmapError` when the surface cannot be converted.
-    /// - Thread: any
-    mutating func draw(surface: UnsafeMutablePointer<SDL_Surface>, in rect: Rect) throws {
-        draw(try Bitmap(surface: surface), in: rect)
-    }
-
-    /// `draw(surface:in:)` for sibling modules, with the surface as an opaque `SDL_Surface *`.
-    /// - Throws: `BitmapError` when the surface cannot be converted.
-    /// - Thread: any
-    package mutating func draw(sdlSurface: UnsafeMutableRawPointer, in rect: Rect) throws {
-        try draw(surface: sdlSurface.assumingMemoryBound(to: SDL_Surface.self), in: rect)
     }
 }

@@ -123,7 +123,9 @@ public enum TextRenderer {
         guard let surface = handle.render(fragment.text, color: Color(red: 0, green: 0, blue: 0),
                                           rightToLeft: fragment.isRightToLeft, script: fragment.script) else { return nil }
         defer { SDL_FreeSurface(surface) }
-        guard let full = try? Bitmap(sdlSurface: UnsafeMutableRawPointer(surface), scale: 1) else { return nil }
+        guard let full = withStraightARGBRows(of: surface, { width, height, bytesPerRow, rows in
+            try? Bitmap(width: width, height: height, format: .straightARGB8888, bytesPerRow: bytesPerRow, rows: rows)
+        }) else { return nil }
         let width = max(1, PixelGeometry.nearestIndex(Double(full.width) * handle.glyphScale))
         let height = max(1, PixelGeometry.nearestIndex(Double(full.height) * handle.glyphScale))
         guard var context = try? BitmapContext(pixelWidth: width, pixelHeight: height, scale: scale) else { return nil }
@@ -134,31 +136,39 @@ public enum TextRenderer {
         return glyphs
     }
 
-    /// The glyphs of a blended SDL_ttf surface as a premultiplied bitmap in `color` (alpha included).
-    /// Blended surfaces are ARGB8888 with one colour and varying alpha, so each pixel is a lookup in a
-    /// 256-entry table rather than SDL's general conversion followed by a premultiply pass.
+    /// The glyphs of a blended SDL_ttf surface as a premultiplied bitmap in `color` (alpha included):
+    /// its alpha is each pixel's coverage, so each pixel is a lookup in a 256-entry table rather than a
+    /// general conversion followed by a premultiply pass.
     private static func glyphBitmap(_ surface: UnsafeMutablePointer<SDL_Surface>, color: Color, scale: Double) -> Bitmap? {
-        let width = Int(surface.pointee.w), height = Int(surface.pointee.h), pitch = Int(surface.pointee.pitch)
-        guard let format = surface.pointee.format, format.pointee.format == SDL_PIXELFORMAT_ARGB8888.rawValue,
-              surface.pointee.flags & UInt32(SDL_RLEACCEL) == 0, let base = surface.pointee.pixels else {
-            return try? Bitmap(sdlSurface: UnsafeMutableRawPointer(surface), scale: scale)
+        withStraightARGBRows(of: surface) { width, height, bytesPerRow, rows in
+            try? Bitmap(width: width, height: height, scale: scale, format: .coverageARGB8888(tint: color),
+                        bytesPerRow: bytesPerRow, rows: rows)
         }
-        var table = [UInt32](repeating: 0, count: 256)
-        for alpha in 1..<256 {
-            var shade = color
-            shade.alpha = UInt8((alpha * Int(color.alpha) + 127) / 255)
-            table[alpha] = shade.premultipliedARGB
+    }
+
+    /// Calls `body` with `surface`'s pixels as straight ARGB8888 rows: width, height, bytes per row and
+    /// the bytes, which `Bitmap`'s rows initializer checks against the size. SDL_ttf's blended surfaces
+    /// are in that format already; any other surface is converted by SDL first. Nil when SDL cannot
+    /// convert or lock the surface. The caller keeps the surface.
+    private static func withStraightARGBRows<Result>(
+        of surface: UnsafeMutablePointer<SDL_Surface>,
+        _ body: (_ width: Int, _ height: Int, _ bytesPerRow: Int, _ rows: UnsafeRawBufferPointer) -> Result?
+    ) -> Result? {
+        let argb8888 = SDL_PIXELFORMAT_ARGB8888.rawValue
+        var converted: UnsafeMutablePointer<SDL_Surface>?
+        if surface.pointee.format?.pointee.format != argb8888 {
+            converted = SDL_ConvertSurfaceFormat(surface, argb8888, 0)
+            if converted == nil { return nil }
         }
-        let pixels = [UInt32](unsafeUninitializedCapacity: width * height) { buffer, count in
-            table.withUnsafeBufferPointer { table in
-                for y in 0..<height {
-                    let row = base.advanced(by: y * pitch).assumingMemoryBound(to: UInt32.self)
-                    for x in 0..<width { buffer[y * width + x] = table[Int(row[x] >> 24)] }
-                }
-            }
-            count = width * height
-        }
-        return try? Bitmap(width: width, height: height, scale: scale, premultipliedARGB: pixels)
+        defer { if let converted { SDL_FreeSurface(converted) } }
+        let source = converted ?? surface
+        // Locking is a no-op for a surface that is not RLE-encoded, and decodes one that is.
+        guard SDL_LockSurface(source) == 0 else { return nil }
+        defer { SDL_UnlockSurface(source) }
+        let height = Int(source.pointee.h), pitch = Int(source.pointee.pitch)
+        let byteCount = pitch > 0 && height > 0 && source.pointee.pixels != nil ? pitch * height : 0
+        return body(Int(source.pointee.w), height, pitch,
+                    UnsafeRawBufferPointer(start: source.pointee.pixels, count: byteCount))
     }
 
     /// A spoiler's veil: a faint rounded plate in the text colour strewn with specks. The specks come

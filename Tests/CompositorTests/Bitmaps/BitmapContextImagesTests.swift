@@ -1,4 +1,3 @@
-import CSDL
 import XCTest
 @testable import Compositor
 
@@ -159,19 +158,5 @@ final class BitmapContextImagesTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(allPixels(c), allPixels(reference))
         XCTAssertEqual(c.pixel(x: 0, y: 0), 0x5050_5050)  // about 0.31 of the corner pixel is inside r = 2
         XCTAssertEqual(c.pixel(x: 1, y: 1), 0xFFFF_FFFF)
-    }
-
-    func testDrawSDLSurface() throws {
-        guard let surface = SDL_CreateRGBSurfaceWithFormat(0, 2, 1, 32, SDL_PIXELFORMAT_ARGB8888.rawValue) else {
-            return XCTFail("SDL could not make a surface")
-        }
-        defer { SDL_FreeSurface(surface) }
-        let row = surface.pointee.pixels.assumingMemoryBound(to: UInt32.self)
-        row[0] = 0x80FF_0000  // straight half-transparent red
-        row[1] = 0xFF00_FF00
-        var c = try context(2, 1)
-        try c.draw(sdlSurface: UnsafeMutableRawPointer(surface), in: Rect(x: 0, y: 0, width: 2, height: 1))
-        XCTAssertEqual(c.pixel(x: 0, y: 0), 0x8080_0000)
-        XCTAssertEqual(c.pixel(x: 1, y: 0), 0xFF00_FF00)
     }
 }
