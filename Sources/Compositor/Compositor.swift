@@ -181,9 +181,7 @@ public final class Compositor {
         let frame = layer.frame.sanitized
         let origin = Point(x: parentOrigin.x + frame.minX, y: parentOrigin.y + frame.minY)
         let pixelRect = Rect(origin: origin, size: frame.size).scaled(by: scale)
-        let radii = layer.effectiveCornerRadii
-        let pixelRadii = CornerRadii(topLeft: radii.topLeft * scale, topRight: radii.topRight * scale,
-                                     bottomLeft: radii.bottomLeft * scale, bottomRight: radii.bottomRight * scale)
+        let pixelRadii = layer.effectiveCornerRadii.scaled(by: scale)
         var mode = layer.cornerRoundingMode
         if mode == .clipping && layer.cornerClipColor == nil { mode = .compositorClip }
         let rounded = !pixelRadii.isZero
@@ -200,7 +198,7 @@ public final class Compositor {
         let sublayers = layer.sublayersInDrawOrder
         if !sublayers.isEmpty {
             var childClip = clip
-            if layer.clipsToBounds { childClip = clip.intersection(pixelRect.enclosingPixelRect) }
+            if layer.clipsToBounds { childClip = clip.intersection(pixelRect.nearestPixelRect) }
             if !(layer.clipsToBounds && childClip.isEmpty) {
                 for sublayer in sublayers {
                     draw(sublayer, parentOrigin: origin, parentOpacity: opacity, clip: childClip)
@@ -275,7 +273,8 @@ public final class Compositor {
                 // Contents shown pixel for pixel land on whole pixels: renderers round a fractional
                 // position differently (and blur it when they filter), and text must stay crisp.
                 if abs(scaleX - 1) < 1e-9 && abs(scaleY - 1) < 1e-9 {
-                    destination.origin = Point(x: destination.minX.rounded(), y: destination.minY.rounded())
+                    destination.origin = Point(x: PixelGeometry.nearestWhole(destination.minX),
+                                               y: PixelGeometry.nearestWhole(destination.minY))
                 }
                 let source = PixelRect(x: 0, y: 0, width: tile.region.width, height: tile.region.height)
                 backend.drawTexture(tile.texture, source: source, destination: destination, opacity: opacity)
@@ -318,7 +317,7 @@ public final class Compositor {
             (.bottomRight, radii.bottomRight, rect.maxX - radii.bottomRight, rect.maxY - radii.bottomRight),
         ]
         for (corner, radius, x, y) in corners {
-            let side = Int(radius.rounded())
+            let side = PixelGeometry.nearestIndex(radius)
             guard side > 0, let texture = cornerPiece(corner: corner, side: side, color: color) else { continue }
             // Snap the piece to the corner so it meets the edges exactly.
             let px = corner.contains(.topRight) || corner.contains(.bottomRight) ? (x + radius) - Double(side) : x
@@ -371,25 +370,4 @@ public final class Compositor {
 
     /// Bytes held by cached corner pieces. (main thread only)
     public var cornerPieceCacheBytes: Int { cornerPieceBytes }
-}
-
-extension PixelRect {
-    var rect: Rect { Rect(x: Double(x), y: Double(y), width: Double(width), height: Double(height)) }
-
-    func intersection(_ other: PixelRect) -> PixelRect {
-        let x0 = max(x, other.x), y0 = max(y, other.y)
-        let x1 = min(x + width, other.x + other.width), y1 = min(y + height, other.y + other.height)
-        return PixelRect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
-    }
-}
-
-extension Rect {
-    /// The whole pixels whose centres lie inside the rectangle: the clip a pixel-exact renderer applies.
-    var enclosingPixelRect: PixelRect {
-        let limit = Double(Int32.max / 2)
-        func clampToInt(_ v: Double) -> Int { Int(min(limit, max(-limit, v.rounded()))) }
-        let x0 = clampToInt(minX), y0 = clampToInt(minY)
-        let x1 = clampToInt(maxX), y1 = clampToInt(maxY)
-        return PixelRect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
-    }
 }

@@ -17,12 +17,11 @@ enum RoundedGeometry {
     static func pieces(_ unsnapped: Rect, radii unsnappedRadii: CornerRadii, color: Color) -> [[GeometryVertex]] {
         // Whole pixels for the rectangle and the radii: strips are drawn as rectangle copies and fans as
         // triangles, and the two rasterize a fractional shared edge differently, leaving a seam.
-        let x0 = unsnapped.minX.rounded(), y0 = unsnapped.minY.rounded()
-        let rect = Rect(x: x0, y: y0, width: unsnapped.maxX.rounded() - x0, height: unsnapped.maxY.rounded() - y0)
+        let x0 = PixelGeometry.nearestWhole(unsnapped.minX), y0 = PixelGeometry.nearestWhole(unsnapped.minY)
+        let rect = Rect(x: x0, y: y0, width: PixelGeometry.nearestWhole(unsnapped.maxX) - x0,
+                        height: PixelGeometry.nearestWhole(unsnapped.maxY) - y0)
         guard rect.width > 0, rect.height > 0 else { return [] }
-        let radii = CornerRadii(topLeft: unsnappedRadii.topLeft.rounded(), topRight: unsnappedRadii.topRight.rounded(),
-                                bottomLeft: unsnappedRadii.bottomLeft.rounded(), bottomRight: unsnappedRadii.bottomRight.rounded())
-            .clamped(to: rect.size)
+        let radii = unsnappedRadii.nearestWholePixels.clamped(to: rect.size)
         func vertex(_ x: Double, _ y: Double, _ c: Color) -> GeometryVertex {
             GeometryVertex(x: Float(x), y: Float(y), color: c,
                            u: Float(min(1, max(0, (x - rect.minX) / rect.width))),

@@ -53,8 +53,8 @@ enum BubbleShape {
         let centre = Point(x: tail.side == .right ? bounds.maxX : bounds.minX, y: bounds.maxY - tailHeight)
         let circle = Rect(x: centre.x - reach, y: centre.y - reach, width: 2 * reach, height: 2 * reach)
         // Two small canvases over the box's pixels, with the shapes moved to their origin.
-        let x0 = max(0, Int((box.minX * scale).rounded(.down))), y0 = max(0, Int((box.minY * scale).rounded(.down)))
-        let x1 = min(width, Int((box.maxX * scale).rounded(.up))), y1 = min(height, Int((box.maxY * scale).rounded(.up)))
+        let x0 = max(0, PixelGeometry.lowerPixel(box.minX * scale)), y0 = max(0, PixelGeometry.lowerPixel(box.minY * scale))
+        let x1 = min(width, PixelGeometry.upperPixel(box.maxX * scale)), y1 = min(height, PixelGeometry.upperPixel(box.maxY * scale))
         guard x1 > x0, y1 > y0,
               var boxContext = try? BitmapContext(pixelWidth: x1 - x0, pixelHeight: y1 - y0, scale: scale),
               var outside = try? BitmapContext(pixelWidth: x1 - x0, pixelHeight: y1 - y0, scale: scale)

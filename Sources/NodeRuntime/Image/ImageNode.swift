@@ -231,7 +231,8 @@ public final class ImageNode: Node, NodeDrawing {
     private func startDecode() {
         let pointSize = frame.sanitized.size
         let scale = contentsScale
-        let target = (width: Int((pointSize.width * scale).rounded(.up)), height: Int((pointSize.height * scale).rounded(.up)))
+        let target = (width: PixelGeometry.pixelCount(strictlyCovering: pointSize.width, scale: scale),
+                      height: PixelGeometry.pixelCount(strictlyCovering: pointSize.height, scale: scale))
         guard target.width > 0, target.height > 0 else { return }
         typealias Request = (ImageSource, Rect?, ContentMode, ImageDecoder.Limits, ImageCache, UInt64, DisplayJob?)
         guard let request = imageState.withLock({ state -> Request? in

@@ -156,7 +156,7 @@ extension ListNode {
         // The row measures and draws at its list's scale (it is not the list's subnode).
         node.contentsScale = scale
         let layout = node.layoutThatFits(range)
-        let height = (layout.size.height * scale - 1e-9).rounded(.up) / scale
+        let height = PixelGeometry.alignedUp(layout.size.height, scale: scale)
         return (node, layout, Size(width: range.max.width, height: max(0, height)))
     }
 
@@ -196,7 +196,7 @@ extension ListNode {
                 guard !isCancelled() else { return .cancelled }
                 let node = nodeBox.node
                 let layout = node.layoutThatFits(range)
-                let height = (layout.size.height * scale - 1e-9).rounded(.up) / scale
+                let height = PixelGeometry.alignedUp(layout.size.height, scale: scale)
                 var result = MeasuredRow(boundRecord: recordBox, generation: generation, node: node, layout: layout,
                                          size: Size(width: range.max.width, height: max(0, height)),
                                          layoutVersion: node.layoutVersion)

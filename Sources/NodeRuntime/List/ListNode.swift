@@ -412,8 +412,7 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
 
     /// Rounds up to the pixel grid, so offsets are exact sums.
     func roundedToPixels(_ value: Double) -> Double {
-        let scale = contentsScale
-        return (value * scale - 1e-9).rounded(.up) / scale
+        PixelGeometry.alignedUp(value, scale: contentsScale)
     }
 
     /// The smallest offset at rest: 0, or for a short stack-from-bottom list the (negative) offset that

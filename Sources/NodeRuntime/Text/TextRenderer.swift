@@ -15,7 +15,7 @@ public enum TextRenderer {
         let box = boxWidth.flatMap { $0.isFinite ? $0 : nil } ?? layout.size.width
         guard origin.x.isFinite, origin.y.isFinite else { return }
         let scale = layout.scale
-        func snap(_ value: Double) -> Double { (value * scale).rounded() / scale }
+        func snap(_ value: Double) -> Double { PixelGeometry.aligned(value, scale: scale) }
         let measurer = TextMeasurer(runs: layout.runs, registry: fonts, scale: scale)
         let visible = context.bounds
 
@@ -123,9 +123,11 @@ public enum TextRenderer {
         guard let surface = handle.render(fragment.text, color: Color(red: 0, green: 0, blue: 0),
                                           rightToLeft: fragment.isRightToLeft, script: fragment.script) else { return nil }
         defer { SDL_FreeSurface(surface) }
-        guard let full = try? Bitmap(sdlSurface: UnsafeMutableRawPointer(surface), scale: 1) else { return nil }
-        let width = max(1, Int((Double(full.width) * handle.glyphScale).rounded()))
-        let height = max(1, Int((Double(full.height) * handle.glyphScale).rounded()))
+        guard let full = withStraightARGBRows(of: surface, { width, height, bytesPerRow, rows in
+            try? Bitmap(width: width, height: height, format: .straightARGB8888, bytesPerRow: bytesPerRow, rows: rows)
+        }) else { return nil }
+        let width = max(1, PixelGeometry.nearestIndex(Double(full.width) * handle.glyphScale))
+        let height = max(1, PixelGeometry.nearestIndex(Double(full.height) * handle.glyphScale))
         guard var context = try? BitmapContext(pixelWidth: width, pixelHeight: height, scale: scale) else { return nil }
         context.draw(full, in: context.bounds)
         let glyphs = context.makeBitmap()
@@ -134,31 +136,39 @@ public enum TextRenderer {
         return glyphs
     }
 
-    /// The glyphs of a blended SDL_ttf surface as a premultiplied bitmap in `color` (alpha included).
-    /// Blended surfaces are ARGB8888 with one colour and varying alpha, so each pixel is a lookup in a
-    /// 256-entry table rather than SDL's general conversion followed by a premultiply pass.
+    /// The glyphs of a blended SDL_ttf surface as a premultiplied bitmap in `color` (alpha included):
+    /// its alpha is each pixel's coverage, so each pixel is a lookup in a 256-entry table rather than a
+    /// general conversion followed by a premultiply pass.
     private static func glyphBitmap(_ surface: UnsafeMutablePointer<SDL_Surface>, color: Color, scale: Double) -> Bitmap? {
-        let width = Int(surface.pointee.w), height = Int(surface.pointee.h), pitch = Int(surface.pointee.pitch)
-        guard let format = surface.pointee.format, format.pointee.format == SDL_PIXELFORMAT_ARGB8888.rawValue,
-              surface.pointee.flags & UInt32(SDL_RLEACCEL) == 0, let base = surface.pointee.pixels else {
-            return try? Bitmap(sdlSurface: UnsafeMutableRawPointer(surface), scale: scale)
+        withStraightARGBRows(of: surface) { width, height, bytesPerRow, rows in
+            try? Bitmap(width: width, height: height, scale: scale, format: .coverageARGB8888(tint: color),
+                        bytesPerRow: bytesPerRow, rows: rows)
         }
-        var table = [UInt32](repeating: 0, count: 256)
-        for alpha in 1..<256 {
-            var shade = color
-            shade.alpha = UInt8((alpha * Int(color.alpha) + 127) / 255)
-            table[alpha] = shade.premultipliedARGB
+    }
+
+    /// Calls `body` with `surface`'s pixels as straight ARGB8888 rows: width, height, bytes per row and
+    /// the bytes, which `Bitmap`'s rows initializer checks against the size. SDL_ttf's blended surfaces
+    /// are in that format already; any other surface is converted by SDL first. Nil when SDL cannot
+    /// convert or lock the surface. The caller keeps the surface.
+    private static func withStraightARGBRows<Result>(
+        of surface: UnsafeMutablePointer<SDL_Surface>,
+        _ body: (_ width: Int, _ height: Int, _ bytesPerRow: Int, _ rows: UnsafeRawBufferPointer) -> Result?
+    ) -> Result? {
+        let argb8888 = SDL_PIXELFORMAT_ARGB8888.rawValue
+        var converted: UnsafeMutablePointer<SDL_Surface>?
+        if surface.pointee.format?.pointee.format != argb8888 {
+            converted = SDL_ConvertSurfaceFormat(surface, argb8888, 0)
+            if converted == nil { return nil }
         }
-        let pixels = [UInt32](unsafeUninitializedCapacity: width * height) { buffer, count in
-            table.withUnsafeBufferPointer { table in
-                for y in 0..<height {
-                    let row = base.advanced(by: y * pitch).assumingMemoryBound(to: UInt32.self)
-                    for x in 0..<width { buffer[y * width + x] = table[Int(row[x] >> 24)] }
-                }
-            }
-            count = width * height
-        }
-        return try? Bitmap(width: width, height: height, scale: scale, premultipliedARGB: pixels)
+        defer { if let converted { SDL_FreeSurface(converted) } }
+        let source = converted ?? surface
+        // Locking is a no-op for a surface that is not RLE-encoded, and decodes one that is.
+        guard SDL_LockSurface(source) == 0 else { return nil }
+        defer { SDL_UnlockSurface(source) }
+        let height = Int(source.pointee.h), pitch = Int(source.pointee.pitch)
+        let byteCount = pitch > 0 && height > 0 && source.pointee.pixels != nil ? pitch * height : 0
+        return body(Int(source.pointee.w), height, pitch,
+                    UnsafeRawBufferPointer(start: source.pointee.pixels, count: byteCount))
     }
 
     /// A spoiler's veil: a faint rounded plate in the text colour strewn with specks. The specks come
@@ -168,7 +178,7 @@ public enum TextRenderer {
         guard !plate.isEmpty else { return }
         context.fillRoundedRect(plate, radii: CornerRadii(min(4, plate.height / 2)), color: color.withAlphaMultiplied(by: 0.16))
         let cell = 2.5
-        let speck = max(1, scale.rounded()) / scale
+        let speck = max(1, PixelGeometry.nearestWhole(scale)) / scale
         let columns = Int(plate.width / cell), rows = Int(plate.height / cell)
         guard columns > 0, rows > 0 else { return }
         for row in 0..<rows {
@@ -181,8 +191,8 @@ public enum TextRenderer {
                 let dx = Double((hash >> 4) & 7) / 8 * cell
                 let dy = Double((hash >> 8) & 7) / 8 * cell
                 let alpha = 0.45 + Double((hash >> 12) & 7) / 14
-                let x = ((plate.minX + Double(column) * cell + dx) * scale).rounded() / scale
-                let y = ((plate.minY + Double(row) * cell + dy) * scale).rounded() / scale
+                let x = PixelGeometry.aligned(plate.minX + Double(column) * cell + dx, scale: scale)
+                let y = PixelGeometry.aligned(plate.minY + Double(row) * cell + dy, scale: scale)
                 context.fill(Rect(x: x, y: y, width: speck, height: speck), color: color.withAlphaMultiplied(by: alpha))
             }
         }

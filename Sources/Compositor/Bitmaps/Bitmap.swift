@@ -1,4 +1,3 @@
-internal import CSDL
 import Synchronization
 
 /// Why a bitmap could not be made, read or written.
@@ -9,6 +8,9 @@ public enum BitmapError: Error, Equatable, CustomStringConvertible {
     case pixelCountMismatch(expected: Int, actual: Int)
     /// The scale is not a finite number greater than zero.
     case invalidScale(Double)
+    /// Rows of pixels in memory cannot hold the size claimed: a row's stride is shorter than its
+    /// pixels, or the bytes end before the last row's pixels do.
+    case invalidRows(width: Int, height: Int, bytesPerRow: Int, byteCount: Int)
     /// SDL_image could not decode the data (the reason is SDL's).
     case decodeFailed(source: String, reason: String)
     /// The PNG could not be written (the reason is SDL's).
@@ -19,6 +21,8 @@ public enum BitmapError: Error, Equatable, CustomStringConvertible {
         case let .invalidSize(w, h): return "invalid bitmap size \(w)×\(h)"
         case let .pixelCountMismatch(e, a): return "bitmap needs \(e) pixels, got \(a)"
         case let .invalidScale(s): return "invalid bitmap scale \(s)"
+        case let .invalidRows(w, h, stride, count):
+            return "\(count) bytes in rows of \(stride) cannot hold \(w)×\(h) pixels"
         case let .decodeFailed(source, reason): return "cannot decode \(source): \(reason)"
         case let .encodeFailed(path, reason): return "cannot write PNG \(path): \(reason)"
         }
@@ -147,6 +151,66 @@ public struct Bitmap: Sendable, CustomStringConvertible {
                   width: width, height: height, scale: scale)
     }
 
+    /// How the pixels handed to `init(width:height:scale:format:bytesPerRow:rows:)` are laid out.
+    /// - Thread: any
+    public enum PixelFormat: Sendable, Hashable {
+        /// Four bytes a pixel, read as one native-endian 32-bit word: alpha in the high byte, then red,
+        /// green and blue, the colour not multiplied by alpha (SDL's `ARGB8888`).
+        case straightARGB8888
+        /// The same word, of which only alpha is read: how much of `tint` covers the pixel, as in a
+        /// rendered glyph. The pixel is `tint` with its alpha multiplied by that coverage.
+        case coverageARGB8888(tint: Color)
+    }
+
+    /// A bitmap copied from rows of pixels in memory, such as a surface another library drew into.
+    /// Row `y` starts `y × bytesPerRow` bytes into `rows`; its first `width × 4` bytes are its pixels
+    /// in `format`, and any bytes after them up to the next row are skipped. The bytes are read during
+    /// the call only and need not be aligned; the pixels are premultiplied on the way in.
+    /// - Throws: `BitmapError.invalidSize` or `.invalidScale` as `init(width:height:scale:premultipliedARGB:)`
+    ///   does; `BitmapError.invalidRows` when `bytesPerRow` is shorter than `width × 4` or `rows` ends
+    ///   before the last row's pixels do. Nothing is read unless the whole size fits.
+    /// - Thread: any
+    public init(width: Int, height: Int, scale: Double = 1, format: PixelFormat, bytesPerRow: Int,
+                rows: UnsafeRawBufferPointer) throws {
+        try Bitmap.validate(width: width, height: height, scale: scale)
+        let pixelBytes = width * 4  // cannot overflow: width <= maximumSide
+        let (lastRowStart, overflow) = bytesPerRow.multipliedReportingOverflow(by: max(0, height - 1))
+        guard bytesPerRow >= pixelBytes, !overflow,
+              width == 0 || height == 0 || lastRowStart <= rows.count - pixelBytes else {
+            throw BitmapError.invalidRows(width: width, height: height, bytesPerRow: bytesPerRow,
+                                          byteCount: rows.count)
+        }
+        // One premultiplied pixel for each of the 256 alphas of a coverage format, looked up per pixel.
+        var shades: [UInt32] = []
+        if case .coverageARGB8888(let tint) = format {
+            shades = (0..<256).map { coverage in
+                var shade = tint
+                shade.alpha = UInt8((coverage * Int(tint.alpha) + 127) / 255)
+                return coverage == 0 ? 0 : shade.premultipliedARGB
+            }
+        }
+        let pixels = [UInt32](unsafeUninitializedCapacity: width * height) { out, count in
+            // The checks above keep every read below inside `rows`.
+            guard width > 0, height > 0, let base = rows.baseAddress else { count = 0; return }
+            shades.withUnsafeBufferPointer { shades in
+                for y in 0..<height {
+                    let row = base + y * bytesPerRow, first = y * width
+                    if shades.isEmpty {
+                        for x in 0..<width {
+                            out[first + x] = premultiply(straightARGB: row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self))
+                        }
+                    } else {
+                        for x in 0..<width {
+                            out[first + x] = shades[Int(row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self) >> 24)]
+                        }
+                    }
+                }
+            }
+            count = width * height
+        }
+        try self.init(width: width, height: height, scale: scale, premultipliedARGB: pixels)
+    }
+
     /// An empty (0×0) bitmap. It is valid everywhere and draws nothing.
     public static func empty(scale: Double = 1) -> Bitmap {
         // Cannot fail: 0×0 with a positive scale.
@@ -237,93 +301,6 @@ public struct Bitmap: Sendable, CustomStringConvertible {
 
     public var description: String {
         "Bitmap(\(width)×\(height) @\(scale)x, \(identity)\(storage.alphaLayout == .straight ? ", straight" : ""))"
-    }
-}
-
-// MARK: - SDL surfaces, decoding and PNG
-
-extension Bitmap {
-    /// A bitmap from an SDL surface of any pixel format, converted to premultiplied ARGB8888.
-    /// The surface is only read; the caller keeps ownership.
-    init(surface: UnsafeMutablePointer<SDL_Surface>, scale: Double = 1) throws {
-        let width = Int(surface.pointee.w), height = Int(surface.pointee.h)
-        try Bitmap.validate(width: width, height: height, scale: scale)
-        guard let converted = SDL_ConvertSurfaceFormat(surface, SDL_PIXELFORMAT_ARGB8888.rawValue, 0) else {
-            throw BitmapError.decodeFailed(source: "SDL surface", reason: String(cString: SDL_GetError()))
-        }
-        defer { SDL_FreeSurface(converted) }
-        // Locking is a no-op for a surface that is not RLE-encoded, and required for one that is.
-        SDL_LockSurface(converted)
-        defer { SDL_UnlockSurface(converted) }
-        var pixels = [UInt32](repeating: 0, count: width * height)
-        if let base = converted.pointee.pixels {
-            let pitch = Int(converted.pointee.pitch)
-            pixels.withUnsafeMutableBufferPointer { out in
-                for y in 0..<height {
-                    let row = base.advanced(by: y * pitch).assumingMemoryBound(to: UInt32.self)
-                    for x in 0..<width { out[y * width + x] = premultiply(straightARGB: row[x]) }
-                }
-            }
-        }
-        try self.init(width: width, height: height, scale: scale, premultipliedARGB: pixels)
-    }
-
-    /// A bitmap from an SDL surface passed as an opaque pointer (`SDL_Surface *`), for sibling modules
-    /// that use SDL_ttf or SDL_image without exposing SDL types. The caller keeps ownership.
-    package init(sdlSurface: UnsafeMutableRawPointer, scale: Double = 1) throws {
-        try self.init(surface: sdlSurface.assumingMemoryBound(to: SDL_Surface.self), scale: scale)
-    }
-
-    /// Decodes PNG, JPEG or any format SDL_image reads, from bytes in memory.
-    /// - Throws: `BitmapError.decodeFailed` with SDL_image's reason; never traps on bad data.
-    public init(encoded data: [UInt8], scale: Double = 1, sourceName: String = "image data") throws {
-        guard !data.isEmpty else { throw BitmapError.decodeFailed(source: sourceName, reason: "no bytes") }
-        let surface: UnsafeMutablePointer<SDL_Surface>? = data.withUnsafeBytes { raw in
-            guard let stream = SDL_RWFromConstMem(raw.baseAddress, Int32(clamping: raw.count)) else { return nil }
-            return IMG_Load_RW(stream, 1)
-        }
-        guard let surface else {
-            throw BitmapError.decodeFailed(source: sourceName, reason: String(cString: SDL_GetError()))
-        }
-        defer { SDL_FreeSurface(surface) }
-        try self.init(surface: surface, scale: scale)
-    }
-
-    /// Decodes an image file (PNG, JPEG, …).
-    /// - Throws: `BitmapError.decodeFailed` naming the path when it is missing or unreadable.
-    public init(contentsOfFile path: String, scale: Double = 1) throws {
-        guard let surface = IMG_Load(path) else {
-            throw BitmapError.decodeFailed(source: path, reason: String(cString: SDL_GetError()))
-        }
-        defer { SDL_FreeSurface(surface) }
-        try self.init(surface: surface, scale: scale)
-    }
-
-    /// Writes the bitmap as a PNG with straight alpha. An empty bitmap cannot be written.
-    public func writePNG(to path: String) throws {
-        try write(to: path) { IMG_SavePNG($0, path) }
-    }
-
-    /// Writes the bitmap as a baseline JPEG of `quality` (1–100); alpha is dropped. For tests and
-    /// benchmarks that need JPEG files of a known picture.
-    public func writeJPEG(to path: String, quality: Int = 90) throws {
-        try write(to: path) { IMG_SaveJPG($0, path, Int32(min(100, max(1, quality)))) }
-    }
-
-    private func write(to path: String, _ save: (UnsafeMutablePointer<SDL_Surface>) -> Int32) throws {
-        guard !isEmpty else { throw BitmapError.encodeFailed(path: path, reason: "empty bitmap") }
-        var straight = withPixels(in: .straight) { Array($0) }
-        let status: Int32 = straight.withUnsafeMutableBytes { raw in
-            guard let surface = SDL_CreateRGBSurfaceWithFormatFrom(
-                raw.baseAddress, Int32(width), Int32(height), 32, Int32(width * 4),
-                SDL_PIXELFORMAT_ARGB8888.rawValue)
-            else { return -1 }
-            defer { SDL_FreeSurface(surface) }
-            return save(surface)
-        }
-        guard status == 0 else {
-            throw BitmapError.encodeFailed(path: path, reason: String(cString: SDL_GetError()))
-        }
     }
 }
 

@@ -1,4 +1,12 @@
-// MARK: - Rounded-rect coverage
+// Rounded-rect coverage, for the drawing kit's fills and clips.
+//
+// Anti-aliasing: a shape's coverage of a pixel is the area of the pixel inside the shape. Each pixel
+// row is cut into horizontal sub-scanlines (one where the row has only straight edges, sixteen where
+// it crosses a corner arc); on each sub-scanline the shape is an exact interval [left, right], and the
+// pixel's share of that interval is measured exactly. Straight edges are therefore exact (crisp on
+// integer pixel boundaries, exact area on fractional ones) and arcs are exact horizontally and
+// sixteen-fold supersampled vertically. Only pixels the edges pass through are measured one by one;
+// the run between them is filled as a span.
 
 /// One pixel row of a shape's coverage, as three adjacent runs: `left` and `right` hold the pixels
 /// an edge passes through (their coverage is in the caller's scratch row), `solid` lies between them
@@ -22,8 +30,8 @@ struct RoundedRectRaster {
     init(x0: Double, y0: Double, x1: Double, y1: Double, radii: CornerRadii) {
         self.x0 = x0; self.y0 = y0; self.x1 = x1; self.y1 = y1
         self.radii = radii
-        minX = toIndex(x0.rounded(.down)); maxX = toIndex(x1.rounded(.up))
-        minY = toIndex(y0.rounded(.down)); maxY = toIndex(y1.rounded(.up))
+        minX = PixelGeometry.lowerPixel(x0); maxX = PixelGeometry.upperPixel(x1)
+        minY = PixelGeometry.lowerPixel(y0); maxY = PixelGeometry.upperPixel(y1)
     }
 
     /// True when every pixel is fully in or fully out, so clipping to it needs no mask.
@@ -81,8 +89,8 @@ struct RoundedRectRaster {
                 }
             }
         }
-        let leftStart = toIndex(minL.rounded(.down)), leftEnd = toIndex(maxL.rounded(.up))
-        let rightStart = toIndex(minR.rounded(.down)), rightEnd = toIndex(maxR.rounded(.up))
+        let leftStart = PixelGeometry.lowerPixel(minL), leftEnd = PixelGeometry.upperPixel(maxL)
+        let rightStart = PixelGeometry.lowerPixel(minR), rightEnd = PixelGeometry.upperPixel(maxR)
         let spans: RowSpans
         if leftEnd > rightStart {
             // The edges share pixels (a thin shape or the tip of an arc): measure the whole run.

@@ -21,8 +21,8 @@ struct FilterTaps {
         let step = srcExtent / dstExtent  // source pixels per destination pixel
         let srcMax = srcMin + srcExtent
         // Sample only pixels the source rect touches, so an atlas cell never bleeds into its neighbour.
-        let lo = max(0, min(sourceCount - 1, toIndex(srcMin.rounded(.down))))
-        let hi = max(lo, min(sourceCount - 1, toIndex(srcMax.rounded(.up)) - 1))
+        let lo = max(0, min(sourceCount - 1, PixelGeometry.lowerPixel(srcMin)))
+        let hi = max(lo, min(sourceCount - 1, PixelGeometry.upperPixel(srcMax) - 1))
         let boxFilter = step > 2
         var taps: [(Int, Double)] = []
         taps.reserveCapacity(boxFilter ? Int(min(step, Double(sourceCount))) + 3 : 2)
@@ -34,7 +34,7 @@ struct FilterTaps {
                 let a = max(srcMin, srcMin + (Double(d) - dstMin) * step)
                 let b = min(srcMax, srcMin + (Double(d) + 1 - dstMin) * step)
                 if b > a {
-                    let first = max(lo, toIndex(a.rounded(.down))), last = min(hi, toIndex(b.rounded(.up)) - 1)
+                    let first = max(lo, PixelGeometry.lowerPixel(a)), last = min(hi, PixelGeometry.upperPixel(b) - 1)
                     if first <= last {
                         for s in first...last {
                             let w = min(b, Double(s + 1)) - max(a, Double(s))
@@ -45,13 +45,13 @@ struct FilterTaps {
                 if taps.isEmpty {
                     // A pixel only partly inside the destination can map just outside the source: repeat the edge.
                     let centre = srcMin + (Double(d) + 0.5 - dstMin) * step
-                    taps.append((max(lo, min(hi, toIndex(centre.rounded(.down)))), 1))
+                    taps.append((max(lo, min(hi, PixelGeometry.lowerPixel(centre))), 1))
                 }
             } else {
                 let p = srcMin + (Double(d) + 0.5 - dstMin) * step - 0.5
                 let pf = p.rounded(.down)
                 let t = p - pf
-                let i0 = toIndex(pf)
+                let i0 = PixelGeometry.index(pf)
                 let a = max(lo, min(hi, i0)), b = max(lo, min(hi, i0 + 1))
                 if a == b || !(t > 0) {
                     taps.append((a, 1))

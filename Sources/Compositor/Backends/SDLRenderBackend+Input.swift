@@ -105,7 +105,8 @@ extension SDLRenderBackend {
     package func pushEvent(_ kind: BackendEvent) {
         var event = SDL_Event()
         func pixels(_ point: Point) -> (Int32, Int32) {
-            (Int32((point.x * windowUnitsPerPoint).rounded()), Int32((point.y * windowUnitsPerPoint).rounded()))
+            (Int32(clamping: PixelGeometry.nearestIndex(point.x * windowUnitsPerPoint)),
+             Int32(clamping: PixelGeometry.nearestIndex(point.y * windowUnitsPerPoint)))
         }
         switch kind {
         case .renderTargetsReset: event.type = SDL_RENDER_TARGETS_RESET.rawValue
@@ -225,9 +226,10 @@ extension SDLRenderBackend: TextInputPlatform {
         let caret = caret.sanitized
         // SDL places the input method's window in window coordinates.
         let units = windowUnitsPerPoint
-        var rect = SDL_Rect(x: Int32(clamping: Int((caret.minX * units).rounded())), y: Int32(clamping: Int((caret.minY * units).rounded())),
-                            w: Int32(clamping: Int(max(1, caret.width * units).rounded())),
-                            h: Int32(clamping: Int(max(1, caret.height * units).rounded())))
+        var rect = SDL_Rect(x: Int32(clamping: PixelGeometry.nearestIndex(caret.minX * units)),
+                            y: Int32(clamping: PixelGeometry.nearestIndex(caret.minY * units)),
+                            w: Int32(clamping: PixelGeometry.nearestIndex(max(1, caret.width * units))),
+                            h: Int32(clamping: PixelGeometry.nearestIndex(max(1, caret.height * units))))
         SDL_SetTextInputRect(&rect)
     }
 

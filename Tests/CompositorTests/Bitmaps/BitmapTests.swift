@@ -13,6 +13,76 @@ final class BitmapTests: XCTestCase {
     }
 }
 
+/// Bitmaps copied from rows of pixels in memory, and the checks that keep a hostile stride or a short
+/// buffer from being read.
+final class BitmapRowsTests: XCTestCase {
+    /// Little-endian bytes of ARGB8888 words.
+    private func bytes(_ words: [UInt32]) -> [UInt8] {
+        words.flatMap { w in [UInt8(w & 0xFF), UInt8((w >> 8) & 0xFF), UInt8((w >> 16) & 0xFF), UInt8(w >> 24)] }
+    }
+
+    func testPaddedUnalignedRowsArePremultiplied() throws {
+        // One byte of offset, then two rows of two pixels, each row padded by four bytes of junk.
+        let rows = [0xEE] + bytes([0x80FF_0000, 0xFF00_FF00, 0xDEAD_BEEF]) + bytes([0x0012_3456, 0x40FF_FFFF, 0xDEAD_BEEF])
+        let bitmap = try rows.withUnsafeBytes { raw in
+            try Bitmap(width: 2, height: 2, scale: 2, format: .straightARGB8888, bytesPerRow: 12,
+                       rows: UnsafeRawBufferPointer(rebasing: raw[1...]))
+        }
+        XCTAssertEqual(bitmap.pixels, [0x8080_0000, 0xFF00_FF00, 0x0000_0000, 0x4040_4040])
+        XCTAssertEqual(bitmap.scale, 2)
+    }
+
+    func testCoverageRowsPaintTheTintAtEachAlpha() throws {
+        // Only alpha is read: the colour channels of a glyph mask do not matter.
+        let rows = bytes([0x0000_0000, 0xFF12_3456, 0x80FF_FFFF, 0x01FF_FFFF])
+        let tint = Color(red: 255, green: 0, blue: 0, alpha: 128)
+        let bitmap = try rows.withUnsafeBytes {
+            try Bitmap(width: 4, height: 1, format: .coverageARGB8888(tint: tint), bytesPerRow: 16, rows: $0)
+        }
+        func shade(_ coverage: Int) -> UInt32 {
+            var color = tint
+            color.alpha = UInt8((coverage * 128 + 127) / 255)
+            return color.premultipliedARGB
+        }
+        XCTAssertEqual(bitmap.pixels, [0, shade(255), shade(128), shade(1)])
+        XCTAssertEqual(bitmap.pixel(x: 1, y: 0), 0x8080_0000)
+    }
+
+    func testHostileStridesAndShortBuffersAreRefusedUnread() throws {
+        let rows = bytes([UInt32](repeating: 0xFFFF_FFFF, count: 8))  // 32 bytes
+        try rows.withUnsafeBytes { raw in
+            func refused(width: Int, height: Int, bytesPerRow: Int, _ buffer: UnsafeRawBufferPointer? = nil,
+                         line: UInt = #line) {
+                let buffer = buffer ?? raw
+                XCTAssertThrowsError(try Bitmap(width: width, height: height, format: .straightARGB8888,
+                                                bytesPerRow: bytesPerRow, rows: buffer), line: line) {
+                    XCTAssertEqual($0 as? BitmapError, .invalidRows(width: width, height: height,
+                                                                    bytesPerRow: bytesPerRow, byteCount: buffer.count),
+                                   line: line)
+                }
+            }
+            refused(width: 4, height: 2, bytesPerRow: 12)                 // a stride shorter than a row
+            refused(width: 2, height: 2, bytesPerRow: -8)                 // a negative stride
+            refused(width: 4, height: 3, bytesPerRow: 16)                 // the third row is not there
+            refused(width: 1, height: 3, bytesPerRow: Int.max)            // a stride that overflows
+            refused(width: 4, height: 2, bytesPerRow: 16, UnsafeRawBufferPointer(rebasing: raw[1...]))  // one byte short
+            // The last row needs only its pixels, not a whole stride.
+            let exact = try Bitmap(width: 2, height: 2, format: .straightARGB8888, bytesPerRow: 24, rows: raw)
+            XCTAssertEqual(exact.pixels.count, 4)
+            XCTAssertThrowsError(try Bitmap(width: Bitmap.maximumSide + 1, height: 0, format: .straightARGB8888,
+                                            bytesPerRow: 0, rows: raw)) {
+                XCTAssertEqual($0 as? BitmapError, .invalidSize(width: Bitmap.maximumSide + 1, height: 0))
+            }
+            XCTAssertThrowsError(try Bitmap(width: 1, height: 1, scale: .nan, format: .straightARGB8888,
+                                            bytesPerRow: 4, rows: raw))
+        }
+        // Nothing to read: an empty buffer makes an empty bitmap.
+        let empty = try Bitmap(width: 0, height: 3, format: .straightARGB8888, bytesPerRow: 0,
+                               rows: UnsafeRawBufferPointer(start: nil, count: 0))
+        XCTAssertTrue(empty.isEmpty)
+    }
+}
+
 final class BitmapConversionTests: XCTestCase {
     private var scratch: URL {
         let url = GoldenImage.repositoryRoot.appendingPathComponent(".test-output/bitmap")

@@ -105,8 +105,8 @@ public final class SDLRenderBackend: RenderBackend {
             }
         }
         let size = configuration.size.sanitizedForWindow
-        let pixelWidth = Int32(clamping: Int((size.width * scale).rounded()))
-        let pixelHeight = Int32(clamping: Int((size.height * scale).rounded()))
+        let pixelWidth = Int32(clamping: PixelGeometry.nearestIndex(size.width * scale))
+        let pixelHeight = Int32(clamping: PixelGeometry.nearestIndex(size.height * scale))
         var flags = UInt32(SDL_WINDOW_SHOWN.rawValue)
         if configuration.resizable { flags |= UInt32(SDL_WINDOW_RESIZABLE.rawValue) }
         // A window whose scale follows its display asks for a full-density drawable.

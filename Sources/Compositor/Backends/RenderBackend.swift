@@ -5,17 +5,6 @@ public struct TextureHandle: Hashable, Sendable {
     public init(rawValue: UInt) { self.rawValue = rawValue }
 }
 
-/// A rectangle of whole pixels.
-/// - Thread: any
-public struct PixelRect: Hashable, Sendable, CustomStringConvertible {
-    public var x: Int, y: Int, width: Int, height: Int
-    public init(x: Int, y: Int, width: Int, height: Int) {
-        self.x = x; self.y = y; self.width = width; self.height = height
-    }
-    public var isEmpty: Bool { width <= 0 || height <= 0 }
-    public var description: String { "[\(x),\(y) \(width)×\(height)]" }
-}
-
 /// One corner of a triangle for `RenderBackend.drawGeometry`: a position in pixels, a colour that
 /// multiplies the texture (or is the fill when there is no texture), and texture coordinates in 0...1.
 /// - Thread: any
