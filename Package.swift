@@ -14,9 +14,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
-        // SDL2, SDL2_ttf and SDL2_image, seen through one shim header. Only `Compositor`
-        // (and, later, the surface-level parts of `NodeRuntime`) import it, always with
-        // `internal import`, so no SDL type appears in a public signature.
+        // SDL2, SDL2_ttf and SDL2_image, seen through one shim header. `Compositor` (its SDL
+        // backend and `Bitmap+SDL`) and `NodeRuntime`'s text renderer (SDL_ttf) import it, always
+        // with `internal import`, so no SDL type appears in a public signature.
         .systemLibrary(
             name: "CSDL",
             pkgConfig: "sdl2",

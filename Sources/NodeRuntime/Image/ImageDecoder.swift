@@ -11,8 +11,9 @@ internal import CWebP
 ///   applied;
 /// - PNG through libpng, one row at a time folded into an area filter (memory follows the width);
 /// - WebP through libwebp, which crops and scales as it decodes;
-/// - GIF (first frame), BMP and the rest through SDL_image whole, then shrunk, behind the same checks
-///   and a working-memory check of their full size.
+/// - GIF (first frame) through giflib;
+/// - BMP through the Compositor's SDL_image decode (`Bitmap(encoded:)`) whole, then shrunk, behind the
+///   same checks and a working-memory check of its full size.
 /// Every decode reserves its working memory among the decodes running at once (`concurrentDecodeBytes`).
 /// - Thread: any (display workers in practice)
 public enum ImageDecoder {

@@ -182,7 +182,8 @@ final class DecodingAvatarNode: Node, NodeDrawing {
 
     static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
         let bounds = info.bounds
-        let target = (width: Int((bounds.width * info.scale).rounded(.up)), height: Int((bounds.height * info.scale).rounded(.up)))
+        let target = (width: PixelGeometry.pixelCount(strictlyCovering: bounds.width, scale: info.scale),
+                      height: PixelGeometry.pixelCount(strictlyCovering: bounds.height, scale: info.scale))
         guard let decoded = try? ImageDecoder.decode(.file(parameters.path)),
               let shown = try? ImageDecoder.prepareForDisplay(decoded, crop: nil, mode: .aspectFill, target: target,
                                                               scale: info.scale) else {
