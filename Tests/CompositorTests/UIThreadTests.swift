@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import Compositor
 
@@ -13,7 +14,7 @@ import Testing
     }
 
     @Test func layerMutationOffTheUIThreadTraps() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             UIThread.claim()  // this thread owns the UI
             let layer = Smuggled(Layer())
             let done = DispatchSemaphore(value: 0)
@@ -23,10 +24,37 @@ import Testing
             }
             done.wait()
         }
+        ContractTrap.expectMessage(result, "Layer.frame must run on the UI thread")
+    }
+
+    @Test func makingALayerOffTheUIThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            UIThread.claim()
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                _ = Layer()  // traps here
+                done.signal()
+            }
+            done.wait()
+        }
+        ContractTrap.expectMessage(result, "Layer.init must run on the UI thread")
+    }
+
+    @Test func pollingEventsOffTheUIThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let compositor = Smuggled(Compositor(backend: RecordingRenderBackend(width: 10, height: 10)))
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                _ = compositor.value.pollEvents()  // traps here
+                done.signal()
+            }
+            done.wait()
+        }
+        ContractTrap.expectMessage(result, "Compositor.pollEvents must run on the UI thread")
     }
 
     @Test func compositorOffTheUIThreadTraps() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let backend = RecordingRenderBackend(width: 10, height: 10)
             let compositor = Smuggled(Compositor(backend: backend))  // claims this thread
             let done = DispatchSemaphore(value: 0)
@@ -36,6 +64,36 @@ import Testing
             }
             done.wait()
         }
+        ContractTrap.expectMessage(result, "Compositor.render must run on the UI thread")
+    }
+
+    @Test func openingAnSDLWindowOffTheUIThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            UIThread.claim()
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                _ = try? SDLRenderBackend(.init(title: "off", size: Size(width: 8, height: 8), scale: 1, headless: true))
+                done.signal()
+            }
+            done.wait()
+        }
+        ContractTrap.expectMessage(result, "SDLRenderBackend.init must run on the UI thread")
+    }
+
+    @Test func readingTheClipboardOffTheUIThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            UIThread.claim()
+            guard let backend = try? SDLRenderBackend(.init(title: "clip", size: Size(width: 8, height: 8), scale: 1,
+                                                             headless: true)) else { return }  // no SDL: exits 0, fails
+            let smuggled = Smuggled(backend)
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                _ = smuggled.value.clipboardText()  // traps here
+                done.signal()
+            }
+            done.wait()
+        }
+        ContractTrap.expectMessage(result, "SDLRenderBackend.clipboardText must run on the UI thread")
     }
 
     @Test func theClaimingThreadPasses() async {
