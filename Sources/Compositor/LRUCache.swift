@@ -1,0 +1,193 @@
+import OrderedCollections
+
+/// A map that keeps its entries within a cost budget and a count limit, dropping the least recently
+/// used first: the one eviction order behind Tessera's caches (content textures, corner pieces, decoded
+/// images, text layouts, each thread's open fonts).
+///
+/// Entries are kept in use order, oldest first. `value(for:)` and `insert(_:for:cost:)` make an entry the
+/// most recently used; `peekValue(for:)` reads without doing so. Each entry has a cost (bytes, or 1 to
+/// count entries) fixed when it is inserted; `totalCost` is their sum.
+///
+/// The cache releases nothing itself: `insert`, `evict`, `remove` and `removeAll` return the entries they
+/// take out, so the owner releases them where it must (destroys textures on the UI thread, lets large
+/// bitmaps go after unlocking). An owner that must spare some entries (a texture the current frame
+/// draws) names them with the `sparing` predicate of `evict`, and one that evicts only at set times (the
+/// end of a frame) keeps the cache's own bounds unlimited and passes its budget to `evict`.
+///
+/// Lookups and inserts cost a hash lookup plus a move proportional to how far the entry is from the most
+/// recently used end; evicting from the oldest end costs a shift of the remaining entries.
+/// - Thread: a value with no lock of its own; its owner guards it (a lock, or one thread).
+package struct LRUCache<Key: Hashable, Value> {
+    /// One entry: its key, its value and the cost it was inserted with.
+    /// - Thread: any (a value)
+    package struct Entry {
+        package let key: Key
+        package let value: Value
+        package let cost: Int
+    }
+
+    fileprivate struct Slot {
+        var value: Value
+        var cost: Int
+    }
+
+    /// The entries, least recently used first.
+    private var slots: OrderedDictionary<Key, Slot> = [:]
+
+    /// The most `totalCost` may reach once `insert` or `evict` returns (but see `insert`). Setting it
+    /// evicts nothing; call `evict()` to apply a lower one.
+    package var budget: Int
+
+    /// The most entries kept once `insert` or `evict` returns. Setting it evicts nothing.
+    package var countLimit: Int
+
+    /// The sum of the costs of the entries kept.
+    package private(set) var totalCost = 0
+
+    /// A cache bounded by `budget` (in the entries' cost unit) and by `countLimit` entries; negative
+    /// bounds count as zero. The defaults leave it unbounded.
+    package init(budget: Int = .max, countLimit: Int = .max) {
+        self.budget = max(0, budget)
+        self.countLimit = max(0, countLimit)
+    }
+
+    /// How many entries are kept.
+    package var count: Int { slots.count }
+
+    package var isEmpty: Bool { slots.isEmpty }
+
+    /// The value for `key`, which becomes the most recently used entry; nil when there is none.
+    package mutating func value(for key: Key) -> Value? {
+        guard let index = slots.index(forKey: key) else { return nil }
+        let value = slots.values[index].value
+        markUsed(at: index)
+        return value
+    }
+
+    /// The value for `key`, leaving the use order as it is.
+    package func peekValue(for key: Key) -> Value? { slots[key]?.value }
+
+    /// Keeps `value` for `key` as the most recently used entry, then evicts least recently used entries
+    /// until the cache is within its budget and count limit. Returns what left the cache: the entry `key`
+    /// had before, if any, then the evicted entries, oldest first.
+    ///
+    /// The new entry is never evicted by its own insert: one whose cost alone passes the budget is kept,
+    /// alone, until the next insert or eviction. An owner that refuses such entries checks the cost
+    /// before inserting. A negative cost counts as zero; an entry of cost zero takes no budget but
+    /// still counts against `countLimit`.
+    package mutating func insert(_ value: Value, for key: Key, cost: Int) -> [Entry] {
+        let cost = max(0, cost)
+        var removed: [Entry] = []
+        let (old, index) = slots.updateValue(Slot(value: value, cost: cost), forKey: key, insertingAt: slots.count)
+        if let old {
+            totalCost -= old.cost
+            removed.append(Entry(key: key, value: old.value, cost: old.cost))
+            markUsed(at: index)
+        }
+        totalCost += cost
+        if totalCost > budget || slots.count > countLimit {
+            removed += evict(toBudget: budget, countLimit: countLimit, sparingNewest: true, sparing: nil)
+        }
+        return removed
+    }
+
+    /// Evicts least recently used entries until the total cost is within `budget` (the cache's own unless
+    /// given) and the count within `countLimit` (likewise), skipping the entries `sparing` returns true
+    /// for. Returns the evicted entries, oldest first. When the spared entries alone pass a bound, the
+    /// cache stays over it.
+    package mutating func evict(toBudget budget: Int? = nil, countLimit: Int? = nil,
+                                sparing: ((Key, Value) -> Bool)? = nil) -> [Entry] {
+        evict(toBudget: max(0, budget ?? self.budget), countLimit: max(0, countLimit ?? self.countLimit),
+              sparingNewest: false, sparing: sparing)
+    }
+
+    /// Removes the entry for `key` and returns it; nil when there is none.
+    @discardableResult
+    package mutating func remove(_ key: Key) -> Entry? {
+        guard let slot = slots.removeValue(forKey: key) else { return nil }
+        totalCost -= slot.cost
+        return Entry(key: key, value: slot.value, cost: slot.cost)
+    }
+
+    /// Removes every entry `shouldBeRemoved` returns true for, whatever its age; returns them, oldest
+    /// first. The predicate is asked once for each entry, so it may read state that other threads
+    /// change (a weak reference): what it answered is what is removed and returned.
+    package mutating func remove(where shouldBeRemoved: (Key, Value) -> Bool) -> [Entry] {
+        var indices: [Int] = []
+        for (index, (key, slot)) in slots.elements.enumerated() where shouldBeRemoved(key, slot.value) {
+            indices.append(index)
+        }
+        return removeEntries(at: indices)
+    }
+
+    /// Removes every entry and returns them, oldest first.
+    @discardableResult
+    package mutating func removeAll() -> [Entry] {
+        let removed = slots.map { Entry(key: $0.key, value: $0.value.value, cost: $0.value.cost) }
+        slots.removeAll()
+        totalCost = 0
+        return removed
+    }
+
+    /// The values, least recently used first, without changing their order.
+    package var values: some RandomAccessCollection<Value> { slots.values.lazy.map(\.value) }
+
+    // MARK: Internals
+
+    private mutating func markUsed(at index: Int) {
+        guard index != slots.count - 1 else { return }
+        // Proportional to the distance moved: an entry used again soon after its last use moves little.
+        slots.move(indices: CollectionOfOne(index), to: slots.count)
+    }
+
+    /// Walks from the least recently used entry, evicting until both bounds hold. The newest entry is
+    /// left out of the walk when `sparingNewest` (the one an insert just made).
+    private mutating func evict(toBudget budget: Int, countLimit: Int, sparingNewest: Bool,
+                                sparing: ((Key, Value) -> Bool)?) -> [Entry] {
+        var excessCost = totalCost - budget
+        var excessCount = slots.count - countLimit
+        guard excessCost > 0 || excessCount > 0 else { return [] }
+        // Spared entries are skipped, not a stop: the walk goes on to newer ones.
+        let end = sparingNewest ? slots.count - 1 : slots.count
+        var victims: [Int] = []
+        var index = 0
+        while index < end && (excessCost > 0 || excessCount > 0) {
+            let (key, slot) = slots.elements[index]
+            if sparing?(key, slot.value) != true {
+                victims.append(index)
+                excessCost -= slot.cost
+                excessCount -= 1
+            }
+            index += 1
+        }
+        return removeEntries(at: victims)
+    }
+
+    /// Removes the entries at `indices` (ascending) and returns them in that order.
+    private mutating func removeEntries(at indices: [Int]) -> [Entry] {
+        guard !indices.isEmpty else { return [] }
+        let removed = indices.map { index -> Entry in
+            let (key, slot) = slots.elements[index]
+            return Entry(key: key, value: slot.value, cost: slot.cost)
+        }
+        if indices.last == indices.count - 1 {
+            // The usual case: a run of the oldest entries.
+            slots.removeFirst(indices.count)
+        } else {
+            // Anywhere else: one pass that keeps the rest in order, rather than a shift per entry.
+            var isRemoved = [Bool](repeating: false, count: slots.count)
+            for index in indices { isRemoved[index] = true }
+            var kept = OrderedDictionary<Key, Slot>(minimumCapacity: slots.count - indices.count)
+            for (index, (key, slot)) in slots.elements.enumerated() where !isRemoved[index] {
+                kept[key] = slot
+            }
+            slots = kept
+        }
+        totalCost -= removed.reduce(0) { $0 + $1.cost }
+        return removed
+    }
+}
+
+extension LRUCache: Sendable where Key: Sendable, Value: Sendable {}
+extension LRUCache.Entry: Sendable where Key: Sendable, Value: Sendable {}
+extension LRUCache.Slot: Sendable where Value: Sendable {}
