@@ -52,8 +52,9 @@ public final class Compositor {
     public private(set) var lastDrawList: [TextureDraw] = []
 
     private let textureCache: TextureCache
-    /// Corner pieces in least-recently-drawn order, costed in bytes; trimmed to the budget at the end of
-    /// a frame, like the content textures. (main thread only)
+    /// Corner pieces in least-recently-drawn order as of the last frame's end, costed in bytes; a draw
+    /// stamps its piece, and the end of the frame orders them and trims them to the budget, like the
+    /// content textures. (main thread only)
     private var cornerPieces = LRUCache<CornerPieceKey, CornerPiece>()
     private var pendingResets = 0
     /// The clip currently set on the backend, to avoid redundant calls. (main thread only)
@@ -161,11 +162,8 @@ public final class Compositor {
         setClip(nil)
         statistics.drawMilliseconds = MonotonicClock.milliseconds(since: start)
 
-        textureCache.releaseDeadEntries(backend: backend, statistics: &statistics)
-        if textureCache.liveBytes > textureCache.budgetBytes {
-            textureCache.evictOverBudget(keepingFrame: frameIndex, backend: backend, statistics: &statistics)
-        }
-        if cornerPieces.totalCost > configuration.cornerPieceBudgetBytes { evictCornerPieces() }
+        textureCache.finishFrame(frameIndex, backend: backend, statistics: &statistics)
+        finishCornerPieces()
         statistics.cornerPieceBytes = cornerPieces.totalCost
         statistics.liveTextures = textureCache.liveTextureCount + cornerPieces.count
         statistics.liveTextureBytes = liveTextureBytes
@@ -311,7 +309,8 @@ public final class Compositor {
 
     final class CornerPiece {
         let texture: TextureHandle
-        /// The last frame that drew the piece: that frame spares it from eviction.
+        /// The last frame that drew the piece: the frame's end orders pieces by it, and that frame
+        /// spares the piece from eviction.
         var lastDrawnFrame: Int
         init(texture: TextureHandle, frame: Int) { self.texture = texture; self.lastDrawnFrame = frame }
     }
@@ -340,7 +339,7 @@ public final class Compositor {
     /// The piece for one corner: `color` outside a quarter circle of radius `side` pixels, clear inside.
     private func cornerPiece(corner: CornerMask, side: Int, color: Color) -> TextureHandle? {
         let key = CornerPieceKey(radius: side, color: color, corner: corner.rawValue)
-        if let piece = cornerPieces.value(for: key) {
+        if let piece = cornerPieces.peekValue(for: key) {
             piece.lastDrawnFrame = frameIndex
             return piece.texture
         }
@@ -363,10 +362,12 @@ public final class Compositor {
         return texture
     }
 
-    /// Destroys corner pieces the current frame did not draw, least recently drawn first, until the
-    /// cache is within its budget.
-    private func evictCornerPieces() {
+    /// Makes the pieces this frame drew the most recently drawn, then destroys pieces it did not draw,
+    /// least recently drawn first, until the cache is within its budget.
+    private func finishCornerPieces() {
         let frame = frameIndex
+        cornerPieces.markUsed(where: { $1.lastDrawnFrame == frame })
+        guard cornerPieces.totalCost > configuration.cornerPieceBudgetBytes else { return }
         let evicted = cornerPieces.evict(toBudget: configuration.cornerPieceBudgetBytes,
                                          sparing: { $1.lastDrawnFrame >= frame })
         evicted.forEach { backend.destroyTexture($0.value.texture) }

@@ -5,8 +5,10 @@ import OrderedCollections
 /// images, text layouts, each thread's open fonts).
 ///
 /// Entries are kept in use order, oldest first. `value(for:)` and `insert(_:for:cost:)` make an entry the
-/// most recently used; `peekValue(for:)` reads without doing so. Each entry has a cost (bytes, or 1 to
-/// count entries) fixed when it is inserted; `totalCost` is their sum.
+/// most recently used; `peekValue(for:)` reads without doing so. An owner that uses many entries in a
+/// pass (a frame's draws) can instead note each use itself and apply them in one step afterwards with
+/// `markUsed(where:)`. Each entry has a cost (bytes, or 1 to count entries) fixed when it is inserted;
+/// `totalCost` is their sum.
 ///
 /// The cache releases nothing itself: `insert`, `evict`, `remove` and `removeAll` return the entries they
 /// take out, so the owner releases them where it must (destroys textures on the UI thread, lets large
@@ -14,8 +16,10 @@ import OrderedCollections
 /// draws) names them with the `sparing` predicate of `evict`, and one that evicts only at set times (the
 /// end of a frame) keeps the cache's own bounds unlimited and passes its budget to `evict`.
 ///
-/// Lookups and inserts cost a hash lookup plus a move proportional to how far the entry is from the most
-/// recently used end; evicting from the oldest end costs a shift of the remaining entries.
+/// Cost: the order lives in an `OrderedDictionary`, whose hash table stores positions. Evicting the oldest
+/// entries and appending are cheap; moving an entry to the newest end re-indexes the entries on the
+/// shorter side of it (none for the oldest, few for one used recently), each with its key's hash, which
+/// the cache stores with the key so that a long key (a text) is hashed once.
 /// - Thread: a value with no lock of its own; its owner guards it (a lock, or one thread).
 package struct LRUCache<Key: Hashable, Value> {
     /// One entry: its key, its value and the cost it was inserted with.
@@ -31,8 +35,17 @@ package struct LRUCache<Key: Hashable, Value> {
         var cost: Int
     }
 
+    /// A key with its hash value, computed once: the hash table re-hashes the keys it re-indexes.
+    fileprivate struct StoredKey: Hashable {
+        let key: Key
+        let hash: Int
+        init(_ key: Key) { self.key = key; self.hash = key.hashValue }
+        static func == (a: StoredKey, b: StoredKey) -> Bool { a.hash == b.hash && a.key == b.key }
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    }
+
     /// The entries, least recently used first.
-    private var slots: OrderedDictionary<Key, Slot> = [:]
+    private var slots: OrderedDictionary<StoredKey, Slot> = [:]
 
     /// The most `totalCost` may reach once `insert` or `evict` returns (but see `insert`). Setting it
     /// evicts nothing; call `evict()` to apply a lower one.
@@ -58,14 +71,14 @@ package struct LRUCache<Key: Hashable, Value> {
 
     /// The value for `key`, which becomes the most recently used entry; nil when there is none.
     package mutating func value(for key: Key) -> Value? {
-        guard let index = slots.index(forKey: key) else { return nil }
+        guard let index = slots.index(forKey: StoredKey(key)) else { return nil }
         let value = slots.values[index].value
         markUsed(at: index)
         return value
     }
 
     /// The value for `key`, leaving the use order as it is.
-    package func peekValue(for key: Key) -> Value? { slots[key]?.value }
+    package func peekValue(for key: Key) -> Value? { slots[StoredKey(key)]?.value }
 
     /// Keeps `value` for `key` as the most recently used entry, then evicts least recently used entries
     /// until the cache is within its budget and count limit. Returns what left the cache: the entry `key`
@@ -78,7 +91,8 @@ package struct LRUCache<Key: Hashable, Value> {
     package mutating func insert(_ value: Value, for key: Key, cost: Int) -> [Entry] {
         let cost = max(0, cost)
         var removed: [Entry] = []
-        let (old, index) = slots.updateValue(Slot(value: value, cost: cost), forKey: key, insertingAt: slots.count)
+        let (old, index) = slots.updateValue(Slot(value: value, cost: cost), forKey: StoredKey(key),
+                                             insertingAt: slots.count)
         if let old {
             totalCost -= old.cost
             removed.append(Entry(key: key, value: old.value, cost: old.cost))
@@ -89,6 +103,28 @@ package struct LRUCache<Key: Hashable, Value> {
             removed += evict(toBudget: budget, countLimit: countLimit, sparingNewest: true, sparing: nil)
         }
         return removed
+    }
+
+    /// Makes every entry `isUsed` accepts more recently used than every entry it rejects, each group
+    /// keeping its order: the uses an owner noted during a pass (entries stamped with the current frame),
+    /// applied in one step. Costs a scan, plus a move of the smaller group when the used entries are not
+    /// already the newest; nothing moves when the same entries are used pass after pass.
+    package mutating func markUsed(where isUsed: (Key, Value) -> Bool) {
+        var used: [Int] = []
+        var unusedAfterFirstUsed: [Int] = []
+        for (index, (key, slot)) in slots.elements.enumerated() {
+            if isUsed(key.key, slot.value) {
+                used.append(index)
+            } else if !used.isEmpty {
+                unusedAfterFirstUsed.append(index)
+            }
+        }
+        guard let firstUsed = used.first, !unusedAfterFirstUsed.isEmpty else { return }
+        if used.count <= unusedAfterFirstUsed.count {
+            slots.move(indices: used, to: slots.count)
+        } else {
+            slots.move(indices: unusedAfterFirstUsed, to: firstUsed)
+        }
     }
 
     /// Evicts least recently used entries until the total cost is within `budget` (the cache's own unless
@@ -104,7 +140,7 @@ package struct LRUCache<Key: Hashable, Value> {
     /// Removes the entry for `key` and returns it; nil when there is none.
     @discardableResult
     package mutating func remove(_ key: Key) -> Entry? {
-        guard let slot = slots.removeValue(forKey: key) else { return nil }
+        guard let slot = slots.removeValue(forKey: StoredKey(key)) else { return nil }
         totalCost -= slot.cost
         return Entry(key: key, value: slot.value, cost: slot.cost)
     }
@@ -114,7 +150,7 @@ package struct LRUCache<Key: Hashable, Value> {
     /// change (a weak reference): what it answered is what is removed and returned.
     package mutating func remove(where shouldBeRemoved: (Key, Value) -> Bool) -> [Entry] {
         var indices: [Int] = []
-        for (index, (key, slot)) in slots.elements.enumerated() where shouldBeRemoved(key, slot.value) {
+        for (index, (key, slot)) in slots.elements.enumerated() where shouldBeRemoved(key.key, slot.value) {
             indices.append(index)
         }
         return removeEntries(at: indices)
@@ -123,7 +159,7 @@ package struct LRUCache<Key: Hashable, Value> {
     /// Removes every entry and returns them, oldest first.
     @discardableResult
     package mutating func removeAll() -> [Entry] {
-        let removed = slots.map { Entry(key: $0.key, value: $0.value.value, cost: $0.value.cost) }
+        let removed = slots.map { Entry(key: $0.key.key, value: $0.value.value, cost: $0.value.cost) }
         slots.removeAll()
         totalCost = 0
         return removed
@@ -136,8 +172,12 @@ package struct LRUCache<Key: Hashable, Value> {
 
     private mutating func markUsed(at index: Int) {
         guard index != slots.count - 1 else { return }
-        // Proportional to the distance moved: an entry used again soon after its last use moves little.
-        slots.move(indices: CollectionOfOne(index), to: slots.count)
+        // Removing and appending, rather than `move(indices:to:)`: OrderedDictionary re-indexes only the
+        // entries on the shorter side of the removed one (none for the oldest, the usual case when the
+        // same entries are used in the same order every frame), where a move re-indexes every entry it
+        // passes or scans the whole hash table.
+        let (key, slot) = slots.remove(at: index)
+        slots.updateValue(slot, forKey: key, insertingAt: slots.count)
     }
 
     /// Walks from the least recently used entry, evicting until both bounds hold. The newest entry is
@@ -153,7 +193,7 @@ package struct LRUCache<Key: Hashable, Value> {
         var index = 0
         while index < end && (excessCost > 0 || excessCount > 0) {
             let (key, slot) = slots.elements[index]
-            if sparing?(key, slot.value) != true {
+            if sparing?(key.key, slot.value) != true {
                 victims.append(index)
                 excessCost -= slot.cost
                 excessCount -= 1
@@ -168,7 +208,7 @@ package struct LRUCache<Key: Hashable, Value> {
         guard !indices.isEmpty else { return [] }
         let removed = indices.map { index -> Entry in
             let (key, slot) = slots.elements[index]
-            return Entry(key: key, value: slot.value, cost: slot.cost)
+            return Entry(key: key.key, value: slot.value, cost: slot.cost)
         }
         if indices.last == indices.count - 1 {
             // The usual case: a run of the oldest entries.
@@ -177,7 +217,7 @@ package struct LRUCache<Key: Hashable, Value> {
             // Anywhere else: one pass that keeps the rest in order, rather than a shift per entry.
             var isRemoved = [Bool](repeating: false, count: slots.count)
             for index in indices { isRemoved[index] = true }
-            var kept = OrderedDictionary<Key, Slot>(minimumCapacity: slots.count - indices.count)
+            var kept = OrderedDictionary<StoredKey, Slot>(minimumCapacity: slots.count - indices.count)
             for (index, (key, slot)) in slots.elements.enumerated() where !isRemoved[index] {
                 kept[key] = slot
             }
@@ -191,3 +231,4 @@ package struct LRUCache<Key: Hashable, Value> {
 extension LRUCache: Sendable where Key: Sendable, Value: Sendable {}
 extension LRUCache.Entry: Sendable where Key: Sendable, Value: Sendable {}
 extension LRUCache.Slot: Sendable where Value: Sendable {}
+extension LRUCache.StoredKey: Sendable where Key: Sendable {}

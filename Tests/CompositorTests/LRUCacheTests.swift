@@ -116,6 +116,41 @@ final class LRUCacheTests: XCTestCase {
         XCTAssertTrue(cache.evict().isEmpty, "within its bounds, nothing to do")
     }
 
+    /// Uses noted during a pass and applied in one step: the noted entries become the newest, each group
+    /// keeping its order, whichever group is moved.
+    func testMarkUsedMakesTheNotedEntriesTheNewestKeepingTheirOrder() {
+        var cache = LRUCache<Int, Int>()
+        for i in 0..<10 { _ = cache.insert(i, for: i, cost: 1) }
+        cache.markUsed(where: { key, _ in [2, 5, 7].contains(key) })
+        XCTAssertEqual(order(cache), [0, 1, 3, 4, 6, 8, 9, 2, 5, 7])
+        // Most entries used: the few unused ones move instead, with the same result.
+        cache.markUsed(where: { key, _ in (1...8).contains(key) })
+        XCTAssertEqual(order(cache), [0, 9, 1, 3, 4, 6, 8, 2, 5, 7])
+        // The used entries already the newest: nothing moves.
+        cache.markUsed(where: { key, _ in [5, 7].contains(key) })
+        XCTAssertEqual(order(cache), [0, 9, 1, 3, 4, 6, 8, 2, 5, 7])
+        cache.markUsed(where: { _, _ in false })
+        cache.markUsed(where: { _, _ in true })
+        XCTAssertEqual(order(cache), [0, 9, 1, 3, 4, 6, 8, 2, 5, 7])
+        XCTAssertEqual(cache.totalCost, 10)
+        // Lookups still find every entry where it now is.
+        for i in 0..<10 { XCTAssertEqual(cache.peekValue(for: i), i) }
+    }
+
+    /// Keys are stored with their hash values; keys whose hashes collide stay distinct.
+    func testKeysWithEqualHashesStayDistinct() {
+        struct Colliding: Hashable {
+            var id: Int
+            func hash(into hasher: inout Hasher) { hasher.combine(0) }
+        }
+        var cache = LRUCache<Colliding, Int>(countLimit: 3)
+        for i in 0..<4 { _ = cache.insert(i, for: Colliding(id: i), cost: 1) }
+        XCTAssertNil(cache.peekValue(for: Colliding(id: 0)))
+        XCTAssertEqual(cache.value(for: Colliding(id: 1)), 1)
+        XCTAssertEqual(cache.remove(Colliding(id: 2))?.value, 2)
+        XCTAssertEqual(order(cache), [3, 1])
+    }
+
     func testRemoveRemoveWhereAndRemoveAllReturnWhatTheyTake() {
         var cache = LRUCache<Int, String>(budget: 100)
         for i in 0..<5 { _ = cache.insert("v\(i)", for: i, cost: i) }
@@ -144,7 +179,12 @@ final class LRUCacheTests: XCTestCase {
         }
         for _ in 0..<5_000 {
             let key = next(80)
-            if next(3) == 0 {
+            if next(50) == 0 {
+                // Mark a scattered group used, as a frame's end does.
+                let modulus = 2 + next(5), remainder = next(modulus)
+                cache.markUsed(where: { key, _ in key % modulus == remainder })
+                model = model.filter { $0.key % modulus != remainder } + model.filter { $0.key % modulus == remainder }
+            } else if next(3) == 0 {
                 let cost = next(30)
                 var expected: [Int] = []
                 if let i = model.firstIndex(where: { $0.key == key }) { expected.append(model.remove(at: i).key) }
