@@ -1,4 +1,4 @@
-import OrderedCollections
+public import OrderedCollections
 
 /// A map that keeps its entries within a cost budget and a count limit, dropping the least recently
 /// used first: the one eviction order behind Tessera's caches (content textures, corner pieces, decoded
@@ -16,69 +16,101 @@ import OrderedCollections
 /// draws) names them with the `sparing` predicate of `evict`, and one that evicts only at set times (the
 /// end of a frame) keeps the cache's own bounds unlimited and passes its budget to `evict`.
 ///
-/// Cost: the order lives in an `OrderedDictionary`, whose hash table stores positions. Evicting the oldest
-/// entries and appending are cheap; moving an entry to the newest end re-indexes the entries on the
-/// shorter side of it (none for the oldest, few for one used recently), each with its key's hash, which
-/// the cache stores with the key so that a long key (a text) is hashed once.
+/// Cost: the order lives in an `OrderedDictionary`, whose hash table stores positions. Looking up the
+/// newest entry, appending, and evicting the oldest entries are cheap; moving an older entry to the
+/// newest end re-indexes the entries on the shorter side of it, so it grows with the distance from
+/// either end (none for the oldest). Keys are stored with their hash value, so re-indexing never hashes
+/// a long key (a text) again. The code is inlinable, so each cache gets a version specialised to its
+/// key and value types; that is also why the type is public rather than `package`: this toolchain does
+/// not specialise a `package` generic in the modules that use it, and every call would go through
+/// generic metadata.
 /// - Thread: a value with no lock of its own; its owner guards it (a lock, or one thread).
-package struct LRUCache<Key: Hashable, Value> {
+public struct LRUCache<Key: Hashable, Value> {
     /// One entry: its key, its value and the cost it was inserted with.
     /// - Thread: any (a value)
-    package struct Entry {
-        package let key: Key
-        package let value: Value
-        package let cost: Int
+    public struct Entry {
+        public let key: Key
+        public let value: Value
+        public let cost: Int
+
+        @inlinable
+        init(key: Key, value: Value, cost: Int) { self.key = key; self.value = value; self.cost = cost }
     }
 
-    fileprivate struct Slot {
-        var value: Value
-        var cost: Int
+    @usableFromInline
+    struct Slot {
+        @usableFromInline var value: Value
+        @usableFromInline var cost: Int
+
+        @inlinable
+        init(value: Value, cost: Int) { self.value = value; self.cost = cost }
     }
 
     /// A key with its hash value, computed once: the hash table re-hashes the keys it re-indexes.
-    fileprivate struct StoredKey: Hashable {
-        let key: Key
-        let hash: Int
+    @usableFromInline
+    struct StoredKey: Hashable {
+        @usableFromInline let key: Key
+        @usableFromInline let hash: Int
+
+        @inlinable
         init(_ key: Key) { self.key = key; self.hash = key.hashValue }
+
+        @inlinable
         static func == (a: StoredKey, b: StoredKey) -> Bool { a.hash == b.hash && a.key == b.key }
+
+        @inlinable
         func hash(into hasher: inout Hasher) { hasher.combine(hash) }
     }
 
     /// The entries, least recently used first.
-    private var slots: OrderedDictionary<StoredKey, Slot> = [:]
+    @usableFromInline var slots: OrderedDictionary<StoredKey, Slot> = [:]
+
+    /// The sum of the entries' costs (`totalCost`).
+    @usableFromInline var costSum = 0
 
     /// The most `totalCost` may reach once `insert` or `evict` returns (but see `insert`). Setting it
     /// evicts nothing; call `evict()` to apply a lower one.
-    package var budget: Int
+    public var budget: Int
 
     /// The most entries kept once `insert` or `evict` returns. Setting it evicts nothing.
-    package var countLimit: Int
-
-    /// The sum of the costs of the entries kept.
-    package private(set) var totalCost = 0
+    public var countLimit: Int
 
     /// A cache bounded by `budget` (in the entries' cost unit) and by `countLimit` entries; negative
     /// bounds count as zero. The defaults leave it unbounded.
-    package init(budget: Int = .max, countLimit: Int = .max) {
+    @inlinable
+    public init(budget: Int = .max, countLimit: Int = .max) {
         self.budget = max(0, budget)
         self.countLimit = max(0, countLimit)
     }
 
-    /// How many entries are kept.
-    package var count: Int { slots.count }
+    /// The sum of the costs of the entries kept.
+    @inlinable
+    public var totalCost: Int { costSum }
 
-    package var isEmpty: Bool { slots.isEmpty }
+    /// How many entries are kept.
+    @inlinable
+    public var count: Int { slots.count }
+
+    /// True when no entry is kept.
+    @inlinable
+    public var isEmpty: Bool { slots.isEmpty }
+
+    /// The values, least recently used first, without changing their order.
+    @inlinable
+    public var values: some RandomAccessCollection<Value> { slots.values.lazy.map(\.value) }
 
     /// The value for `key`, which becomes the most recently used entry; nil when there is none.
-    package mutating func value(for key: Key) -> Value? {
+    @inlinable
+    public mutating func value(for key: Key) -> Value? {
         guard let index = slots.index(forKey: StoredKey(key)) else { return nil }
-        let value = slots.values[index].value
+        let value = slots.elements[index].value.value
         markUsed(at: index)
         return value
     }
 
     /// The value for `key`, leaving the use order as it is.
-    package func peekValue(for key: Key) -> Value? { slots[StoredKey(key)]?.value }
+    @inlinable
+    public func peekValue(for key: Key) -> Value? { slots[StoredKey(key)]?.value }
 
     /// Keeps `value` for `key` as the most recently used entry, then evicts least recently used entries
     /// until the cache is within its budget and count limit. Returns what left the cache: the entry `key`
@@ -88,18 +120,19 @@ package struct LRUCache<Key: Hashable, Value> {
     /// alone, until the next insert or eviction. An owner that refuses such entries checks the cost
     /// before inserting. A negative cost counts as zero; an entry of cost zero takes no budget but
     /// still counts against `countLimit`.
-    package mutating func insert(_ value: Value, for key: Key, cost: Int) -> [Entry] {
+    @inlinable
+    public mutating func insert(_ value: Value, for key: Key, cost: Int) -> [Entry] {
         let cost = max(0, cost)
         var removed: [Entry] = []
-        let (old, index) = slots.updateValue(Slot(value: value, cost: cost), forKey: StoredKey(key),
-                                             insertingAt: slots.count)
-        if let old {
-            totalCost -= old.cost
+        let storedKey = StoredKey(key)
+        if let index = slots.index(forKey: storedKey) {
+            let old = slots.remove(at: index).value
+            costSum -= old.cost
             removed.append(Entry(key: key, value: old.value, cost: old.cost))
-            markUsed(at: index)
         }
-        totalCost += cost
-        if totalCost > budget || slots.count > countLimit {
+        slots.updateValue(Slot(value: value, cost: cost), forKey: storedKey, insertingAt: slots.count)
+        costSum += cost
+        if costSum > budget || slots.count > countLimit {
             removed += evict(toBudget: budget, countLimit: countLimit, sparingNewest: true, sparing: nil)
         }
         return removed
@@ -109,7 +142,8 @@ package struct LRUCache<Key: Hashable, Value> {
     /// keeping its order: the uses an owner noted during a pass (entries stamped with the current frame),
     /// applied in one step. Costs a scan, plus a move of the smaller group when the used entries are not
     /// already the newest; nothing moves when the same entries are used pass after pass.
-    package mutating func markUsed(where isUsed: (Key, Value) -> Bool) {
+    @inlinable
+    public mutating func markUsed(where isUsed: (Key, Value) -> Bool) {
         var used: [Int] = []
         var unusedAfterFirstUsed: [Int] = []
         for (index, (key, slot)) in slots.elements.enumerated() {
@@ -131,24 +165,27 @@ package struct LRUCache<Key: Hashable, Value> {
     /// given) and the count within `countLimit` (likewise), skipping the entries `sparing` returns true
     /// for. Returns the evicted entries, oldest first. When the spared entries alone pass a bound, the
     /// cache stays over it.
-    package mutating func evict(toBudget budget: Int? = nil, countLimit: Int? = nil,
+    @inlinable
+    public mutating func evict(toBudget budget: Int? = nil, countLimit: Int? = nil,
                                 sparing: ((Key, Value) -> Bool)? = nil) -> [Entry] {
         evict(toBudget: max(0, budget ?? self.budget), countLimit: max(0, countLimit ?? self.countLimit),
               sparingNewest: false, sparing: sparing)
     }
 
     /// Removes the entry for `key` and returns it; nil when there is none.
+    @inlinable
     @discardableResult
-    package mutating func remove(_ key: Key) -> Entry? {
+    public mutating func remove(_ key: Key) -> Entry? {
         guard let slot = slots.removeValue(forKey: StoredKey(key)) else { return nil }
-        totalCost -= slot.cost
+        costSum -= slot.cost
         return Entry(key: key, value: slot.value, cost: slot.cost)
     }
 
     /// Removes every entry `shouldBeRemoved` returns true for, whatever its age; returns them, oldest
     /// first. The predicate is asked once for each entry, so it may read state that other threads
     /// change (a weak reference): what it answered is what is removed and returned.
-    package mutating func remove(where shouldBeRemoved: (Key, Value) -> Bool) -> [Entry] {
+    @inlinable
+    public mutating func remove(where shouldBeRemoved: (Key, Value) -> Bool) -> [Entry] {
         var indices: [Int] = []
         for (index, (key, slot)) in slots.elements.enumerated() where shouldBeRemoved(key.key, slot.value) {
             indices.append(index)
@@ -157,37 +194,37 @@ package struct LRUCache<Key: Hashable, Value> {
     }
 
     /// Removes every entry and returns them, oldest first.
+    @inlinable
     @discardableResult
-    package mutating func removeAll() -> [Entry] {
+    public mutating func removeAll() -> [Entry] {
         let removed = slots.map { Entry(key: $0.key.key, value: $0.value.value, cost: $0.value.cost) }
         slots.removeAll()
-        totalCost = 0
+        costSum = 0
         return removed
     }
 
-    /// The values, least recently used first, without changing their order.
-    package var values: some RandomAccessCollection<Value> { slots.values.lazy.map(\.value) }
-
     // MARK: Internals
 
-    private mutating func markUsed(at index: Int) {
+    /// Makes the entry at `index` the most recently used.
+    @inlinable
+    mutating func markUsed(at index: Int) {
         guard index != slots.count - 1 else { return }
         // Removing and appending, rather than `move(indices:to:)`: OrderedDictionary re-indexes only the
-        // entries on the shorter side of the removed one (none for the oldest, the usual case when the
-        // same entries are used in the same order every frame), where a move re-indexes every entry it
-        // passes or scans the whole hash table.
+        // entries on the shorter side of the removed one, where a move re-indexes every entry it passes
+        // or scans the whole hash table.
         let (key, slot) = slots.remove(at: index)
         slots.updateValue(slot, forKey: key, insertingAt: slots.count)
     }
 
-    /// Walks from the least recently used entry, evicting until both bounds hold. The newest entry is
-    /// left out of the walk when `sparingNewest` (the one an insert just made).
-    private mutating func evict(toBudget budget: Int, countLimit: Int, sparingNewest: Bool,
-                                sparing: ((Key, Value) -> Bool)?) -> [Entry] {
-        var excessCost = totalCost - budget
+    /// Walks from the least recently used entry, evicting until both bounds hold; spared entries are
+    /// skipped, not a stop. The newest entry is left out of the walk when `sparingNewest` (the one an
+    /// insert just made).
+    @inlinable
+    mutating func evict(toBudget budget: Int, countLimit: Int, sparingNewest: Bool,
+                        sparing: ((Key, Value) -> Bool)?) -> [Entry] {
+        var excessCost = costSum - budget
         var excessCount = slots.count - countLimit
         guard excessCost > 0 || excessCount > 0 else { return [] }
-        // Spared entries are skipped, not a stop: the walk goes on to newer ones.
         let end = sparingNewest ? slots.count - 1 : slots.count
         var victims: [Int] = []
         var index = 0
@@ -204,7 +241,8 @@ package struct LRUCache<Key: Hashable, Value> {
     }
 
     /// Removes the entries at `indices` (ascending) and returns them in that order.
-    private mutating func removeEntries(at indices: [Int]) -> [Entry] {
+    @inlinable
+    mutating func removeEntries(at indices: [Int]) -> [Entry] {
         guard !indices.isEmpty else { return [] }
         let removed = indices.map { index -> Entry in
             let (key, slot) = slots.elements[index]
@@ -223,7 +261,7 @@ package struct LRUCache<Key: Hashable, Value> {
             }
             slots = kept
         }
-        totalCost -= removed.reduce(0) { $0 + $1.cost }
+        costSum -= removed.reduce(0) { $0 + $1.cost }
         return removed
     }
 }
