@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // SDL2, SDL2_ttf and SDL2_image, seen through one shim header. `Compositor` (its SDL
@@ -38,7 +39,7 @@ let package = Package(
         .target(name: "TesseraICU", dependencies: ["CICU"]),
         .target(
             name: "Compositor",
-            dependencies: ["CSDL"],
+            dependencies: ["CSDL", .product(name: "OrderedCollections", package: "swift-collections")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         .target(

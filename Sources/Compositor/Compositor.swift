@@ -52,8 +52,10 @@ public final class Compositor {
     public private(set) var lastDrawList: [TextureDraw] = []
 
     private let textureCache: TextureCache
-    private var cornerPieces: [CornerPieceKey: (texture: TextureHandle, bytes: Int, lastFrame: Int)] = [:]
-    private var cornerPieceBytes = 0
+    /// Corner pieces in least-recently-drawn order as of the last frame's end, costed in bytes; a draw
+    /// stamps its piece, and the end of the frame orders them and trims them to the budget, like the
+    /// content textures. (main thread only)
+    private var cornerPieces = LRUCache<CornerPieceKey, CornerPiece>()
     private var pendingResets = 0
     /// The clip currently set on the backend, to avoid redundant calls. (main thread only)
     private var currentClip: PixelRect?
@@ -84,7 +86,7 @@ public final class Compositor {
     }
 
     /// Bytes of live textures: contents and corner pieces.
-    public var liveTextureBytes: Int { textureCache.liveBytes + cornerPieceBytes }
+    public var liveTextureBytes: Int { textureCache.liveBytes + cornerPieces.totalCost }
 
     /// True when `bitmap` currently has textures (it was drawn and not evicted or reset since).
     public func isResident(_ bitmap: Bitmap) -> Bool { textureCache.isResident(bitmap) }
@@ -113,9 +115,7 @@ public final class Compositor {
     public func handleRendererReset() {
         UIThread.precondition("Compositor.handleRendererReset")
         textureCache.removeAll(backend: backend)
-        cornerPieces.values.forEach { backend.destroyTexture($0.texture) }
-        cornerPieces.removeAll()
-        cornerPieceBytes = 0
+        cornerPieces.removeAll().forEach { backend.destroyTexture($0.value.texture) }
         pendingResets += 1
     }
 
@@ -162,12 +162,9 @@ public final class Compositor {
         setClip(nil)
         statistics.drawMilliseconds = MonotonicClock.milliseconds(since: start)
 
-        textureCache.releaseDeadEntries(backend: backend, statistics: &statistics)
-        if textureCache.liveBytes > textureCache.budgetBytes {
-            textureCache.evictOverBudget(keepingFrame: frameIndex, backend: backend, statistics: &statistics)
-        }
-        if cornerPieceBytes > configuration.cornerPieceBudgetBytes { evictCornerPieces() }
-        statistics.cornerPieceBytes = cornerPieceBytes
+        textureCache.finishFrame(frameIndex, backend: backend, statistics: &statistics)
+        finishCornerPieces()
+        statistics.cornerPieceBytes = cornerPieces.totalCost
         statistics.liveTextures = textureCache.liveTextureCount + cornerPieces.count
         statistics.liveTextureBytes = liveTextureBytes
     }
@@ -309,6 +306,14 @@ public final class Compositor {
         let corner: UInt8
     }
 
+    final class CornerPiece {
+        let texture: TextureHandle
+        /// The last frame that drew the piece: the frame's end orders pieces by it, and that frame
+        /// spares the piece from eviction.
+        var lastDrawnFrame: Int
+        init(texture: TextureHandle, frame: Int) { self.texture = texture; self.lastDrawnFrame = frame }
+    }
+
     private func drawCornerPieces(in rect: Rect, radii: CornerRadii, color: Color, opacity: Double) {
         let corners: [(CornerMask, Double, Double, Double)] = [
             (.topLeft, radii.topLeft, rect.minX, rect.minY),
@@ -333,8 +338,8 @@ public final class Compositor {
     /// The piece for one corner: `color` outside a quarter circle of radius `side` pixels, clear inside.
     private func cornerPiece(corner: CornerMask, side: Int, color: Color) -> TextureHandle? {
         let key = CornerPieceKey(radius: side, color: color, corner: corner.rawValue)
-        if let piece = cornerPieces[key] {
-            cornerPieces[key]?.lastFrame = frameIndex
+        if let piece = cornerPieces.peekValue(for: key) {
+            piece.lastDrawnFrame = frameIndex
             return piece.texture
         }
         guard var context = try? BitmapContext(pixelWidth: side, pixelHeight: side, scale: 1) else { return nil }
@@ -351,23 +356,23 @@ public final class Compositor {
         let bitmap = context.makeBitmap().prepared(forUpload: backend.uploadAlphaLayout)
         guard let texture = backend.makeTexture(from: bitmap, region: PixelRect(x: 0, y: 0, width: side, height: side))
         else { return nil }
-        cornerPieces[key] = (texture, side * side * 4, frameIndex)
-        cornerPieceBytes += side * side * 4
+        // Unbounded, so this evicts nothing; the key had no piece.
+        _ = cornerPieces.insert(CornerPiece(texture: texture, frame: frameIndex), for: key, cost: side * side * 4)
         return texture
     }
 
-    /// Destroys corner pieces the current frame did not draw, least recently drawn first, until the
-    /// cache is within its budget.
-    private func evictCornerPieces() {
-        for (key, piece) in cornerPieces.sorted(by: { $0.value.lastFrame < $1.value.lastFrame }) {
-            guard cornerPieceBytes > configuration.cornerPieceBudgetBytes, piece.lastFrame < frameIndex else { break }
-            backend.destroyTexture(piece.texture)
-            cornerPieces[key] = nil
-            cornerPieceBytes -= piece.bytes
-            statistics.evictions += 1
-        }
+    /// Makes the pieces this frame drew the most recently drawn, then destroys pieces it did not draw,
+    /// least recently drawn first, until the cache is within its budget.
+    private func finishCornerPieces() {
+        let frame = frameIndex
+        cornerPieces.markUsed(where: { $1.lastDrawnFrame == frame })
+        guard cornerPieces.totalCost > configuration.cornerPieceBudgetBytes else { return }
+        let evicted = cornerPieces.evict(toBudget: configuration.cornerPieceBudgetBytes,
+                                         sparing: { $1.lastDrawnFrame >= frame })
+        evicted.forEach { backend.destroyTexture($0.value.texture) }
+        statistics.evictions += evicted.count
     }
 
     /// Bytes held by cached corner pieces. (main thread only)
-    public var cornerPieceCacheBytes: Int { cornerPieceBytes }
+    public var cornerPieceCacheBytes: Int { cornerPieces.totalCost }
 }

@@ -398,4 +398,29 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(compositor.lastFrameStatistics.cornerPieceDraws, 4)
         XCTAssertEqual(compositor.cornerPieceCacheBytes, 4 * 20 * 20 * 4)
     }
+
+    /// Corner pieces go least recently drawn first: a radius drawn again outlives one drawn since.
+    func testCornerPiecesGoLeastRecentlyDrawnFirst() {
+        func bytes(_ radii: Int...) -> Int { radii.reduce(0) { $0 + 4 * $1 * $1 * 4 } }
+        let backend = RecordingRenderBackend(width: 200, height: 100, maximumTextureSize: .max)
+        let compositor = Compositor(backend: backend, configuration: .init(cornerPieceBudgetBytes: bytes(5, 7)))
+        let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
+        let rounded = layer("rounded", Rect(x: 0, y: 0, width: 60, height: 60), contents: TestContent.solid(.white))
+        rounded.cornerRoundingMode = .clipping
+        rounded.cornerClipColor = .black
+        root.addSublayer(rounded)
+        for radius in [5, 6, 5] {
+            rounded.cornerRadius = Double(radius)
+            XCTAssertEqual(compositor.render(root).evictions, 0)
+        }
+        XCTAssertEqual(compositor.cornerPieceCacheBytes, bytes(5, 6))
+        rounded.cornerRadius = 7
+        XCTAssertEqual(compositor.render(root).evictions, 4, "radius 6's four pieces, the least recently drawn")
+        XCTAssertEqual(compositor.cornerPieceCacheBytes, bytes(5, 7))
+        backend.reset()
+        rounded.cornerRadius = 5
+        compositor.render(root)
+        XCTAssertFalse(backend.calls.contains { if case .makeTexture = $0 { return true } else { return false } },
+                       "radius 5 was kept")
+    }
 }

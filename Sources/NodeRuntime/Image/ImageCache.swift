@@ -21,17 +21,8 @@ public final class ImageCache: Sendable {
         }
     }
 
-    private struct Entry {
-        var bitmap: Bitmap
-        var lastUse: UInt64
-    }
-    private struct State {
-        var entries: [Key: Entry] = [:]
-        var bytes = 0
-        var clock: UInt64 = 0
-        var budgetBytes: Int
-    }
-    private let state: Locked<State>
+    /// The bitmaps, least recently used first, costed in bytes and bounded by the budget.
+    private let entries: Locked<LRUCache<Key, Bitmap>>
     private let hitCount = Atomic<Int>(0)
     private let missCount = Atomic<Int>(0)
 
@@ -39,58 +30,47 @@ public final class ImageCache: Sendable {
     public static let shared = ImageCache(budgetBytes: 64 << 20)
 
     public init(budgetBytes: Int) {
-        state = Locked(State(budgetBytes: max(0, budgetBytes)))
+        entries = Locked(LRUCache(budget: max(0, budgetBytes)))
     }
 
     /// The budget in bytes; lowering it evicts at once.
     public var budgetBytes: Int {
-        get { state.withLock { $0.budgetBytes } }
-        set { state.withLock { $0.budgetBytes = max(0, newValue); Self.evict(&$0) } }
+        get { entries.withLock { $0.budget } }
+        set {
+            let evicted = entries.withLock { entries in
+                entries.budget = max(0, newValue)
+                return entries.evict()
+            }
+            _ = evicted  // the bitmaps are let go here, after unlocking
+        }
     }
 
     public var hits: Int { hitCount.load(ordering: .relaxed) }
     public var misses: Int { missCount.load(ordering: .relaxed) }
-    public var byteCount: Int { state.withLock { $0.bytes } }
-    public var count: Int { state.withLock { $0.entries.count } }
+    public var byteCount: Int { entries.withLock { $0.totalCost } }
+    public var count: Int { entries.withLock { $0.count } }
 
     /// The bitmap for `key`, counting a hit or a miss.
     public func bitmap(for key: Key) -> Bitmap? {
-        let found = state.withLock { state -> Bitmap? in
-            guard var entry = state.entries[key] else { return nil }
-            state.clock += 1
-            entry.lastUse = state.clock
-            state.entries[key] = entry
-            return entry.bitmap
-        }
+        let found = entries.withLock { $0.value(for: key) }
         if found == nil { missCount.add(1, ordering: .relaxed) } else { hitCount.add(1, ordering: .relaxed) }
         return found
     }
 
     /// Keeps `bitmap` for `key` (a bitmap larger than the whole budget is not kept).
     public func store(_ bitmap: Bitmap, for key: Key) {
-        state.withLock { state in
-            guard bitmap.byteCount <= state.budgetBytes else { return }
-            state.clock += 1
-            if let old = state.entries[key] { state.bytes -= old.bitmap.byteCount }
-            state.entries[key] = Entry(bitmap: bitmap, lastUse: state.clock)
-            state.bytes += bitmap.byteCount
-            Self.evict(&state)
+        let removed = entries.withLock { entries -> [LRUCache<Key, Bitmap>.Entry] in
+            guard bitmap.byteCount <= entries.budget else { return [] }
+            return entries.insert(bitmap, for: key, cost: bitmap.byteCount)
         }
+        _ = removed  // the bitmaps are let go here, after unlocking
     }
 
     /// Empties the cache and zeroes the counts.
     public func removeAll() {
-        state.withLock { $0.entries.removeAll(); $0.bytes = 0 }
+        let removed = entries.withLock { $0.removeAll() }
+        _ = removed  // the bitmaps are let go here, after unlocking
         hitCount.store(0, ordering: .relaxed)
         missCount.store(0, ordering: .relaxed)
-    }
-
-    private static func evict(_ state: inout State) {
-        guard state.bytes > state.budgetBytes else { return }
-        for (key, entry) in state.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
-            guard state.bytes > state.budgetBytes else { break }
-            state.entries[key] = nil
-            state.bytes -= entry.bitmap.byteCount
-        }
     }
 }

@@ -172,8 +172,8 @@ final class ThreadFontCache {
         var pixelSize: Int
         var synthesizesBold: Bool
     }
-    private var handles: [Key: (handle: FontHandle, lastUse: UInt64)] = [:]
-    private var clock: UInt64 = 0
+    /// The open faces, least recently used first; one beyond `capacity` closes the oldest.
+    private var handles = LRUCache<Key, FontHandle>(countLimit: ThreadFontCache.capacity)
     /// Keys whose face failed to open, so a bad size is not retried on every call.
     private var failed: Set<Key> = []
     static let capacity = 24
@@ -192,21 +192,14 @@ final class ThreadFontCache {
     /// The thread's face for `face` at `pixelSize`, opening it if needed. Nil when it cannot be opened.
     func handle(for face: ResolvedFace, pixelSize: Int) -> FontHandle? {
         let key = Key(file: face.file.identity, pixelSize: pixelSize, synthesizesBold: face.synthesizesBold)
-        clock &+= 1
-        if let entry = handles[key] {
-            handles[key] = (entry.handle, clock)
-            return entry.handle
-        }
+        if let handle = handles.value(for: key) { return handle }
         guard !failed.contains(key) else { return nil }
         guard let handle = FontHandle(file: face.file, pixelSize: pixelSize, synthesizesBold: face.synthesizesBold) else {
             failed.insert(key)
             return nil
         }
-        if handles.count >= ThreadFontCache.capacity,
-           let oldest = handles.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
-            handles[oldest] = nil
-        }
-        handles[key] = (handle, clock)
+        // A face evicted to make room is released here, which closes it under the library's lock.
+        _ = handles.insert(handle, for: key, cost: 1)
         return handle
     }
 

@@ -4,7 +4,8 @@ import Compositor
 /// size and then drawn at that width measures once, and equal texts in a list share their layout.
 ///
 /// Bounded by `capacity` entries and by `budgetBytes` (each layout's approximate size plus its key's
-/// text); the least recently used go first. Two threads
+/// text); the least recently used go first, as many as the new one needs (a layout larger than the
+/// whole budget is kept alone until the next is stored). Two threads
 /// measuring the same key at once may both measure; the first result stored is the one both get
 /// afterwards.
 /// - Thread: any
@@ -31,13 +32,13 @@ public final class TextLayoutCache: Sendable {
     }
 
     private struct State: Sendable {
-        var entries: [Key: (layout: TextLayout, lastUse: UInt64, bytes: Int)] = [:]
-        var bytes = 0
-        var clock: UInt64 = 0
+        /// The layouts, least recently used first, costed in approximate bytes.
+        var entries: LRUCache<Key, TextLayout>
+        /// Hits and misses; `count` and `bytes` are read from `entries`.
         var statistics = Statistics()
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
     /// The most layouts kept.
     public let capacity: Int
 
@@ -47,6 +48,7 @@ public final class TextLayoutCache: Sendable {
     public init(capacity: Int = 512, budgetBytes: Int = 8 << 20) {
         self.capacity = max(1, capacity)
         self.budgetBytes = max(0, budgetBytes)
+        state = Locked(State(entries: LRUCache(budget: self.budgetBytes, countLimit: self.capacity)))
     }
 
     /// Counts so far. - Thread: any
@@ -54,49 +56,40 @@ public final class TextLayoutCache: Sendable {
         state.withLock { state in
             var statistics = state.statistics
             statistics.count = state.entries.count
-            statistics.bytes = state.bytes
+            statistics.bytes = state.entries.totalCost
             return statistics
         }
     }
 
     /// Drops every layout and resets the counts. - Thread: any
     public func removeAll() {
-        state.withLock { $0 = State() }
+        let removed = state.withLock { state in
+            state.statistics = Statistics()
+            return state.entries.removeAll()
+        }
+        _ = removed  // the layouts are let go here, after unlocking
     }
 
     func layout(for key: Key) -> TextLayout? {
         state.withLock { state in
-            state.clock &+= 1
-            guard let entry = state.entries[key] else {
+            guard let layout = state.entries.value(for: key) else {
                 state.statistics.misses += 1
                 return nil
             }
-            state.entries[key] = (entry.layout, state.clock, entry.bytes)
             state.statistics.hits += 1
-            return entry.layout
+            return layout
         }
     }
 
     /// Stores `layout` unless another thread stored one for `key` first; returns the stored one.
     func store(_ layout: TextLayout, for key: Key) -> TextLayout {
-        state.withLock { state in
-            state.clock &+= 1
-            if let existing = state.entries[key] { return existing.layout }
-            let bytes = layout.approximateByteCount + key.text.runs.reduce(64) { $0 + 48 + $1.text.utf8.count }
-            if state.entries.count >= capacity || state.bytes + bytes > budgetBytes {
-                // Oldest first until a quarter of the entries are gone and the new one fits.
-                var dropped = 0
-                for (old, entry) in state.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
-                    guard dropped < max(1, capacity / 4) || state.bytes + bytes > budgetBytes else { break }
-                    state.entries[old] = nil
-                    state.bytes -= entry.bytes
-                    dropped += 1
-                }
-            }
-            state.entries[key] = (layout, state.clock, bytes)
-            state.bytes += bytes
-            return layout
+        let bytes = layout.approximateByteCount + key.text.runs.reduce(64) { $0 + 48 + $1.text.utf8.count }
+        let (stored, evicted) = state.withLock { state -> (TextLayout, [LRUCache<Key, TextLayout>.Entry]) in
+            if let existing = state.entries.peekValue(for: key) { return (existing, []) }
+            return (layout, state.entries.insert(layout, for: key, cost: bytes))
         }
+        _ = evicted  // the layouts are let go here, after unlocking
+        return stored
     }
 }
 

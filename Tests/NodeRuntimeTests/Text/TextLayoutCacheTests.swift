@@ -1,0 +1,58 @@
+import Compositor
+import XCTest
+@testable import NodeRuntime
+
+/// The text layout cache's bounds and order: least recently used out first, by count and by bytes.
+final class TextLayoutCacheTests: XCTestCase {
+    override func setUp() { TextFixtures.useRepositoryFonts() }
+
+    private func text(_ string: String) -> AttributedText { AttributedText(string, attributes: TextFixtures.plain()) }
+
+    func testTheLeastRecentlyUsedGoesFirstWhenTheCountIsFull() {
+        let cache = TextLayoutCache(capacity: 4)
+        for i in 0..<4 { _ = TextLayout.measure(text("text \(i)"), width: 200, cache: cache) }
+        let first = TextLayout.measure(text("text 0"), width: 200, cache: cache)  // a hit: now the newest
+        _ = TextLayout.measure(text("text 4"), width: 200, cache: cache)
+        XCTAssertEqual(cache.statistics.count, 4)
+        XCTAssertTrue(TextLayout.measure(text("text 0"), width: 200, cache: cache) === first, "used recently, kept")
+        let hitsBefore = cache.statistics.hits
+        _ = TextLayout.measure(text("text 1"), width: 200, cache: cache)
+        XCTAssertEqual(cache.statistics.hits, hitsBefore, "text 1 was the least recently used, and went")
+        XCTAssertEqual(cache.statistics.count, 4)
+    }
+
+    func testStatisticsCountBytesAndRemoveAllResetsThem() {
+        let cache = TextLayoutCache()
+        _ = TextLayout.measure(text(TextFixtures.lorem), width: 200, cache: cache)
+        _ = TextLayout.measure(text(TextFixtures.lorem), width: 200, cache: cache)
+        let statistics = cache.statistics
+        XCTAssertEqual([statistics.hits, statistics.misses, statistics.count], [1, 1, 1])
+        XCTAssertGreaterThan(statistics.bytes, TextFixtures.lorem.utf8.count, "the key's text is counted")
+        cache.removeAll()
+        XCTAssertEqual(cache.statistics, TextLayoutCache.Statistics())
+    }
+
+    /// A layout larger than the whole budget is kept alone (measuring it again is a hit) until the next
+    /// layout is stored.
+    func testALayoutLargerThanTheBudgetIsKeptAlone() {
+        // The budget holds two short layouts but not the long one.
+        let sizes = TextLayoutCache()
+        _ = TextLayout.measure(text("a"), width: 200, cache: sizes)
+        let short = sizes.statistics.bytes
+        _ = TextLayout.measure(text(TextFixtures.lorem), width: 200, cache: sizes)
+        let long = sizes.statistics.bytes - short
+        XCTAssertGreaterThan(long, 2 * short)
+        let budget = 2 * short
+        let cache = TextLayoutCache(budgetBytes: budget)
+        _ = TextLayout.measure(text("a"), width: 200, cache: cache)
+        _ = TextLayout.measure(text("b"), width: 200, cache: cache)
+        XCTAssertEqual(cache.statistics.count, 2)
+        let big = TextLayout.measure(text(TextFixtures.lorem), width: 200, cache: cache)
+        XCTAssertEqual(cache.statistics.count, 1)
+        XCTAssertEqual(cache.statistics.bytes, long)
+        XCTAssertTrue(TextLayout.measure(text(TextFixtures.lorem), width: 200, cache: cache) === big)
+        _ = TextLayout.measure(text("c"), width: 200, cache: cache)
+        XCTAssertEqual(cache.statistics.count, 1)
+        XCTAssertLessThanOrEqual(cache.statistics.bytes, budget)
+    }
+}
