@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 
 /// The tail of a chat bubble: a small hook at a bottom corner, curving out of the bubble's side.
 /// - Thread: any

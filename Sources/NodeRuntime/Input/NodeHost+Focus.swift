@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 
 // The host's focus owner: who gets keys and text first, Tab traversal, and the platform's text input
 // while a text field has focus.

@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 
 /// Where a list's rows come from.
 ///

@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 import Foundation
 
 extension Node {

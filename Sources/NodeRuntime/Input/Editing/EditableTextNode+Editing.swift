@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 
 // Editing: keys, text input and the input method's composition, clicks and drags, the clipboard, and
 // undo. Every member runs on the UI thread, where the host delivers events to the focused node.

@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 import Foundation
 
 /// Recognizes a touch held in place: begins once the touch has been down for `minimumDuration` without

@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 import Foundation
 
 /// Recognizes a quick touch that comes up close to where it went down: a tap.
