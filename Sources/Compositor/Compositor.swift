@@ -8,6 +8,7 @@
 /// - Thread: main
 public final class Compositor {
     /// Tunables.
+    /// - Thread: any (a value)
     public struct Configuration: Sendable {
         /// Byte budget of the content textures (corner pieces are not counted against it).
         public var textureBudgetBytes: Int
@@ -29,6 +30,7 @@ public final class Compositor {
 
     /// One texture copy of the last frame, kept when `recordsDrawList` is on, so a benchmark can replay
     /// the same copies without the compositor in between.
+    /// - Thread: any (a value)
     public struct TextureDraw: Sendable {
         public let texture: TextureHandle
         public let source: PixelRect

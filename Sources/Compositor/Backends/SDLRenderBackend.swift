@@ -1,6 +1,7 @@
 internal import CSDL
 
 /// Why the SDL backend could not start.
+/// - Thread: any (a value)
 public struct SDLBackendError: Error, CustomStringConvertible {
     public let message: String
     public var description: String { message }
@@ -31,6 +32,7 @@ public enum RenderDriver: String, Sendable, CaseIterable {
 /// - Thread: main
 public final class SDLRenderBackend: RenderBackend {
     /// What kind of output to open.
+    /// - Thread: any (a value)
     public struct Configuration: Sendable {
         public var title: String
         /// The window's size in points.

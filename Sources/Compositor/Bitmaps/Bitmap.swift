@@ -1,6 +1,7 @@
 import Synchronization
 
 /// Why a bitmap could not be made, read or written.
+/// - Thread: any (a value)
 public enum BitmapError: Error, Equatable, CustomStringConvertible {
     /// A side was negative, or width × height × 4 does not fit in memory's address space.
     case invalidSize(width: Int, height: Int)

@@ -18,6 +18,7 @@ internal import CWebP
 /// - Thread: any (display workers in practice)
 public enum ImageDecoder {
     /// Caps on what a header may claim.
+    /// - Thread: any (a value)
     public struct Limits: Sendable, Hashable {
         /// The longest side a header may claim, in pixels.
         public var maximumSide: Int
@@ -56,6 +57,7 @@ public enum ImageDecoder {
     }
 
     /// The format and pixel size an encoded image claims, read from its header only.
+    /// - Thread: any (a value)
     public struct Header: Sendable, Equatable {
         public var format: Format
         public var width: Int
