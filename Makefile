@@ -12,7 +12,7 @@ TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool unicode-data
 ARGS ?=
 
 # The tests that exercise threads hardest, run under ThreadSanitizer by `make tsan` (and CI).
-TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests|ListUpdateTests|EditableTextNodeTests|ContentsScaleTests|DecodeMemory|PreparedUploadTests|CommitBudgetTests|BitmapUploadTests
+TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests|ListUpdateTests|EditableTextNodeTests|ContentsScaleTests|DecodeMemory|PreparedUploadTests|CommitBudgetTests|BitmapUploadTests|ImageCacheTests|TextLayoutCacheTests|LRUCacheTests
 FUZZ_SECONDS ?= 600
 FUZZ_SEED ?= $(shell date +%s)
 STRESS_OPERATIONS ?= 1000000
