@@ -32,7 +32,6 @@ struct ImageBenchmark {
         return 0
     }
 
-    private func median(_ values: [Double]) -> Double { values.median() }
 
     /// Makes (once, in the temporary folder) a photo-like picture of `width` × `height`: smooth
     /// gradients with fine noise, so it compresses like a photo rather than like a flat colour.
@@ -95,9 +94,9 @@ struct ImageBenchmark {
                 }
                 lines.append("  " + name.padded(to: 22) + String(format: " %5d×%-5d %4d×%-4d %8.2f %7.1f  | %16.2f %7.1f  | %5.1f×  | %20.2f %7.1f  | %5.1f×",
                                     stored.width, stored.height, shown.0, shown.1,
-                                    median(atSize), Double(atSizeBytes) / 1e6, median(whole), Double(wholeBytes) / 1e6,
-                                    median(whole) / max(0.001, median(atSize)),
-                                    median(sdl), Double(sdlBytes) / 1e6, median(sdl) / max(0.001, median(atSize))))
+                                    atSize.median(), Double(atSizeBytes) / 1e6, whole.median(), Double(wholeBytes) / 1e6,
+                                    whole.median() / max(0.001, atSize.median()),
+                                    sdl.median(), Double(sdlBytes) / 1e6, sdl.median() / max(0.001, atSize.median())))
             }
         }
 

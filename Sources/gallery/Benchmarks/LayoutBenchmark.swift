@@ -94,19 +94,18 @@ struct LayoutBenchmark {
         var coldWall: [Double] = [], warmWall: [Double] = []
         var diagnostics = 0
 
-        static func median(_ values: [Double]) -> Double { values.median() }
 
-        var warmRatio: Double { Self.median(zip(warm, cold).map { $0 / $1 }) }
+        var warmRatio: Double { zip(warm, cold).map { $0 / $1 }.median() }
 
         var table: String {
             var lines = ["layout benchmark (one thread, median of \(cold.count) rounds of \(cells) chat cells; CPU time, wall clock in brackets; "
                          + "\(BenchmarkOutput.noRenderer))"]
             lines.append(String(format: "  first pass, cache cold:   %6.2f µs per cell [%.2f] (target ≤ 20 µs)",
-                                Self.median(cold), Self.median(coldWall)))
+                                cold.median(), coldWall.median()))
             lines.append(String(format: "  second pass, cache warm:  %6.3f µs per cell [%.3f], %.4f of the first (target ≤ 0.1)",
-                                Self.median(warm), Self.median(warmWall), warmRatio))
+                                warm.median(), warmWall.median(), warmRatio))
             lines.append(String(format: "  after one label changed:  %6.2f µs per cell (the other leaves' layouts reused)",
-                                Self.median(changed)))
+                                changed.median()))
             lines.append("  diagnostics: \(diagnostics)")
             return lines.joined(separator: "\n")
         }

@@ -24,7 +24,6 @@ struct TextBenchmark {
         let fonts = FontRegistry(fontsFolder: assets.appendingPathComponent("fonts").path)
         let options = TextLayoutOptions(maximumNumberOfLines: 2, truncationMode: .end)
         let width = 280.0
-        func median(_ values: [Double]) -> Double { values.median() }
         func microseconds(since start: UInt64) -> Double { Double(MonotonicClock.nanoseconds() &- start) / 1_000 }
 
         var lines = ["text benchmark (release build, one thread; median of \(runs) runs over \(previews.count) different previews, µs; "
@@ -62,8 +61,8 @@ struct TextBenchmark {
                 _ = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts, cache: cache)
                 cachedTimes.append(microseconds(since: start))
             }
-            lines.append(String(format: "  @%.0fx: %47.1f %6.1f %13.1f %15.1f", scale, median(layoutTimes), median(drawTimes),
-                                median(totalTimes), median(cachedTimes)))
+            lines.append(String(format: "  @%.0fx: %47.1f %6.1f %13.1f %15.1f", scale, layoutTimes.median(), drawTimes.median(),
+                                totalTimes.median(), cachedTimes.median()))
             lines.append(String(format: "       (%.2f lines a preview on average, %d%% cut with \"…\")",
                                 Double(lineCount) / Double(runs), 100 * truncated / runs))
         }
@@ -90,7 +89,7 @@ struct TextBenchmark {
                 _ = TextNode.display(parameters, info: DrawInfo(bounds: Rect(x: 0, y: 0, width: width, height: layout.size.height), scale: 1))
                 times.append(microseconds(since: start))
             }
-            let time = median(times)
+            let time = times.median()
             if name == "Latin" { latin = time }
             lines.append("  " + name.padded(to: 9)
                          + String(format: " preview, layout + draw @1x: %7.1f µs (%.2f× Latin)", time, time / max(0.001, latin)))
@@ -112,7 +111,7 @@ struct TextBenchmark {
             limitedTimes.append(microseconds(since: start) / 1_000)
         }
         lines.append(String(format: "  1 MB message: %.1f ms with no line limit (stops at %d lines), %.2f ms as a two-line preview",
-                            median(megabyteTimes), megabyteLayout?.lineCount ?? 0, median(limitedTimes)))
+                            megabyteTimes.median(), megabyteLayout?.lineCount ?? 0, limitedTimes.median()))
         return lines.joined(separator: "\n")
     }
 }
