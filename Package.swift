@@ -7,6 +7,10 @@ let package = Package(
     products: [
         .library(name: "Compositor", targets: ["Compositor"]),
         .library(name: "NodeRuntime", targets: ["NodeRuntime"]),
+        // What an app depends on: the runtime, the compositor and the application entry point.
+        .library(name: "Tessera", targets: ["Tessera"]),
+        // Offscreen render-and-compare for an app's tests (`assertSnapshot`).
+        .library(name: "TesseraTesting", targets: ["TesseraTesting"]),
         .executable(name: "gallery", targets: ["gallery"]),
     ],
     dependencies: [
@@ -48,11 +52,14 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
+        // The application entry point (`Application`, `App`), re-exporting NodeRuntime and Compositor.
+        .target(name: "Tessera", dependencies: ["Compositor", "NodeRuntime"]),
+        .target(name: "TesseraTesting", dependencies: ["Tessera", "Compositor", "NodeRuntime"],
+                swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         .executableTarget(
             name: "gallery",
             dependencies: [
-                "Compositor",
-                "NodeRuntime",
+                "Tessera",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: []
@@ -66,7 +73,7 @@ let package = Package(
         // through the software renderer, encoded test images, exit-test message checks.
         .target(
             name: "TestSupport",
-            dependencies: ["Compositor", "NodeRuntime"],
+            dependencies: ["Compositor", "NodeRuntime", "TesseraTesting"],
             path: "Tests/TestSupport",
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
@@ -81,8 +88,13 @@ let package = Package(
             exclude: ["Goldens", "FuzzRegressions", "ImageFixtures"]
         ),
         .testTarget(
+            name: "TesseraTests",
+            dependencies: ["Tessera", "TesseraTesting", "NodeRuntime", "Compositor", "TestSupport"],
+            exclude: ["__Snapshots__"]
+        ),
+        .testTarget(
             name: "GalleryTests",
-            dependencies: ["gallery", "NodeRuntime", "Compositor", "TestSupport"],
+            dependencies: ["gallery", "Tessera", "NodeRuntime", "Compositor", "TestSupport"],
             exclude: ["Goldens"]
         ),
     ],

@@ -2,10 +2,11 @@
 /// whose bitmap identity it has not uploaded yet, draws textures at their frames with opacity, clipping
 /// and corner rounding, presents, and records the frame's statistics.
 ///
-/// The compositor owns the only renderer in the process and runs on the UI thread, which its initializer
-/// claims (see `UIThread`). It never draws contents itself: what it shows is exactly what was committed
+/// The compositor owns the only renderer in the process and runs on the UI thread (the main actor;
+/// see `UIThread`). It never draws contents itself: what it shows is exactly what was committed
 /// to `Layer.contents`.
 /// - Thread: main
+@MainActor
 public final class Compositor {
     /// Tunables.
     /// - Thread: any (a value)
@@ -67,16 +68,15 @@ public final class Compositor {
     /// the first. (main thread only)
     private var lastDrawTexture: TextureHandle?
 
-    /// Makes a compositor on `backend` and claims the calling thread as the UI thread.
+    /// Makes a compositor on `backend`.
     public init(backend: RenderBackend, scale: Double = 1, configuration: Configuration = Configuration()) {
-        UIThread.claim()
         self.backend = backend
         self.scale = scale.isFinite && scale > 0 ? scale : 1
         self.configuration = configuration
         self.textureCache = TextureCache(budgetBytes: configuration.textureBudgetBytes)
     }
 
-    deinit {
+    isolated deinit {
         textureCache.removeAll(backend: backend)
         cornerPieces.values.forEach { backend.destroyTexture($0.texture) }
     }

@@ -51,6 +51,7 @@ public enum InputEvent: Sendable, Equatable {
 
 /// Text input and the clipboard, from the platform. `SDLRenderBackend` provides them through SDL.
 /// - Thread: main, every member.
+@MainActor
 public protocol TextInputPlatform: AnyObject {
     /// Starts delivering `textInput` and `textEditing` events (an input method may open), with its
     /// candidate window near `caret` (window points).

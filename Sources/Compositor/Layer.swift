@@ -31,6 +31,7 @@ public enum CornerRoundingMode: Sendable, Hashable, CaseIterable {
 ///   itself or to one of its own sublayers is refused, and `addSublayer` returns false.
 ///
 /// - Thread: main (the UI thread). Every mutation checks it with a precondition.
+@MainActor
 public final class Layer {
     /// A name for debugging and for the recording backend's log.
     public var name: String?

@@ -1,53 +1,36 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Dispatch
 import Foundation
-import Synchronization
 
-/// The UI thread: the one thread that owns the compositor, loads layers and applies contents.
+/// The UI thread: the main actor's thread, which owns the compositor, loads layers and applies
+/// contents.
 ///
-/// "Main thread" in Tessera means this thread, recorded by identity when the first `Compositor` is made
-/// (or by an explicit `claim()`), not `Thread.isMainThread`: test runners and SDL loops do not always run
-/// UI work on the process's first thread. Until something claims it, the process's first thread counts
-/// as the UI thread.
+/// UI-thread API is isolated to `@MainActor`, so the compiler refuses a call from another isolation
+/// (a detached task, a worker's closure). These checks are the second line, for code that crosses
+/// anyway (an `@unchecked Sendable` box, `unsafeBitCast`, a C callback): each traps with a message
+/// naming the operation, in release builds too, because a layer touched from a worker corrupts state
+/// silently, which is worse than a clear trap.
 ///
-/// Checks here are `precondition`s: they run in release builds too, because a layer touched from a
-/// worker corrupts state silently, which is worse than a clear trap.
-/// - Thread: any (the checks); `claim()` from the thread that will run the frame loop.
+/// "On the UI thread" means running as the main actor: on the process's main thread, or in a job of
+/// the main dispatch queue (Swift Testing runs `@MainActor` tests there, on a pool thread).
+/// - Thread: any
 public enum UIThread {
-    /// The owner's thread identity, or 0 while unclaimed.
-    private static let owner = Atomic<UInt>(0)
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
 
-    private static var currentIdentity: UInt {
-        #if canImport(Glibc)
-        return UInt(pthread_self())
-        #else
-        return UInt(bitPattern: pthread_self())
-        #endif
-    }
-
-    private static var isProcessMainThread: Bool {
-        Thread.isMainThread
-    }
-
-    /// Makes the calling thread the UI thread. Calling it again from the same thread is harmless;
-    /// the last claim wins (tests that run on different threads each claim before they start).
-    public static func claim() {
-        owner.store(currentIdentity, ordering: .sequentiallyConsistent)
-    }
-
-    /// True when the caller runs on the UI thread.
+    /// True when the caller runs as the main actor.
     public static var isCurrent: Bool {
-        let recorded = owner.load(ordering: .sequentiallyConsistent)
-        return recorded == 0 ? isProcessMainThread : recorded == currentIdentity
+        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
     }
 
-    /// Traps, naming `operation`, unless the caller runs on the UI thread.
+    /// Traps, naming `operation`, unless the caller runs on the UI thread. The message is printed in
+    /// every build.
     @inline(__always)
     public static func precondition(_ operation: @autoclosure () -> String,
                                     file: StaticString = #fileID, line: UInt = #line) {
-        Swift.precondition(isCurrent, "\(operation()) must run on the UI thread", file: file, line: line)
+        // `fatalError` prints its message in optimised builds too; `Swift.precondition` does not.
+        if !isCurrent { fatalError("\(operation()) must run on the UI thread", file: file, line: line) }
     }
 }

@@ -4,6 +4,7 @@ import TestSupport
 
 /// Offscreen render tests: scenes drawn by the SDL backend under the dummy video driver (the software
 /// renderer), read back and compared with the PNGs in `Goldens/`.
+@MainActor
 final class CompositorGoldenTests: XCTestCase {
     static let background = Color(rgb: 0x1E2630)
 
@@ -35,7 +36,7 @@ final class CompositorGoldenTests: XCTestCase {
 
     // MARK: Scenes
 
-    func testPlainLayers() throws {
+    func testPlainLayers() async throws {
         let compositor = try makeCompositor()
         let scene = root()
         _ = add(scene, Rect(x: 20, y: 20, width: 80, height: 60), background: Color(rgb: 0xE0483C))
@@ -48,7 +49,7 @@ final class CompositorGoldenTests: XCTestCase {
         GoldenImage.assertMatches(compositor.capture(scene), named: "plain-layers", in: "CompositorTests")
     }
 
-    func testOpacity() throws {
+    func testOpacity() async throws {
         let compositor = try makeCompositor()
         let scene = root()
         _ = add(scene, Rect(x: 0, y: 0, width: 320, height: 240), contents: checkerboard(width: 320, height: 240))
@@ -65,7 +66,7 @@ final class CompositorGoldenTests: XCTestCase {
         GoldenImage.assertMatches(compositor.capture(scene), named: "opacity", in: "CompositorTests")
     }
 
-    func testNestingAndClipping() throws {
+    func testNestingAndClipping() async throws {
         let compositor = try makeCompositor()
         let scene = root()
         for (column, clips) in [true, false].enumerated() {
@@ -84,7 +85,7 @@ final class CompositorGoldenTests: XCTestCase {
         GoldenImage.assertMatches(compositor.capture(scene), named: "nesting-clipping", in: "CompositorTests")
     }
 
-    func testCornerModesAtEachRadius() throws {
+    func testCornerModesAtEachRadius() async throws {
         for scale in [1.0, 2.0] {
             for mode in CornerRoundingMode.allCases {
                 let compositor = try makeCompositor(scale: scale)
@@ -94,7 +95,7 @@ final class CompositorGoldenTests: XCTestCase {
         }
     }
 
-    func testPerCornerMasks() throws {
+    func testPerCornerMasks() async throws {
         for mode in CornerRoundingMode.allCases {
             let compositor = try makeCompositor()
             let scene = root()
@@ -163,7 +164,7 @@ final class CompositorGoldenTests: XCTestCase {
         return scene
     }
 
-    func testEvictionAndResetReuploadWithIdenticalPixels() throws {
+    func testEvictionAndResetReuploadWithIdenticalPixels() async throws {
         // A budget below one frame's needs: everything not drawn in a frame is evicted at its end.
         let compositor = try makeCompositor(configuration: .init(textureBudgetBytes: 1, clearColor: Self.background))
         let scene = mixedScene()
@@ -195,7 +196,7 @@ final class CompositorGoldenTests: XCTestCase {
         XCTAssertEqual(GoldenImage.compare(afterTargetsReset, first, tolerance: 0).0.differingPixels, 0)
     }
 
-    func testTiledContentsMatchUntiled() throws {
+    func testTiledContentsMatchUntiled() async throws {
         let scene = mixedScene()
         let untiled = try XCTUnwrap(try makeCompositor().capture(scene))
         let tiledCompositor = try makeCompositor(configuration: .init(maximumTextureSide: 64, clearColor: Self.background))
@@ -210,7 +211,7 @@ final class CompositorGoldenTests: XCTestCase {
         XCTAssertEqual(difference.differingPixels, 0, "max delta \(difference.maximumChannelDelta)")
     }
 
-    func testUnchangedSceneUploadsNothingOverAHundredFrames() throws {
+    func testUnchangedSceneUploadsNothingOverAHundredFrames() async throws {
         let compositor = try makeCompositor()
         let scene = mixedScene()
         var bytes = 0

@@ -2,6 +2,7 @@ import XCTest
 @testable import Compositor
 
 /// The compositor's walk, uploads and texture lifetimes, checked against the recording backend.
+@MainActor
 final class CompositorRecordingTests: XCTestCase {
     private func makeCompositor(width: Int = 200, height: Int = 100, maxTexture: Int = Int.max,
                                 budget: Int = 256 << 20) -> (Compositor, RecordingRenderBackend) {
@@ -18,7 +19,7 @@ final class CompositorRecordingTests: XCTestCase {
         return layer
     }
 
-    func testDrawsInTreeOrderWithZPositionAndOffsets() {
+    func testDrawsInTreeOrderWithZPositionAndOffsets() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         let a = layer("a", Rect(x: 10, y: 10, width: 20, height: 20), contents: TestContent.solid(.white))
@@ -37,7 +38,7 @@ final class CompositorRecordingTests: XCTestCase {
         ])
     }
 
-    func testEachContentsUploadsOnceOverAHundredFrames() {
+    func testEachContentsUploadsOnceOverAHundredFrames() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         var bitmaps: [Bitmap] = []
@@ -72,7 +73,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(afterRelease.liveTextures, 10)
     }
 
-    func testSharedBitmapUploadsOnce() {
+    func testSharedBitmapUploadsOnce() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         let shared = TestContent.solid(.white)
@@ -82,7 +83,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(backend.textureDraws.count, 5)
     }
 
-    func testBudgetEvictsLeastRecentlyDrawnAndReuploadsWhenDrawnAgain() {
+    func testBudgetEvictsLeastRecentlyDrawnAndReuploadsWhenDrawnAgain() async {
         // Each bitmap is 8×8×4 = 256 bytes; the budget holds two.
         let (compositor, backend) = makeCompositor(budget: 512)
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
@@ -109,7 +110,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(backend.textureDraws.count, 3)
     }
 
-    func testFrameDrawingMoreThanTheBudgetKeepsEverythingItShows() {
+    func testFrameDrawingMoreThanTheBudgetKeepsEverythingItShows() async {
         let (compositor, backend) = makeCompositor(budget: 100)
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         for i in 0..<4 { root.addSublayer(layer("l\(i)", Rect(x: Double(i * 10), y: 0, width: 8, height: 8),
@@ -119,7 +120,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(backend.textureDraws.count, 4)
     }
 
-    func testRendererResetDropsTexturesAndReuploadsLazily() {
+    func testRendererResetDropsTexturesAndReuploadsLazily() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         let clipped = layer("rounded", Rect(x: 0, y: 0, width: 40, height: 40), contents: TestContent.solid(.white))
@@ -143,7 +144,7 @@ final class CompositorRecordingTests: XCTestCase {
         }
     }
 
-    func testContentsOverTheTextureLimitAreTiled() {
+    func testContentsOverTheTextureLimitAreTiled() async {
         let (compositor, backend) = makeCompositor(width: 400, height: 400, maxTexture: 64)
         let root = layer("root", Rect(x: 0, y: 0, width: 400, height: 400))
         root.addSublayer(layer("big", Rect(x: 0, y: 0, width: 150, height: 100), contents: TestContent.gradient(width: 150, height: 100)))
@@ -159,7 +160,7 @@ final class CompositorRecordingTests: XCTestCase {
         ])
     }
 
-    func testHiddenAndTransparentSubtreesAreSkippedAndOpacityMultiplies() {
+    func testHiddenAndTransparentSubtreesAreSkippedAndOpacityMultiplies() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         let parent = layer("parent", Rect(x: 0, y: 0, width: 50, height: 50), contents: TestContent.solid(.white))
@@ -185,7 +186,7 @@ final class CompositorRecordingTests: XCTestCase {
 
     /// A bind is counted when a draw call takes another texture than the previous draw call; a fill in
     /// between leaves no texture bound, and every frame starts with none.
-    func testTextureBindsCountChangesOfTextureBetweenDrawCalls() {
+    func testTextureBindsCountChangesOfTextureBetweenDrawCalls() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         let shared = TestContent.solid(.white)
@@ -209,7 +210,7 @@ final class CompositorRecordingTests: XCTestCase {
 
     /// A background under opaque contents that fill the layer is not filled: nothing of it would
     /// show. Translucent contents, a rounded layer or a translucent layer keep the fill.
-    func testOpaqueContentsHideTheirBackgroundWithoutAFill() {
+    func testOpaqueContentsHideTheirBackgroundWithoutAFill() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         let opaque = TestContent.solid(.white)
@@ -226,7 +227,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(stats.drawCalls, 5)
     }
 
-    func testClipsToBoundsSetsTheIntersectedClipAndCullsOutside() {
+    func testClipsToBoundsSetsTheIntersectedClipAndCullsOutside() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         let outer = layer("outer", Rect(x: 10, y: 10, width: 100, height: 50), background: .white)
@@ -253,7 +254,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(stats.layersDrawn, 3)
     }
 
-    func testBadGeometryHasDefinedResults() {
+    func testBadGeometryHasDefinedResults() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         let bad: [Rect] = [
@@ -283,7 +284,7 @@ final class CompositorRecordingTests: XCTestCase {
         for destination in destinations { XCTAssertTrue(destination.isFinite) }
     }
 
-    func testRadiusLargerThanHalfASideIsClamped() {
+    func testRadiusLargerThanHalfASideIsClamped() async {
         let l = Layer()
         l.frame = Rect(x: 0, y: 0, width: 40, height: 20)
         l.cornerRadius = 100
@@ -294,7 +295,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(l.effectiveCornerRadii, CornerRadii(topLeft: 20, topRight: 0, bottomLeft: 0, bottomRight: 20))
     }
 
-    func testEmptyBitmapsDrawAndUploadNothing() {
+    func testEmptyBitmapsDrawAndUploadNothing() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         root.addSublayer(layer("empty", Rect(x: 0, y: 0, width: 10, height: 10), contents: .empty()))
@@ -303,7 +304,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertTrue(backend.textureDraws.isEmpty)
     }
 
-    func testRefusedTextureDrawsNothingAndRetries() {
+    func testRefusedTextureDrawsNothingAndRetries() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         root.addSublayer(layer("l", Rect(x: 0, y: 0, width: 10, height: 10), contents: TestContent.solid(.white)))
@@ -313,7 +314,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(compositor.render(root).uploads, 1)
     }
 
-    func testLayerAddedToTwoParentsMovesAndCyclesAreRefused() {
+    func testLayerAddedToTwoParentsMovesAndCyclesAreRefused() async {
         let first = Layer(name: "first"), second = Layer(name: "second"), child = Layer(name: "child")
         XCTAssertTrue(first.addSublayer(child))
         XCTAssertTrue(second.addSublayer(child))
@@ -328,7 +329,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertTrue(second.superlayer == nil && grandchild.sublayers.isEmpty)
     }
 
-    func testCompositorClipDrawsGeometryAndClippingDrawsCornerPieces() {
+    func testCompositorClipDrawsGeometryAndClippingDrawsCornerPieces() async {
         let (compositor, backend) = makeCompositor()
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
         let geometry = layer("geometry", Rect(x: 0, y: 0, width: 40, height: 40), contents: TestContent.solid(.white), background: .black)
@@ -362,7 +363,7 @@ final class CompositorRecordingTests: XCTestCase {
         XCTAssertEqual(backend.textureUploads, 0)
     }
 
-    func testScaleMapsPointsToPixels() {
+    func testScaleMapsPointsToPixels() async {
         let backend = RecordingRenderBackend(width: 400, height: 200)
         let compositor = Compositor(backend: backend, scale: 2)
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
@@ -374,7 +375,7 @@ final class CompositorRecordingTests: XCTestCase {
 
     /// Corner pieces are kept within their byte budget: pieces of radii no longer drawn go, the ones
     /// the frame draws stay, whatever the budget.
-    func testCornerPieceCacheStaysWithinItsBudget() {
+    func testCornerPieceCacheStaysWithinItsBudget() async {
         let backend = RecordingRenderBackend(width: 200, height: 100, maximumTextureSize: .max)
         let compositor = Compositor(backend: backend, configuration: .init(cornerPieceBudgetBytes: 4 * 20 * 20 * 4))
         let root = layer("root", Rect(x: 0, y: 0, width: 200, height: 100))
@@ -400,7 +401,7 @@ final class CompositorRecordingTests: XCTestCase {
     }
 
     /// Corner pieces go least recently drawn first: a radius drawn again outlives one drawn since.
-    func testCornerPiecesGoLeastRecentlyDrawnFirst() {
+    func testCornerPiecesGoLeastRecentlyDrawnFirst() async {
         func bytes(_ radii: Int...) -> Int { radii.reduce(0) { $0 + 4 * $1 * $1 * 4 } }
         let backend = RecordingRenderBackend(width: 200, height: 100, maximumTextureSize: .max)
         let compositor = Compositor(backend: backend, configuration: .init(cornerPieceBudgetBytes: bytes(5, 7)))

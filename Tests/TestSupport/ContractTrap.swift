@@ -35,3 +35,14 @@ public enum ContractTrap {
                 sourceLocation: sourceLocation)
     }
 }
+
+/// Calls `body`, which the compiler knows must run on the main actor, on the calling thread without
+/// the compiler's check: for exit tests that break the threading contract on purpose, to show that
+/// the run-time check behind the compiler's traps with its message. Nothing else may use it.
+/// - Thread: any (that is the point)
+public func callIgnoringIsolation(_ body: @MainActor () -> Void) {
+    withoutActuallyEscaping(body) { isolated in
+        let unchecked = unsafeBitCast(isolated, to: (() -> Void).self)
+        unchecked()
+    }
+}

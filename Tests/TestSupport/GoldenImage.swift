@@ -1,6 +1,7 @@
 public import Foundation
 import XCTest
 public import Compositor
+public import TesseraTesting
 
 /// Golden-image comparison for offscreen render tests.
 ///
@@ -26,39 +27,10 @@ public enum GoldenImage {
         repositoryRoot.appendingPathComponent("Assets/\(relativePath)").path
     }
 
-    /// The largest difference in any channel, and how many pixels differ by more than `tolerance`.
-    public struct Difference {
-        public var maximumChannelDelta = 0
-        public var differingPixels = 0
-    }
-
-    /// Compares two images channel by channel; returns the difference and a diff picture.
-    public static func compare(_ a: Bitmap, _ b: Bitmap, tolerance: Int) -> (Difference, Bitmap?) {
-        guard a.width == b.width, a.height == b.height else {
-            return (Difference(maximumChannelDelta: 255, differingPixels: max(a.width * a.height, b.width * b.height)), nil)
-        }
-        var difference = Difference()
-        var diffPixels = [UInt32](repeating: 0, count: a.width * a.height)
-        let pa = a.pixels, pb = b.pixels
-        for i in 0..<pa.count {
-            var delta = 0
-            for shift in stride(from: 0, through: 24, by: 8) {
-                let ca = Int((pa[i] >> UInt32(shift)) & 0xFF), cb = Int((pb[i] >> UInt32(shift)) & 0xFF)
-                delta = max(delta, abs(ca - cb))
-            }
-            difference.maximumChannelDelta = max(difference.maximumChannelDelta, delta)
-            if delta > tolerance {
-                difference.differingPixels += 1
-                diffPixels[i] = 0xFFFF_0000
-            } else {
-                // Dimmed grey of the golden, so the picture stays readable around the red.
-                let p = pb[i]
-                let grey = (((p >> 16) & 0xFF) + ((p >> 8) & 0xFF) + (p & 0xFF)) / 3 / 3 + 40
-                diffPixels[i] = 0xFF00_0000 | (grey << 16) | (grey << 8) | grey
-            }
-        }
-        let diff = try? Bitmap(width: a.width, height: a.height, premultipliedARGB: diffPixels)
-        return (difference, diff)
+    /// Compares two images channel by channel; returns the difference and a diff picture
+    /// (TesseraTesting's comparison, the one apps use).
+    public static func compare(_ a: Bitmap, _ b: Bitmap, tolerance: Int) -> (ImageDifference, Bitmap?) {
+        ImageComparison.compare(a, b, tolerance: tolerance)
     }
 
     /// Asserts that `actual` matches the golden `name` of test target `target` within `tolerance` per

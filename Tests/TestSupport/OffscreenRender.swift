@@ -6,6 +6,7 @@ public import NodeRuntime
 /// then the composited picture read back as a `Bitmap`. The pixel tests of every test target render
 /// through here, so their goldens all come from one path.
 /// - Thread: main (hosts, frames and captures belong to the UI thread)
+@MainActor
 public enum OffscreenRender {
     /// A host on a headless SDL software renderer `size` points large.
     ///
@@ -55,6 +56,7 @@ public enum OffscreenRender {
 /// Runs frames a sixtieth of a second apart until the shared scheduler is idle and every result it
 /// produced is committed: four frames each followed by a wait for the workers, then one more frame.
 /// - Thread: main
+@MainActor
 public func settle(_ host: NodeHost, time: inout Double) {
     for _ in 0..<4 {
         time += 1.0 / 60

@@ -30,6 +30,7 @@ public enum RenderDriver: String, Sendable, CaseIterable {
 /// renderers that accept a custom blend mode, textures stay premultiplied. Either way
 /// `uploadAlphaLayout` says which, and bitmaps prepared for it upload with a copy, no per-pixel work.
 /// - Thread: main
+@MainActor
 public final class SDLRenderBackend: RenderBackend {
     /// What kind of output to open.
     /// - Thread: any (a value)
@@ -176,7 +177,7 @@ public final class SDLRenderBackend: RenderBackend {
         return String(cString: text)
     }
 
-    deinit {
+    isolated deinit {
         // Textures belong to the renderer; destroying it frees them.
         SDL_DestroyRenderer(renderer)
         SDL_DestroyWindow(window)

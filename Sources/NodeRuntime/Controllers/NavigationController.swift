@@ -12,6 +12,7 @@ import Foundation
 /// Slides run on the runtime's `Animator` and so advance only with frames. Starting another push or pop
 /// while one is sliding completes the running one at once (its callbacks included) first.
 /// - Thread: main, every member (checked).
+@MainActor
 public final class NavigationController: NodeController {
     /// How long a slide takes, in seconds.
     public static let transitionDuration = 0.25
@@ -44,6 +45,7 @@ public final class NavigationController: NodeController {
 
     /// Makes a navigation controller with `rootController` (if any) at the bottom of its stack.
     /// - Thread: main
+    @MainActor
     public init(rootController: NodeController? = nil) {
         let container = NavigationContainerNode()
         container.debugName = "navigation"
@@ -62,6 +64,7 @@ public final class NavigationController: NodeController {
     /// finishes; the new one gets `viewWillAppear()` before it starts.
     /// A controller already on a navigation stack is a precondition failure.
     /// - Thread: main
+    @MainActor
     public func push(_ controller: NodeController, animated: Bool) {
         UIThread.precondition("NavigationController.push")
         // A pop still sliding has not let go of its controller yet; finish it before judging.
@@ -93,6 +96,7 @@ public final class NavigationController: NodeController {
     /// - Returns: the controller removed, or nil when only one (or none) is on the stack.
     /// - Thread: main
     @discardableResult
+    @MainActor
     public func popController(animated: Bool) -> NodeController? {
         UIThread.precondition("NavigationController.popController")
         guard viewControllers.count > 1 else { return nil }
@@ -121,6 +125,7 @@ public final class NavigationController: NodeController {
     /// Pops when Escape is pressed and there is something to go back to; every other key (and Escape at
     /// the root) goes to the top controller.
     /// - Thread: main
+    @MainActor
     override public func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
         UIThread.precondition("NavigationController.handleKey")
         if key == .escape && viewControllers.count > 1 {
@@ -258,7 +263,7 @@ public final class NavigationController: NodeController {
 }
 
 /// The node of a navigation controller: lays out the screens it holds whenever it is laid out.
-final class NavigationContainerNode: Node {
+final class NavigationContainerNode: Node, @unchecked Sendable {
     weak var owner: NavigationController?
 
     override func layout() {

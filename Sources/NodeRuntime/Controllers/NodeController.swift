@@ -21,6 +21,7 @@ import Foundation
 /// Calling `loadViewIfNeeded()` yourself runs steps 1 and 3's loading at once, before presentation.
 ///
 /// - Thread: main, every member (checked). Make controllers on the UI thread.
+@MainActor
 open class NodeController {
     /// The root node of the controller's screen.
     public let node: Node
@@ -35,6 +36,7 @@ open class NodeController {
 
     /// Makes a controller for `node`. Nothing is loaded until the node is first shown.
     /// - Thread: main
+    @MainActor
     public init(node: Node) {
         UIThread.precondition("NodeController.init")
         self.node = node
@@ -45,44 +47,53 @@ open class NodeController {
     /// Called once, before the controller is first presented and before the node's layer tree loads.
     /// Prefer `viewDidLoad()` for setup that needs layers.
     /// - Thread: main
+    @MainActor
     open func loadView() {}
 
     /// Called once, after the node's layers exist (when the node first enters the display state, after
     /// `viewWillAppear()`): the place for gesture recognizers and one-time setup that needs layers. Not
     /// for layout, which must follow later bounds changes.
     /// - Thread: main
+    @MainActor
     open func viewDidLoad() {}
 
     /// Called whenever the controller lays out its node for its bounds: at presentation and on every
     /// resize. The node already has its new frame; its layout is applied right after this returns.
     /// - Thread: main
+    @MainActor
     open func viewWillLayoutSubviews() {}
 
     /// Called just before the node is shown, before it enters its interface states.
     /// - Thread: main
+    @MainActor
     open func viewWillAppear() {}
 
     /// Called once the node is on screen (after a slide-in, when there is one).
     /// - Thread: main
+    @MainActor
     open func viewDidAppear() {}
 
     /// Called when the node is about to leave the screen (before a slide-out, when there is one).
     /// - Thread: main
+    @MainActor
     open func viewWillDisappear() {}
 
     /// Called just after the node has left the screen and its interface states.
     /// - Thread: main
+    @MainActor
     open func viewDidDisappear() {}
 
     /// A key press that the host's `keyHandler` did not take. Return true when handled.
     /// The default handles nothing.
     /// - Thread: main
+    @MainActor
     open func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool { false }
 
     // MARK: Loading
 
     /// Runs `loadView()`, loads the node's layers and runs `viewDidLoad()`, unless that already happened.
     /// - Thread: main
+    @MainActor
     public func loadViewIfNeeded() {
         UIThread.precondition("NodeController.loadViewIfNeeded")
         runLoadViewIfNeeded()

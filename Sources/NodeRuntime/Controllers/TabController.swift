@@ -5,6 +5,7 @@ import Foundation
 /// (it leaves its interface states and gets `viewWillDisappear`/`viewDidDisappear`) and shows the chosen
 /// one in its place; each screen keeps its own state while hidden.
 /// - Thread: main, every member.
+@MainActor
 public final class TabController: NodeController {
     /// The screens, in tab order.
     public let controllers: [NodeController]
@@ -119,7 +120,7 @@ public final class TabController: NodeController {
 }
 
 /// The tab controller's node: lays out the shown screen and the bar.
-final class TabContainerNode: Node {
+final class TabContainerNode: Node, @unchecked Sendable {
     weak var owner: TabController?
     override func layout() { owner?.layoutChildren() }
 }

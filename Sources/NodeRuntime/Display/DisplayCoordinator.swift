@@ -45,7 +45,7 @@ public final class DisplayCoordinator: Sendable {
     private let settings = Locked(Settings())
     /// Called on the UI thread each time a node applies new contents, with their generation: the
     /// stress model checks its invariants here.
-    typealias CommitObserver = @Sendable (UIThreadBound<Node>, UInt64) -> Void
+    typealias CommitObserver = @MainActor @Sendable (Node, UInt64) -> Void
     /// The observer in a struct: a bare closure as a lock's generic state is re-wrapped in a
     /// reabstraction thunk on every `inout` pass, and the chain grows with each read.
     private struct ObserverSlot { var observe: CommitObserver? }
@@ -134,6 +134,7 @@ public final class DisplayCoordinator: Sendable {
     /// transactions. - Thread: main
     /// - Returns: how many draws started.
     @discardableResult
+    @MainActor
     public func startPendingDisplays() -> Int {
         UIThread.precondition("DisplayCoordinator.startPendingDisplays")
         let entries = requests.withLock { requests -> [UIThreadBound<WeakNode>] in
@@ -162,8 +163,9 @@ public final class DisplayCoordinator: Sendable {
     // MARK: Commits
 
     /// Reports an applied result to the observer, if any. (UI thread)
+    @MainActor
     func contentsDidCommit(_ node: Node, generation: UInt64) {
-        if let observe = commitObserver { observe(UIThreadBound(node), generation) }
+        if let observe = commitObserver { observe(node, generation) }
     }
 
     /// Transactions finished and not yet applied.
@@ -178,6 +180,7 @@ public final class DisplayCoordinator: Sendable {
     /// all fit. - Thread: main
     /// - Returns: how many were applied and how many wait for the next frame.
     @discardableResult
+    @MainActor
     public func applyPendingCommits() -> (applied: Int, deferred: Int) {
         UIThread.precondition("DisplayCoordinator.applyPendingCommits")
         let waiting = pendingCommits.withLock { queue -> [PendingCommit] in

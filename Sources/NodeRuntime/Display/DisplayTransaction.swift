@@ -59,6 +59,7 @@ final class DisplayTransaction: Sendable {
     }
 
     /// The owner's current priority; a gone owner sorts last. (UI thread)
+    @MainActor
     var priority: DisplayPriority {
         owner.value.node?.displayPriority ?? .offscreen(distance: .infinity)
     }
@@ -95,6 +96,7 @@ final class DisplayTransaction: Sendable {
     /// commits at a later frame like any other. (UI thread)
     /// - Returns: true when the transaction was committed here.
     @discardableResult
+    @MainActor
     func seal(deadline: DispatchTime) -> Bool {
         let delivery = state.withLock { state -> Delivery? in
             state.sealed = true
@@ -128,6 +130,7 @@ final class DisplayTransaction: Sendable {
     }
 
     /// Hands every result to its node, which applies it if it is still current. (UI thread)
+    @MainActor
     func commitIfNeeded() {
         let operations = state.withLock { state -> [Operation] in
             guard !state.committed else { return [] }

@@ -167,6 +167,7 @@ extension Node {
 
     /// Makes the node's draw closure from its parameters, with baked background and corners, and for a
     /// rasterizing node the draws of its whole subtree. Nil for nodes that do not draw. (UI thread)
+    @MainActor
     func makeDisplayClosure(_ snapshot: State) -> (@Sendable (DrawInfo) -> Bitmap?)? {
         let radii = CornerRadii(snapshot.cornerRadius, corners: snapshot.maskedCorners).clamped(to: snapshot.frame.sanitized.size)
         let own: (@Sendable (DrawInfo) -> Bitmap?)?
@@ -195,6 +196,7 @@ extension Node {
     /// Claims this node's display request and starts its draw, if it can now. (UI thread, at the
     /// frame's display phase)
     /// - Returns: true when a draw was started (or done, for a synchronous node).
+    @MainActor
     func startDisplayIfPossible(in frame: inout DisplayFrame) -> Bool {
         if let ancestor = rasterizingAncestor {
             ancestor.setNeedsDisplay()
@@ -265,6 +267,7 @@ extension Node {
     /// registers for the next draw. (UI thread)
     /// - Returns: true when the contents were applied.
     @discardableResult
+    @MainActor
     func finishDraw(_ ticket: DrawTicket, bitmap: Bitmap?) -> Bool {
         let (apply, register) = state.withLock { state -> (Bool, Bool) in
             var register = false
@@ -286,6 +289,7 @@ extension Node {
     }
 
     /// Shows committed contents. (UI thread)
+    @MainActor
     func applyContents(_ bitmap: Bitmap?) {
         UIThread.precondition("Node.applyContents")
         let layer = self.layer
@@ -306,6 +310,7 @@ extension Node {
 
     /// Drops the contents (leaving the display state): the bitmap and, at the next frame, its texture.
     /// (UI thread)
+    @MainActor
     func clearContents() {
         guard let layer = layerIfLoadedUnchecked else { return }
         state.withLock { $0.hasContents = false }
@@ -318,6 +323,7 @@ extension Node {
     /// before its parameters are captured, as for a background draw; a background draw of an older
     /// request still in flight is then dropped at its commit.
     /// - Thread: main
+    @MainActor
     public func displayNowAndWait() {
         UIThread.precondition("Node.displayNowAndWait")
         _ = layer
@@ -339,11 +345,13 @@ extension Node {
         }
     }
 
-    /// The layer if loaded; callers are on the UI thread.
+    /// The layer if loaded.
+    @MainActor
     var layerIfLoadedUnchecked: Layer? { isNodeLoaded ? layerIfLoaded : nil }
 
     /// True when the node shows contents drawn from its latest request: its layer has contents, and no
     /// draw is pending or in flight. (UI thread)
+    @MainActor
     var showsCurrentContents: Bool {
         guard let layer = layerIfLoadedUnchecked, layer.contents != nil else { return false }
         return state.withLock { !$0.display.needsDisplay && $0.display.inFlight == nil }

@@ -22,6 +22,7 @@ extension Node {
     /// then each visible descendant's background and drawing at its frame, in pre-order. Each
     /// descendant draws straight into its region of the canvas (`BitmapContext.drawing(in:)`); only
     /// one drawn translucent (opacity below 1) gets a canvas of its own, blended in at its opacity.
+    @MainActor
     func makeRasterizedClosure(own: (@Sendable (inout BitmapContext, DrawInfo) -> Void)?, background: Color?,
                                radii: CornerRadii) -> @Sendable (DrawInfo) -> Bitmap? {
         struct Part: Sendable {

@@ -42,6 +42,7 @@ public protocol NodeDrawing: Node {
     /// A snapshot of what the drawing needs. Everything the node's state held when its display was
     /// requested is visible here (the request is claimed before this is called).
     /// - Thread: main
+    @MainActor
     func drawParameters() -> DrawParameters
     /// Draws into `context` (already sized, scaled, and clipped when corners are precomposited).
     /// - Thread: display worker
@@ -59,6 +60,7 @@ extension NodeDrawing {
     }
 
     /// The node's draw as a `Sendable` closure over its parameters, captured now. (UI thread)
+    @MainActor
     func makeDrawClosure(bake: BakedBackground?) -> @Sendable (DrawInfo) -> Bitmap? {
         let parameters = drawParameters()
         guard let bake else {
@@ -77,6 +79,7 @@ extension NodeDrawing {
     /// The node's drawing as a closure that draws into a context it is given (a region of an
     /// ancestor's canvas, when the ancestor rasterizes its subtree), parameters captured now.
     /// - Thread: main (captures the parameters); the closure: display worker
+    @MainActor
     func makeDrawIntoClosure() -> @Sendable (inout BitmapContext, DrawInfo) -> Void {
         let parameters = drawParameters()
         return { context, info in Self.draw(parameters, in: &context, info: info) }

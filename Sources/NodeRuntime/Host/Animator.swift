@@ -4,6 +4,7 @@ import Foundation
 /// Short layer animations driven by the frame loop: the placeholder fade and navigation slides.
 /// The host advances it once a frame with the frame's time; nothing runs between frames.
 /// - Thread: main, every member (checked).
+@MainActor
 public final class Animator: @unchecked Sendable {
     /// What an animation changes.
     public enum Property {
@@ -23,7 +24,7 @@ public final class Animator: @unchecked Sendable {
     /// The time of the current frame, in seconds. (main thread only)
     public private(set) var now: Double = 0
 
-    init() {}
+    nonisolated init() {}
 
     /// Number of running animations.
     public var count: Int {

@@ -4,6 +4,7 @@ import Foundation
 /// Connects a node tree to a compositor and runs its frames: input routing, commits, layout, ranges,
 /// displays, compositing, in that order, once a frame.
 /// - Thread: main, every member.
+@MainActor
 public final class NodeHost {
     public let compositor: Compositor
     /// The process's runtime (`Runtime.shared`).
@@ -28,6 +29,8 @@ public final class NodeHost {
     public var measuresLayoutInBackground = true
     /// A background layout of the root is running. (main thread only)
     private var layoutInFlight = false
+    /// A background layout of the root is being measured or waits to be applied. - Thread: main
+    var isLayoutInFlight: Bool { layoutInFlight }
 
     /// The most recent frame's record. (main thread only)
     public private(set) var lastFrame = FrameRecord()
@@ -89,9 +92,11 @@ public final class NodeHost {
         if let old = rootNode {
             old.setInterfaceState([])
             old.layerIfLoaded?.removeFromSuperlayer()
+            old.rootHost = nil
         }
         rootNode = node
         guard let node else { return }
+        node.rootHost = self
         node.contentsScale = compositor.scale
         node.frame = Rect(origin: .zero, size: viewportSize)
         node.enterInterfaceState(.onScreen) {
@@ -129,12 +134,14 @@ public final class NodeHost {
     }
 
     /// Pixels per point of this host's window: its nodes measure and draw at it. - Thread: main
+    @MainActor
     public var contentsScale: Double { compositor.scale }
 
     /// Takes a new window scale (the window moved to a display of another density, or the app
     /// forces one): the compositor converts at it, and the root's tree is measured and drawn again
     /// at it. Nodes of other hosts keep theirs. Non-finite or non-positive values are ignored.
     /// - Thread: main
+    @MainActor
     public func setContentsScale(_ scale: Double) {
         UIThread.precondition("NodeHost.setContentsScale")
         guard scale.isFinite, scale > 0, scale != compositor.scale else { return }
@@ -230,9 +237,6 @@ public final class NodeHost {
         while frames.map({ count < $0 }) ?? true {
             let events = compositor.pollEvents()
             if events.contains(.quit) { return }
-            if events.contains(where: { if case .resized = $0 { return true } else { return false } }) {
-                viewportDidChange()
-            }
             let record = runFrame(time: clock.now, events: events)
             count += 1
             if !onFrame(record) { return }
@@ -254,6 +258,8 @@ public final class NodeHost {
             _ = rootController?.handleKey(key, modifiers: modifiers)
         case let .contentsScaleChanged(scale):
             setContentsScale(scale)
+        case .resized:
+            viewportDidChange()
         case let .textInput(text):
             _ = focusChainHandles { $0.insertText(text) }
         case let .textEditing(text, cursor):
@@ -365,22 +371,33 @@ public final class NodeHost {
 // MARK: - Frame participants and the wheel (for lists)
 
 /// Something that takes part in every frame of a host: a list moving its scroll position and its
-/// interface-state ranges, and reporting what its rows showed. Register it with
-/// `NodeHost.addFrameParticipant(_:)`; the host holds it weakly, so a participant that is gone simply
-/// stops being called.
+/// interface-state ranges, and reporting what its rows showed. A node that conforms joins the frames
+/// of the host showing it by itself, while it has an interface state (on screen, or in a display or
+/// preload range); anything else registers with `NodeHost.addFrameParticipant(_:)`. The host holds
+/// participants weakly, so one that is gone simply stops being called.
 /// - Thread: main, every member.
+@MainActor
 public protocol FrameParticipant: AnyObject {
     /// Called after layout and before displays start (the ranges phase), with the frame's time.
     func frameWillStartDisplays(at time: Double)
     /// Called after this frame's displays started (synchronous ones have drawn) and before compositing:
     /// add what the frame shows to the record (`visibleCellArea`, `checkerboardArea`).
     func frameWillComposite(_ record: inout FrameRecord)
+    /// False while the participant still moves or takes in work by itself (a list scrolling or
+    /// placing rows measured on workers), so `NodeHost.settle` keeps running frames. The default is
+    /// true.
+    var isSettled: Bool { get }
+}
+
+extension FrameParticipant {
+    public var isSettled: Bool { true }
 }
 
 /// A node that scrolls with the mouse wheel. The host gives each wheel event to the nearest such node
 /// at or above the interactive node under the pointer, along the event chain (so a list gets the wheel
 /// over its rows' links and buttons); one that returns false passes it on outwards.
 /// - Thread: main
+@MainActor
 public protocol WheelScrollable: AnyObject {
     /// Wheel motion as the platform reports it (positive `dy`: the wheel turned away from the user,
     /// towards the start of the content). Return true when handled.
@@ -403,6 +420,7 @@ extension NodeHost {
     /// Calls `participant` every frame from now on, until it is removed or released.
     /// Adding one that is already there does nothing.
     /// - Thread: main
+    @MainActor
     public func addFrameParticipant(_ participant: FrameParticipant) {
         UIThread.precondition("NodeHost.addFrameParticipant")
         guard !participants.contains(where: { $0.participant === participant }) else { return }
@@ -410,10 +428,14 @@ extension NodeHost {
     }
 
     /// Stops calling `participant`. - Thread: main
+    @MainActor
     public func removeFrameParticipant(_ participant: FrameParticipant) {
         UIThread.precondition("NodeHost.removeFrameParticipant")
         participants.removeAll { $0.participant === participant || $0.participant == nil }
     }
+
+    /// The participants called every frame, in the order they were added. - Thread: main
+    var frameParticipants: [FrameParticipant] { liveParticipants() }
 
     /// The participants still alive, in the order they were added (the dead are dropped).
     private func liveParticipants() -> [FrameParticipant] {

@@ -73,10 +73,12 @@ public final class Runtime: Sendable {
 
     /// See `DisplayCoordinator.applyPendingCommits()`. - Thread: main
     @discardableResult
+    @MainActor
     public func applyPendingCommits() -> (applied: Int, deferred: Int) { display.applyPendingCommits() }
 
     /// See `DisplayCoordinator.startPendingDisplays()`. - Thread: main
     @discardableResult
+    @MainActor
     public func startPendingDisplays() -> Int { display.startPendingDisplays() }
 }
 

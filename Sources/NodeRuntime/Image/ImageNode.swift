@@ -15,7 +15,7 @@ import Foundation
 /// - Display arguments (size, corners, tail, colour, content mode, image) are compared with those of
 ///   the last draw: setting the same ones again draws nothing.
 /// - Thread: properties any; hooks main; drawing on display workers.
-public final class ImageNode: Node, NodeDrawing {
+public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     /// Where loading stands.
     public enum LoadState: Sendable, Equatable {
         case empty

@@ -28,6 +28,7 @@ extension Node {
     /// subnode of its list) the list. The host collects gesture recognizers, routes the wheel and
     /// tracks hover along this chain; layout and display follow `supernode` only.
     /// - Thread: main
+    @MainActor
     var eventSupernode: Node? { supernode ?? eventParent }
 
     /// The point converted from the root node's coordinates into this node's (the root's own origin is
@@ -35,14 +36,8 @@ extension Node {
     /// layer really is (a row placed by a list, a screen mid-slide); elsewhere it adds up node frames.
     /// - Thread: any
     public func convertFromRoot(_ point: Point) -> Point {
-        if UIThread.isCurrent, isNodeLoaded, let layer = layerIfLoaded, layer.superlayer != nil {
-            var origin = layer.frameInRoot.origin
-            // The host's root layer holds the root node's layer; its origin is the window's.
-            var top = layer
-            while let parent = top.superlayer { top = parent }
-            origin.x -= top.frame.sanitized.minX
-            origin.y -= top.frame.sanitized.minY
-            return Point(x: point.x - origin.x, y: point.y - origin.y)
+        if UIThread.isCurrent, isNodeLoaded, let converted = MainActor.assumeIsolated({ convertFromRootThroughLayers(point) }) {
+            return converted
         }
         var x = point.x, y = point.y
         var node: Node? = self
@@ -55,12 +50,26 @@ extension Node {
         return Point(x: x, y: y)
     }
 
+    /// `convertFromRoot` through where the layers really are; nil when this node's layer is not in a tree.
+    @MainActor
+    private func convertFromRootThroughLayers(_ point: Point) -> Point? {
+        guard let layer = layerIfLoaded, layer.superlayer != nil else { return nil }
+        var origin = layer.frameInRoot.origin
+        // The host's root layer holds the root node's layer; its origin is the window's.
+        var top = layer
+        while let parent = top.superlayer { top = parent }
+        origin.x -= top.frame.sanitized.minX
+        origin.y -= top.frame.sanitized.minY
+        return Point(x: point.x - origin.x, y: point.y - origin.y)
+    }
+
     /// The frontmost interactive node under `point` (in this node's coordinates): subnodes are tried
     /// front to back before the node itself. Hidden and fully transparent subtrees are skipped, and so is
     /// whatever a `clipsToBounds` node clips away; a
     /// layer-backed node is never the answer itself but its interactive subnodes can be. The hit area is
     /// the bounds grown by `hitTestSlop` (negative insets enlarge).
     /// - Thread: main
+    @MainActor
     public func defaultHitTest(_ point: Point) -> Node? {
         let snapshot = state.withLock { $0 }
         guard !snapshot.isHidden, snapshot.opacity > 0, point.x.isFinite, point.y.isFinite else { return nil }

@@ -8,6 +8,7 @@ extension NodeHost {
     /// supernodes. The old owner gets `didResignFocus`, the new one `didBecomeFocused`; a node with a
     /// `textInputCaret` turns the platform's text input on (and the last one off). A node that cannot
     /// be focused, or is not visible in this host, leaves focus as it was. - Thread: main
+    @MainActor
     public func focus(_ node: Node?) {
         UIThread.precondition("NodeHost.focus")
         guard node !== focusedNode else { return }

@@ -7,6 +7,7 @@ public import Compositor
 /// moving stops and keeps the touch, as a scroll view does, so a tap meant to stop a fling does not
 /// also open the link it landed on.
 /// - Thread: main
+@MainActor
 protocol TouchIntercepting: AnyObject {
     /// True to make this container the touched node of a touch that starts on `node`.
     func interceptsTouch(startingOn node: Node) -> Bool
@@ -15,6 +16,7 @@ protocol TouchIntercepting: AnyObject {
 extension NodeHost {
     /// The interactive node under the pointer while no button is down, if any: the innermost node of
     /// the hovered chain. - Thread: main
+    @MainActor
     public var hoveredNode: Node? {
         UIThread.precondition("NodeHost.hoveredNode")
         return hoveredChain.first
@@ -23,6 +25,7 @@ extension NodeHost {
     /// The pointer's shape as last set on the backend: what the hovered chain asked for (the first
     /// non-nil `cursor(at:)` from the node under the pointer outwards), else the arrow.
     /// - Thread: main
+    @MainActor
     public var cursor: Cursor {
         UIThread.precondition("NodeHost.cursor")
         return shownCursor

@@ -4,8 +4,10 @@ public import Compositor
 ///
 /// An element is measured for a size range and answers with its size and where the nodes inside it
 /// go. Measuring must be safe on any thread: read only immutable or locked state, never a layer.
+/// Elements are `Sendable` values (nodes included), so a spec may be built on one thread and
+/// measured on another.
 /// - Thread: any
-public protocol LayoutElement {
+public protocol LayoutElement: Sendable {
     /// How the parent spec sizes and places this element.
     var style: LayoutStyle { get }
 

@@ -5,6 +5,7 @@ import Synchronization
 /// What the list knows about one row near the viewport: its node (once made), the measure job making
 /// it, and how the row was last placed.
 /// - Thread: main only (a reference passes through a worker inside `MeasuredRow`, untouched there).
+@MainActor
 final class RowRecord {
     /// The row's index now (batch updates renumber it).
     var row: Int
@@ -58,7 +59,7 @@ final class RowRecord {
 struct MeasuredRow: @unchecked Sendable {
     /// The list's record of the row: UI-thread state, checked on every access.
     let boundRecord: UIThreadBound<RowRecord>
-    var record: RowRecord { boundRecord.value }
+    @MainActor var record: RowRecord { boundRecord.value }
     let generation: Int
     let node: Node
     /// The node's layout at the list's width, applied as it is on the UI thread (no measuring there).
@@ -151,7 +152,7 @@ extension ListNode {
     /// Runs a node block and measures the node at the list's width. The layout carries every
     /// descendant's layout, so applying it on the UI thread measures nothing again.
     /// - Thread: display worker (or main for `loadsRowsOnMainThread`)
-    static func makeAndMeasure(_ block: RowNodeBlock, in range: SizeRange, scale: Double) -> (Node, Layout, Size) {
+    nonisolated static func makeAndMeasure(_ block: RowNodeBlock, in range: SizeRange, scale: Double) -> (Node, Layout, Size) {
         let node = block()
         // The row measures and draws at its list's scale (it is not the list's subnode).
         node.contentsScale = scale

@@ -157,6 +157,7 @@ extension ListNode {
         /// that may soon be drawn.
         let trailingPenalty: Double
 
+        @MainActor
         init(list: ListNode, ranges: RowRanges, tuning: ListRangeTuning) {
             self.ranges = ranges
             cap = list.rowStateCap

@@ -59,6 +59,7 @@ extension ListNode {
     /// holds it in place until it and the rows around it are measured (or the user scrolls). Rows take
     /// their new interface states at the next frame, like every scroll.
     /// - Thread: main
+    @MainActor
     public func scroll(to row: Int, at position: ListScrollPosition, animated: Bool) {
         UIThread.precondition("ListNode.scroll(to:at:animated:)")
         precondition(row >= 0 && row < geometry.count, "ListNode.scroll(to:): row \(row) out of 0..<\(geometry.count)")
@@ -66,6 +67,7 @@ extension ListNode {
     }
 
     /// Scrolls to `contentOffset` (clamped to the content). - Thread: main
+    @MainActor
     public func setContentOffset(_ contentOffset: Double, animated: Bool) {
         UIThread.precondition("ListNode.setContentOffset")
         guard contentOffset.isFinite else { return }
@@ -73,6 +75,7 @@ extension ListNode {
     }
 
     /// Scrolls to the first or last row. - Thread: main
+    @MainActor
     public func scrollToEdge(end: Bool, animated: Bool) {
         UIThread.precondition("ListNode.scrollToEdge")
         scroll(toTarget: end ? .end : .start, animated: animated)
@@ -249,6 +252,7 @@ extension ListNode {
 
     /// A touch that starts on row content while the list moves by itself is the list's: it stops the
     /// list, as a scroll view's does, and the content (a link) never sees it. - Thread: main
+    @MainActor
     func interceptsTouch(startingOn node: Node) -> Bool {
         isMovingByItself
     }
@@ -266,6 +270,7 @@ extension ListNode {
     // MARK: Wheel and keys
 
     /// `scrollWheel(dx:dy:at:)` at the time of the list's latest frame. - Thread: main
+    @MainActor
     public func scrollWheel(dx: Double, dy: Double) -> Bool {
         UIThread.precondition("ListNode.scrollWheel")
         return scrollWheel(dx: dx, dy: dy, at: now)
@@ -281,6 +286,7 @@ extension ListNode {
     /// a turn the other way or an event the edge cut short leave no glide. Times are frame times (the
     /// host passes its own), so the motion is the same on a virtual clock. The wheel does nothing while
     /// a drag holds the list. - Thread: main
+    @MainActor
     public func scrollWheel(dx: Double, dy: Double, at time: Double) -> Bool {
         UIThread.precondition("ListNode.scrollWheel(dx:dy:at:)")
         guard isReady, dy.isFinite, dy != 0 else { return false }
@@ -314,6 +320,7 @@ extension ListNode {
     /// Scrolls for a key: ↑/↓ by `keyStep`, Page Up/Down (and Space, Shift-Space) by a screenful less a
     /// step, Home and End to the first and last row, each animated. Repeated keys add up. Returns false
     /// for keys the list does not use. - Thread: main
+    @MainActor
     public func handleKey(_ key: Key, modifiers: KeyModifiers = []) -> Bool {
         UIThread.precondition("ListNode.handleKey")
         guard isReady else { return false }

@@ -17,6 +17,7 @@ extension ListNode {
     ///
     /// O(row count) for the heights (a rebuild of the offset tree), O(rows near the viewport) for nodes.
     /// - Thread: main
+    @MainActor
     public func performBatchUpdates(_ update: ListUpdate, anchor: ListAnchor = .automatic, animated: Bool = false) {
         UIThread.precondition("ListNode.performBatchUpdates")
         let oldCount = geometry.count
@@ -112,22 +113,26 @@ extension ListNode {
     }
 
     /// Inserts rows (indices after the update). - Thread: main
+    @MainActor
     public func insertRows(_ rows: [Int], anchor: ListAnchor = .automatic, animated: Bool = false) {
         performBatchUpdates(ListUpdate(insertions: rows), anchor: anchor, animated: animated)
     }
 
     /// Deletes rows (indices before the update). - Thread: main
+    @MainActor
     public func deleteRows(_ rows: [Int], anchor: ListAnchor = .automatic, animated: Bool = false) {
         performBatchUpdates(ListUpdate(deletions: rows), anchor: anchor, animated: animated)
     }
 
     /// Makes new nodes for rows, keeping the old ones on screen until the new ones are ready.
     /// - Thread: main
+    @MainActor
     public func reloadRows(_ rows: [Int], animated: Bool = false) {
         performBatchUpdates(ListUpdate(reloads: rows), anchor: .automatic, animated: animated)
     }
 
     /// Moves one row. - Thread: main
+    @MainActor
     public func moveRow(_ from: Int, to: Int, animated: Bool = false) {
         performBatchUpdates(ListUpdate(moves: [.init(from: from, to: to)]), anchor: .automatic, animated: animated)
     }

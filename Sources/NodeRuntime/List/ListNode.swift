@@ -45,7 +45,8 @@ import Foundation
 ///
 /// - Thread: the list may be made on any thread like any node; every list member below is UI-thread
 ///   only (checked), except where noted. Row nodes are made on display workers.
-public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchIntercepting {
+@MainActor
+public final class ListNode: Node, @unchecked Sendable {
     /// Makes a row's node; runs on a display worker. Capture only `Sendable` values.
     public typealias RowNodeBlock = @Sendable () -> Node
 
@@ -170,12 +171,12 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
     let measureCounters = MeasureCounters()
 
     /// Makes an empty list. - Thread: any
-    public override init() {
+    public nonisolated override init() {
         super.init()
         clipsToBounds = true
     }
 
-    deinit {
+    isolated deinit {
         // Jobs still queued would only make nodes nobody wants.
         for record in records.values { record.job?.cancel() }
     }
@@ -260,6 +261,7 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
     /// estimates. The scroll position is kept (clamped), or goes to the end for a stack-from-bottom list
     /// that was pinned there.
     /// - Thread: main
+    @MainActor
     public func reloadData() {
         UIThread.precondition("ListNode.reloadData")
         // Before the list has a width, the reload happens again once it has one.
@@ -285,6 +287,7 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
     }
 
     /// The number of rows. - Thread: main
+    @MainActor
     public var numberOfRows: Int {
         UIThread.precondition("ListNode.numberOfRows")
         return geometry.count
@@ -294,12 +297,14 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
 
     /// The top of the viewport in content coordinates (negative when a short stack-from-bottom list sits
     /// at the bottom; beyond the edges while rubber-banding). - Thread: main
+    @MainActor
     public var contentOffset: Double {
         UIThread.precondition("ListNode.contentOffset")
         return offset
     }
 
     /// The height of all rows, measured or estimated. - Thread: main
+    @MainActor
     public var contentHeight: Double {
         UIThread.precondition("ListNode.contentHeight")
         return geometry.totalHeight
@@ -307,18 +312,21 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
 
     /// The node of `row`, once it has been made and measured; nil outside the measure range.
     /// - Thread: main
+    @MainActor
     public func nodeForRow(_ row: Int) -> Node? {
         UIThread.precondition("ListNode.nodeForRow")
         return records[row]?.node
     }
 
     /// The interface state of `row`'s node; empty for rows without one. - Thread: main
+    @MainActor
     public func interfaceStateOfRow(_ row: Int) -> InterfaceState {
         UIThread.precondition("ListNode.interfaceStateOfRow")
         return records[row]?.node?.interfaceState ?? []
     }
 
     /// The row's frame in content coordinates (estimated until it is measured). - Thread: main
+    @MainActor
     public func frameOfRow(_ row: Int) -> Rect {
         UIThread.precondition("ListNode.frameOfRow")
         precondition(row >= 0 && row < geometry.count, "ListNode.frameOfRow: row \(row) out of 0..<\(geometry.count)")
@@ -327,18 +335,21 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
 
     /// Whether the row's height has been measured (it stays measured after its node is released).
     /// - Thread: main
+    @MainActor
     public func isRowMeasured(_ row: Int) -> Bool {
         UIThread.precondition("ListNode.isRowMeasured")
         return row >= 0 && row < geometry.count && geometry.isMeasured(row)
     }
 
     /// The rows that overlap the viewport, first to last; nil when none does. - Thread: main
+    @MainActor
     public var visibleRows: ClosedRange<Int>? {
         UIThread.precondition("ListNode.visibleRows")
         return geometry.rows(overlapping: offset, offset + bounds.height)
     }
 
     /// The row at `point` in the list's coordinates, if any. - Thread: main
+    @MainActor
     public func row(at point: Point) -> Int? {
         UIThread.precondition("ListNode.row(at:)")
         let y = point.y + offset
@@ -347,12 +358,14 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
     }
 
     /// Which range tuning applies now. - Thread: main
+    @MainActor
     public var rangeMode: ListRangeMode {
         UIThread.precondition("ListNode.rangeMode")
         return currentRangeMode
     }
 
     /// Running counts of the list's work. - Thread: main
+    @MainActor
     public var statistics: ListStatistics {
         UIThread.precondition("ListNode.statistics")
         var result = counts
@@ -363,6 +376,7 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
 
     /// True while a drag, fling, bounce, animated scroll or the wheel (and its glide) is moving the list.
     /// - Thread: main
+    @MainActor
     public var isScrolling: Bool {
         UIThread.precondition("ListNode.isScrolling")
         if case .idle = motion { return false }
@@ -371,8 +385,16 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
 
     // MARK: FrameParticipant
 
+    /// False while the list moves, places rows or fades deleted ones out: `NodeHost.settle` waits
+    /// for it. - Thread: main
+    public var isSettled: Bool {
+        !isScrolling && disappearingRows.isEmpty && measuredRows.withLock { $0.isEmpty }
+            && rowsNeedingMeasure.withLock { $0.isEmpty }
+    }
+
     /// Moves the scroll position to `time`, takes in measured rows and updates every row's interface
     /// state. The host calls it once a frame. - Thread: main
+    @MainActor
     public func frameWillStartDisplays(at time: Double) {
         UIThread.precondition("ListNode.frameWillStartDisplays")
         if time.isFinite { now = max(now, time) }
@@ -392,6 +414,7 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
     }
 
     /// Adds the visible row area and its unready part to the frame's record. - Thread: main
+    @MainActor
     public func frameWillComposite(_ record: inout FrameRecord) {
         UIThread.precondition("ListNode.frameWillComposite")
         guard isReady, interfaceState.contains(.visible) else { return }
@@ -450,3 +473,7 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
         updateRows()
     }
 }
+
+// In extensions, so that only the members that implement them are UI-thread isolated: a list is
+// made and configured on any thread like any node.
+extension ListNode: FrameParticipant, WheelScrollable, TouchIntercepting {}

@@ -5,6 +5,7 @@ import Compositor
 /// state, with the viewport outlined; and a red tint over visible rows that are not ready (the
 /// checkerboard). Plain layers above the list's content, updated once a frame while enabled.
 /// - Thread: main, every member.
+@MainActor
 final class ListRangeOverlay {
     static let stripWidth = 14.0
     static let visibleColor = Color(red: 52, green: 199, blue: 89, alpha: 230)

@@ -7,20 +7,24 @@ import Compositor
 /// thread and runs the block on a display worker, where the node is made and measured; so the block
 /// must capture only `Sendable` values (the row's model), never the data source or other nodes.
 /// - Thread: main, every member; the blocks run on display workers.
+@MainActor
 public protocol ListDataSource: AnyObject {
     /// How many rows the list has.
     /// - Thread: main
+    @MainActor
     func numberOfRows(in list: ListNode) -> Int
 
     /// A block that makes the node for `row`. The list runs it on a display worker (or on the UI thread
     /// when `ListNode.loadsRowsOnMainThread` is set), measures the node at the list's width, and shows
     /// it once it is measured.
     /// - Thread: main (the block: display worker)
+    @MainActor
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock
 
     /// The height to assume for `row` until it is measured; nil uses `ListNode.estimatedRowHeight`.
     /// Called for every row on `reloadData` and for inserted rows. The default returns nil.
     /// - Thread: main
+    @MainActor
     func estimatedHeightForRow(at row: Int, in list: ListNode) -> Double?
 }
 

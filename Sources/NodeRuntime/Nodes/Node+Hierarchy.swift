@@ -46,18 +46,14 @@ extension Node {
         subnode.state.withLock { $0.supernode = self }
         subnode.invalidateCalculatedLayout()
         if loaded {
-            if UIThread.isCurrent {
-                attachLoadedSubnode(subnode)
-            } else {
-                let parent = UIThreadBound(self), child = UIThreadBound(subnode)
-                runtime.mainQueue.enqueue { parent.value.attachLoadedSubnode(child.value) }
-            }
+            runtime.mainQueue.performOrEnqueue { self.attachLoadedSubnode(subnode) }
         }
         return true
     }
 
     /// Brings a subnode of this loaded node into the layer tree and into this node's interface state,
-    /// in lifecycle order; does nothing if it is no longer a subnode. (UI thread)
+    /// in lifecycle order; does nothing if it is no longer a subnode.
+    @MainActor
     private func attachLoadedSubnode(_ subnode: Node) {
         guard subnode.supernode === self, let layer = loadedLayer else { return }
         if isRasterizedByAncestor || isRasterizing {
@@ -72,6 +68,7 @@ extension Node {
             layer.insertSublayer(sublayer, at: position)
         }
         let target = interfaceState
+        defer { subnode.joinHostFramesInSubtree() }
         if subnode.interfaceState == target {
             // A presenter already took it through the states (and laid it out): only the layer joins.
             attach()
@@ -100,18 +97,13 @@ extension Node {
         state.withLock { $0.supernode = nil }
         cancelDisplay()
         if parentLoaded {
-            if UIThread.isCurrent {
-                detachFromLoadedParent(parent)
-            } else {
-                let child = UIThreadBound(self), former = UIThreadBound(parent)
-                runtime.mainQueue.enqueue { child.value.detachFromLoadedParent(former.value) }
-            }
+            runtime.mainQueue.performOrEnqueue { self.detachFromLoadedParent(parent) }
         }
         parent.invalidateCalculatedLayout()
     }
 
     /// Ends the states and detaches the layer of a node that left `parent`, unless it has come back.
-    /// (UI thread)
+    @MainActor
     private func detachFromLoadedParent(_ parent: Node) {
         guard supernode !== parent else { return }
         // A node moved to another loaded parent takes that parent's state when it attaches there.

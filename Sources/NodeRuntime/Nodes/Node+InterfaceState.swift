@@ -37,6 +37,7 @@ extension Node {
     /// `interfaceStateDidChange` once. Entering display loads the layer (with `didLoad`) and starts a
     /// draw; leaving it bumps the sentinel and clears the contents.
     /// - Thread: main
+    @MainActor
     public func setInterfaceState(_ newState: InterfaceState) {
         UIThread.precondition("Node.setInterfaceState")
         let (old, job) = state.withLock { state -> (InterfaceState, DisplayJob?) in
@@ -62,14 +63,53 @@ extension Node {
             }
             if entering.contains(.visible) { didEnterVisibleState() }
             interfaceStateDidChange(newState, from: old)
+            if let participant = self as? FrameParticipant { updateFrameParticipation(participant, active: !newState.isEmpty) }
         }
         for subnode in subnodes { subnode.setInterfaceState(newState) }
+    }
+
+    /// A node that takes part in frames (a list) joins its host's frames while it has any interface
+    /// state, and leaves them when it has none: nothing registers it by hand.
+    @MainActor
+    private func updateFrameParticipation(_ participant: FrameParticipant, active: Bool) {
+        if active {
+            guard let host = nodeHost else { return }
+            if let previous = frameHost, previous !== host { previous.removeFrameParticipant(participant) }
+            frameHost = host
+            host.addFrameParticipant(participant)
+        } else {
+            frameHost?.removeFrameParticipant(participant)
+            frameHost = nil
+        }
+    }
+
+    /// Has the frame participants in this subtree that have an interface state join the frames of the
+    /// host they are now shown in: for a subtree that took its states before it joined a hosted tree
+    /// (a container moves a controller's node in after presenting it).
+    @MainActor
+    func joinHostFramesInSubtree() {
+        guard let host = nodeHost else { return }
+        for node in subtree() {
+            guard let participant = node as? FrameParticipant, !node.interfaceState.isEmpty,
+                  node.frameHost !== host else { continue }
+            node.updateFrameParticipation(participant, active: true)
+        }
+    }
+
+    /// The host showing this node: the one whose root is at the top of its event chain (supernodes,
+    /// and from a list's row to the list); nil for a node in no host's tree. - Thread: main
+    @MainActor
+    public var nodeHost: NodeHost? {
+        var node = self
+        while let parent = node.eventSupernode { node = parent }
+        return node.rootHost
     }
 
     /// Moves the subtree into the states it gains on its way to `target` one step at a time, so every
     /// node sees preload, then display, then visible, as the lifecycle promises; `between` runs after
     /// display and before visible (the host applies layout there).
     /// - Thread: main
+    @MainActor
     public func enterInterfaceState(_ target: InterfaceState, between: () -> Void = {}) {
         var current = interfaceState
         for step in [InterfaceState.measureLayout, .preload, .display] where target.contains(step) && !current.contains(step) {

@@ -285,6 +285,7 @@ extension Node: LayoutElement {
     /// A spec may also place a subnode of a node it places (a count inside a badge's capsule): that
     /// frame is converted into its parent's coordinates. Other nodes it places are skipped.
     /// - Thread: main
+    @MainActor
     public func applyLayout(_ layout: Layout) {
         applyLayout(layout, runsLayoutHooks: true)
     }
@@ -292,12 +293,14 @@ extension Node: LayoutElement {
     /// Calls `layout()` on this node and its subtree, parents before children: for a container that
     /// set the frames earlier (`applyLayout(_:runsLayoutHooks: false)`) and runs the hooks once the
     /// node has entered the display state, as the lifecycle orders them. - Thread: main
+    @MainActor
     func runLayoutHooks() {
         UIThread.precondition("Node.runLayoutHooks")
         for node in subtree() { node.layout() }
     }
 
     /// `applyLayout(_:)`, optionally without calling the `layout()` hooks (see `runLayoutHooks`).
+    @MainActor
     func applyLayout(_ layout: Layout, runsLayoutHooks: Bool) {
         UIThread.precondition("Node.applyLayout")
         if automaticallyManagesSubnodes { updateSubnodes(to: layout.children) }
@@ -326,6 +329,7 @@ extension Node: LayoutElement {
     }
 
     /// Measures for exactly the node's current size and applies the result. - Thread: main
+    @MainActor
     public func layoutIfNeeded() {
         applyLayout(layoutThatFits(.exactly(frame.size)))
     }
@@ -345,7 +349,9 @@ extension Node: LayoutElement {
         let node = UncheckedSendable(self)
         let done = UIThreadBound(completion)
         let mainQueue = runtime.mainQueue
+        Self.backgroundLayouts.enter()
         Self.backgroundLayoutQueue.async {
+            defer { Self.backgroundLayouts.leave() }
             let version = node.value.layoutVersion
             let result = UIThreadBound((node.value, node.value.layoutThatFits(range)))
             mainQueue.enqueue {
@@ -366,6 +372,9 @@ extension Node: LayoutElement {
     /// Where `layoutInBackground` measures: concurrent, so separate trees measure in parallel; tests
     /// wait for it with a barrier.
     static let backgroundLayoutQueue = DispatchQueue(label: "tessera.layout", qos: .userInitiated, attributes: .concurrent)
+    /// The measurements `layoutInBackground` has running (until each has posted its result), so a host
+    /// can wait for them when it settles.
+    static let backgroundLayouts = DispatchGroup()
 
     /// Adds the nodes `children` places that are not subnodes yet and removes the subnodes it does not
     /// place. Subnodes that stay keep their order (moving one would reload its layer); new ones go

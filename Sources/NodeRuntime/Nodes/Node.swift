@@ -27,11 +27,15 @@ import Synchronization
 /// `cursor(at:)`, the focus and key hooks (main), `isContentReady` (main), `loadsContent` (any) and
 /// `contentsScaleDidChange()` (any). A class's starting layout style comes from `LayoutStyleDefaults`.
 ///
-/// `Node` is deliberately not `Sendable`: a draw function receives only a `Sendable` parameters value,
-/// so the compiler keeps nodes out of background drawing. Nodes may still be created on one thread and
-/// handed to another (`sending`), and released on any thread; their layers and textures are released on
-/// the UI thread.
-open class Node {
+/// `Node` is `Sendable`: every property a node documents as "any thread" keeps its value under the
+/// node's lock, so a node may be captured by a task or a thread and configured there without a wrapper.
+/// Its UI-thread members (`layer`, the hooks above, interface states, events) are isolated to
+/// `@MainActor`, so the compiler refuses them off the UI thread. A subclass keeps the guarantee by
+/// keeping its own mutable state in a lock too (`Locked`), or on the main actor. Draw
+/// functions still cannot reach nodes: a node in draw parameters compiles (nodes are `Sendable`), but
+/// any access to its state from a draw traps at run time (see `NodeDrawing`). Layers and textures are
+/// released on the UI thread whichever thread releases the node.
+open class Node: @unchecked Sendable {
     /// Everything a node keeps under its lock.
     struct State {
         var debugName: String?
@@ -97,6 +101,11 @@ open class Node {
     /// the list when it installs the row's node, cleared when it releases it). Layout and display never
     /// follow it; see `eventSupernode`. (UI thread only)
     weak var eventParent: Node?
+    /// The host this node is the root of, while it is. (UI thread only)
+    weak var rootHost: NodeHost?
+    /// The host this node takes part in frames of, when it is a `FrameParticipant` with an interface
+    /// state. (UI thread only)
+    weak var frameHost: NodeHost?
 
     /// Makes a node. Cheap, and allowed on any thread: no layer is created until `layer` is read.
     /// - Thread: any
@@ -112,10 +121,9 @@ open class Node {
         if let layer = loadedLayer {
             // The layer belongs to the UI thread; detach it there.
             if UIThread.isCurrent {
-                layer.removeFromSuperlayer()
+                MainActor.assumeIsolated { layer.removeFromSuperlayer() }
             } else {
-                let box = UIThreadBound(layer)
-                runtime.mainQueue.enqueue { box.value.removeFromSuperlayer() }
+                runtime.mainQueue.enqueue { layer.removeFromSuperlayer() }
             }
         }
     }
@@ -128,6 +136,7 @@ open class Node {
     /// The node's layer. The first access loads it, and those of its subnodes, then calls `didLoad()`
     /// on each, parent first.
     /// - Thread: main. Access from another thread is a precondition failure.
+    @MainActor
     public var layer: Layer {
         UIThread.precondition("Node.layer")
         if let loadedLayer { return loadedLayer }
@@ -138,6 +147,7 @@ open class Node {
     }
 
     /// The layer if it is loaded, without loading it. - Thread: main
+    @MainActor
     public var layerIfLoaded: Layer? {
         UIThread.precondition("Node.layerIfLoaded")
         return loadedLayer
@@ -145,6 +155,7 @@ open class Node {
 
     /// Creates the layers of this subtree (except below a rasterizing node), in pre-order, collecting
     /// the nodes that were loaded so `didLoad` can run after the whole tree exists.
+    @MainActor
     private func loadLayerTree(into loaded: inout [Node]) -> Layer {
         if let loadedLayer { return loadedLayer }
         let layer = Layer()
@@ -164,7 +175,7 @@ open class Node {
     /// Brings the layer up to date with the node's state: at once on the UI thread, else at the next frame.
     func layerStateDidChange() {
         if UIThread.isCurrent {
-            applyLayerState()
+            MainActor.assumeIsolated { applyLayerState() }
             return
         }
         let shouldQueue = state.withLock { state -> Bool in
@@ -174,11 +185,11 @@ open class Node {
         }
         guard shouldQueue else { return }
         // The node stays alive until the write lands; the closure runs on the UI thread.
-        let box = UIThreadBound(self)
-        runtime.mainQueue.enqueue { box.value.applyLayerState() }
+        runtime.mainQueue.enqueue { self.applyLayerState() }
     }
 
-    /// Copies the state to the layer in one batch. (UI thread)
+    /// Copies the state to the layer in one batch.
+    @MainActor
     func applyLayerState() {
         guard let layer = loadedLayer else { return }
         let snapshot = state.withLock { state -> State in
@@ -211,6 +222,7 @@ open class Node {
     /// Called once, on the UI thread, after the layer exists: the place for gesture recognizers and
     /// anything that needs the layer.
     /// - Thread: main
+    @MainActor
     open func didLoad() {}
 
     /// The layout of the subnodes for a size range. Return nil to keep the subnodes' frames and size the
@@ -225,35 +237,48 @@ open class Node {
 
     /// Called on the UI thread after a layout has set the subnodes' frames.
     /// - Thread: main
+    @MainActor
     open func layout() {}
 
     /// The node entered the preload range: start fetching data and decoding. - Thread: main
+    @MainActor
     open func didEnterPreloadState() {}
     /// The node left the preload range: cancel loads. - Thread: main
+    @MainActor
     open func didExitPreloadState() {}
     /// The node entered the display range; its layer is loaded and a draw is requested. - Thread: main
+    @MainActor
     open func didEnterDisplayState() {}
     /// The node left the display range; its contents are cleared. - Thread: main
+    @MainActor
     open func didExitDisplayState() {}
     /// The node is on screen. - Thread: main
+    @MainActor
     open func didEnterVisibleState() {}
     /// The node left the screen. - Thread: main
+    @MainActor
     open func didExitVisibleState() {}
     /// Called once per change of interface state, after the enter and exit hooks. - Thread: main
+    @MainActor
     open func interfaceStateDidChange(_ newState: InterfaceState, from oldState: InterfaceState) {}
 
     /// The frontmost interactive node under `point` (in this node's coordinates), or nil; see
     /// `defaultHitTest`. Containers that place nodes outside the subnode tree (a list's rows) override it
     /// to search those too. - Thread: main
+    @MainActor
     open func hitTest(_ point: Point) -> Node? { defaultHitTest(point) }
 
     /// A pointer went down on this interactive node. - Thread: main
+    @MainActor
     open func touchesBegan(_ touch: Touch) {}
     /// The pointer moved while down. - Thread: main
+    @MainActor
     open func touchesMoved(_ touch: Touch) {}
     /// The pointer went up. - Thread: main
+    @MainActor
     open func touchesEnded(_ touch: Touch) {}
     /// The touch was taken away (a gesture recognized, the node was removed). - Thread: main
+    @MainActor
     open func touchesCancelled(_ touch: Touch) {}
 
     // MARK: - Readiness
@@ -262,6 +287,7 @@ open class Node {
     /// waits for something to load (an image node's picture). A list counts a row as ready, and
     /// queues such a node's loading by the row's distance, only when every node in the row says so.
     /// Override in nodes that load content. - Thread: main
+    @MainActor
     open var isContentReady: Bool { true }
 
     /// True for a node that loads content before it can be ready (`isContentReady` can be false):
@@ -313,38 +339,49 @@ open class Node {
 
     /// True for a node that takes keyboard focus: a click on it focuses it, and Tab reaches it.
     /// - Thread: main
+    @MainActor
     open var canBecomeFocused: Bool { false }
     /// The node became the host's focus owner. - Thread: main
+    @MainActor
     open func didBecomeFocused() {}
     /// The node stopped being the focus owner. - Thread: main
+    @MainActor
     open func didResignFocus() {}
     /// A key went down while this node or one of its subnodes has focus; return true when handled.
     /// Unhandled keys go to the supernode, then the host's key handler and the root controller.
     /// - Thread: main
+    @MainActor
     open func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool { false }
     /// Text typed or committed by an input method while this node has focus; true when taken.
     /// - Thread: main
+    @MainActor
     open func insertText(_ text: String) -> Bool { false }
     /// An input method's composition (marked text) while this node has focus; empty ends it.
     /// `cursor` is in Unicode scalars of `text`. True when taken. - Thread: main
+    @MainActor
     open func setMarkedText(_ text: String, cursor: Int) -> Bool { false }
     /// Called once a frame while the node has focus, with the frame's time (a caret blinks here).
     /// - Thread: main
+    @MainActor
     open func focusFrame(at time: Double) {}
     /// Where text input happens in the node (its caret), in the node's coordinates, for a node that
     /// takes text: while it has focus, the host turns the platform's text input on and keeps the
     /// input method's window next to this rect. Nil for nodes that take no text. - Thread: main
+    @MainActor
     open var textInputCaret: Rect? { nil }
     /// The pointer, with no button down, came over this node: it is now in the host's hovered chain,
     /// the interactive node under the pointer and its event ancestors (supernodes, and from a list's
     /// row to the list). Ancestors enter before their descendants. - Thread: main
+    @MainActor
     open func pointerEntered() {}
     /// The pointer left the hovered chain's part that is this node (or left the window); descendants
     /// exit before their ancestors. - Thread: main
+    @MainActor
     open func pointerExited() {}
     /// The shape the pointer should take at `point` (this node's coordinates) while the node is in the
     /// hovered chain; nil defers to the next event ancestor. The host asks from the node under the
     /// pointer outwards. The default returns `cursor`. - Thread: main
+    @MainActor
     open func cursor(at point: Point) -> Cursor? { cursor }
 
 }

@@ -11,9 +11,9 @@ public import Compositor
 ///
 /// ## Threads
 /// - Any thread: `init`, every text property, measuring, `textHit(at:)`, `revealSpoiler(_:)`.
-/// - Main: the touch overrides, `cursor(at:)` and `linkTapHandler` calls.
+/// - Main: the touch overrides, `cursor(at:)`, and the calls of `linkTapHandler`.
 /// - Display worker: `draw(_:in:info:)`, with the parameters captured on the main thread.
-public final class TextNode: Node, NodeDrawing {
+public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// What a draw needs: the text, its options, and the layout measured for the node's width when
     /// one is known (else the worker measures, through the cache).
     /// - Thread: any (a value)
@@ -38,7 +38,7 @@ public final class TextNode: Node, NodeDrawing {
         var fonts: FontRegistry = .shared
         /// The layout of the last measurement, reused for any width it is valid for.
         var lastLayout: TextLayout?
-        var linkTapHandler: ((String) -> Void)?
+        var linkTapHandler: (@MainActor @Sendable (String) -> Void)?
         /// The link or spoiler under the pointer when it went down. (main thread only)
         var pressedTarget: TextHit.Target?
         /// Blocks that were collapsed and have been expanded by a tap (a tap collapses them again).
@@ -160,10 +160,17 @@ public final class TextNode: Node, NodeDrawing {
         revealedSpoilers.insert(index)
     }
 
-    /// Called with a link's value when it is tapped. - Thread: main (called there)
-    public var linkTapHandler: ((String) -> Void)? {
+    /// Called on the UI thread with a link's value when it is tapped. - Thread: any (to set)
+    public var linkTapHandler: (@MainActor @Sendable (String) -> Void)? {
         get { textState.withLock { $0.linkTapHandler } }
-        set { textState.withLock { $0.linkTapHandler = newValue } }
+        set {
+            // The old handler (and whatever it captured) is released after the lock, not inside it.
+            let old = textState.withLock { state in
+                defer { state.linkTapHandler = newValue }
+                return state.linkTapHandler
+            }
+            withExtendedLifetime(old) {}
+        }
     }
 
     private func textDidChange() {
@@ -323,6 +330,7 @@ public final class TextNode: Node, NodeDrawing {
     /// ancestors' choice) beside them. The host asks only while the node is hovered, which needs it to
     /// be interactive (a text with links, spoilers or collapsed blocks, or one made interactive).
     /// - Thread: main
+    @MainActor
     public override func cursor(at point: Point) -> Cursor? {
         if let hit = textHit(at: point) {
             switch hit.target {

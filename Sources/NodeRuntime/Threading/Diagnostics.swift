@@ -11,4 +11,7 @@ public enum TesseraLog {
     public static let fonts = Logger(label: "tessera.fonts")
     /// Layout: sizes and specs that cannot be satisfied, and what was done instead.
     public static let layout = Logger(label: "tessera.layout")
+    /// The application: running headless for want of a display, screenshots written, settings from
+    /// the environment that do not parse.
+    public static let app = Logger(label: "tessera.app")
 }

@@ -1,11 +1,13 @@
 import Foundation
 
-/// State that can be reached only through its lock: `withLock` is the single door.
+/// State that can be reached only through its lock: `withLock` is the single door. Nodes keep their
+/// state in one, and a node subclass keeps its own mutable state in one too, which is what makes it
+/// safe to share across threads (`Node` is `Sendable`).
 ///
-/// Tessera uses this rather than `Synchronization.Mutex` for two reasons: node state holds references
-/// to other nodes (deliberately not `Sendable`, so draw parameters cannot carry them), which `Mutex`'s
-/// `sending` rules reject; and on Linux `Mutex` locks with raw futex calls that the thread sanitizer
-/// cannot see, so every access it guards would be reported as a race. `Atomic` is used as is.
+/// Tessera uses this rather than `Synchronization.Mutex` for two reasons: node state holds values that
+/// `Mutex`'s `sending` rules reject for a stored lock; and on Linux `Mutex` locks with raw futex calls
+/// that the thread sanitizer cannot see, so every access it guards would be reported as a race.
+/// `Atomic` is used as is.
 ///
 /// ## Lock order: every lock is a leaf
 /// No code holds one `Locked` while taking another, and none calls out (to a subclass hook, another
@@ -18,14 +20,18 @@ import Foundation
 /// the generic `withLock` is re-wrapped in a reabstraction thunk on each pass, so the chain (and the
 /// cost of a call, and finally the stack depth of its release) grows with every access.
 /// - Thread: any
-final class Locked<State>: @unchecked Sendable {
+public final class Locked<State>: @unchecked Sendable {
     private let lock = NSLock()
     private var state: State  // guarded by lock
 
-    init(_ state: State) { self.state = state }
+    /// Guards `state`. - Thread: any
+    public init(_ state: State) { self.state = state }
 
+    /// Runs `body` with the state, under the lock. Keep it short and call nothing that may lock
+    /// (another node, `setNeedsDisplay`, a callback): copy what is needed, return, then act.
+    /// - Thread: any
     @inline(__always)
-    func withLock<Result>(file: StaticString = #fileID, line: UInt = #line,
+    public func withLock<Result>(file: StaticString = #fileID, line: UInt = #line,
                           _ body: (inout State) throws -> Result) rethrows -> Result {
         #if DEBUG
         LockOrder.willLock(file: file, line: line)

@@ -13,6 +13,7 @@ struct UIThreadBound<Value>: @unchecked Sendable {
     init(_ value: Value) { stored = value }
 
     /// The value. - Thread: main (checked)
+    @MainActor
     var value: Value {
         UIThread.precondition("UIThreadBound.value")
         return stored

@@ -1,9 +1,9 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// The last frames' records and the figures the perf overlay and the benchmarks print.
 /// - Thread: main
+@MainActor
 final class FrameHistory {
     /// One frame: the UI thread's record and the display workers' busy time.
     struct Sample {
@@ -22,7 +22,7 @@ final class FrameHistory {
     /// Wall-clock start of each recent frame, for the frame rate.
     private var frameStarts: [Double] = []
 
-    static let budgetMilliseconds = 1000.0 / 60
+    nonisolated static let budgetMilliseconds = 1000.0 / 60
 
     init(capacity: Int = 240) { self.capacity = capacity }
 

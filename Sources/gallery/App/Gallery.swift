@@ -1,7 +1,6 @@
 import ArgumentParser
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// The Tessera gallery: a messaging app's screens built from image and text nodes, with a frame-timing
 /// overlay, and the benchmarks that measure the runtime.
@@ -136,12 +135,16 @@ struct Gallery: ParsableCommand {
         return Size(width: Double(sides[0]), height: Double(sides[1]))
     }
 
+    /// ArgumentParser calls this on the process's main thread, which is the main actor's.
     func run() throws {
+        try MainActor.assumeIsolated { try runOnUIThread() }
+    }
+
+    @MainActor
+    private func runOnUIThread() throws {
         applyDebugSwitches()
         let assetsFolder = try AssetLocator.locate(explicit: assets)
-        let displayAvailable = ProcessInfo.processInfo.environment["DISPLAY"].map { !$0.isEmpty } == true
-            || ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } == true
-        let runHeadless = headless || !displayAvailable
+        let runHeadless = headless || !Application.Configuration.displayIsAvailable
         if runHeadless && !headless {
             print("gallery: no display found (DISPLAY is unset); running headless with SDL's dummy video driver")
         }
@@ -181,6 +184,7 @@ struct Gallery: ParsableCommand {
         if serializeDisplay { Runtime.shared.scheduler.serializesAllDrawing = true }
     }
 
+    @MainActor
     private func runBenchmark(_ bench: Benchmark, assets assetsFolder: URL, output: BenchmarkOutput) throws {
         switch bench {
         case .fling:

@@ -1,6 +1,5 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// What the app was asked to show.
 struct GalleryOptions {
@@ -20,13 +19,13 @@ struct GalleryOptions {
 }
 
 /// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
-/// text), the perf overlay on F2, Ctrl+Q to quit, driven by a frame loop on the UI thread.
+/// text), the perf overlay on F2, Ctrl+Q to quit, run by an `Application`.
 /// - Thread: main
+@MainActor
 final class GalleryApp {
     let options: GalleryOptions
     let data: ChatData
-    let host: NodeHost
-    let backend: SDLRenderBackend?
+    let application: Application
     let tabs: TabController
     let tabBar: TabBarNode
     let chats: ChatsController
@@ -34,19 +33,23 @@ final class GalleryApp {
     let overlay = PerfOverlayNode()
     let history = FrameHistory()
     private(set) var overlayShown = false
-    /// Set by Ctrl+Q: the frame loop stops after the current frame.
-    private(set) var quitRequested = false
-    private var time = 0.0
     /// The display workers' time per frame, for the overlay's workers lane.
     private var workerTime = WorkerTimeMeter()
+    /// The viewport and scale the overlay was last placed for.
+    private var overlayViewport = Size.zero
+    /// Frames in a row that left nothing to do, until the first screen is reported ready.
+    private var settledFrames = 0
+    private var reportedReady = false
+    /// While true the overlay keeps its picture: it redraws with every frame, so nothing could settle.
+    private var overlayFrozen = false
 
-    /// Builds the app over `host` (tests pass one over a headless backend).
-    init(options: GalleryOptions, data: ChatData, host: NodeHost, backend: SDLRenderBackend? = nil) throws {
+    var host: NodeHost { application.host }
+
+    /// Builds the app into `application` (tests pass a headless one).
+    init(options: GalleryOptions, data: ChatData, application: Application) throws {
         self.options = options
         self.data = data
-        self.host = host
-        self.backend = backend
-        Runtime.shared.contentsScale = host.compositor.scale
+        self.application = application
         Runtime.shared.forcesSynchronousDisplay = options.synchronous
         // The starting point: the first frame's worker time is only what ends during it.
         _ = workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics)
@@ -64,17 +67,15 @@ final class GalleryApp {
         tabs.selectionDidChange = { [weak self] index in self?.tabBar.select(index) }
         chats.openChat = { [weak self] chat in
             guard let self else { return }
-            let thread = ThreadController(chat: chat, data: self.data)
-            self.host.addFrameParticipant(thread.list)
-            self.chatsNavigation.push(thread, animated: true)
+            self.chatsNavigation.push(ThreadController(chat: chat, data: self.data), animated: true)
         }
-        for screen in [chats, firstThread, photos, text] as [ListScreenController] { host.addFrameParticipant(screen.list) }
         host.keyHandler = { [weak self] key, modifiers in
             guard let self else { return false }
             if key == .function(2) { self.toggleOverlay(); return true }
-            if key == .character("q") && modifiers.contains(.control) { self.quitRequested = true; return true }
+            if key == .character("q") && modifiers.contains(.control) { self.application.quit(); return true }
             return false
         }
+        application.onFrame = { [weak self] record in self?.didRunFrame(record) }
         host.setRootController(tabs)
         if options.showsOverlay { toggleOverlay() }
     }
@@ -82,16 +83,18 @@ final class GalleryApp {
     /// Makes the window (or the headless output) and the app, ready to run.
     static func make(options: GalleryOptions, assets: URL) throws -> GalleryApp {
         let data = try ChatData(assets: assets)
-        let backend = try SDLRenderBackend(.init(title: "Tessera gallery", size: options.size, scale: options.scale,
-                                                 headless: options.headless, resizable: true,
-                                                 renderDriver: options.renderDriver))
-        let compositor = Compositor(backend: backend, scale: backend.scale,
-                                    configuration: .init(clearColor: Color(rgb: 0x12161B)))
+        let application = try Application(configuration: .init(title: "Tessera gallery", size: options.size,
+                                                               scale: options.scale, headless: options.headless,
+                                                               renderer: options.renderDriver,
+                                                               backgroundColor: Color(rgb: 0x12161B),
+                                                               frames: options.frames),
+                                           rootController: nil)
+        let backend = application.backend
         // Tests read this line to tell a real window (x11, opengl) from the dummy driver's.
         report("gallery: renderer \(backend.rendererName), video driver \(backend.videoDriverName), " +
                "\(Int(options.size.width))×\(Int(options.size.height)) points at " +
                String(format: "%gx", backend.scale) + (options.scale == nil ? " (the window's)" : " (forced)"))
-        return try GalleryApp(options: options, data: data, host: NodeHost(compositor: compositor), backend: backend)
+        return try GalleryApp(options: options, data: data, application: application)
     }
 
     /// Shows or hides the perf overlay, and says so on standard output (a test driving a real window
@@ -111,6 +114,8 @@ final class GalleryApp {
     private func setOverlayShown(_ shown: Bool) {
         overlayShown = shown
         if shown {
+            overlayViewport = host.viewportSize
+            overlay.contentsScale = host.contentsScale
             overlay.frame = PerfOverlayNode.frame(in: host.viewportSize)
             overlay.enterInterfaceState(.onScreen) {
                 host.rootLayer.addSublayer(overlay.layer)
@@ -122,80 +127,63 @@ final class GalleryApp {
         }
     }
 
-    /// One frame at the frame clock's `time` with `events`.
+    /// One frame at `time` with `events`, as the application's loop runs it (tests step time by hand).
     @discardableResult
     func frame(time: Double, events: [InputEvent]) -> FrameRecord {
-        self.time = time
-        if events.contains(where: { if case .resized = $0 { return true } else { return false } }) {
-            host.viewportDidChange()
-            if overlayShown { setOverlayShown(false); setOverlayShown(true) }
-        }
-        for case let .contentsScaleChanged(scale) in events {
-            // The overlay is not in the root's tree: it takes the window's scale from the default.
-            Runtime.shared.contentsScale = scale
-            overlay.contentsScale = scale
-        }
         let record = host.runFrame(time: time, events: events)
-        history.append(record, workerMilliseconds: workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics),
-                       wallTime: Double(MonotonicClock.nanoseconds()) / 1e9)
-        if overlayShown {
-            overlay.update(history: history, record: record, checkerboardPercent: record.checkerboardPercent, time: time)
-            overlay.layoutIfNeeded()
-        }
+        didRunFrame(record)
         return record
     }
 
-    /// Runs frames until nothing is left to measure, draw, decode or commit and the list shown is at
-    /// rest (bounded), so a headless screenshot shows finished contents.
-    func settle(maximumFrames: Int = 120) {
-        var quiet = 0
-        for _ in 0..<maximumFrames {
-            Runtime.shared.scheduler.waitUntilIdle()
-            time += 1.0 / 60
-            let record = frame(time: time, events: [])
-            quiet = isQuiet(after: record) ? quiet + 1 : 0
-            if quiet >= 3 { return }
-        }
-    }
-
-    /// True when the frame of `record` left nothing to do: no draw started or committed, nothing queued
-    /// or running on the workers, no animation, and the list shown not moving.
-    private func isQuiet(after record: FrameRecord) -> Bool {
-        record.displaysStarted == 0 && record.commitsApplied == 0 && record.mainQueueItems == 0
-            && Runtime.shared.pendingCommitCount == 0 && Runtime.shared.scheduler.queueDepth == 0
-            && Runtime.shared.scheduler.runningCount == 0 && Runtime.shared.animator.count == 0
-            && !(visibleList?.isScrolling ?? false)
-    }
-
-    /// The frame loop: real 60 Hz pacing with a display, a virtual clock headless. Stops on quit (the
-    /// window closing or Ctrl+Q), or after `frames` frames, where it writes the screenshot if one was
-    /// asked for. It reports the first screen ready once three frames in a row had nothing left to do
-    /// (a test driving a real window waits for that line before it clicks).
-    func run() throws {
-        let clock: FrameClock = options.headless ? VirtualFrameClock() : RealFrameClock()
-        var count = 0
-        var quietFrames = 0
-        var reportedReady = false
-        while true {
-            let events = host.compositor.pollEvents()
-            if events.contains(.quit) { break }
-            let record = frame(time: clock.now, events: events)
-            if quitRequested { break }
-            count += 1
-            if !reportedReady {
-                quietFrames = isQuiet(after: record) ? quietFrames + 1 : 0
-                if quietFrames >= 3 {
-                    reportedReady = true
-                    Self.report("gallery: screen ready after \(count) frames")
-                }
+    /// After each frame: the frame history, the overlay (placed again when the window changed size or
+    /// scale), and the line saying the first screen is ready once three frames in a row had nothing
+    /// left to do (a test driving a real window waits for that line before it clicks).
+    private func didRunFrame(_ record: FrameRecord) {
+        history.append(record, workerMilliseconds: workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics),
+                       wallTime: Double(MonotonicClock.nanoseconds()) / 1e9)
+        // The overlay is not in the root's tree: it takes the window's scale and size by hand.
+        Runtime.shared.contentsScale = host.contentsScale
+        if overlayShown && !overlayFrozen { updateOverlay(record) }
+        if !reportedReady {
+            settledFrames = host.isSettled ? settledFrames + 1 : 0
+            if settledFrames >= 3 {
+                reportedReady = true
+                Self.report("gallery: screen ready after \(history.frameCount) frames")
             }
-            if let frames = options.frames, count >= frames { break }
-            clock.waitForNextFrame()
         }
+    }
+
+    /// Shows the figures of `record` and the frames before it in the overlay (placed again when the
+    /// window changed size or scale).
+    private func updateOverlay(_ record: FrameRecord) {
+        if overlayViewport != host.viewportSize || overlay.contentsScale != host.contentsScale {
+            setOverlayShown(false)
+            setOverlayShown(true)
+        }
+        overlay.update(history: history, record: record, checkerboardPercent: record.checkerboardPercent, time: record.time)
+        overlay.layoutIfNeeded()
+    }
+
+    /// Runs frames until everything is measured, decoded, drawn and committed and nothing moves. The
+    /// overlay holds still meanwhile, then shows the frames settling ran and settles once more for
+    /// that last draw.
+    func settle() throws {
+        overlayFrozen = true
+        defer { overlayFrozen = false }
+        try application.settle()
+        if overlayShown {
+            updateOverlay(host.lastFrame)
+            try application.settle()
+        }
+    }
+
+    /// The frame loop (the application's): until the window closes or Ctrl+Q, or for `frames` frames,
+    /// then the screenshot if one was asked for.
+    func run() throws {
+        try application.run()
         if let screenshot = options.screenshot {
             // What the last events started (a row measured, a draw, an insert animation) finishes
             // first, so the picture does not depend on how busy the machine was.
-            settle()
             try writeScreenshot(to: screenshot)
         }
         if let list = visibleList {
@@ -221,8 +209,8 @@ final class GalleryApp {
 
     /// Settles, then writes the composited frame as a PNG.
     func writeScreenshot(to path: String) throws {
-        settle()
-        let url = try host.compositor.writeScreenshot(of: host.rootLayer, to: path)
+        try settle()
+        let url = try application.writeScreenshot(to: path)
         print("gallery: screenshot written to \(url.path)")
     }
 }

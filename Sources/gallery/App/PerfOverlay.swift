@@ -1,15 +1,15 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// The frame-timing overlay (F2): two graphs over the last 240 frames on one millisecond scale, like
 /// Flutter's UI and raster graphs. The top graph is the UI thread, a bar per frame stacked by phase; the
 /// lane under it is the display workers' busy time per frame. Both mark the 16.7 ms budget. Under the
 /// graphs, the figures the benchmark reports. It reads the same `FrameRecord`s.
 /// - Thread: main (updates); its chart draws on a display worker like any node.
-final class PerfOverlayNode: Node {
+@MainActor
+final class PerfOverlayNode: Node, @unchecked Sendable {
     /// The graphs. Drawn from `Parameters` alone, so the draw runs on a display worker.
-    final class ChartNode: Node, NodeDrawing {
+    final class ChartNode: Node, NodeDrawing, @unchecked Sendable {
         struct Parameters: Sendable {
             /// Per frame, oldest first: main-thread milliseconds by phase, in `FramePhase.allCases` order.
             var frames: [[Double]] = []

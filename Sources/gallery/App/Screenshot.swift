@@ -1,4 +1,4 @@
-import Compositor
+import Tessera
 import Foundation
 
 extension Compositor {
@@ -7,6 +7,7 @@ extension Compositor {
     /// - Throws: `GalleryError` when the frame cannot be read back; the file system's error when the
     ///   PNG cannot be written.
     /// - Thread: main
+    @MainActor
     func writeScreenshot(of layer: Layer, to path: String) throws -> URL {
         guard let pixels = capture(layer) else { throw GalleryError("could not read the frame back") }
         let url = URL(fileURLWithPath: path)

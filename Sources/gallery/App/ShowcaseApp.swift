@@ -1,9 +1,10 @@
-import Compositor
+import Tessera
 import Foundation
 
 /// The compositor showcase: photo cards in each corner-rounding mode and radius, and one layer that
 /// moves every frame (its contents are uploaded once; only its frame changes).
 /// - Thread: main
+@MainActor
 final class ShowcaseApp {
     let assets: URL
     let scale: Double

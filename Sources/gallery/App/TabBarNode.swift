@@ -1,10 +1,9 @@
-import Compositor
-import NodeRuntime
+import Tessera
 
 /// The tab bar: one button per screen, made of nodes; a tap selects. The pointer shows a hand over a
 /// button, whose title darkens while the pointer is over it.
-final class TabBarNode: Node, NodeDrawing {
-    final class ButtonNode: Node {
+final class TabBarNode: Node, NodeDrawing, @unchecked Sendable {
+    final class ButtonNode: Node, @unchecked Sendable {
         let label: TextNode
         let title: String
         var isSelected = false {

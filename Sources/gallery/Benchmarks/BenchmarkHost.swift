@@ -1,10 +1,10 @@
-import Compositor
-import NodeRuntime
+import Tessera
 
 /// What a benchmark runs its nodes in: a window (or SDL's dummy video driver) through the renderer
 /// `BenchmarkOutput` names, a compositor on it, and a `NodeHost`, driven frame by frame on a virtual
 /// 60 Hz clock. `tearDown()` leaves the runtime with nothing of the benchmark's in flight.
 /// - Thread: main
+@MainActor
 final class BenchmarkHost {
     let backend: SDLRenderBackend
     let compositor: Compositor

@@ -1,11 +1,12 @@
 import ArgumentParser
-import Compositor
+import Tessera
 
 extension RenderDriver: ExpressibleByArgument {}
 
 /// Where a benchmark draws: SDL's dummy video driver (headless) or a real window, through which of
 /// SDL's renderers. `gallery --bench …` takes it from `--headless` (or no display) and `--renderer`.
 /// - Thread: main
+@MainActor
 struct BenchmarkOutput {
     /// SDL's dummy video driver, with no window on any display (only the software renderer).
     var headless = true
@@ -26,7 +27,7 @@ struct BenchmarkOutput {
     }
 
     /// What the reports of the benchmarks that present nothing say instead.
-    static let noRenderer = "renderer none, video driver none (CPU only: nothing is presented)"
+    nonisolated static let noRenderer = "renderer none, video driver none (CPU only: nothing is presented)"
 }
 
 extension String {

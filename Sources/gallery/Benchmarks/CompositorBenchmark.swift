@@ -1,4 +1,4 @@
-import Compositor
+import Tessera
 import Foundation
 
 /// The compositor's cost per frame against a bare loop of texture copies, in one run.
@@ -10,6 +10,7 @@ import Foundation
 /// the renderer (the same textures, rectangles and opacity). Both clear and present. Alternating
 /// frames spreads the machine's noise over both sides.
 /// - Thread: main
+@MainActor
 struct CompositorBenchmark {
     let layerCount: Int
     let frames: Int

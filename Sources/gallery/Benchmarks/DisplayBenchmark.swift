@@ -1,12 +1,12 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 import Synchronization
 
 /// The display pipeline's numbers: draw throughput by worker count, the UI thread's cost to schedule
 /// and to commit draws, what a fast fling wastes, and what a burst of large new contents costs the
 /// frames that commit and upload it.
 /// - Thread: main
+@MainActor
 struct DisplayBenchmark {
     let assets: URL
     let frames: Int
@@ -16,7 +16,7 @@ struct DisplayBenchmark {
     /// two preview bars. Not the app's chat row (`--bench fling` and `rows` measure that): a draw of a
     /// fixed cost, so the figures are the pipeline's own per display, and the throughput can draw the
     /// same cells without nodes.
-    final class CellNode: Node, NodeDrawing {
+    final class CellNode: Node, NodeDrawing, @unchecked Sendable {
         struct Parameters: Sendable {
             var avatar: Bitmap
             var hue: UInt8
@@ -32,7 +32,7 @@ struct DisplayBenchmark {
         }
     }
 
-    static func drawCell(_ p: CellNode.Parameters, in context: inout BitmapContext, bounds: Rect) {
+    nonisolated static func drawCell(_ p: CellNode.Parameters, in context: inout BitmapContext, bounds: Rect) {
         context.fill(bounds, color: Color(rgb: 0xFFFFFF))
         let avatar = Rect(x: 10, y: (bounds.height - 52) / 2, width: 52, height: 52)
         context.saveClip()
@@ -49,7 +49,7 @@ struct DisplayBenchmark {
 
     /// A full-width cell of a burst: opaque (a white card with bars) or translucent (a rounded bubble
     /// and text-like bars on a clear background, as a text or bubble node draws).
-    final class BurstCellNode: Node, NodeDrawing {
+    final class BurstCellNode: Node, NodeDrawing, @unchecked Sendable {
         struct Parameters: Sendable {
             var hue: UInt8
             var opaque: Bool

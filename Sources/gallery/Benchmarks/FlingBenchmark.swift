@@ -1,6 +1,5 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,6 +35,7 @@ import Glibc
 /// the frame was shown). The UI thread's CPU time and the interference (wall minus CPU) are the
 /// record's figures, over `runFrame` up to the same point.
 /// - Thread: main
+@MainActor
 struct FlingBenchmark {
     enum Mode: String, CaseIterable, Codable, Sendable {
         case floor, async, sync
@@ -49,11 +49,11 @@ struct FlingBenchmark {
     let speed: Double
     let mode: Mode
 
-    static let viewport = Size(width: 1280, height: 800)
+    nonisolated static let viewport = Size(width: 1280, height: 800)
     /// The UI thread's budget at 60 Hz, in milliseconds.
     static let frameBudgetMilliseconds = 1000.0 / 60
     /// The host's frame phases, in the order `Measurement.phaseTotals` keeps them.
-    static let phaseNames = FramePhase.allCases.map(\.rawValue)
+    nonisolated static let phaseNames = FramePhase.allCases.map(\.rawValue)
 
     init(data: ChatData, avatars: DistinctAvatarFiles, rows: Int, frames: Int, speed: Double, mode: Mode) {
         self.data = data
@@ -243,6 +243,7 @@ extension FlingBenchmark {
     /// What the runs of one command share: the dataset, an avatar file for each of `rows` rows, and
     /// the window every run draws in. `remove()` deletes the avatar files.
     /// - Thread: main
+    @MainActor
     struct Fixture {
         let data: ChatData
         let avatars: DistinctAvatarFiles
@@ -277,6 +278,7 @@ extension FlingBenchmark {
 /// The list's data source: row `i` shows dataset row `i` (the dataset repeats) in the app's chat row,
 /// its avatar loaded as `configuration` says.
 /// - Thread: main
+@MainActor
 final class FlingRows: ListDataSource {
     let data: ChatData
     let count: Int

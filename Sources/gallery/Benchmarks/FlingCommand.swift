@@ -1,6 +1,5 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// `gallery --bench fling [--compare] [--runs N]`: the async mode, or the floor, async and sync modes,
 /// each run `runs` times, interleaved in one process on one window, as a table and as the JSON report.
@@ -9,6 +8,7 @@ import NodeRuntime
 /// sync, floor; …), so no mode always runs first, after the same mode, or last; the modes of one run
 /// are minutes apart at most, so a ratio taken within a run sees the same machine on both sides.
 /// - Thread: main
+@MainActor
 struct FlingCommand {
     let assets: URL
     let rows: Int

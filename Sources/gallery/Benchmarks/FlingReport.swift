@@ -1,4 +1,4 @@
-import Compositor
+import Tessera
 import Foundation
 
 /// The fling benchmark's report: each mode's figures in every run, their medians over the runs, and

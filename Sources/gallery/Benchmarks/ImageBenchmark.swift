@@ -1,12 +1,12 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// Image decoding at the size shown against the whole image decoded (by the same decoders, at natural
 /// size) and shrunk afterwards, for each gallery photo
 /// and for a 24-megapixel JPEG and a 36-megapixel PNG made here: time and the peak resident memory a
 /// decode adds, at 52, 104 and 600 px. Then hostile files: what each costs before it is shown or refused.
 /// - Thread: main (decodes run on this thread, one at a time, so the memory figures are one decode's)
+@MainActor
 struct ImageBenchmark {
     let assets: URL
     let repetitions: Int

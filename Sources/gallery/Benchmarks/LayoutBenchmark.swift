@@ -1,6 +1,5 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// The layout engine's numbers: measuring chat-list cells on one thread with a cold cache, then again
 /// with the cache warm, then after one label per cell changed.
@@ -8,6 +7,7 @@ import NodeRuntime
 /// The cells' labels are synthetic (glyph counts wrapped at a fixed advance) so the numbers are the
 /// layout engine's own, not text shaping's: `--bench text` measures that.
 /// - Thread: main
+@MainActor
 struct LayoutBenchmark {
     let cellCount: Int
     let rounds: Int
@@ -16,7 +16,7 @@ struct LayoutBenchmark {
 
     /// A label that wraps by glyph count, like a text node with a fixed advance: it shrinks in a crowded
     /// stack, as text does by default.
-    final class Label: Node, LayoutStyleDefaults {
+    final class Label: Node, LayoutStyleDefaults, @unchecked Sendable {
         let glyphs: Int
         let advance: Double
         let lineHeight: Double
@@ -51,7 +51,7 @@ struct LayoutBenchmark {
 
     /// A chat row: avatar with an unread badge on its corner, title and time on one line, a preview of
     /// up to two lines below.
-    final class Cell: Node {
+    final class Cell: Node, @unchecked Sendable {
         let avatar = Node()
         let badge: Node?
         let title: Label

@@ -1,6 +1,5 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// `gallery --bench rows`: the workers' cost of drawing what chat screens are made of, in µs of
 /// worker time per draw: a message bubble with a tail (an image node cut to its shape), a round
@@ -11,6 +10,7 @@ import NodeRuntime
 /// `--renderer` says: the figure is the scheduler's completed work time over the draws, which no
 /// renderer takes part in.
 /// - Thread: main
+@MainActor
 struct RowDrawBenchmark {
     let assets: URL
     let rounds: Int

@@ -1,12 +1,12 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// Text numbers: measuring and drawing a two-line chat preview (`ChatRowNode.previewText`: "Author:
 /// message…", 14 pt, cut at the end of the second line) as a chat list row does, with the previews of
 /// the chats in `Assets/data/chats.json` (read by `ChatData`) so that every run measures a different
 /// text.
 /// - Thread: main
+@MainActor
 struct TextBenchmark {
     let assets: URL
     let runs: Int

@@ -1,6 +1,5 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// What a keystroke costs the UI thread in a long message: a 2,000-character text in an
 /// `EditableTextNode` (six visible lines, scrolled to the caret) in a headless window, one character
@@ -9,6 +8,7 @@ import NodeRuntime
 /// edit itself), the whole keystroke frame, and the later frames that apply the measured layout and
 /// commit the drawn text until the caret has moved.
 /// - Thread: main
+@MainActor
 struct TypingBenchmark {
     let assets: URL
     let keystrokes: Int
@@ -86,7 +86,7 @@ struct TypingBenchmark {
     }
 
     /// Puts the field at the top of the window, 600 points wide.
-    final class BenchmarkRoot: Node {
+    final class BenchmarkRoot: Node, @unchecked Sendable {
         let field: EditableTextNode
         init(field: EditableTextNode) {
             self.field = field

@@ -1,6 +1,5 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// `gallery --bench policies [--runs N]`: the async fling under each candidate worker policy, the
 /// policies interleaved in one process on one window (run r takes them rotated by r), so every policy
@@ -9,6 +8,7 @@ import NodeRuntime
 /// frames over budget and the checkerboard — how much each policy costs the UI thread and how much it
 /// slows the drawing.
 /// - Thread: main
+@MainActor
 struct WorkerPolicyBenchmark {
     let assets: URL
     let rows: Int

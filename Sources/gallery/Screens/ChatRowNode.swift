@@ -1,11 +1,10 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// One chat in the list: avatar, title with marks and time, a two-line preview, an unread badge.
 /// A transaction container, so it appears whole. The app's Chats screen and the benchmarks that
 /// measure a chat list (`--bench fling`, `policies`, `rows`) make their rows with it.
-final class ChatRowNode: Node, NodeDrawing {
+final class ChatRowNode: Node, NodeDrawing, @unchecked Sendable {
     static let height = 76.0
 
     let avatar: Node
@@ -163,7 +162,7 @@ final class ChatRowNode: Node, NodeDrawing {
 }
 
 /// A round avatar that decodes its photo inside its draw (`ChatRowNode.Configuration.decodesAvatarInDraw`).
-final class DecodingAvatarNode: Node, NodeDrawing {
+final class DecodingAvatarNode: Node, NodeDrawing, @unchecked Sendable {
     /// What an avatar shows until its photo is decoded, or when it cannot be.
     static let emptyColor = Color(rgb: 0xE4E7EC)
 

@@ -1,9 +1,8 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// The search bar above the chat list: a single-line field in a rounded pill.
-final class SearchBarNode: Node {
+final class SearchBarNode: Node, @unchecked Sendable {
     let field = EditableTextNode(attributes: Theme.text(15), placeholder: "Search")
     let pill = Theme.makeFieldPill()
 
@@ -23,6 +22,7 @@ final class SearchBarNode: Node {
 }
 
 /// The Chats screen: the search bar over the list of chats; a click on a chat opens it.
+@MainActor
 final class ChatsController: ListScreenController, ListDataSource {
     let data: ChatData
     let rows: Int
@@ -53,6 +53,7 @@ final class ChatsController: ListScreenController, ListDataSource {
 
     /// Shows only the rows whose chat title or last message contains `query` (ignoring case and
     /// accents); all rows when it is blank. - Thread: main
+    @MainActor
     func filter(_ query: String) {
         let folded = Self.fold(query.trimmingCharacters(in: .whitespaces))
         if folded.isEmpty {

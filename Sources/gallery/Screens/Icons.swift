@@ -1,8 +1,7 @@
-import Compositor
-import NodeRuntime
+import Tessera
 
 /// Small marks drawn with the drawing kit: a pin for pinned chats, a crossed speaker for muted ones.
-final class IconNode: Node, NodeDrawing {
+final class IconNode: Node, NodeDrawing, @unchecked Sendable {
     enum Kind: Sendable { case pin, muted }
     struct Parameters: Sendable { var kind: Kind; var color: Color }
     let parameters: Parameters

@@ -1,10 +1,10 @@
-import Compositor
-import NodeRuntime
+import Tessera
 
 /// A screen controller whose content is one list. The app registers the list with the host, so it
 /// scrolls and moves its rows through the interface states every frame; keys that no focused node
 /// uses scroll it. Each screen sets itself as the list's data source.
 /// - Thread: main
+@MainActor
 class ListScreenController: NodeController {
     let list: ListNode
 
@@ -29,7 +29,7 @@ class ListScreenController: NodeController {
 ///
 /// The subnodes are in the order they appear from the top, so Tab reaches a bar above the list
 /// before the list's rows, and a bar below after them.
-final class BarListScreenNode<Bar: Node>: Node {
+final class BarListScreenNode<Bar: Node>: Node, @unchecked Sendable {
     enum BarPosition: Sendable {
         case top, bottom
     }

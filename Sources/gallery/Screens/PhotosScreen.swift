@@ -1,10 +1,9 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// A row of the photo grid: photos aspect-filled in square tiles, each column rounding its corners a
 /// different way (baked into the bitmap, corner pieces, clipped by the compositor).
-final class PhotoRowNode: Node {
+final class PhotoRowNode: Node, @unchecked Sendable {
     static let columns = 3
     static let spacing = 4.0
     let tiles: [ImageNode]
@@ -42,6 +41,7 @@ final class PhotoRowNode: Node {
 }
 
 /// Every photo of the assets, repeated into a long grid.
+@MainActor
 final class PhotosController: ListScreenController, ListDataSource {
     let paths: [String]
     let rowCount: Int

@@ -1,9 +1,8 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// A captioned sample of one TextNode feature.
-final class TextSampleNode: Node, NodeDrawing {
+final class TextSampleNode: Node, NodeDrawing, @unchecked Sendable {
     let caption: TextNode
     let sample: TextNode
 
@@ -48,6 +47,7 @@ final class TextSampleNode: Node, NodeDrawing {
 
 /// Every TextNode feature, one per row: alignments, truncation, decorations, links, spoilers,
 /// right-to-left text, quotes and code.
+@MainActor
 final class TextShowcaseController: ListScreenController, ListDataSource {
     private let samples: [@Sendable () -> Node]
     /// The row of the spoiler sample.

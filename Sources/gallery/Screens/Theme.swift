@@ -1,5 +1,4 @@
-import Compositor
-import NodeRuntime
+import Tessera
 
 /// Colours and fonts shared by the gallery's screens.
 enum Theme {

@@ -1,6 +1,5 @@
-import Compositor
+import Tessera
 import Foundation
-import NodeRuntime
 
 /// A row of a chat thread: a day separator or one message bubble.
 enum ThreadItem: Sendable {
@@ -9,7 +8,7 @@ enum ThreadItem: Sendable {
 }
 
 /// A day pill, centred.
-final class DaySeparatorNode: Node {
+final class DaySeparatorNode: Node, @unchecked Sendable {
     let label: TextNode
     let pill = Theme.makeFieldPill()
 
@@ -31,7 +30,7 @@ final class DaySeparatorNode: Node {
 
 /// One message: a bubble with an optional reply header, an optional photo, the text and the time,
 /// on the left (incoming) or right (outgoing), with a tail on the bottom corner.
-final class MessageNode: Node {
+final class MessageNode: Node, @unchecked Sendable {
     let bubble = ImageNode()
     let author: TextNode?
     let replyBar: Node?
@@ -109,7 +108,7 @@ final class MessageNode: Node {
 
 /// The message composer under a thread: a field that grows up to six lines; Enter sends,
 /// Shift+Enter adds a line.
-final class ComposerNode: Node {
+final class ComposerNode: Node, @unchecked Sendable {
     let field = EditableTextNode(attributes: Theme.text(15), placeholder: "Message")
     let separator = Node()
     let pill = Theme.makeFieldPill()
@@ -135,6 +134,7 @@ final class ComposerNode: Node {
 
 /// A thread: a chat's messages with day separators, in a list that stacks from the bottom, and the
 /// composer under it.
+@MainActor
 final class ThreadController: ListScreenController, ListDataSource {
     let chat: ChatData.Chat
     let data: ChatData
@@ -169,6 +169,7 @@ final class ThreadController: ListScreenController, ListDataSource {
 
     /// Adds an outgoing message at the bottom (the list stays pinned there and the bubble slides in)
     /// and empties the composer. Blank text sends nothing. - Thread: main
+    @MainActor
     func send(_ text: String) {
         let body = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !body.isEmpty else { return }
@@ -194,6 +195,7 @@ final class ThreadController: ListScreenController, ListDataSource {
     }
 
     /// The messages sent from the composer, in order. - Thread: main
+    @MainActor
     var sentMessages: [String] {
         items.compactMap { item in
             if case let .message(message, _, _) = item, message.out, message.author == "Me", message.id > chat.messages.count {

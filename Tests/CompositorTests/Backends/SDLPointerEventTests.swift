@@ -2,8 +2,9 @@ import Compositor
 import XCTest
 
 /// SDL's mouse events as the backend translates them, and system cursors under the dummy driver.
+@MainActor
 final class SDLPointerEventTests: XCTestCase {
-    func testButtonsClickCountsWheelAndLeavingArriveInPoints() throws {
+    func testButtonsClickCountsWheelAndLeavingArriveInPoints() async throws {
         let backend = try SDLRenderBackend(.init(title: "pointer", size: Size(width: 200, height: 100), scale: 2,
                                                  headless: true))
         let compositor = Compositor(backend: backend, scale: 2)
@@ -22,7 +23,7 @@ final class SDLPointerEventTests: XCTestCase {
         ])
     }
 
-    func testSettingEveryCursorUnderTheDummyDriverIsHarmless() throws {
+    func testSettingEveryCursorUnderTheDummyDriverIsHarmless() async throws {
         let backend = try SDLRenderBackend(.init(title: "cursor", size: Size(width: 64, height: 64), headless: true))
         XCTAssertEqual(backend.videoDriverName, "dummy")
         for cursor in Cursor.allCases + Cursor.allCases.reversed() { backend.setCursor(cursor) }

@@ -5,8 +5,9 @@ import XCTest
 /// which has only the software renderer: asked for, it draws; any other is refused by name rather than
 /// replaced by SDL's quiet fallback. (The OpenGL renderer in a real window is checked under Xvfb by the
 /// gallery's window tests.)
+@MainActor
 final class SDLRenderDriverTests: XCTestCase {
-    func testTheSoftwareRendererAskedForIsTheOneThatDraws() throws {
+    func testTheSoftwareRendererAskedForIsTheOneThatDraws() async throws {
         let backend = try SDLRenderBackend(.init(title: "software", size: Size(width: 32, height: 16), headless: true,
                                                  renderDriver: .software))
         XCTAssertEqual(backend.rendererName, "software")
@@ -19,7 +20,7 @@ final class SDLRenderDriverTests: XCTestCase {
         XCTAssertEqual(pixels.pixel(x: 5, y: 5), 0xFFFF_8000)
     }
 
-    func testARendererTheVideoDriverLacksIsRefusedByName() throws {
+    func testARendererTheVideoDriverLacksIsRefusedByName() async throws {
         for driver in [RenderDriver.opengl, .opengles2] {
             XCTAssertThrowsError(try SDLRenderBackend(.init(title: "refused", size: Size(width: 32, height: 16),
                                                             headless: true, renderDriver: driver))) { error in

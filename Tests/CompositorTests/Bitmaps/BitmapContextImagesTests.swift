@@ -2,6 +2,7 @@ import XCTest
 @testable import Compositor
 
 /// Drawing bitmaps into a canvas: exact copies, bilinear and area filtering, opacity, source rects, clips.
+@MainActor
 final class BitmapContextImagesTests: XCTestCase, CanvasInspecting {
     private func sampleBitmap() throws -> Bitmap {
         var pixels: [UInt32] = []
@@ -12,7 +13,7 @@ final class BitmapContextImagesTests: XCTestCase, CanvasInspecting {
         return try Bitmap(width: 5, height: 4, premultipliedARGB: pixels)
     }
 
-    func testDrawBitmapOneToOneIsExactCopy() throws {
+    func testDrawBitmapOneToOneIsExactCopy() async throws {
         let bitmap = try sampleBitmap()
         var c = try context(5, 4)
         c.draw(bitmap, in: Rect(x: 0, y: 0, width: 5, height: 4))
@@ -27,7 +28,7 @@ final class BitmapContextImagesTests: XCTestCase, CanvasInspecting {
         }
     }
 
-    func testEnlargeTwiceIsBilinear() throws {
+    func testEnlargeTwiceIsBilinear() async throws {
         let bitmap = try Bitmap(width: 2, height: 1, premultipliedARGB: [0xFF00_0000, 0xFFFF_FFFF])
         var c = try context(4, 2)
         c.draw(bitmap, in: Rect(x: 0, y: 0, width: 4, height: 2))
@@ -39,7 +40,7 @@ final class BitmapContextImagesTests: XCTestCase, CanvasInspecting {
         }
     }
 
-    func testScaledDrawKeepsChannelsApartAndFlatColoursExact() throws {
+    func testScaledDrawKeepsChannelsApartAndFlatColoursExact() async throws {
         // Opaque red next to half-transparent blue, enlarged 2×: each channel is interpolated on its own.
         let pair = try Bitmap(width: 2, height: 1, premultipliedARGB: [0xFFFF_0000, 0x8000_0080])
         var c = try context(4, 1)
@@ -56,7 +57,7 @@ final class BitmapContextImagesTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(allPixels(d), [UInt32](repeating: 0x8040_2010, count: 9))
     }
 
-    func testShrinkEightTimesAveragesArea() throws {
+    func testShrinkEightTimesAveragesArea() async throws {
         var checker = [UInt32](), sparse = [UInt32]()
         for y in 0..<64 {
             for x in 0..<64 {
@@ -81,7 +82,7 @@ final class BitmapContextImagesTests: XCTestCase, CanvasInspecting {
         }
     }
 
-    func testLargePhotoShrinkAveragesEveryPixel() throws {
+    func testLargePhotoShrinkAveragesEveryPixel() async throws {
         // 1411 → 52 (27× smaller): one-pixel stripes must come out grey, not as aliased black or white.
         let n = 1411
         var stripes = [UInt32](repeating: 0xFF00_0000, count: n * n)
@@ -101,7 +102,7 @@ final class BitmapContextImagesTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(Double(total) / (52 * 52), 127.4, accuracy: 1)
     }
 
-    func testDrawWithHalfOpacity() throws {
+    func testDrawWithHalfOpacity() async throws {
         let white = try Bitmap(width: 2, height: 2, filledWith: .white)
         var c = try context(2, 1)
         c.draw(white, in: Rect(x: 0, y: 0, width: 1, height: 1), opacity: 0.5)
@@ -116,7 +117,7 @@ final class BitmapContextImagesTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(d.pixel(x: 0, y: 0), 0xFFFF_FFFF)
     }
 
-    func testDrawWithSourceRect() throws {
+    func testDrawWithSourceRect() async throws {
         // Quadrants: red, green / blue, white.
         var pixels = [UInt32]()
         for y in 0..<4 {
@@ -148,7 +149,7 @@ final class BitmapContextImagesTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(cut.pixel(x: 0, y: 4), 0)
     }
 
-    func testDrawRespectsClip() throws {
+    func testDrawRespectsClip() async throws {
         let white = try Bitmap(width: 4, height: 4, filledWith: .white)
         var c = try context(4, 4)
         c.clip(toRoundedRect: Rect(x: 0, y: 0, width: 4, height: 4), radii: CornerRadii(2))

@@ -3,11 +3,12 @@ import XCTest
 
 /// Drawing into a region of a canvas (how a rasterizing node draws its subtree) and clipping to a
 /// coverage mask (how a bubble with a tail is cut in one pass).
+@MainActor
 final class BitmapContextRegionTests: XCTestCase {
     private let red = Color(red: 255, green: 0, blue: 0)
     private let blue = Color(red: 0, green: 0, blue: 255)
 
-    func testARegionMovesTheOriginReportsItsSizeAndKeepsDrawingInside() throws {
+    func testARegionMovesTheOriginReportsItsSizeAndKeepsDrawingInside() async throws {
         var context = try BitmapContext(pixelWidth: 40, pixelHeight: 30, scale: 1)
         context.drawing(in: Rect(x: 10, y: 5, width: 20, height: 10)) { region in
             XCTAssertEqual(region.bounds, Rect(x: 0, y: 0, width: 20, height: 10))
@@ -32,7 +33,7 @@ final class BitmapContextRegionTests: XCTestCase {
         XCTAssertEqual(context.pixel(x: 15, y: 5), blue.premultipliedARGB)
     }
 
-    func testAClipToACoverageMaskMultipliesWhatIsDrawn() throws {
+    func testAClipToACoverageMaskMultipliesWhatIsDrawn() async throws {
         var context = try BitmapContext(pixelWidth: 8, pixelHeight: 2, scale: 1)
         // Left half inside, one half-covered column, the rest outside.
         var mask = [UInt8](repeating: 0, count: 16)

@@ -1,10 +1,11 @@
 import XCTest
 @testable import Compositor
 
+@MainActor
 final class BitmapContextTests: XCTestCase, CanvasInspecting {
     // MARK: Construction
 
-    func testInitialStateAndSizes() throws {
+    func testInitialStateAndSizes() async throws {
         let c = try context(3, 2, scale: 2)
         XCTAssertEqual(c.pixelWidth, 3)
         XCTAssertEqual(c.pixelHeight, 2)
@@ -28,7 +29,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         XCTAssertThrowsError(try BitmapContext(size: Size(width: 4, height: 4), scale: -1))
     }
 
-    func testClearIgnoresClipAndMakeBitmapKeepsScale() throws {
+    func testClearIgnoresClipAndMakeBitmapKeepsScale() async throws {
         var c = try context(4, 4, scale: 2)
         c.clip(to: Rect(x: 0, y: 0, width: 1, height: 1))
         c.clear(Color(red: 255, green: 0, blue: 0, alpha: 128))
@@ -41,7 +42,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
 
     // MARK: Fills
 
-    func testCrispIntegerFill() throws {
+    func testCrispIntegerFill() async throws {
         var c = try context(10, 10)
         c.fill(Rect(x: 2, y: 2, width: 4, height: 4), color: Color(rgb: 0x336699))
         var filled = 0
@@ -55,7 +56,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(filled, 16)
     }
 
-    func testFractionalEdgesGetAreaCoverage() throws {
+    func testFractionalEdgesGetAreaCoverage() async throws {
         var c = try context(6, 4)
         c.fill(Rect(x: 1.5, y: 1, width: 2, height: 1), color: .white)
         XCTAssertEqual(c.pixel(x: 0, y: 1), 0)
@@ -76,7 +77,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         }
     }
 
-    func testSourceOverBlendsHalfTransparentColour() throws {
+    func testSourceOverBlendsHalfTransparentColour() async throws {
         var c = try context(3, 1)
         c.clear(.white)
         c.fill(Rect(x: 0, y: 0, width: 2, height: 1), color: Color(red: 255, green: 0, blue: 0, alpha: 128))
@@ -92,7 +93,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(clear.pixel(x: 0, y: 0), 0xC0C0_0000)  // 128 + round(128 × 127/255) = 192
     }
 
-    func testRoundedRectCornerCentreAndEdge() throws {
+    func testRoundedRectCornerCentreAndEdge() async throws {
         var c = try context(20, 20)
         c.fillRoundedRect(Rect(x: 0, y: 0, width: 20, height: 20), radii: CornerRadii(8), color: .black)
         XCTAssertEqual(c.pixel(x: 0, y: 0), 0)
@@ -123,7 +124,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         }
     }
 
-    func testPerCornerRadiiRoundOnlyMaskedCorners() throws {
+    func testPerCornerRadiiRoundOnlyMaskedCorners() async throws {
         var c = try context(20, 20)
         c.fillRoundedRect(Rect(x: 0, y: 0, width: 20, height: 20),
                           radii: CornerRadii(8, corners: [.topLeft, .bottomRight]), color: .white)
@@ -145,7 +146,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         XCTAssertLessThan(alpha(d, 1, 18), 255)
     }
 
-    func testOversizedRadiusGivesSymmetricCircle() throws {
+    func testOversizedRadiusGivesSymmetricCircle() async throws {
         var c = try context(20, 20)
         c.fillRoundedRect(Rect(x: 0, y: 0, width: 20, height: 20), radii: CornerRadii(100), color: .white)
         XCTAssertEqual(alpha(c, 10, 10), 255)
@@ -166,7 +167,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         }
     }
 
-    func testFillRespectsCanvasEdges() throws {
+    func testFillRespectsCanvasEdges() async throws {
         var c = try context(4, 4)
         c.fill(Rect(x: -10, y: 2, width: 100, height: 100), color: .white)
         XCTAssertEqual(allPixels(c), [UInt32](repeating: 0, count: 8) + [UInt32](repeating: 0xFFFF_FFFF, count: 8))
@@ -178,7 +179,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
 
     // MARK: Clipping
 
-    func testClipToRect() throws {
+    func testClipToRect() async throws {
         var c = try context(10, 10)
         c.clip(to: Rect(x: 0, y: 0, width: 5, height: 10))
         c.fill(Rect(x: 0, y: 0, width: 10, height: 10), color: .white)
@@ -199,7 +200,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(f.pixel(x: 6, y: 0), 0)
     }
 
-    func testClipToRoundedRectMatchesRoundedFill() throws {
+    func testClipToRoundedRectMatchesRoundedFill() async throws {
         let rect = Rect(x: 1.5, y: 2, width: 15, height: 12), radii = CornerRadii(5)
         var clipped = try context(20, 20)
         clipped.clip(toRoundedRect: rect, radii: radii)
@@ -222,7 +223,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(both.pixel(x: 11, y: 0), 0)  // top-right corner of the first clip
     }
 
-    func testSaveAndRestoreClip() throws {
+    func testSaveAndRestoreClip() async throws {
         var c = try context(10, 10)
         c.saveClip()
         c.clip(to: Rect(x: 0, y: 0, width: 5, height: 5))
@@ -240,7 +241,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(c.pixel(x: 9, y: 1), 0xFF00_00FF)  // unclipped again
     }
 
-    func testUnbalancedRestoreResetsClip() throws {
+    func testUnbalancedRestoreResetsClip() async throws {
         var c = try context(4, 4)
         c.clip(to: Rect(x: 0, y: 0, width: 1, height: 1))
         c.restoreClip()
@@ -251,7 +252,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
 
     // MARK: Outside fill
 
-    func testOutsideFillIsComplementOfRoundedFill() throws {
+    func testOutsideFillIsComplementOfRoundedFill() async throws {
         let rect = Rect(x: 2.25, y: 1.5, width: 20, height: 17), radii = CornerRadii(topLeft: 7, topRight: 3,
                                                                                     bottomLeft: 0, bottomRight: 12)
         let colour = Color(red: 200, green: 100, blue: 50, alpha: 255)
@@ -271,7 +272,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(outside.pixel(x: 12, y: 10), 0)
     }
 
-    func testOutsideFillRespectsClipAndBlends() throws {
+    func testOutsideFillRespectsClipAndBlends() async throws {
         var c = try context(10, 10)
         c.clear(.black)
         c.clip(to: Rect(x: 0, y: 0, width: 10, height: 5))
@@ -286,7 +287,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
     }
     // MARK: Scale
 
-    func testScaleTwoDrawsInPoints() throws {
+    func testScaleTwoDrawsInPoints() async throws {
         var c = try BitmapContext(size: Size(width: 20, height: 20), scale: 2)
         XCTAssertEqual(c.pixelWidth, 40)
         XCTAssertEqual(c.bounds, Rect(x: 0, y: 0, width: 20, height: 20))
@@ -311,7 +312,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
 
     // MARK: Bad input
 
-    func testBadInputsLeavePixelsUnchanged() throws {
+    func testBadInputsLeavePixelsUnchanged() async throws {
         var c = try context(6, 6)
         c.fill(Rect(x: 1, y: 1, width: 3, height: 3), color: Color(rgb: 0x204060))
         let before = allPixels(c)
@@ -352,7 +353,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(allPixels(c), [UInt32](repeating: 0xFFFF_FFFF, count: 36))
     }
 
-    func testExtremeGeometryDoesNotTrap() throws {
+    func testExtremeGeometryDoesNotTrap() async throws {
         var c = try context(4, 4)
         c.fillRoundedRect(Rect(x: 0, y: 0, width: 4, height: 4), radii: CornerRadii(.nan), color: .white)
         XCTAssertEqual(c.pixel(x: 0, y: 0), 0xFFFF_FFFF)  // NaN radii count as 0
@@ -373,7 +374,7 @@ final class BitmapContextTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(c.pixel(x: 3, y: 3), 0xFFFF_FFFF)
     }
 
-    func testZeroSizedContextDrawsNothing() throws {
+    func testZeroSizedContextDrawsNothing() async throws {
         var c = try BitmapContext(size: .zero, scale: 2)
         XCTAssertEqual(c.pixelWidth, 0)
         XCTAssertEqual(c.bounds, .zero)

@@ -3,8 +3,9 @@ import XCTest
 @testable import Compositor
 
 /// Bitmaps from SDL surfaces: converted by SDL, read as plain rows, premultiplied, drawn like any bitmap.
+@MainActor
 final class BitmapSDLTests: XCTestCase, CanvasInspecting {
-    func testDrawSDLSurface() throws {
+    func testDrawSDLSurface() async throws {
         guard let surface = SDL_CreateRGBSurfaceWithFormat(0, 2, 1, 32, SDL_PIXELFORMAT_ARGB8888.rawValue) else {
             return XCTFail("SDL could not make a surface")
         }
@@ -18,7 +19,7 @@ final class BitmapSDLTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(c.pixel(x: 1, y: 0), 0xFF00_FF00)
     }
 
-    func testAnotherFormatAndAPaddedPitchAreConverted() throws {
+    func testAnotherFormatAndAPaddedPitchAreConverted() async throws {
         // Three bytes a pixel (blue, green, red in memory), rows padded to 8 bytes.
         var bytes: [UInt8] = [0, 0, 255, 0, 255, 0, 7, 7,
                               255, 0, 0, 255, 255, 255, 7, 7]
@@ -34,7 +35,7 @@ final class BitmapSDLTests: XCTestCase, CanvasInspecting {
         XCTAssertEqual(bitmap.pointSize, Size(width: 1, height: 1))
     }
 
-    func testASurfaceWiderThanABitmapIsRefusedBeforeItIsConverted() throws {
+    func testASurfaceWiderThanABitmapIsRefusedBeforeItIsConverted() async throws {
         guard let surface = SDL_CreateRGBSurfaceWithFormat(0, Int32(Bitmap.maximumSide + 1), 1, 32,
                                                            SDL_PIXELFORMAT_ARGB8888.rawValue) else {
             return XCTFail("SDL could not make a surface")

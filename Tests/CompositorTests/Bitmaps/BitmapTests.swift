@@ -3,8 +3,9 @@ import XCTest
 @testable import Compositor
 import TestSupport
 
+@MainActor
 final class BitmapTests: XCTestCase {
-    func testIdentitySurvivesCopies() throws {
+    func testIdentitySurvivesCopies() async throws {
         let a = try Bitmap(width: 2, height: 2, filledWith: .white)
         let b = a
         let c = try Bitmap(width: 2, height: 2, filledWith: .white)
@@ -15,13 +16,14 @@ final class BitmapTests: XCTestCase {
 
 /// Bitmaps copied from rows of pixels in memory, and the checks that keep a hostile stride or a short
 /// buffer from being read.
+@MainActor
 final class BitmapRowsTests: XCTestCase {
     /// Little-endian bytes of ARGB8888 words.
     private func bytes(_ words: [UInt32]) -> [UInt8] {
         words.flatMap { w in [UInt8(w & 0xFF), UInt8((w >> 8) & 0xFF), UInt8((w >> 16) & 0xFF), UInt8(w >> 24)] }
     }
 
-    func testPaddedUnalignedRowsArePremultiplied() throws {
+    func testPaddedUnalignedRowsArePremultiplied() async throws {
         // One byte of offset, then two rows of two pixels, each row padded by four bytes of junk.
         let rows = [0xEE] + bytes([0x80FF_0000, 0xFF00_FF00, 0xDEAD_BEEF]) + bytes([0x0012_3456, 0x40FF_FFFF, 0xDEAD_BEEF])
         let bitmap = try rows.withUnsafeBytes { raw in
@@ -32,7 +34,7 @@ final class BitmapRowsTests: XCTestCase {
         XCTAssertEqual(bitmap.scale, 2)
     }
 
-    func testCoverageRowsPaintTheTintAtEachAlpha() throws {
+    func testCoverageRowsPaintTheTintAtEachAlpha() async throws {
         // Only alpha is read: the colour channels of a glyph mask do not matter.
         let rows = bytes([0x0000_0000, 0xFF12_3456, 0x80FF_FFFF, 0x01FF_FFFF])
         let tint = Color(red: 255, green: 0, blue: 0, alpha: 128)
@@ -48,7 +50,7 @@ final class BitmapRowsTests: XCTestCase {
         XCTAssertEqual(bitmap.pixel(x: 1, y: 0), 0x8080_0000)
     }
 
-    func testHostileStridesAndShortBuffersAreRefusedUnread() throws {
+    func testHostileStridesAndShortBuffersAreRefusedUnread() async throws {
         let rows = bytes([UInt32](repeating: 0xFFFF_FFFF, count: 8))  // 32 bytes
         try rows.withUnsafeBytes { raw in
             func refused(width: Int, height: Int, bytesPerRow: Int, _ buffer: UnsafeRawBufferPointer? = nil,
@@ -83,6 +85,7 @@ final class BitmapRowsTests: XCTestCase {
     }
 }
 
+@MainActor
 final class BitmapConversionTests: XCTestCase {
     private var scratch: URL {
         let url = GoldenImage.repositoryRoot.appendingPathComponent(".test-output/bitmap")
@@ -90,7 +93,7 @@ final class BitmapConversionTests: XCTestCase {
         return url
     }
 
-    func testStraightRGBAIsPremultipliedAndPNGRoundTrips() throws {
+    func testStraightRGBAIsPremultipliedAndPNGRoundTrips() async throws {
         // Opaque red, half-transparent green, transparent, half-transparent white.
         let bytes: [UInt8] = [255, 0, 0, 255, 0, 255, 0, 128, 0, 0, 0, 0, 255, 255, 255, 128]
         let bitmap = try Bitmap(width: 2, height: 2, straightRGBA: bytes)
@@ -103,7 +106,7 @@ final class BitmapConversionTests: XCTestCase {
         XCTAssertNotEqual(read.identity, bitmap.identity)
     }
 
-    func testDecodesJPEGAndGreyAndRGBAPhotosToPremultipliedARGB() throws {
+    func testDecodesJPEGAndGreyAndRGBAPhotosToPremultipliedARGB() async throws {
         let photos = GoldenImage.repositoryRoot.appendingPathComponent("Assets/photos")
         let horse = try Bitmap(contentsOfFile: photos.appendingPathComponent("horse.png").path)  // RGBA
         XCTAssertEqual(horse.width, 400)
@@ -124,7 +127,7 @@ final class BitmapConversionTests: XCTestCase {
         XCTAssertEqual(clock.pointSize, Size(width: 200, height: 150))
     }
 
-    func testBadInputsThrowClearErrors() {
+    func testBadInputsThrowClearErrors() async {
         XCTAssertThrowsError(try Bitmap(width: -1, height: 2, premultipliedARGB: [])) {
             XCTAssertEqual($0 as? BitmapError, .invalidSize(width: -1, height: 2))
         }
@@ -143,7 +146,7 @@ final class BitmapConversionTests: XCTestCase {
         XCTAssertThrowsError(try TestContent.solid(.white).writePNG(to: "/nonexistent/dir/out.png"))
     }
 
-    func testLiveByteCountFollowsBitmapLifetimes() throws {
+    func testLiveByteCountFollowsBitmapLifetimes() async throws {
         let before = Bitmap.liveByteCount
         var bitmap: Bitmap? = try Bitmap(width: 100, height: 10, filledWith: .white)
         let copy = bitmap

@@ -5,6 +5,7 @@ import XCTest
 /// Preparing bitmaps for upload where they are made: the opacity answer, the alpha layouts, and the
 /// software renderer's upload path, which must be a copy on the UI thread and still show the right
 /// colours.
+@MainActor
 final class BitmapUploadTests: XCTestCase {
     /// The result of a worker's body; the semaphore that waits for it orders the accesses.
     private final class Result<T>: @unchecked Sendable { var value: T? }
@@ -22,7 +23,7 @@ final class BitmapUploadTests: XCTestCase {
     }
 
     /// A 40×30 picture: `color` everywhere, but for a clear 4×4 top-left corner when `clearCorner`.
-    private static func picture(_ color: Color, clearCorner: Bool) -> Bitmap {
+    nonisolated private static func picture(_ color: Color, clearCorner: Bool) -> Bitmap {
         var context = try! BitmapContext(pixelWidth: 40, pixelHeight: 30)
         if clearCorner {
             context.fill(Rect(x: 4, y: 0, width: 36, height: 30), color: color)
@@ -33,7 +34,7 @@ final class BitmapUploadTests: XCTestCase {
         return context.makeBitmap()
     }
 
-    func testTheTablesConvertExactlyAsTheFormulas() {
+    func testTheTablesConvertExactlyAsTheFormulas() async {
         var premultiplied: [UInt32] = [], straight: [UInt32] = []
         for alpha in UInt32(0)...255 {
             for channel in UInt32(0)...255 {
@@ -56,7 +57,7 @@ final class BitmapUploadTests: XCTestCase {
         XCTAssertEqual(PixelPass.converted(PixelPass.converted(valid, to: .straight), to: .premultiplied), valid)
     }
 
-    func testPreparingRecordsOpacityAndConvertsOnlyTranslucentPixels() {
+    func testPreparingRecordsOpacityAndConvertsOnlyTranslucentPixels() async {
         let opaque = Self.picture(Color(rgb: 0x3366CC), clearCorner: false)
         let preparedOpaque = opaque.prepared(forUpload: .straight)
         XCTAssertEqual(preparedOpaque.identity, opaque.identity, "opaque pixels are the same in both layouts")
@@ -87,7 +88,7 @@ final class BitmapUploadTests: XCTestCase {
         XCTAssertEqual(a.makeBitmap().pixels, b.makeBitmap().pixels)
     }
 
-    func testOpacityIsScannedOnceOnTheThreadThatAsksFirst() {
+    func testOpacityIsScannedOnceOnTheThreadThatAsksFirst() async {
         let opaque = Self.picture(Color(rgb: 0x102030), clearCorner: false)
         let translucent = Self.picture(Color(rgb: 0x102030), clearCorner: true)
         XCTAssertTrue(onWorker { opaque.isOpaque })
@@ -109,7 +110,7 @@ final class BitmapUploadTests: XCTestCase {
     /// The software renderer blends straight alpha. Contents prepared on a worker upload as a copy (no
     /// pass over their pixels on the UI thread), and the screen shows the same colours as the same
     /// contents uploaded unprepared, which the UI thread must scan and convert.
-    func testThePreparedUploadIsACopyAndShowsTheSameColours() throws {
+    func testThePreparedUploadIsACopyAndShowsTheSameColours() async throws {
         let backend = try SDLRenderBackend(.init(title: "upload", size: Size(width: 120, height: 40), scale: 1, headless: true))
         XCTAssertEqual(backend.rendererName, "software")
         XCTAssertEqual(backend.uploadAlphaLayout, .straight)
@@ -156,7 +157,7 @@ final class BitmapUploadTests: XCTestCase {
         XCTAssertEqual(shown.pixels, reference.pixels, "prepared and unprepared contents look the same")
     }
 
-    func testARecordingBackendUploadsInItsLayout() {
+    func testARecordingBackendUploadsInItsLayout() async {
         let backend = RecordingRenderBackend(width: 100, height: 100)
         backend.uploadAlphaLayout = .straight
         let compositor = Compositor(backend: backend)

@@ -2,11 +2,12 @@ import XCTest
 @testable import Compositor
 
 /// The least-recently-used map behind the texture, corner-piece, image, text-layout and font caches.
+@MainActor
 final class LRUCacheTests: XCTestCase {
     /// The values in use order, least recently used first.
     private func order<Key>(_ cache: LRUCache<Key, Int>) -> [Int] { Array(cache.values) }
 
-    func testEvictsLeastRecentlyUsedFirstAndLookupsMarkUse() {
+    func testEvictsLeastRecentlyUsedFirstAndLookupsMarkUse() async {
         var cache = LRUCache<String, Int>(budget: 3)
         XCTAssertTrue(cache.insert(1, for: "a", cost: 1).isEmpty)
         XCTAssertTrue(cache.insert(2, for: "b", cost: 1).isEmpty)
@@ -28,7 +29,7 @@ final class LRUCacheTests: XCTestCase {
         XCTAssertEqual(cache.totalCost, 3)
     }
 
-    func testCostBudgetEvictsAsManyAsTheNewEntryNeedsOldestFirst() {
+    func testCostBudgetEvictsAsManyAsTheNewEntryNeedsOldestFirst() async {
         var cache = LRUCache<String, Int>(budget: 100)
         _ = cache.insert(1, for: "a", cost: 30)
         _ = cache.insert(2, for: "b", cost: 30)
@@ -40,7 +41,7 @@ final class LRUCacheTests: XCTestCase {
         XCTAssertEqual(order(cache), [3, 4])
     }
 
-    func testCountLimitAndBudgetBothBound() {
+    func testCountLimitAndBudgetBothBound() async {
         var cache = LRUCache<Int, Int>(budget: 1_000, countLimit: 2)
         _ = cache.insert(0, for: 0, cost: 1)
         _ = cache.insert(1, for: 1, cost: 1)
@@ -53,7 +54,7 @@ final class LRUCacheTests: XCTestCase {
         XCTAssertEqual(cache.totalCost, 1_000)
     }
 
-    func testReinsertReplacesTheValueUpdatesTheCostAndReturnsTheOldEntry() {
+    func testReinsertReplacesTheValueUpdatesTheCostAndReturnsTheOldEntry() async {
         var cache = LRUCache<String, Int>(budget: 100)
         _ = cache.insert(1, for: "a", cost: 10)
         _ = cache.insert(2, for: "b", cost: 10)
@@ -69,7 +70,7 @@ final class LRUCacheTests: XCTestCase {
         XCTAssertEqual(cache.totalCost, 15)
     }
 
-    func testZeroCostEntriesTakeNoBudgetButCountAgainstTheLimit() {
+    func testZeroCostEntriesTakeNoBudgetButCountAgainstTheLimit() async {
         var cache = LRUCache<Int, Int>(budget: 0, countLimit: 3)
         for i in 0..<3 { XCTAssertTrue(cache.insert(i, for: i, cost: 0).isEmpty) }
         XCTAssertEqual(cache.totalCost, 0)
@@ -79,7 +80,7 @@ final class LRUCacheTests: XCTestCase {
         XCTAssertEqual(cache.totalCost, 0)
     }
 
-    func testAnEntryLargerThanTheBudgetIsKeptAloneUntilTheNextInsert() {
+    func testAnEntryLargerThanTheBudgetIsKeptAloneUntilTheNextInsert() async {
         var cache = LRUCache<String, Int>(budget: 100)
         _ = cache.insert(1, for: "a", cost: 60)
         _ = cache.insert(2, for: "b", cost: 30)
@@ -96,7 +97,7 @@ final class LRUCacheTests: XCTestCase {
         XCTAssertEqual(order(empty), [2])
     }
 
-    func testEvictAppliesALowerBudgetAndSparesWhatThePredicateKeeps() {
+    func testEvictAppliesALowerBudgetAndSparesWhatThePredicateKeeps() async {
         var cache = LRUCache<Int, Int>()  // unbounded: inserts never evict
         for i in 0..<6 { XCTAssertTrue(cache.insert(i, for: i, cost: 10).isEmpty) }
         XCTAssertEqual(cache.totalCost, 60)
@@ -118,7 +119,7 @@ final class LRUCacheTests: XCTestCase {
 
     /// Uses noted during a pass and applied in one step: the noted entries become the newest, each group
     /// keeping its order, whichever group is moved.
-    func testMarkUsedMakesTheNotedEntriesTheNewestKeepingTheirOrder() {
+    func testMarkUsedMakesTheNotedEntriesTheNewestKeepingTheirOrder() async {
         var cache = LRUCache<Int, Int>()
         for i in 0..<10 { _ = cache.insert(i, for: i, cost: 1) }
         cache.markUsed(where: { key, _ in [2, 5, 7].contains(key) })
@@ -138,7 +139,7 @@ final class LRUCacheTests: XCTestCase {
     }
 
     /// Keys are stored with their hash values; keys whose hashes collide stay distinct.
-    func testKeysWithEqualHashesStayDistinct() {
+    func testKeysWithEqualHashesStayDistinct() async {
         struct Colliding: Hashable {
             var id: Int
             func hash(into hasher: inout Hasher) { hasher.combine(0) }
@@ -151,7 +152,7 @@ final class LRUCacheTests: XCTestCase {
         XCTAssertEqual(order(cache), [3, 1])
     }
 
-    func testRemoveRemoveWhereAndRemoveAllReturnWhatTheyTake() {
+    func testRemoveRemoveWhereAndRemoveAllReturnWhatTheyTake() async {
         var cache = LRUCache<Int, String>(budget: 100)
         for i in 0..<5 { _ = cache.insert("v\(i)", for: i, cost: i) }
         XCTAssertEqual(cache.remove(2)?.value, "v2")
@@ -169,7 +170,7 @@ final class LRUCacheTests: XCTestCase {
 
     /// Many entries, seeded pseudo-random uses: the order always matches a plain model (a list moved on every use),
     /// and the total always matches the sum of the kept costs.
-    func testMatchesASimpleModelUnderRandomUse() {
+    func testMatchesASimpleModelUnderRandomUse() async {
         var cache = LRUCache<Int, Int>(budget: 500, countLimit: 40)
         var model: [(key: Int, cost: Int)] = []
         var seed: UInt64 = 0x5EED

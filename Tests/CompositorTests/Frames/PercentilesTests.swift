@@ -3,8 +3,9 @@ import Compositor
 
 /// The one percentile definition the overlay and the benchmarks share: nearest rank, defined (and
 /// never NaN) for every input.
+@MainActor
 final class PercentilesTests: XCTestCase {
-    func testNearestRankOfOneToTen() {
+    func testNearestRankOfOneToTen() async {
         let percentiles = Percentiles((1...10).map(Double.init).shuffled())
         XCTAssertEqual(percentiles.sorted, (1...10).map(Double.init))
         XCTAssertEqual(percentiles.percentile(0), 1, "p0 is the minimum")
@@ -20,7 +21,7 @@ final class PercentilesTests: XCTestCase {
         XCTAssertEqual(percentiles.maximum, 10)
     }
 
-    func testP99OfAHundredAndOfTwoHundredFortyFrames() {
+    func testP99OfAHundredAndOfTwoHundredFortyFrames() async {
         let hundred = Percentiles((1...100).map(Double.init))
         XCTAssertEqual(hundred.percentile(0.99), 99)
         XCTAssertEqual(hundred.percentile(0.95), 95)
@@ -31,12 +32,12 @@ final class PercentilesTests: XCTestCase {
         XCTAssertEqual(Percentiles((1...240).map(Double.init)).percentile(0.99), 238)
     }
 
-    func testOddCountMedianIsTheMiddleValue() {
+    func testOddCountMedianIsTheMiddleValue() async {
         XCTAssertEqual(Percentiles([9, 1, 5, 3, 7]).median, 5)
         XCTAssertEqual([4.0, 1, 3, 2].median(), 2, "even count: the lower middle")
     }
 
-    func testEmptyInputGivesZeroNotATrapOrNaN() {
+    func testEmptyInputGivesZeroNotATrapOrNaN() async {
         let empty = Percentiles([Double]())
         XCTAssertTrue(empty.isEmpty)
         XCTAssertEqual(empty.count, 0)
@@ -48,7 +49,7 @@ final class PercentilesTests: XCTestCase {
         XCTAssertEqual(Percentiles.nearestRank(0.5, count: 0), 0)
     }
 
-    func testNaNValuesAreLeftOutAndInfinitiesRank() {
+    func testNaNValuesAreLeftOutAndInfinitiesRank() async {
         let mixed = Percentiles([.nan, 3, .nan, 1, 2])
         XCTAssertEqual(mixed.count, 3)
         XCTAssertEqual(mixed.sorted, [1, 2, 3])
@@ -63,7 +64,7 @@ final class PercentilesTests: XCTestCase {
         XCTAssertEqual(infinite.median, 1)
     }
 
-    func testOutOfRangeAndNaNPercentsAreClamped() {
+    func testOutOfRangeAndNaNPercentsAreClamped() async {
         let percentiles = Percentiles([10, 20, 30])
         XCTAssertEqual(percentiles.percentile(-1), 10)
         XCTAssertEqual(percentiles.percentile(2), 30)
@@ -73,7 +74,7 @@ final class PercentilesTests: XCTestCase {
 
     /// The definition itself, on random samples: the answer is a value of the sample, at least
     /// ⌈p·n⌉ values are at or below it, and fewer than ⌈p·n⌉ are strictly below it.
-    func testEveryAnswerIsTheNearestRankValueOnRandomSamples() {
+    func testEveryAnswerIsTheNearestRankValueOnRandomSamples() async {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         func next() -> UInt64 {
             state ^= state << 13; state ^= state >> 7; state ^= state << 17

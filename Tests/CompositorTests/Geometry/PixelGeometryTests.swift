@@ -3,8 +3,9 @@ import XCTest
 
 /// The rounding rules from points to pixels: extents outward, placement to the nearest, float noise
 /// forgiven where stated, and no trap on any input.
+@MainActor
 final class PixelGeometryTests: XCTestCase {
-    func testSnappingForgivesOnlyFloatNoise() {
+    func testSnappingForgivesOnlyFloatNoise() async {
         XCTAssertEqual(PixelGeometry.snapped(10.0 / 3 * 3 + 1e-12), 10)
         XCTAssertEqual(PixelGeometry.snapped(30.000000000000004), 30)
         XCTAssertEqual(PixelGeometry.snapped(29.9999999999), 30)
@@ -12,7 +13,7 @@ final class PixelGeometryTests: XCTestCase {
         XCTAssertEqual(PixelGeometry.snapped(30.00001), 30.00001)
     }
 
-    func testExtentsRoundOutward() {
+    func testExtentsRoundOutward() async {
         XCTAssertEqual(PixelGeometry.coveredPixels(from: 1.5, to: 3.2), 1..<4)
         XCTAssertEqual(PixelGeometry.coveredPixels(from: -0.5, to: 2), -1..<2)
         XCTAssertEqual(PixelGeometry.coveredPixels(from: 3, to: 3), 3..<3)
@@ -38,7 +39,7 @@ final class PixelGeometryTests: XCTestCase {
         XCTAssertEqual(PixelGeometry.alignedUp(1.0 / 3 * 3, scale: 3), 1)
     }
 
-    func testPlacementRoundsToTheNearestHalvesAwayFromZero() {
+    func testPlacementRoundsToTheNearestHalvesAwayFromZero() async {
         XCTAssertEqual(PixelGeometry.nearestWhole(2.5), 3)
         XCTAssertEqual(PixelGeometry.nearestWhole(-2.5), -3)
         XCTAssertEqual(PixelGeometry.nearestIndex(2.49), 2)
@@ -50,14 +51,14 @@ final class PixelGeometryTests: XCTestCase {
                        CornerRadii(topLeft: 2, topRight: 0, bottomLeft: 2, bottomRight: 0))
     }
 
-    func testRectanglesInPixelsSnapEachEdge() {
+    func testRectanglesInPixelsSnapEachEdge() async {
         XCTAssertEqual(PixelGeometry.snappedPixelEdges(of: Rect(x: 1.0 / 3, y: 0.25, width: 1.0 / 3, height: 1), scale: 3),
                        Rect(x: 1, y: 0.75, width: 1, height: 3))
         XCTAssertNil(PixelGeometry.snappedPixelEdges(of: Rect(x: .nan, y: 0, width: 1, height: 1), scale: 1))
         XCTAssertNil(PixelGeometry.snappedPixelEdges(of: Rect(x: 0, y: 0, width: 1e308, height: 1), scale: 10))
     }
 
-    func testIndicesNeverTrap() {
+    func testIndicesNeverTrap() async {
         XCTAssertEqual(PixelGeometry.index(.nan), -(1 << 40))
         XCTAssertEqual(PixelGeometry.index(.infinity), 1 << 40)
         XCTAssertEqual(PixelGeometry.index(-1e300), -(1 << 40))

@@ -40,6 +40,7 @@ struct ChartPixels: CustomStringConvertible {
     }
 
     /// Where the overlay's two graphs are in a screenshot of a `viewport`-sized window.
+    @MainActor
     static func graphRects(viewport: Size) -> (phases: Rect, workers: Rect) {
         let overlay = PerfOverlayNode.frame(in: viewport)
         let chart = PerfOverlayNode.chartFrame(inOverlayOf: overlay.size).offsetBy(dx: overlay.minX, dy: overlay.minY)
@@ -49,6 +50,7 @@ struct ChartPixels: CustomStringConvertible {
     /// Asserts that the overlay in `bitmap` (a `viewport`-sized screenshot) has drawn its chart: phase
     /// bars over at least `minimumBars` frames, and the workers lane holds bars. A chart that was never
     /// drawn shows only the overlay's background there.
+    @MainActor
     static func assertChartDrawn(in bitmap: Bitmap, viewport: Size, minimumBars: Int = 20, _ label: String,
                                  file: StaticString = #filePath, line: UInt = #line) {
         let rects = graphRects(viewport: viewport)

@@ -1,4 +1,5 @@
 import Compositor
+import Tessera
 import Foundation
 import NodeRuntime
 import TestSupport
@@ -7,6 +8,7 @@ import XCTest
 
 /// The gallery as a person uses it: each screen rendered headless and compared with its golden, and
 /// clicks and keys sent through the event path.
+@MainActor
 final class GalleryTests: XCTestCase {
     private var time = 0.0
     private var assets: URL { GoldenImage.repositoryRoot.appendingPathComponent("Assets") }
@@ -18,15 +20,18 @@ final class GalleryTests: XCTestCase {
         options.headless = true
         options.size = Size(width: 640, height: 480)
         let data = try ChatData(assets: assets)
-        let (host, backend) = try OffscreenRender.makeHost(title: "gallery-test", size: options.size, scale: nil,
-                                                           configuration: .init(clearColor: Color(rgb: 0x12161B)))
-        return try GalleryApp(options: options, data: data, host: host, backend: backend)
+        let application = try Application(configuration: .init(title: "gallery-test", size: options.size, headless: true,
+                                                                      backgroundColor: Color(rgb: 0x12161B)),
+                                          rootController: nil)
+        return try GalleryApp(options: options, data: data, application: application)
     }
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
-        Runtime.shared.forcesSynchronousDisplay = false
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+            Runtime.shared.forcesSynchronousDisplay = false
+        }
     }
 
     private func frames(_ app: GalleryApp, _ events: [InputEvent] = [], count: Int = 1) {
@@ -41,10 +46,10 @@ final class GalleryTests: XCTestCase {
         frames(app, [.pointerUp(point, button: 1)])
     }
 
-    func testEachScreenMatchesItsGolden() throws {
+    func testEachScreenMatchesItsGolden() async throws {
         for screen in GalleryOptions.Screen.allCases {
             let app = try makeApp(screen: screen)
-            app.settle()
+            try app.settle()
             let pixels = OffscreenRender.capture(app.host)
             GoldenImage.assertMatches(pixels, named: "screen-\(screen.rawValue)", in: "GalleryTests", tolerance: 6)
             app.host.setRootController(nil)
@@ -53,23 +58,23 @@ final class GalleryTests: XCTestCase {
 
     /// The end of the Text screen: emoji, Chinese and Japanese through font fallback, right-to-left text
     /// with numbers and a URL, and a long URL broken after its slashes.
-    func testTheTextScreensLastSamplesMatchTheirGolden() throws {
+    func testTheTextScreensLastSamplesMatchTheirGolden() async throws {
         let app = try makeApp(screen: .text)
-        app.settle()
+        try app.settle()
         // End scrolls to where the estimated rows end; once they are measured, End again lands on the
         // real end (the animation takes well under 60 frames of 1/60 s).
         for _ in 0..<3 {
             frames(app, [.keyDown(.end, modifiers: [])], count: 90)
-            app.settle()
+            try app.settle()
         }
         let pixels = OffscreenRender.capture(app.host)
         GoldenImage.assertMatches(pixels, named: "screen-text-end", in: "GalleryTests", tolerance: 6)
         app.host.setRootController(nil)
     }
 
-    func testClicksAndKeysDriveTheScreens() throws {
+    func testClicksAndKeysDriveTheScreens() async throws {
         let app = try makeApp(screen: .chats)
-        app.settle()
+        try app.settle()
         XCTAssertEqual(app.tabs.selectedIndex, 0)
 
         // Open the second chat: its thread is pushed on the navigation stack.
@@ -95,10 +100,10 @@ final class GalleryTests: XCTestCase {
 
         // Reveal a spoiler on the text screen by clicking on it.
         let text = try XCTUnwrap(app.tabs.selectedController as? TextShowcaseController)
-        app.settle()
+        try app.settle()
         let spoilerRow = try XCTUnwrap(text.spoilerRow)
         text.list.scroll(to: spoilerRow, at: .top, animated: false)
-        app.settle()
+        try app.settle()
         let sampleNode = try XCTUnwrap(text.list.nodeForRow(spoilerRow) as? TextSampleNode)
         let spoilerRect = try XCTUnwrap(firstSpoilerRect(in: sampleNode.sample))
         let listOrigin = text.list.frameOfRow(spoilerRow).origin
@@ -128,13 +133,13 @@ final class GalleryTests: XCTestCase {
 
     /// A click on the collapsed quote expands it in place: the row grows to show every line (the text
     /// measured again off the UI thread), the screen shows it, and a second click collapses it.
-    func testClickingACollapsedQuoteExpandsAndCollapsesIt() throws {
+    func testClickingACollapsedQuoteExpandsAndCollapsesIt() async throws {
         let app = try makeApp(screen: .text)
-        app.settle()
+        try app.settle()
         let text = try XCTUnwrap(app.tabs.selectedController as? TextShowcaseController)
         let row = try XCTUnwrap(text.collapsedQuoteRow)
         text.list.scroll(to: row, at: .top, animated: false)
-        app.settle()
+        try app.settle()
         let sampleNode = try XCTUnwrap(text.list.nodeForRow(row) as? TextSampleNode)
         let collapsedHeight = text.list.frameOfRow(row).height
         func clickBlock() throws {
@@ -143,7 +148,7 @@ final class GalleryTests: XCTestCase {
             let origin = text.list.frameOfRow(row).origin
             click(app, at: Point(x: sampleNode.sample.frame.minX + area.midX,
                                  y: origin.y - text.list.contentOffset + sampleNode.sample.frame.minY + area.midY))
-            app.settle()
+            try app.settle()
         }
         // A settled screen measures no row again by itself (no layout hook keeps invalidating).
         let remeasured = text.list.statistics.rowsRemeasured
@@ -162,9 +167,9 @@ final class GalleryTests: XCTestCase {
 
     /// Typing in the Chats screen's search field filters the rows as you type (ignoring case and
     /// accents); clearing it brings every row back.
-    func testTheSearchFieldFiltersChatsAsYouType() throws {
+    func testTheSearchFieldFiltersChatsAsYouType() async throws {
         let app = try makeApp(screen: .chats)
-        app.settle()
+        try app.settle()
         let chats = try XCTUnwrap(app.chatsNavigation.topController as? ChatsController)
         let field = chats.searchField
         let origin = field.convertFromRoot(.zero)
@@ -172,7 +177,7 @@ final class GalleryTests: XCTestCase {
         XCTAssertTrue(app.host.focusedNode === field)
         let all = chats.list.numberOfRows
         for character in "laura" { frames(app, [.textInput(String(character))]) }
-        app.settle()
+        try app.settle()
         XCTAssertEqual(field.text, "laura")
         let shown = chats.list.numberOfRows
         XCTAssertGreaterThan(shown, 0)
@@ -186,14 +191,14 @@ final class GalleryTests: XCTestCase {
         GoldenImage.assertMatches(pixels, named: "screen-chats-search", in: "GalleryTests", tolerance: 6)
         frames(app, [.keyDown(.character("a"), modifiers: .control)])
         frames(app, [.keyDown(.backspace, modifiers: [])])
-        app.settle()
+        try app.settle()
         XCTAssertEqual(chats.list.numberOfRows, all, "an empty search shows every chat")
         app.host.setRootController(nil)
     }
 
-    func testF2TogglesThePerfOverlayThatReadsTheFrameRecords() throws {
+    func testF2TogglesThePerfOverlayThatReadsTheFrameRecords() async throws {
         let app = try makeApp(screen: .chats)
-        app.settle()
+        try app.settle()
         frames(app, [.keyDown(.function(2), modifiers: [])], count: 20)
         XCTAssertTrue(app.overlayShown)
         let overlayLayer = try XCTUnwrap(app.overlay.layerIfLoaded)
@@ -239,7 +244,7 @@ final class GalleryTests: XCTestCase {
         XCTAssertNil(overlayLayer.superlayer)
     }
 
-    func testWorkerTimeIsTheSchedulersTotalDiffedPerReading() {
+    func testWorkerTimeIsTheSchedulersTotalDiffedPerReading() async {
         var meter = WorkerTimeMeter()
         var statistics = DisplayScheduler.Statistics()
         statistics.total.workMillisecondsCompleted = 40
@@ -253,7 +258,7 @@ final class GalleryTests: XCTestCase {
         XCTAssertEqual(meter.millisecondsSinceLastReading(statistics), 1.5, "after a reset the new total counts")
     }
 
-    func testSerializeDisplayFlagSerializesTheDisplayWorkers() throws {
+    func testSerializeDisplayFlagSerializesTheDisplayWorkers() async throws {
         XCTAssertTrue(Gallery.helpMessage().contains("--serialize-display"))
         let policyBefore = Runtime.shared.scheduler.workerPolicy
         defer { Runtime.shared.scheduler.workerPolicy = policyBefore }
@@ -268,7 +273,7 @@ final class GalleryTests: XCTestCase {
     }
 
     /// The gallery keeps a core for its UI thread unless told otherwise.
-    func testTheWorkerPolicyOptionSetsTheSchedulersPolicy() throws {
+    func testTheWorkerPolicyOptionSetsTheSchedulersPolicy() async throws {
         let before = Runtime.shared.scheduler.workerPolicy
         defer { Runtime.shared.scheduler.workerPolicy = before }
         try Gallery.parse([]).applyDebugSwitches()
@@ -282,7 +287,7 @@ final class GalleryTests: XCTestCase {
         XCTAssertThrowsError(try Gallery.parse(["--worker-policy", "fast"]))
     }
 
-    func testCompactCountsAndTimes() {
+    func testCompactCountsAndTimes() async {
         XCTAssertEqual(Format.compactCount(7), "7")
         XCTAssertEqual(Format.compactCount(999), "999")
         XCTAssertEqual(Format.compactCount(4_051), "4K")
@@ -293,7 +298,7 @@ final class GalleryTests: XCTestCase {
         XCTAssertEqual(Format.clockTime("2026-11-14T04:35"), "04:35")
     }
 
-    func testAMissingOrBrokenDatasetIsOneClearError() throws {
+    func testAMissingOrBrokenDatasetIsOneClearError() async throws {
         let folder = GoldenImage.repositoryRoot.appendingPathComponent(".test-output/broken-assets")
         try? FileManager.default.removeItem(at: folder)
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("data"), withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 import Compositor
+import Tessera
 import Foundation
 import NodeRuntime
 import TestSupport
@@ -10,6 +11,7 @@ import XCTest
 /// screen so that it matches the headless one, shows the overlay when F2 is pressed, and scrolls the
 /// text screen's list when a drag starts on a link (keys and the mouse sent with xdotool through the
 /// X server, like a keyboard and a mouse).
+@MainActor
 final class GalleryWindowTests: XCTestCase {
     private var galleryBinary: URL {
         // The test runner sits beside the products it was built with.
@@ -103,7 +105,7 @@ final class GalleryWindowTests: XCTestCase {
         try body(display)
     }
 
-    func testHeadlessCommandDrawsTheOverlayChart() throws {
+    func testHeadlessCommandDrawsTheOverlayChart() async throws {
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
         try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
         let shot = outputFolder.appendingPathComponent("overlay-headless.png").path
@@ -116,7 +118,7 @@ final class GalleryWindowTests: XCTestCase {
                                      "gallery --headless --overlay")
     }
 
-    func testWindowUnderXvfbMatchesTheHeadlessRender() throws {
+    func testWindowUnderXvfbMatchesTheHeadlessRender() async throws {
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
         try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
         let windowShot = outputFolder.appendingPathComponent("chats-window.png").path
@@ -151,7 +153,7 @@ final class GalleryWindowTests: XCTestCase {
     /// Typing into the Thread screen's composer on the X server's keyboard: a click focuses it, the
     /// keys arrive as SDL text input, Enter sends, and the window's last frame shows the new, short
     /// bubble at the bottom right, above the composer.
-    func testTypingAMessageInTheWindowSendsIt() throws {
+    func testTypingAMessageInTheWindowSendsIt() async throws {
         guard let xdotool = which("xdotool") else {
             throw XCTSkip("xdotool is not installed (make test installs it)")
         }
@@ -206,7 +208,7 @@ final class GalleryWindowTests: XCTestCase {
     /// `--bench fling` with a display draws in a real window through the renderer `--renderer` names,
     /// and its report (table and JSON) says which; headless, a renderer the dummy driver lacks is
     /// refused by name.
-    func testTheFlingBenchmarkRunsInTheWindowOnTheRendererAskedFor() throws {
+    func testTheFlingBenchmarkRunsInTheWindowOnTheRendererAskedFor() async throws {
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
         try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
         let short = ["--bench", "fling", "--compare", "--rows", "40", "--frames", "10"] + assetsArguments
@@ -231,7 +233,7 @@ final class GalleryWindowTests: XCTestCase {
 
     /// F2 pressed on the X server's keyboard reaches the gallery through SDL's event loop and shows
     /// the overlay, whose chart is drawn in the window's frame; Ctrl+Q quits.
-    func testF2InTheWindowShowsTheOverlayChart() throws {
+    func testF2InTheWindowShowsTheOverlayChart() async throws {
         guard let xdotool = which("xdotool") else {
             throw XCTSkip("xdotool is not installed (make test installs it)")
         }
@@ -253,6 +255,8 @@ final class GalleryWindowTests: XCTestCase {
             // The window is mapped before the gallery reports it, so it can be found without waiting.
             let (searchStatus, windows) = try run(xdotool, ["search", "--name", "^Tessera gallery$"], environment: x)
             let window = try XCTUnwrap(windows.split(separator: "\n").first.map(String.init), "window not found: \(searchStatus)")
+            // F2 once the first screen is up, as a person would press it: the chart has frames to show.
+            XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
             let (keyStatus, keyOutput) = try run(xdotool, ["windowfocus", window, "key", "F2"], environment: x)
             XCTAssertEqual(keyStatus, 0, keyOutput)
             XCTAssertTrue(gallery.read(until: "perf overlay shown"), "F2 did not reach the gallery: " + gallery.output)
@@ -275,10 +279,11 @@ final class GalleryWindowTests: XCTestCase {
         options.headless = true
         options.size = size
         let data = try ChatData(assets: GoldenImage.repositoryRoot.appendingPathComponent("Assets"))
-        let (host, backend) = try OffscreenRender.makeHost(title: "gallery-window-test", size: size, scale: nil,
-                                                           configuration: .init(clearColor: Color(rgb: 0x12161B)))
-        let app = try GalleryApp(options: options, data: data, host: host, backend: backend)
-        app.settle()
+        let application = try Application(configuration: .init(title: "gallery-window-test", size: size, headless: true,
+                                                                      backgroundColor: Color(rgb: 0x12161B)),
+                                          rootController: nil)
+        let app = try GalleryApp(options: options, data: data, application: application)
+        try app.settle()
         return app
     }
 
@@ -306,7 +311,7 @@ final class GalleryWindowTests: XCTestCase {
     /// scrolls the list and does not open the link; a plain click on the same link, just before, does
     /// open it (so the mouse does reach the link). The window's last frame matches the screen rendered
     /// here at the offset the gallery reports.
-    func testADragFromALinkInTheWindowScrollsTheListAndOpensNothing() throws {
+    func testADragFromALinkInTheWindowScrollsTheListAndOpensNothing() async throws {
         guard let xdotool = which("xdotool") else {
             throw XCTSkip("xdotool is not installed (make test installs it)")
         }
@@ -368,7 +373,7 @@ final class GalleryWindowTests: XCTestCase {
         local.frame(time: 100 + 1.0 / 60, events: [.pointerUp(point, button: 1)])
         let list = try XCTUnwrap(local.visibleList)
         list.setContentOffset(offset, animated: false)
-        local.settle()
+        try local.settle()
         XCTAssertEqual(list.contentOffset, offset, accuracy: 1e-9)
         let expected = try XCTUnwrap(OffscreenRender.capture(local.host))
         let window = try Bitmap(contentsOfFile: shot)
@@ -381,7 +386,7 @@ final class GalleryWindowTests: XCTestCase {
                           "\(difference.differingPixels) pixels differ (max delta \(difference.maximumChannelDelta))")
         // And it differs from the screen before the drag: the list did move on screen.
         list.setContentOffset(0, animated: false)
-        local.settle()
+        try local.settle()
         let unscrolled = try XCTUnwrap(OffscreenRender.capture(local.host))
         XCTAssertGreaterThan(Double(GoldenImage.compare(window, unscrolled, tolerance: 24).0.differingPixels)
                              / Double(window.width * window.height), 0.05)

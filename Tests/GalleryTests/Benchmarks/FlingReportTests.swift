@@ -7,13 +7,16 @@ import XCTest
 
 /// The fling benchmark's report: medians and worst ratios over interleaved runs, the JSON that
 /// `--json` writes, and the options that choose the runs and the renderer.
+@MainActor
 final class FlingReportTests: XCTestCase {
     private var assets: URL { GoldenImage.repositoryRoot.appendingPathComponent("Assets") }
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
-        Runtime.shared.forcesSynchronousDisplay = false
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+            Runtime.shared.forcesSynchronousDisplay = false
+        }
     }
 
     /// A measurement whose every frame took `milliseconds`, `interference` of it lost.
@@ -39,7 +42,7 @@ final class FlingReportTests: XCTestCase {
         FlingReport(rows: 100, frames: 10, speed: 3000, renderer: "software", videoDriver: "dummy", workers: 2, runs: runs)
     }
 
-    func testRatiosTakeTheMedianAndTheWorstRunInTheDirectionThatHurts() throws {
+    func testRatiosTakeTheMedianAndTheWorstRunInTheDirectionThatHurts() async throws {
         let report = report([
             [measurement(.floor, [1, 1, 2]), measurement(.async, [1, 1, 2.2]), measurement(.sync, [3, 5, 22])],
             [measurement(.async, [1, 1, 3]), measurement(.sync, [3, 5, 36]), measurement(.floor, [1, 1, 2])],
@@ -74,7 +77,7 @@ final class FlingReportTests: XCTestCase {
         assertEqual(cpu.runs, [2.1 / 1.9, 2.9 / 1.9, 2.4 / 2.4])
     }
 
-    func testWithoutTheOtherModesThereAreNoRatiosAndTheJSONLeavesThemOut() throws {
+    func testWithoutTheOtherModesThereAreNoRatiosAndTheJSONLeavesThemOut() async throws {
         let report = report([[measurement(.async, [1, 2])]])
         XCTAssertNil(report.ratios.asyncOverFloorP99)
         XCTAssertNil(report.ratios.syncOverAsyncP99)
@@ -85,7 +88,7 @@ final class FlingReportTests: XCTestCase {
         XCTAssertEqual(try JSONDecoder().decode(FlingReport.self, from: try report.json()), report)
     }
 
-    func testEachRunRotatesTheOrderOfTheModes() {
+    func testEachRunRotatesTheOrderOfTheModes() async {
         XCTAssertEqual(FlingCommand.modeOrder(run: 0, compare: true), [.floor, .async, .sync])
         XCTAssertEqual(FlingCommand.modeOrder(run: 1, compare: true), [.async, .sync, .floor])
         XCTAssertEqual(FlingCommand.modeOrder(run: 2, compare: true), [.sync, .floor, .async])
@@ -93,7 +96,7 @@ final class FlingReportTests: XCTestCase {
         XCTAssertEqual(FlingCommand.modeOrder(run: 4, compare: false), [.async])
     }
 
-    func testRunsAndRendererOptions() throws {
+    func testRunsAndRendererOptions() async throws {
         XCTAssertEqual(try Gallery.parse(["--bench", "fling", "--runs", "5", "--renderer", "opengl"]).renderer, .opengl)
         XCTAssertEqual(try Gallery.parse([]).renderer, .auto)
         XCTAssertEqual(try Gallery.parse(["--renderer", "opengles2"]).renderer, .opengles2)
@@ -105,7 +108,7 @@ final class FlingReportTests: XCTestCase {
 
     /// The whole command, as `gallery --headless --bench fling --compare --runs 2 --json FILE` runs it,
     /// on a short fling: the file decodes, and the figures asked of it are there and finite.
-    func testAShortCompareRunWritesTheJSONReport() throws {
+    func testAShortCompareRunWritesTheJSONReport() async throws {
         let folder = GoldenImage.repositoryRoot.appendingPathComponent(".test-output")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let file = folder.appendingPathComponent("fling-short.json")

@@ -1,4 +1,5 @@
 import Compositor
+import Tessera
 import Foundation
 import NodeRuntime
 import TestSupport
@@ -8,13 +9,16 @@ import XCTest
 /// The Thread screen's composer, driven as a person with an input method would: text and
 /// composition events go through SDL's own event queue (`SDL_PushEvent`), are polled by the backend
 /// and routed by the host to the focused field. Each state is compared with its golden.
+@MainActor
 final class ComposerTests: XCTestCase {
     private var time = 0.0
     private var assets: URL { GoldenImage.repositoryRoot.appendingPathComponent("Assets") }
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+        }
     }
 
     private func makeApp() throws -> (GalleryApp, ThreadController, SDLRenderBackend) {
@@ -23,13 +27,14 @@ final class ComposerTests: XCTestCase {
         options.headless = true
         options.size = Size(width: 640, height: 480)
         let data = try ChatData(assets: assets)
-        let (host, backend) = try OffscreenRender.makeHost(title: "gallery-test", size: options.size, scale: nil,
-                                                           configuration: .init(clearColor: Color(rgb: 0x12161B)))
-        let app = try GalleryApp(options: options, data: data, host: host, backend: backend)
+        let application = try Application(configuration: .init(title: "gallery-test", size: options.size, headless: true,
+                                                                      backgroundColor: Color(rgb: 0x12161B)),
+                                          rootController: nil)
+        let app = try GalleryApp(options: options, data: data, application: application)
         let thread = try XCTUnwrap(app.tabs.selectedController as? ThreadController)
         thread.clock = { "2026-11-20T08:21" }
-        app.settle()
-        return (app, thread, backend)
+        try app.settle()
+        return (app, thread, application.backend)
     }
 
     private func frames(_ app: GalleryApp, _ events: [InputEvent] = [], count: Int = 1) {
@@ -40,23 +45,23 @@ final class ComposerTests: XCTestCase {
     }
 
     /// Pushes events onto SDL's queue, then runs a frame with what the backend polls from it.
-    private func pushThroughSDL(_ app: GalleryApp, _ backend: SDLRenderBackend, _ events: [InputEvent]) {
+    private func pushThroughSDL(_ app: GalleryApp, _ backend: SDLRenderBackend, _ events: [InputEvent]) throws {
         for event in events { backend.pushTextEvent(event) }
         let polled = app.host.compositor.pollEvents()
         XCTAssertEqual(polled.filter { if case .textInput = $0 { return false } else { return true } }.count,
                        events.filter { if case .textInput = $0 { return false } else { return true } }.count,
                        "every composition event comes back from SDL's queue")
         frames(app, polled)
-        app.settle()
+        try app.settle()
     }
 
-    private func clickComposer(_ app: GalleryApp, _ thread: ThreadController) {
+    private func clickComposer(_ app: GalleryApp, _ thread: ThreadController) throws {
         let field = thread.composer
         let origin = field.convertFromRoot(.zero)
         let point = Point(x: -origin.x + 20, y: -origin.y + field.bounds.height / 2)
         frames(app, [.pointerDown(point, button: 1)])
         frames(app, [.pointerUp(point, button: 1)])
-        app.settle()
+        try app.settle()
     }
 
     private func capture(_ app: GalleryApp) throws -> Bitmap {
@@ -64,33 +69,33 @@ final class ComposerTests: XCTestCase {
         try XCTUnwrap(OffscreenRender.capture(app.host))
     }
 
-    func testTypingComposingSelectingAndSendingThroughSDLsQueue() throws {
+    func testTypingComposingSelectingAndSendingThroughSDLsQueue() async throws {
         let (app, thread, backend) = try makeApp()
-        clickComposer(app, thread)
+        try clickComposer(app, thread)
         XCTAssertTrue(app.host.focusedNode === thread.composer, "a click focuses the composer")
 
-        pushThroughSDL(app, backend, [.textInput("Hello from Tessera, see you at 10:30 👋")])
+        try pushThroughSDL(app, backend, [.textInput("Hello from Tessera, see you at 10:30 👋")])
         XCTAssertEqual(thread.composer.text, "Hello from Tessera, see you at 10:30 👋")
         GoldenImage.assertMatches(try capture(app), named: "composer-typed", in: "GalleryTests", tolerance: 6)
 
-        pushThroughSDL(app, backend, [.textInput(" "), .textEditing("にほんご", cursor: 4)])
+        try pushThroughSDL(app, backend, [.textInput(" "), .textEditing("にほんご", cursor: 4)])
         XCTAssertEqual(thread.composer.markedText, "にほんご")
         GoldenImage.assertMatches(try capture(app), named: "composer-marked", in: "GalleryTests", tolerance: 6)
-        pushThroughSDL(app, backend, [.textEditing("", cursor: 0), .textInput("日本語")])
+        try pushThroughSDL(app, backend, [.textEditing("", cursor: 0), .textInput("日本語")])
         XCTAssertEqual(thread.composer.text, "Hello from Tessera, see you at 10:30 👋 日本語")
 
         // Shift+Home selects the line; the selection shows behind the text.
         frames(app, [.keyDown(.home, modifiers: .shift)])
-        app.settle()
+        try app.settle()
         XCTAssertEqual(thread.composer.selectedRange, 0..<thread.composer.text.utf16.count)
         GoldenImage.assertMatches(try capture(app), named: "composer-selection", in: "GalleryTests", tolerance: 6)
 
         // Typing replaces the selection; Shift+Enter adds lines and the field grows.
-        pushThroughSDL(app, backend, [.textInput("Line one")])
+        try pushThroughSDL(app, backend, [.textInput("Line one")])
         let oneLine = thread.composer.frame.height
         for line in ["two", "three"] {
             frames(app, [.keyDown(.enter, modifiers: .shift)])
-            pushThroughSDL(app, backend, [.textInput("Line \(line)")])
+            try pushThroughSDL(app, backend, [.textInput("Line \(line)")])
         }
         XCTAssertEqual(thread.composer.frame.height, 3 * oneLine, accuracy: 1, "three lines, three lines tall")
 
@@ -98,7 +103,7 @@ final class ComposerTests: XCTestCase {
         let rowsBefore = thread.list.numberOfRows
         frames(app, [.keyDown(.enter, modifiers: [])])
         frames(app, count: 40)
-        app.settle()
+        try app.settle()
         XCTAssertEqual(thread.sentMessages, ["Line one\nLine two\nLine three"])
         XCTAssertEqual(thread.list.numberOfRows, rowsBefore + 1)
         XCTAssertEqual(thread.composer.text, "")
@@ -110,10 +115,10 @@ final class ComposerTests: XCTestCase {
         app.host.setRootController(nil)
     }
 
-    func testRightToLeftTypingStartsAtTheRight() throws {
+    func testRightToLeftTypingStartsAtTheRight() async throws {
         let (app, thread, backend) = try makeApp()
-        clickComposer(app, thread)
-        pushThroughSDL(app, backend, [.textInput("שלום, נתראה ב-10:30 בתחנה")])
+        try clickComposer(app, thread)
+        try pushThroughSDL(app, backend, [.textInput("שלום, נתראה ב-10:30 בתחנה")])
         let field = thread.composer
         XCTAssertEqual(field.text, "שלום, נתראה ב-10:30 בתחנה")
         let layout = try XCTUnwrap(field.shownTextLayout)

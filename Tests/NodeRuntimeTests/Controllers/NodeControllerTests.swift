@@ -3,6 +3,7 @@ import Compositor
 import XCTest
 
 /// A host on a recording backend whose output size tests change, driven by a virtual clock.
+@MainActor
 private final class ControllerTestHost {
     let backend = RecordingRenderBackend(width: 400, height: 300)
     let host: NodeHost
@@ -45,7 +46,7 @@ private final class CallbackLog {
 }
 
 /// A node that logs its load, layout and visibility.
-private final class LoggingNode: Node {
+private final class LoggingNode: Node, @unchecked Sendable {
     let log: CallbackLog
     let name: String
     init(_ name: String, log: CallbackLog) {
@@ -93,10 +94,11 @@ private final class LoggingController: NodeController {
     }
 }
 
+@MainActor
 final class NodeControllerTests: XCTestCase {
     // MARK: NodeController on the host
 
-    func testPresentationRunsTheLifecycleInOrder() {
+    func testPresentationRunsTheLifecycleInOrder() async {
         let t = ControllerTestHost()
         let log = CallbackLog()
         let controller = LoggingController("A", log: log)
@@ -116,7 +118,7 @@ final class NodeControllerTests: XCTestCase {
         XCTAssertEqual(log.onUIThread, Array(repeating: true, count: log.entries.count))
     }
 
-    func testLoadRunsOnceAcrossPresentations() {
+    func testLoadRunsOnceAcrossPresentations() async {
         let t = ControllerTestHost()
         let log = CallbackLog()
         let controller = LoggingController("A", log: log)
@@ -131,7 +133,7 @@ final class NodeControllerTests: XCTestCase {
         XCTAssertEqual(log.count("A.viewDidDisappear"), 1)
     }
 
-    func testResizeLaysTheRootOutThroughTheController() {
+    func testResizeLaysTheRootOutThroughTheController() async {
         let t = ControllerTestHost()
         let log = CallbackLog()
         let controller = LoggingController("A", log: log)
@@ -151,7 +153,7 @@ final class NodeControllerTests: XCTestCase {
         XCTAssertEqual(log.onUIThread, Array(repeating: true, count: log.entries.count))
     }
 
-    func testRemovalEndsWithViewDidDisappear() {
+    func testRemovalEndsWithViewDidDisappear() async {
         let t = ControllerTestHost()
         let log = CallbackLog()
         let first = LoggingController("A", log: log), second = LoggingController("B", log: log)
@@ -174,7 +176,7 @@ final class NodeControllerTests: XCTestCase {
         XCTAssertEqual(log.onUIThread, Array(repeating: true, count: log.entries.count))
     }
 
-    func testKeysReachTheRootControllerUnlessTheKeyHandlerTakesThem() {
+    func testKeysReachTheRootControllerUnlessTheKeyHandlerTakesThem() async {
         let t = ControllerTestHost()
         let controller = LoggingController("A", log: CallbackLog())
         t.host.setRootController(controller)
@@ -193,7 +195,7 @@ final class NodeControllerTests: XCTestCase {
         return (navigation, root)
     }
 
-    func testPushAnimatedSlidesInThenTheOldControllerDisappears() {
+    func testPushAnimatedSlidesInThenTheOldControllerDisappears() async {
         let t = ControllerTestHost()
         let log = CallbackLog()
         let (navigation, a) = presentNavigation(t, log: log)
@@ -233,7 +235,7 @@ final class NodeControllerTests: XCTestCase {
         XCTAssertEqual(log.onUIThread, Array(repeating: true, count: log.entries.count))
     }
 
-    func testPopAnimatedReversesThePush() {
+    func testPopAnimatedReversesThePush() async {
         let t = ControllerTestHost()
         let log = CallbackLog()
         let (navigation, a) = presentNavigation(t, log: log)
@@ -266,7 +268,7 @@ final class NodeControllerTests: XCTestCase {
         XCTAssertNil(navigation.popController(animated: true), "the root controller stays")
     }
 
-    func testEscapePopsOnlyWhenThereIsSomethingToGoBackTo() {
+    func testEscapePopsOnlyWhenThereIsSomethingToGoBackTo() async {
         let t = ControllerTestHost()
         let log = CallbackLog()
         let (navigation, a) = presentNavigation(t, log: log)
@@ -289,7 +291,7 @@ final class NodeControllerTests: XCTestCase {
         XCTAssertEqual(a.keys, [.escape, .character("x")], "other keys go to the top controller")
     }
 
-    func testResizeLaysOutTheShownControllers() {
+    func testResizeLaysOutTheShownControllers() async {
         let t = ControllerTestHost()
         let log = CallbackLog()
         let (navigation, a) = presentNavigation(t, log: log)
@@ -312,7 +314,7 @@ final class NodeControllerTests: XCTestCase {
         XCTAssertEqual(b.node.layer.frame, Rect(x: 0, y: 0, width: 500, height: 400))
     }
 
-    func testPopWithoutAnimationDuringASlideLeavesTheScreenInPlace() {
+    func testPopWithoutAnimationDuringASlideLeavesTheScreenInPlace() async {
         let t = ControllerTestHost()
         let log = CallbackLog()
         let (navigation, a) = presentNavigation(t, log: log)
@@ -332,7 +334,7 @@ final class NodeControllerTests: XCTestCase {
         XCTAssertTrue(navigation.node.subnodes.elementsEqual([a.node], by: ===))
     }
 
-    func testPushBeforePresentationLoadsOnlyTheTop() {
+    func testPushBeforePresentationLoadsOnlyTheTop() async {
         let t = ControllerTestHost()
         let log = CallbackLog()
         let a = LoggingController("A", log: log), b = LoggingController("B", log: log)

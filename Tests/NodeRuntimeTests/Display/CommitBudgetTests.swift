@@ -5,14 +5,17 @@ import XCTest
 
 /// The per-frame byte budget on commits (and so on uploads): on by default, visible contents first,
 /// each frame within the budget but for a lone item larger than it, and everything converges.
+@MainActor
 final class CommitBudgetTests: XCTestCase {
     private var time = 0.0
     private let mebibyte = 1 << 20
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
-        Runtime.shared.commitBudgetBytes = DisplayCoordinator.defaultCommitBudgetBytes
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+            Runtime.shared.commitBudgetBytes = DisplayCoordinator.defaultCommitBudgetBytes
+        }
     }
 
     /// A node `pixels` wide and 256 high at 1x: `pixels` KiB of contents, one colour.
@@ -43,7 +46,7 @@ final class CommitBudgetTests: XCTestCase {
         indices.reduce(0) { $0 + ($1 < nodes.count ? nodes[$1].layer.contents?.byteCount ?? 0 : 0) }
     }
 
-    func testTheBudgetIsOnByDefault() {
+    func testTheBudgetIsOnByDefault() async {
         XCTAssertEqual(DisplayCoordinator.defaultCommitBudgetBytes, 4 << 20)
         let fresh = DisplayCoordinator(scheduler: DisplayScheduler(workerCount: 1), counters: RuntimeCounters())
         XCTAssertEqual(fresh.commitBudgetBytes, DisplayCoordinator.defaultCommitBudgetBytes)
@@ -55,7 +58,7 @@ final class CommitBudgetTests: XCTestCase {
     /// (a third would pass the budget), over six frames; the four that are visible go first although
     /// they finished last (they were the farthest ahead when drawn), then the nearest, and every node
     /// ends up showing its colour.
-    func testABurstSpreadsOverFramesWithinTheBudgetVisibleFirst() {
+    func testABurstSpreadsOverFramesWithinTheBudgetVisibleFirst() async {
         let (host, _) = makeHost()
         let root = Node()
         let nodes = (0..<12).map { colorNode($0, width: 1536) }
@@ -89,7 +92,7 @@ final class CommitBudgetTests: XCTestCase {
     /// A content larger than the budget is never starved: it commits alone in its frame, and the
     /// contents around it keep to the budget. (Draws run on one worker in the order requested, so the
     /// results arrive in a known order: a small one, the large one, three more small ones.)
-    func testAContentLargerThanTheBudgetCommitsAloneInItsFrame() {
+    func testAContentLargerThanTheBudgetCommitsAloneInItsFrame() async {
         Runtime.shared.scheduler.serializesAllDrawing = true
         defer { Runtime.shared.scheduler.serializesAllDrawing = false }
         let (host, _) = makeHost()
@@ -112,7 +115,7 @@ final class CommitBudgetTests: XCTestCase {
     }
 
     /// Without a budget a burst commits in one frame, as before the budget existed.
-    func testNoBudgetCommitsTheBurstInOneFrame() {
+    func testNoBudgetCommitsTheBurstInOneFrame() async {
         let (host, _) = makeHost()
         host.runtime.commitBudgetBytes = nil
         let root = Node()

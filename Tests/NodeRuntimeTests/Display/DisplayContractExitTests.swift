@@ -7,9 +7,10 @@ import TestSupport
 @Suite struct DisplayContractExitTests {
     @Test func displayingNowOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let node = UncheckedSendable(ColorNode(.white))
-            onBackgroundThread { node.value.displayNowAndWait() }
+            await MainActor.run {
+                let node = UncheckedSendable(ColorNode(.white))
+                onBackgroundThread { callIgnoringIsolation { node.value.displayNowAndWait() } }
+            }
         }
         ContractTrap.expectMessage(result, "Node.displayNowAndWait must run on the UI thread")
     }

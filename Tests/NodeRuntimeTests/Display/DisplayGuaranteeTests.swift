@@ -7,7 +7,7 @@ import XCTest
 
 /// A node whose parameter capture lets a test run something in the middle of it, to stand for another
 /// thread's write landing while the UI thread captures.
-private final class CaptureWindowNode: Node, NodeDrawing {
+private final class CaptureWindowNode: Node, NodeDrawing, @unchecked Sendable {
     private let value = Locked(Color.black)
     /// Runs once, inside the next `drawParameters()`, after the value has been read.
     let duringCapture = Locked(CaptureHook())
@@ -32,13 +32,16 @@ private final class CaptureWindowNode: Node, NodeDrawing {
 
 /// The pipeline's guarantees, one defect each: every test here failed on the pipeline that cancelled
 /// on every request and captured parameters before claiming the request.
+@MainActor
 final class DisplayGuaranteeTests: XCTestCase {
     private var time = 0.0
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
-        Runtime.shared.display.placeholderWaitBudget = DisplayCoordinator.defaultPlaceholderWaitBudget
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+            Runtime.shared.display.placeholderWaitBudget = DisplayCoordinator.defaultPlaceholderWaitBudget
+        }
     }
 
     private func frame(_ host: NodeHost) {
@@ -63,7 +66,7 @@ final class DisplayGuaranteeTests: XCTestCase {
 
     /// Never stale: a write (with its request) from another thread that lands while the UI thread
     /// captures parameters is drawn next; it is not erased by the capture.
-    func testAWriteDuringCaptureIsDrawnNotErased() {
+    func testAWriteDuringCaptureIsDrawnNotErased() async {
         let node = CaptureWindowNode()
         node.frame = Rect(x: 0, y: 0, width: 16, height: 16)
         let host = host(showing: node)
@@ -93,7 +96,7 @@ final class DisplayGuaranteeTests: XCTestCase {
         return (host, node, gate)
     }
 
-    func testSuspendDuringADrawThenResumeDrawsAgain() {
+    func testSuspendDuringADrawThenResumeDrawsAgain() async {
         let (host, node, gate) = nodeHeldInItsFirstDraw()
         node.isDisplaySuspended = true  // cancels the draw; no new request follows
         node.gate = nil
@@ -107,7 +110,7 @@ final class DisplayGuaranteeTests: XCTestCase {
     }
 
     /// Nothing lost: leaving the display range mid-draw and coming back draws the latest state.
-    func testLeavingAndReenteringDisplayDuringADrawDrawsAgain() {
+    func testLeavingAndReenteringDisplayDuringADrawDrawsAgain() async {
         let (host, node, gate) = nodeHeldInItsFirstDraw()
         node.setInterfaceState([.measureLayout, .preload])
         node.gate = nil
@@ -124,7 +127,7 @@ final class DisplayGuaranteeTests: XCTestCase {
     /// Nothing lost: a node moved to another parent from another thread while its draw runs keeps its
     /// interface state, so nothing re-enters display; the cancelled draw's request must still be drawn.
     /// (Found by the stress model, seed 0x49660D0AAD0EFDA2.)
-    func testMovingANodeFromAnotherThreadDuringItsDrawDrawsAgain() {
+    func testMovingANodeFromAnotherThreadDuringItsDrawDrawsAgain() async {
         let (host, _) = makeHost()
         let gate = Gate()
         let node = colorNode(.black, gate: gate)
@@ -148,14 +151,14 @@ final class DisplayGuaranteeTests: XCTestCase {
 
     /// No starvation: a node asked to redraw every frame commits every frame while its draws fit in a
     /// frame (here the workers finish between frames), and shows its latest state once the changes stop.
-    func testANodeChangingEveryFrameCommitsEveryFrame() {
+    func testANodeChangingEveryFrameCommitsEveryFrame() async {
         let node = colorNode(.black)
         let host = host(showing: node)
         settle(host, time: &time)
         let commits = Locked(0)
         let watched = ObjectIdentifier(node)
-        Runtime.shared.display.commitObserver = { box, _ in
-            if ObjectIdentifier(box.value) == watched { commits.withLock { $0 += 1 } }
+        Runtime.shared.display.commitObserver = { committed, _ in
+            if ObjectIdentifier(committed) == watched { commits.withLock { $0 += 1 } }
         }
         defer { Runtime.shared.display.commitObserver = nil }
         for step in 0..<60 {
@@ -172,7 +175,7 @@ final class DisplayGuaranteeTests: XCTestCase {
 
     /// No starvation with slow draws: while every draw is still running when the next request comes, a
     /// node still commits each draw as it finishes, instead of cancelling it for the newer request.
-    func testANodeChangingWhileItsDrawsRunStillCommits() {
+    func testANodeChangingWhileItsDrawsRunStillCommits() async {
         let node = colorNode(.black)
         let host = host(showing: node)
         settle(host, time: &time)
@@ -193,7 +196,7 @@ final class DisplayGuaranteeTests: XCTestCase {
 
     /// Bounded waits: never-show-placeholders waits at most the frame's budget for a draw that does not
     /// come, then shows what it has; the draw commits at a later frame.
-    func testNeverShowPlaceholdersWaitsAtMostTheBudget() {
+    func testNeverShowPlaceholdersWaitsAtMostTheBudget() async {
         let (host, _) = makeHost()
         Runtime.shared.display.placeholderWaitBudget = 0.004
         let gate = Gate()
@@ -214,7 +217,7 @@ final class DisplayGuaranteeTests: XCTestCase {
 
     /// Bounded waits: a never-show-placeholders node a screen ahead (in display, not visible) is not
     /// waited for at all.
-    func testNeverShowPlaceholdersDoesNotWaitForDrawsAhead() {
+    func testNeverShowPlaceholdersDoesNotWaitForDrawsAhead() async {
         let (host, _) = makeHost()
         let gate = Gate()
         let node = colorNode(.white, gate: gate)
@@ -232,7 +235,7 @@ final class DisplayGuaranteeTests: XCTestCase {
     }
 
     /// The waited-for draws go to the front of the queue: ahead of offscreen work queued earlier.
-    func testNeverShowPlaceholderDrawsJumpTheQueue() {
+    func testNeverShowPlaceholderDrawsJumpTheQueue() async {
         let (host, _) = makeHost()
         Runtime.shared.display.placeholderWaitBudget = 1  // a bound, not a timing: this test waits
         let root = Node()
@@ -267,7 +270,7 @@ final class DisplayGuaranteeTests: XCTestCase {
     }
 
     /// The image node: a decode that finishes around a source change never stores the old image.
-    func testImageSourceChangesEndWithTheLastSourcesImage() {
+    func testImageSourceChangesEndWithTheLastSourcesImage() async {
         let (host, _) = makeHost()
         let root = Node()
         host.setRootNode(root)

@@ -6,7 +6,7 @@ import XCTest
 
 /// A drawing node whose contents encode its value: the colour of every pixel is the value's low 24
 /// bits, so what a layer shows can be read back and compared with the node's latest state.
-final class StressNode: Node, NodeDrawing {
+final class StressNode: Node, NodeDrawing, @unchecked Sendable {
     /// Tells nodes apart across their lifetimes (object identities are reused after a node is freed).
     let serial: Int
     private let value = Locked<UInt32>(0)
@@ -32,6 +32,7 @@ final class StressNode: Node, NodeDrawing {
     }
 
     /// The value the layer's contents were drawn from, if it has contents. (UI thread)
+    @MainActor
     var shownValue: UInt32? {
         guard let bitmap = layerIfLoaded?.contents, !bitmap.isEmpty else { return nil }
         return bitmap.pixel(x: 0, y: 0) & 0xFF_FFFF
@@ -50,6 +51,7 @@ final class StressNode: Node, NodeDrawing {
 ///
 /// Each thread's operations come from `SeededRandom(seed + thread)`, so a seed replays the same
 /// operations; the interleaving of threads is the machine's. The seed is printed with every run.
+@MainActor
 struct DisplayStressModel {
     struct Configuration {
         var seed: UInt64
@@ -153,8 +155,8 @@ struct DisplayStressModel {
         let lastCommitted = Locked<[Int: UInt64]>([:])
         let commitsChecked = Locked(0)
         let tickerCommits = Locked(0)
-        Runtime.shared.display.commitObserver = { box, generation in
-            guard let node = box.value as? StressNode else { return }
+        Runtime.shared.display.commitObserver = { committed, generation in
+            guard let node = committed as? StressNode else { return }
             let previous = lastCommitted.withLock { table -> UInt64? in
                 defer { table[node.serial] = generation }
                 return table[node.serial]
@@ -260,7 +262,7 @@ struct DisplayStressModel {
     }
 
     /// One random operation of a mutator thread.
-    private static func mutate(_ world: World, thread: Int, threads: Int, random: inout SeededRandom) {
+    nonisolated private static func mutate(_ world: World, thread: Int, threads: Int, random: inout SeededRandom) {
         let count = world.slots.withLock { $0.count }
         let slot = Int.random(in: 0..<count, using: &random)
         let node = world.slots.withLock { $0[slot] }
@@ -301,6 +303,7 @@ struct DisplayStressModel {
 /// A short run of the stress model in every test run; `make stress` runs it with a million operations.
 /// Environment: `TESSERA_STRESS_SEED` (replay a seed), `TESSERA_STRESS_OPERATIONS`,
 /// `TESSERA_STRESS_THREADS`.
+@MainActor
 final class DisplayStressModelTests: XCTestCase {
     private func configuration(seed defaultSeed: UInt64? = nil, fixed: Bool = false,
                                operations: Int = 40_000) -> DisplayStressModel.Configuration {
@@ -331,17 +334,19 @@ final class DisplayStressModelTests: XCTestCase {
     }
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+        }
     }
 
-    func testRandomSeed() {
+    func testRandomSeed() async {
         run(configuration())
     }
 
     /// Seeds that once broke an invariant. Their operations replay exactly; the interleaving does not,
     /// so each also has a deterministic test of the defect it found (named in the comment).
-    func testRegressionSeeds() {
+    func testRegressionSeeds() async {
         // A node moved between parents from a mutator thread while drawing kept its states, and its
         // cancelled draw's request was never registered again
         // (DisplayGuaranteeTests.testMovingANodeFromAnotherThreadDuringItsDrawDrawsAgain).

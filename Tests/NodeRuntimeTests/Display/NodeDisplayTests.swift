@@ -5,6 +5,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// Background display: sentinels, cancellation, transactions and the synchronous paths.
+@MainActor
 final class NodeDisplayTests: XCTestCase {
     private var time = 0.0
 
@@ -21,13 +22,15 @@ final class NodeDisplayTests: XCTestCase {
     }
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
-        Runtime.shared.scheduler.serializesAllDrawing = false
-        Runtime.shared.forcesSynchronousDisplay = false
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+            Runtime.shared.scheduler.serializesAllDrawing = false
+            Runtime.shared.forcesSynchronousDisplay = false
+        }
     }
 
-    func testContentsArriveThroughTheMainQueue() {
+    func testContentsArriveThroughTheMainQueue() async {
         let (host, _) = makeHost()
         let root = Node()
         let child = node(Color(rgb: 0x20C040))
@@ -39,7 +42,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(child.layer.contents?.width, 20)
     }
 
-    func testARequestWhileDrawingWaitsAndTheLatestStateFollows() throws {
+    func testARequestWhileDrawingWaitsAndTheLatestStateFollows() async throws {
         let (host, _) = makeHost()
         let gate = Gate()
         let child = node(.black, gate: gate)
@@ -66,7 +69,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(generations.committed, generations.requested)
     }
 
-    func testStaleResultIsDroppedAtCommit() {
+    func testStaleResultIsDroppedAtCommit() async {
         let (host, _) = makeHost()
         let drawn = DispatchSemaphore(value: 0)
         let child = node(.black, drawn: drawn)
@@ -83,7 +86,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(Runtime.shared.counters.snapshot.staleResultsDropped - dropped, 1)
     }
 
-    func testThousandScheduledThenCancelledLeaveNoCommitsAndNoBitmaps() {
+    func testThousandScheduledThenCancelledLeaveNoCommitsAndNoBitmaps() async {
         let (host, _) = makeHost()
         let scheduler = Runtime.shared.scheduler
         // Occupy every worker so the draws wait in the queue.
@@ -113,7 +116,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(Bitmap.liveByteCount, bitmapBytesBefore, "no bitmap outlives the cancelled draws")
     }
 
-    func testCellOfFiveNodesCommitsInOneFrame() {
+    func testCellOfFiveNodesCommitsInOneFrame() async {
         let (host, _) = makeHost()
         let cell = Node()
         cell.isTransactionContainer = true
@@ -148,7 +151,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(Runtime.shared.counters.snapshot.transactionsCommitted - transactions, 1)
     }
 
-    func testSynchronousDisplayDrawsOnTheCallingThread() {
+    func testSynchronousDisplayDrawsOnTheCallingThread() async {
         let (host, _) = makeHost()
         let child = node(Color(rgb: 0x102030))
         child.displaysAsynchronously = false
@@ -159,7 +162,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(centreColor(child.layer), Color(rgb: 0x102030), "drawn within the frame that started it")
     }
 
-    func testSuspendedDisplayDoesNotDrawAndResumes() {
+    func testSuspendedDisplayDoesNotDrawAndResumes() async {
         let (host, _) = makeHost()
         let child = node(.white)
         child.isDisplaySuspended = true
@@ -173,7 +176,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(centreColor(child.layer), .white)
     }
 
-    func testSuspendingCancelsADrawInFlight() {
+    func testSuspendingCancelsADrawInFlight() async {
         let (host, _) = makeHost()
         let gate = Gate()
         let child = node(.white, gate: gate)
@@ -188,7 +191,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertNil(child.layer.contents)
     }
 
-    func testZeroSizedNodeDrawsOnceItHasASize() {
+    func testZeroSizedNodeDrawsOnceItHasASize() async {
         let (host, _) = makeHost()
         let counter = DrawCounter()
         let child = ColorNode(.white, counter: counter)
@@ -204,7 +207,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(centreColor(child.layer), .white)
     }
 
-    func testDisplayNowAndWaitDrawsTheSubtreeSynchronously() {
+    func testDisplayNowAndWaitDrawsTheSubtreeSynchronously() async {
         let root = node(Color(rgb: 0x111111), frame: Rect(x: 0, y: 0, width: 40, height: 40))
         let child = node(Color(rgb: 0x222222))
         root.addSubnode(child)
@@ -213,7 +216,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertEqual(centreColor(child.layer), Color(rgb: 0x222222))
     }
 
-    func testLeavingTheDisplayStateClearsContentsAndCancels() {
+    func testLeavingTheDisplayStateClearsContentsAndCancels() async {
         let (host, _) = makeHost()
         let child = node(.white)
         let root = Node()
@@ -227,7 +230,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertGreaterThan(child.displaySentinel.value, sentinel)
     }
 
-    func testSerializedDrawingRunsInScheduleOrder() {
+    func testSerializedDrawingRunsInScheduleOrder() async {
         let (host, _) = makeHost()
         Runtime.shared.scheduler.serializesAllDrawing = true
         let order = EventLog()
@@ -247,7 +250,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertTrue(order.all.allSatisfy { !$0.1 }, "drawn on the worker")
     }
 
-    func testPlaceholderShowsUntilContentsArriveThenFadesOut() throws {
+    func testPlaceholderShowsUntilContentsArriveThenFadesOut() async throws {
         let (host, _) = makeHost()
         let gate = Gate()
         let child = node(.white, gate: gate)
@@ -276,7 +279,7 @@ final class NodeDisplayTests: XCTestCase {
         XCTAssertNil(overlay.superlayer, "removed when the fade ends")
     }
 
-    func testNeverShowPlaceholdersCommitsInTheFrameThatStartsTheDraws() {
+    func testNeverShowPlaceholdersCommitsInTheFrameThatStartsTheDraws() async {
         let (host, _) = makeHost()
         let cell = Node()
         cell.isTransactionContainer = true

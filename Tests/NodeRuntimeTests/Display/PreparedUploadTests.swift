@@ -7,12 +7,13 @@ import XCTest
 /// Draws are prepared for the renderer on the workers: on SDL's software renderer (straight alpha)
 /// the UI thread commits and uploads translucent and opaque contents without one pass over their
 /// pixels, and the screen shows the right colours.
+@MainActor
 final class PreparedUploadTests: XCTestCase {
     private var time = 0.0
     static let background = Color(rgb: 0x1E2630)
 
     /// A translucent bubble on a clear background, with an opaque bar across its middle.
-    final class BubbleNode: Node, NodeDrawing {
+    final class BubbleNode: Node, NodeDrawing, @unchecked Sendable {
         func drawParameters() -> Color { Color(rgb: 0xE0483C, alpha: 128) }
         static func draw(_ color: Color, in context: inout BitmapContext, info: DrawInfo) {
             context.fillRoundedRect(info.bounds, radii: CornerRadii(12), color: color)
@@ -21,18 +22,20 @@ final class PreparedUploadTests: XCTestCase {
     }
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+        }
     }
 
-    func testTheHostPublishesItsRenderersLayout() throws {
+    func testTheHostPublishesItsRenderersLayout() async throws {
         _ = makeHost()
         XCTAssertEqual(Runtime.shared.display.uploadAlphaLayout, .premultiplied, "the recording backend's")
         _ = try OffscreenRender.makeHost(title: "layout", size: Size(width: 64, height: 64))
         XCTAssertEqual(Runtime.shared.display.uploadAlphaLayout, .straight, "the software renderer's")
     }
 
-    func testContentsCommitAndUploadWithoutPixelPassesOnTheUIThread() throws {
+    func testContentsCommitAndUploadWithoutPixelPassesOnTheUIThread() async throws {
         let (host, _) = try OffscreenRender.makeHost(title: "prepared", size: Size(width: 200, height: 100),
                                                      configuration: .init(clearColor: Self.background))
         let bubble = BubbleNode()

@@ -6,6 +6,7 @@ import XCTest
 /// documentation or in its type's. The check reads the sources: a public or open declaration passes
 /// when its doc comment, or the doc comment of the type (or extended type) it is declared in, says
 /// which thread ("Thread:", "any thread", "UI thread", "main thread", "thread only", "(main)").
+@MainActor
 final class ThreadNoteTests: XCTestCase {
     private static let threadNote = try! NSRegularExpression(
         pattern: #"Thread:|thread only|\(main\)|UI thread|any thread|main thread|## Threads"#, options: [.caseInsensitive])
@@ -37,7 +38,7 @@ final class ThreadNoteTests: XCTestCase {
         return files
     }
 
-    func testEveryPublicSymbolNamesItsThread() throws {
+    func testEveryPublicSymbolNamesItsThread() async throws {
         let files = sourceFiles()
         XCTAssertGreaterThan(files.count, 50, "the sources were found")
         let lines = try files.map { try String(contentsOf: $0, encoding: .utf8).components(separatedBy: "\n") }

@@ -6,12 +6,15 @@ import XCTest
 
 /// Each window draws at its own pixels per point: nodes take the scale of the host they are in (a
 /// list's rows the list's), and a window that moves to a display of another density draws again.
+@MainActor
 final class ContentsScaleTests: XCTestCase {
     private var time = 0.0
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+        }
     }
 
     private func makeHost(scale: Double) -> NodeHost {
@@ -29,7 +32,7 @@ final class ContentsScaleTests: XCTestCase {
         SpecNode("root") { _ in VStack { child.flexShrink(0) } }
     }
 
-    func testTwoWindowsDrawTheirNodesAtTheirOwnScales() throws {
+    func testTwoWindowsDrawTheirNodesAtTheirOwnScales() async throws {
         let defaultScale = Runtime.shared.contentsScale
         let oneX = makeHost(scale: 1), twoX = makeHost(scale: 2)
         let a = label(), b = label()
@@ -49,7 +52,7 @@ final class ContentsScaleTests: XCTestCase {
         XCTAssertEqual(Runtime.shared.contentsScale, defaultScale, "no host changes the process-wide default")
     }
 
-    func testAScaleChangeDrawsTheWindowAgainAtTheNewScale() throws {
+    func testAScaleChangeDrawsTheWindowAgainAtTheNewScale() async throws {
         let host = makeHost(scale: 1)
         let text = label()
         let source = TestListSource(count: 30, height: 40)
@@ -82,7 +85,7 @@ final class ContentsScaleTests: XCTestCase {
         XCTAssertEqual(host.viewportSize, Size(width: 160, height: 120), "the same pixels are half as many points")
     }
 
-    func testRowsTakeTheirListsScaleBeforeTheyAreMeasured() {
+    func testRowsTakeTheirListsScaleBeforeTheyAreMeasured() async {
         let host = makeHost(scale: 2)
         let list = ListNode()
         let measuredScales = Locked<[Double]>([])
@@ -101,7 +104,7 @@ final class ContentsScaleTests: XCTestCase {
 }
 
 /// Reports the scale it is measured at.
-private final class ScaleProbeNode: Node {
+private final class ScaleProbeNode: Node, @unchecked Sendable {
     let height: Double
     let report: @Sendable (Double) -> Void
     init(height: Double, report: @escaping @Sendable (Double) -> Void) {

@@ -3,6 +3,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// The frame record's phase list is the one the overlay stacks and the benchmarks total.
+@MainActor
 final class FrameRecordTests: XCTestCase {
     private func record() -> FrameRecord {
         var record = FrameRecord()
@@ -17,20 +18,20 @@ final class FrameRecordTests: XCTestCase {
         return record
     }
 
-    func testPhasesComeInTheOrderTheyRunWithUploadsOutOfTheDraw() {
+    func testPhasesComeInTheOrderTheyRunWithUploadsOutOfTheDraw() async {
         XCTAssertEqual(FramePhase.allCases.map(\.rawValue),
                        ["events", "commits", "layout", "ranges", "display", "upload", "draw", "present"])
         XCTAssertEqual(record().phaseMilliseconds, [1, 2, 3, 4, 5, 6, 7, 8])
     }
 
-    func testTotalsAreSumsOfThePhases() {
+    func testTotalsAreSumsOfThePhases() async {
         let r = record()
         XCTAssertEqual(r.totalMilliseconds, 36)
         XCTAssertEqual(r.runtimeMilliseconds, 15)
         XCTAssertEqual(FramePhase.runtimePhases, [.events, .commits, .layout, .ranges, .display])
     }
 
-    func testADrawShorterThanItsUploadsCountsAsNoDrawTime() {
+    func testADrawShorterThanItsUploadsCountsAsNoDrawTime() async {
         var r = record()
         r.compositor.drawMilliseconds = 5
         XCTAssertEqual(r.milliseconds(in: .draw), 0)

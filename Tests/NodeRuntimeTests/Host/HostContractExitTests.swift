@@ -7,29 +7,32 @@ import TestSupport
 @Suite struct HostContractExitTests {
     @Test func aControllerOnANavigationStackCannotBeTheRoot() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let (host, _) = makeHost()
-            let child = NodeController(node: Node())
-            let navigation = NavigationController(rootController: child)
-            withExtendedLifetime(navigation) { host.setRootController(child) }
+            await MainActor.run {
+                let (host, _) = makeHost()
+                let child = NodeController(node: Node())
+                let navigation = NavigationController(rootController: child)
+                withExtendedLifetime(navigation) { host.setRootController(child) }
+            }
         }
         ContractTrap.expectMessage(result, "NodeHost.setRootController: the controller belongs to a navigation controller")
     }
 
     @Test func runningAFrameOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let host = UncheckedSendable(makeHost().0)
-            onBackgroundThread { _ = host.value.runFrame(time: 1, events: []) }
+            await MainActor.run {
+                let host = UncheckedSendable(makeHost().0)
+                onBackgroundThread { callIgnoringIsolation { _ = host.value.runFrame(time: 1, events: []) } }
+            }
         }
         ContractTrap.expectMessage(result, "NodeHost.runFrame must run on the UI thread")
     }
 
     @Test func readingTheAnimatorOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let animator = UncheckedSendable(makeHost().0.runtime.animator)
-            onBackgroundThread { _ = animator.value.count }
+            await MainActor.run {
+                let animator = UncheckedSendable(makeHost().0.runtime.animator)
+                onBackgroundThread { callIgnoringIsolation { _ = animator.value.count } }
+            }
         }
         ContractTrap.expectMessage(result, "Animator.count must run on the UI thread")
     }

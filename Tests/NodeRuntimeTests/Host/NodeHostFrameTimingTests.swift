@@ -4,9 +4,10 @@ import XCTest
 @testable import NodeRuntime
 
 /// The wall and CPU time `NodeHost.runFrame` records for its frame, and the interference between them.
+@MainActor
 final class NodeHostFrameTimingTests: XCTestCase {
     /// Work the frame does on its own thread shows as CPU time, inside the wall time.
-    func testAFrameThatComputesRecordsItsCPUTime() {
+    func testAFrameThatComputesRecordsItsCPUTime() async {
         let (host, _) = makeHost()
         host.frameObservers = [{ _ in
             // Two milliseconds of this thread's CPU time, however long the wall clock takes to give it.
@@ -27,7 +28,7 @@ final class NodeHostFrameTimingTests: XCTestCase {
 
     /// Time the UI thread does not run shows as interference: here the frame blocks for 5 ms. The
     /// block is what is measured, not a wait for another thread, and the kernel blocks at least that long.
-    func testAFrameThatDoesNotRunRecordsInterference() {
+    func testAFrameThatDoesNotRunRecordsInterference() async {
         let (host, _) = makeHost()
         host.frameObservers = [{ _ in
             var interval = timespec(tv_sec: 0, tv_nsec: 5_000_000), remaining = timespec()
@@ -40,7 +41,7 @@ final class NodeHostFrameTimingTests: XCTestCase {
     }
 
     /// Interference is never negative, whatever the two figures say.
-    func testInterferenceIsWallMinusCPUAndNeverNegative() {
+    func testInterferenceIsWallMinusCPUAndNeverNegative() async {
         var record = FrameRecord()
         record.wallMilliseconds = 3
         record.cpuMilliseconds = 1.25

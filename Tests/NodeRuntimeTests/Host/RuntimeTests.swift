@@ -1,17 +1,18 @@
 import XCTest
 @testable import NodeRuntime
 
+@MainActor
 final class RuntimeTests: XCTestCase {
     /// `TESSERA_SERIALIZE_DISPLAY=1` starts a runtime whose scheduler runs every draw on one worker in
     /// order; anything else, or nothing, leaves it off.
-    func testSerializeDisplayEnvironmentVariable() {
+    func testSerializeDisplayEnvironmentVariable() async {
         XCTAssertTrue(Runtime(workerCount: 2, environment: ["TESSERA_SERIALIZE_DISPLAY": "1"]).scheduler.serializesAllDrawing)
         XCTAssertFalse(Runtime(workerCount: 2, environment: ["TESSERA_SERIALIZE_DISPLAY": "0"]).scheduler.serializesAllDrawing)
         XCTAssertFalse(Runtime(workerCount: 2, environment: [:]).scheduler.serializesAllDrawing)
     }
 
     /// The placeholder wait budget takes any finite value from zero to a second; anything else is zero.
-    func testPlaceholderWaitBudgetIsClamped() {
+    func testPlaceholderWaitBudgetIsClamped() async {
         let runtime = Runtime(workerCount: 1, environment: [:])
         XCTAssertEqual(runtime.display.placeholderWaitBudget, 0.008)
         runtime.display.placeholderWaitBudget = .nan
@@ -23,7 +24,7 @@ final class RuntimeTests: XCTestCase {
     }
 
     /// Draws, decodes and list measures are counted apart, and the totals are their sums.
-    func testStatisticsAreCountedPerJobKind() {
+    func testStatisticsAreCountedPerJobKind() async {
         let scheduler = DisplayScheduler(workerCount: 1, name: "kinds")
         defer { scheduler.shutdown() }
         for _ in 0..<3 { scheduler.schedule(priority: .visible, kind: .draw) { _ in .completed } }

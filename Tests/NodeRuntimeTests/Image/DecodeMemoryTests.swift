@@ -6,8 +6,9 @@ import XCTest
 @testable import NodeRuntime
 
 /// The working-memory bound shared by all decodes running at once.
+@MainActor
 final class DecodeMemoryTests: XCTestCase {
-    func testReservationsNeverPassTheCapacityExceptForOneAlone() {
+    func testReservationsNeverPassTheCapacityExceptForOneAlone() async {
         let memory = DecodeMemory(capacity: 100)
         XCTAssertTrue(memory.reserve(60, isCancelled: { false }))
         XCTAssertTrue(memory.reserve(40, isCancelled: { false }))
@@ -26,7 +27,7 @@ final class DecodeMemoryTests: XCTestCase {
     }
 
     /// Eight threads reserving 30 of 100 bytes over and over: never more than three hold at once.
-    func testConcurrentReservationsStayWithinTheCapacity() {
+    func testConcurrentReservationsStayWithinTheCapacity() async {
         let memory = DecodeMemory(capacity: 100)
         let group = DispatchGroup()
         for _ in 0..<8 {
@@ -47,7 +48,7 @@ final class DecodeMemoryTests: XCTestCase {
 
     /// Eight threads decoding at once under a capacity that fits about two: every decode finishes
     /// with the right picture, and the reserved total never passed the capacity.
-    func testConcurrentDecodesShareTheCapacity() throws {
+    func testConcurrentDecodesShareTheCapacity() async throws {
         let saved = ImageDecoder.concurrentDecodeBytes
         defer { ImageDecoder.concurrentDecodeBytes = saved }
         let bytes = TestImageFiles.png(width: 400, height: 300, colourType: 2, bitDepth: 8) { x, _ in [x < 200 ? 255 : 0, 0, 0] }

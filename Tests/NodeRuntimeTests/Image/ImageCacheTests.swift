@@ -3,6 +3,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// The decoded-image cache: a byte budget, least recently used out first, hits and misses counted.
+@MainActor
 final class ImageCacheTests: XCTestCase {
     /// A key for a 10×10 image (400 bytes) from a made-up file.
     private func key(_ name: String, side: Int = 10) -> ImageCache.Key {
@@ -11,7 +12,7 @@ final class ImageCacheTests: XCTestCase {
 
     private func bitmap(side: Int = 10) throws -> Bitmap { try Bitmap(width: side, height: side, filledWith: .white) }
 
-    func testTheLeastRecentlyUsedGoesFirstAndALookupCountsAsAUse() throws {
+    func testTheLeastRecentlyUsedGoesFirstAndALookupCountsAsAUse() async throws {
         let cache = ImageCache(budgetBytes: 3 * 400)
         for name in ["a", "b", "c"] { cache.store(try bitmap(), for: key(name)) }
         XCTAssertEqual(cache.byteCount, 1_200)
@@ -24,7 +25,7 @@ final class ImageCacheTests: XCTestCase {
         XCTAssertEqual([cache.hits, cache.misses], [4, 1])
     }
 
-    func testStoringAgainReplacesTheBitmapAndItsBytes() throws {
+    func testStoringAgainReplacesTheBitmapAndItsBytes() async throws {
         let cache = ImageCache(budgetBytes: 4_000)
         cache.store(try bitmap(), for: key("a"))
         let larger = try bitmap(side: 20)
@@ -34,7 +35,7 @@ final class ImageCacheTests: XCTestCase {
         XCTAssertEqual(cache.bitmap(for: key("a"))?.identity, larger.identity)
     }
 
-    func testABitmapLargerThanTheBudgetIsNotKeptAndDropsNothing() throws {
+    func testABitmapLargerThanTheBudgetIsNotKeptAndDropsNothing() async throws {
         let cache = ImageCache(budgetBytes: 1_000)
         cache.store(try bitmap(), for: key("a"))
         cache.store(try bitmap(side: 20), for: key("huge", side: 20))  // 1,600 bytes
@@ -49,7 +50,7 @@ final class ImageCacheTests: XCTestCase {
         XCTAssertEqual(none.byteCount, 0)
     }
 
-    func testLoweringTheBudgetEvictsAtOnceOldestFirst() throws {
+    func testLoweringTheBudgetEvictsAtOnceOldestFirst() async throws {
         let cache = ImageCache(budgetBytes: 4 * 400)
         for name in ["a", "b", "c", "d"] { cache.store(try bitmap(), for: key(name)) }
         cache.budgetBytes = 2 * 400
@@ -64,7 +65,7 @@ final class ImageCacheTests: XCTestCase {
         XCTAssertEqual(cache.count, 0)
     }
 
-    func testRemoveAllEmptiesTheCacheAndZeroesTheCounts() throws {
+    func testRemoveAllEmptiesTheCacheAndZeroesTheCounts() async throws {
         let cache = ImageCache(budgetBytes: 4_000)
         cache.store(try bitmap(), for: key("a"))
         _ = cache.bitmap(for: key("a"))

@@ -6,6 +6,7 @@ import XCTest
 
 /// Decoding at the size shown: each codec's picture against the whole-image decode shrunk afterwards,
 /// every PNG variant, EXIF orientations, cropping and the working-memory limits.
+@MainActor
 final class ImageDecodeAtSizeTests: XCTestCase {
     private let photos = ["astronaut.png", "brick.jpg", "camera.png", "chelsea.jpg", "clock.jpg", "coffee.jpg",
                           "grass.jpg", "gravel.jpg", "horse.png", "hubble_deep_field.jpg", "retina.jpg", "rocket.jpg"]
@@ -29,7 +30,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
     /// Every gallery photo at 52, 104 and 600 px looks like the path it replaced, SDL_image's whole
     /// decode shrunk afterwards: same size, a mean channel difference under 2 (the largest is printed;
     /// the JPEG scaled IDCT, JPEG upsampling and the area filter round differently at sharp edges).
-    func testPhotosAtSizeMatchTheWholeDecodeShrunk() throws {
+    func testPhotosAtSizeMatchTheWholeDecodeShrunk() async throws {
         var largest = (0, "")
         for name in photos {
             let whole = try Bitmap(contentsOfFile: GoldenImage.asset("photos/\(name)"))
@@ -67,7 +68,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
 
     /// All eight EXIF orientations: the shown size swaps for 5–8, and the stored quadrant at each shown
     /// corner is the one the EXIF specification names (a table written from the spec, not from the code).
-    func testEXIFOrientationsTurnTheImageAsTheSpecificationSays() throws {
+    func testEXIFOrientationsTurnTheImageAsTheSpecificationSays() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-exif-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -129,7 +130,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst, tolerance, "\(name): largest channel difference", file: file, line: line)
     }
 
-    func testSixteenBitRGBAWithAlpha() throws {
+    func testSixteenBitRGBAWithAlpha() async throws {
         let bytes = TestImageFiles.png(width: 17, height: 9, colourType: 6, bitDepth: 16) { x, y in
             [x * 3855, y * 7281, 65_535 - x * 3855, 65_535 - y * 4096]
         }
@@ -140,7 +141,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
         }
     }
 
-    func testPaletteWithTransparency() throws {
+    func testPaletteWithTransparency() async throws {
         let palette: [UInt8] = [255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255]
         let bytes = TestImageFiles.png(width: 10, height: 3, colourType: 3, bitDepth: 4,
                                        palette: palette, transparency: [255, 128, 0]) { x, _ in [x % 4] }
@@ -149,7 +150,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
         assertPixels(bitmap, "palette + tRNS") { x, _ in expected[x % 4] }
     }
 
-    func testGreyWithAlphaAndOneBitGrey() throws {
+    func testGreyWithAlphaAndOneBitGrey() async throws {
         let greyAlpha = TestImageFiles.png(width: 8, height: 8, colourType: 4, bitDepth: 8) { x, y in [x * 32, y * 32 + 3] }
         assertPixels(try decodeWhole(greyAlpha, "ga.png", width: 8, height: 8), "grey + alpha") { x, y in
             self.argb(x * 32, x * 32, x * 32, y * 32 + 3)
@@ -164,7 +165,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
         }
     }
 
-    func testInterlacedDecodesLikeNonInterlaced() throws {
+    func testInterlacedDecodesLikeNonInterlaced() async throws {
         func sample(_ x: Int, _ y: Int) -> [Int] { [(x * 37 + y) & 255, (y * 11) & 255, (x ^ y) & 255] }
         let plain = TestImageFiles.png(width: 23, height: 19, colourType: 2, bitDepth: 8, sample: sample)
         let interlaced = TestImageFiles.png(width: 23, height: 19, colourType: 2, bitDepth: 8, interlaced: true, sample: sample)
@@ -184,7 +185,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
 
     // MARK: Cropping, modes and averaging
 
-    func testAreaFilterAveragesAndCropsInPremultipliedSpace() throws {
+    func testAreaFilterAveragesAndCropsInPremultipliedSpace() async throws {
         // Left half opaque red, right half transparent; 40×20 shown at 2×1 and cropped to the right half.
         let bytes = TestImageFiles.png(width: 40, height: 20, colourType: 6, bitDepth: 8) { x, _ in
             x < 20 ? [255, 0, 0, 255] : [0, 255, 0, 0]
@@ -199,7 +200,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
         XCTAssertEqual(cropped.pixel(x: 4, y: 2), 0)
     }
 
-    func testJPEGReductionIsChosenByTheOutputSize() {
+    func testJPEGReductionIsChosenByTheOutputSize() async {
         let target = ImageDecoder.Target(width: 104, height: 104, mode: .aspectFill)
         let plan = DecodePlan(storedWidth: 1411, storedHeight: 1411, orientation: .up, target: target, maximumSide: 16_384)
         XCTAssertEqual(plan.largestReduction(among: [1, 2, 4, 8]), 4, "353 px: twice the 104 shown")
@@ -215,7 +216,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
 
     /// A tall non-interlaced PNG shown small works in memory that follows its width: the decode's own
     /// reservation stays near a few rows, whatever the height.
-    func testTallPNGReservesMemoryByWidthNotArea() throws {
+    func testTallPNGReservesMemoryByWidthNotArea() async throws {
         let bytes = TestImageFiles.png(width: 300, height: 4000, colourType: 2, bitDepth: 8) { x, y in [x & 255, y & 255, 0] }
         let target = ImageDecoder.Target(width: 30, height: 30, mode: .aspectFit)
         let reserved = ReservationProbe()
@@ -226,7 +227,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
         XCTAssertLessThan(reserved.largest, 300 * 4 * 8, "a few rows, not 300×4000×4 = 4.8 MB")
     }
 
-    func testWorkingMemoryLimitRefusesAnInterlacedPNGThatWouldNotFit() {
+    func testWorkingMemoryLimitRefusesAnInterlacedPNGThatWouldNotFit() async {
         let bytes = TestImageFiles.png(width: 400, height: 400, colourType: 2, bitDepth: 8, interlaced: true) { _, _ in [1, 2, 3] }
         let limits = ImageDecoder.Limits(workingMemoryBytes: 200_000)
         XCTAssertThrowsError(try ImageDecoder.decode(.data(bytes, name: "adam7.png"), for: .init(width: 10, height: 10, mode: .aspectFit),
@@ -238,7 +239,7 @@ final class ImageDecodeAtSizeTests: XCTestCase {
                                                  limits: limits), "the same picture, not interlaced, fits")
     }
 
-    func testEncodedFileLimit() {
+    func testEncodedFileLimit() async {
         let bytes = TestImageFiles.png(width: 100, height: 100, colourType: 2, bitDepth: 8) { _, _ in [1, 2, 3] }
         XCTAssertThrowsError(try ImageDecoder.decode(.data(bytes, name: "big.png"), for: .init(width: 10, height: 10, mode: .aspectFit),
                                                      limits: .init(maximumEncodedBytes: 1000))) { error in

@@ -6,6 +6,7 @@ import XCTest
 
 /// Files that lie, made here: each is refused from its header (before any pixel is decoded) with a
 /// defined error, or decodes to the right picture; none crashes or hangs.
+@MainActor
 final class ImageDecoderHostileTests: XCTestCase {
     /// A valid 1×1 GIF89a: screen, a graphic-control extension, one frame, its LZW data, the trailer.
     private let tinyGIF: [UInt8] = [
@@ -55,14 +56,14 @@ final class ImageDecoderHostileTests: XCTestCase {
 
     // MARK: GIF
 
-    func testAValidGIFDecodes() throws {
+    func testAValidGIFDecodes() async throws {
         let bitmap = try XCTUnwrap(try ImageDecoder.decode(.data(tinyGIF, name: "tiny.gif")))
         XCTAssertEqual([bitmap.width, bitmap.height], [1, 1])
         XCTAssertEqual(Color(premultipliedARGB: bitmap.pixel(x: 0, y: 0)), Color(red: 255, green: 0, blue: 0))
     }
 
     /// A 10×10 screen whose frame descriptor says 30000×30000: refused from the descriptor.
-    func testAFrameLargerThanItsScreenIsCheckedAgainstTheLimits() {
+    func testAFrameLargerThanItsScreenIsCheckedAgainstTheLimits() async {
         var bomb = tinyGIF
         bomb.replaceSubrange(6..<10, with: le16(10) + le16(10))
         bomb.replaceSubrange(gifFrameWidthOffset..<(gifFrameWidthOffset + 4), with: le16(30_000) + le16(30_000))
@@ -70,7 +71,7 @@ final class ImageDecoderHostileTests: XCTestCase {
     }
 
     /// The second frame is the bomb; the first is innocent.
-    func testEveryFrameIsChecked() {
+    func testEveryFrameIsChecked() async {
         var second = Array(tinyGIF[19..<(tinyGIF.count - 1)])  // extension + frame + data
         let frameWidth = gifFrameWidthOffset - 19
         second.replaceSubrange(frameWidth..<(frameWidth + 4), with: le16(20_000) + le16(20_000))
@@ -79,13 +80,13 @@ final class ImageDecoderHostileTests: XCTestCase {
     }
 
     /// A frame placed far off the screen makes the canvas that large.
-    func testAFramesOffsetCountsTowardsItsSize() {
+    func testAFramesOffsetCountsTowardsItsSize() async {
         var bytes = tinyGIF
         bytes.replaceSubrange((gifFrameWidthOffset - 4)..<gifFrameWidthOffset, with: le16(60_000) + le16(0))
         expectError(bytes, "far-frame.gif", file: #filePath, line: #line, isTooLarge)
     }
 
-    func testAZeroSizedFrameAndAnUnknownBlockAreRefused() {
+    func testAZeroSizedFrameAndAnUnknownBlockAreRefused() async {
         var zero = tinyGIF
         zero.replaceSubrange(gifFrameWidthOffset..<(gifFrameWidthOffset + 2), with: le16(0))
         expectError(zero, "zero-frame.gif", file: #filePath, line: #line, isRefused)
@@ -96,21 +97,21 @@ final class ImageDecoderHostileTests: XCTestCase {
 
     // MARK: BMP
 
-    func testAValidBMPDecodes() throws {
+    func testAValidBMPDecodes() async throws {
         let bitmap = try XCTUnwrap(try ImageDecoder.decode(.data(bmp(width: 3, height: 2, pixel: (200, 100, 50)), name: "ok.bmp")))
         XCTAssertEqual([bitmap.width, bitmap.height], [3, 2])
         XCTAssertEqual(Color(premultipliedARGB: bitmap.pixel(x: 2, y: 1)), Color(red: 50, green: 100, blue: 200))
     }
 
     /// A 154-byte file claiming 6000×6000 pixels: its rows cannot be there.
-    func testABMPClaimingMoreRowsThanItsLengthIsTruncated() {
+    func testABMPClaimingMoreRowsThanItsLengthIsTruncated() async {
         var bytes = bmp(width: 10, height: 3, pixel: (1, 2, 3))
         bytes.replaceSubrange(18..<26, with: le32(6000) + le32(6000))
         XCTAssertEqual(bytes.count, 54 + 3 * 32)
         expectError(bytes, "liar.bmp", file: #filePath, line: #line, isTruncated)
     }
 
-    func testBMPHeadersThatCannotBeRightAreRefused() {
+    func testBMPHeadersThatCannotBeRightAreRefused() async {
         let good = bmp(width: 2, height: 2, pixel: (0, 0, 0))
         var offsetPastEnd = good
         offsetPastEnd.replaceSubrange(10..<14, with: le32(100_000))
@@ -132,7 +133,7 @@ final class ImageDecoderHostileTests: XCTestCase {
 
     // MARK: PNG
 
-    func testPNGHeadersThatCannotBeRightAreRefused() throws {
+    func testPNGHeadersThatCannotBeRightAreRefused() async throws {
         let good = try png()
         var length = good
         length[11] = 14
@@ -153,7 +154,7 @@ final class ImageDecoderHostileTests: XCTestCase {
 
     /// Every prefix of each valid file ends in an error or a picture, never a crash or a hang. (A PNG
     /// cut inside its first chunk after the header once made the decoder spin forever.)
-    func testFilesCutShortAnywhereEndInAnErrorOrAPicture() throws {
+    func testFilesCutShortAnywhereEndInAnErrorOrAPicture() async throws {
         let samples: [(String, [UInt8])] = [
             ("tiny.gif", tinyGIF), ("ok.bmp", bmp(width: 5, height: 4, pixel: (9, 8, 7))), ("horse.png", try png()),
             ("coffee.jpg", try photoBytes("coffee.jpg")),
@@ -174,7 +175,7 @@ final class ImageDecoderHostileTests: XCTestCase {
 
     // MARK: The entry point for a target
 
-    func testDecodingForATargetKeepsWhatTheTargetShows() throws {
+    func testDecodingForATargetKeepsWhatTheTargetShows() async throws {
         let retina = ImageSource.file(GoldenImage.repositoryRoot.appendingPathComponent("Assets/photos/retina.jpg").path)
         let avatar = try XCTUnwrap(try ImageDecoder.decode(retina, for: .init(width: 104, height: 104, mode: .aspectFill, scale: 2)))
         XCTAssertEqual([Double(avatar.width), Double(avatar.height), avatar.scale], [104, 104, 2])

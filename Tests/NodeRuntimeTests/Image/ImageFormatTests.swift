@@ -7,6 +7,7 @@ import XCTest
 
 /// The formats beyond plain JPEG and PNG: progressive, CMYK and grey JPEG, lossy, lossless and
 /// animated WebP. Each shows the same four-quadrant picture (red, green / blue, white, a dark diagonal).
+@MainActor
 final class ImageFormatTests: XCTestCase {
     private func fixture(_ name: String) -> ImageSource {
         .file(GoldenImage.repositoryRoot.appendingPathComponent("Tests/NodeRuntimeTests/ImageFixtures/\(name)").path)
@@ -36,7 +37,7 @@ final class ImageFormatTests: XCTestCase {
         try XCTUnwrap(try ImageDecoder.decode(source, for: .init(width: width, height: height, mode: .aspectFit)))
     }
 
-    func testProgressiveCMYKAndGreyJPEGs() throws {
+    func testProgressiveCMYKAndGreyJPEGs() async throws {
         let progressive = try decode(fixture("quadrants-progressive.jpg"))
         XCTAssertEqual([progressive.width, progressive.height], [48, 32])
         XCTAssertEqual(quadrantColours(progressive), expected)
@@ -49,7 +50,7 @@ final class ImageFormatTests: XCTestCase {
     }
 
     /// A progressive file needs its coefficients for the whole image: a budget below that refuses it.
-    func testProgressiveJPEGCountsItsCoefficientsAgainstTheBudget() {
+    func testProgressiveJPEGCountsItsCoefficientsAgainstTheBudget() async {
         XCTAssertThrowsError(try ImageDecoder.decode(fixture("quadrants-progressive.jpg"), for: .init(width: 10, height: 10, mode: .aspectFit),
                                                      limits: .init(workingMemoryBytes: 20_000))) { error in
             guard case .overLimit = error as? ImageError else { return XCTFail("\(error)") }
@@ -57,7 +58,7 @@ final class ImageFormatTests: XCTestCase {
     }
 
     /// GIF through giflib: plain and interlaced frames, and a transparent colour.
-    func testGIFPlainInterlacedAndTransparent() throws {
+    func testGIFPlainInterlacedAndTransparent() async throws {
         let plain = try decode(fixture("quadrants.gif"))
         XCTAssertEqual([plain.width, plain.height], [48, 32])
         XCTAssertEqual(quadrantColours(plain), expected)
@@ -88,7 +89,7 @@ final class ImageFormatTests: XCTestCase {
         return Array(UnsafeBufferPointer(start: output, count: size))
     }
 
-    func testWebPLossyLosslessAndAnimated() throws {
+    func testWebPLossyLosslessAndAnimated() async throws {
         let lossless = try webp(lossless: true)
         let whole = try decode(.data(lossless, name: "q.webp"), width: 96, height: 64)
         XCTAssertEqual(whole.pixel(x: 10, y: 10), 0xFFFF_0000, "lossless is exact")
@@ -104,7 +105,7 @@ final class ImageFormatTests: XCTestCase {
 
     /// One golden sheet: progressive, CMYK, grey JPEG, lossless, lossy and animated WebP, interlaced
     /// and transparent GIF, at 48×32.
-    func testFormatsGoldenSheet() throws {
+    func testFormatsGoldenSheet() async throws {
         let shown = [try decode(fixture("quadrants-progressive.jpg")), try decode(fixture("quadrants-cmyk.jpg")),
                      try decode(fixture("quadrants-grey.jpg")), try decode(.data(try webp(lossless: true), name: "l")),
                      try decode(.data(try webp(lossless: false), name: "y")), try decode(fixture("quadrants-animated.webp")),

@@ -10,6 +10,7 @@ import XCTest
 /// huge chunk lengths, random bytes behind valid signatures, and the fuzzer's regression inputs.
 /// Each must end in a bitmap no larger than the limits allow or an `ImageError`, within the
 /// working-memory budget.
+@MainActor
 final class ImageHostileCorpusTests: XCTestCase {
     private let target = ImageDecoder.Target(width: 64, height: 64, mode: .aspectFill)
     private let limits = ImageDecoder.Limits(maximumPixelCount: 16_000_000, workingMemoryBytes: 16 << 20)
@@ -53,7 +54,7 @@ final class ImageHostileCorpusTests: XCTestCase {
     }
 
     /// Every prefix (every offset for the first 300 bytes, then a spread to the end).
-    func testEveryFormatCutShortAnywhere() throws {
+    func testEveryFormatCutShortAnywhere() async throws {
         for (name, bytes) in try samples() {
             let offsets = Array(0..<min(bytes.count, 300)) + Array(stride(from: 300, to: bytes.count, by: max(1, bytes.count / 97)))
             for offset in offsets { assertDefined(Array(bytes.prefix(offset)), "\(name)@\(offset)") }
@@ -63,7 +64,7 @@ final class ImageHostileCorpusTests: XCTestCase {
 
     /// Random bytes after each format's signature, and single-byte corruptions across each file,
     /// from fixed seeds so a failure replays.
-    func testRandomBytesBehindValidSignaturesAndCorruptedFiles() throws {
+    func testRandomBytesBehindValidSignaturesAndCorruptedFiles() async throws {
         var random = SeededRandom(seed: 0x1A6E_5EED)
         let signatures: [[UInt8]] = [[0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], [0xFF, 0xD8, 0xFF, 0xE0],
                                      Array("GIF89a".utf8), Array("BM".utf8), Array("RIFF".utf8) + [0, 1, 0, 0] + Array("WEBPVP8 ".utf8)]
@@ -85,7 +86,7 @@ final class ImageHostileCorpusTests: XCTestCase {
     }
 
     /// Headers that claim more than the file holds, less, nothing, or absurd amounts.
-    func testLyingHeaders() throws {
+    func testLyingHeaders() async throws {
         let png = try photo("horse.png"), jpeg = try photo("coffee.jpg")
         func be32(_ v: Int) -> [UInt8] { TestImageFiles.be32(v) }
         func pngClaiming(_ w: Int, _ h: Int) -> [UInt8] {
@@ -116,7 +117,7 @@ final class ImageHostileCorpusTests: XCTestCase {
     }
 
     /// Inputs the fuzzer found (see `make fuzz`); each once crashed or hung a decoder.
-    func testFuzzRegressionInputs() throws {
+    func testFuzzRegressionInputs() async throws {
         let folder = GoldenImage.repositoryRoot.appendingPathComponent("Tests/NodeRuntimeTests/FuzzRegressions")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         XCTAssertFalse(names.isEmpty)

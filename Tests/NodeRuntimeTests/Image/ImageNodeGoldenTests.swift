@@ -5,6 +5,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// Image nodes as pictures: content modes, corners, bubble tails, the error placeholder.
+@MainActor
 final class ImageNodeGoldenTests: XCTestCase {
     private var time = 0.0
     static let background = Color(rgb: 0x1E2630)
@@ -27,7 +28,7 @@ final class ImageNodeGoldenTests: XCTestCase {
         return node
     }
 
-    func testContentModes() throws {
+    func testContentModes() async throws {
         // A wide photo in a tall box and the same in a wide box, for each mode.
         var nodes: [ImageNode] = []
         for (i, mode) in ContentMode.allCases.enumerated() {
@@ -37,7 +38,7 @@ final class ImageNodeGoldenTests: XCTestCase {
         GoldenImage.assertMatches(try render(nodes), named: "image-content-modes", in: "NodeRuntimeTests")
     }
 
-    func testCornersTailsAndPlaceholders() throws {
+    func testCornersTailsAndPlaceholders() async throws {
         for scale in [1.0, 2.0] {
             let perCorner = node("chelsea.jpg", Rect(x: 10, y: 10, width: 140, height: 100))
             perCorner.imageCornerRadii = CornerRadii(topLeft: 30, topRight: 4, bottomLeft: 12, bottomRight: 50)

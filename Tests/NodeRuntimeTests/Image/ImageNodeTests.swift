@@ -5,6 +5,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// Image decoding, its bad inputs, the decoded-image cache and the image node's states.
+@MainActor
 final class ImageNodeTests: XCTestCase {
     private var time = 0.0
     private let photos = GoldenImage.repositoryRoot.appendingPathComponent("Assets/photos")
@@ -13,13 +14,15 @@ final class ImageNodeTests: XCTestCase {
     private func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: photo(name)))) }
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+        }
     }
 
     // MARK: Headers and bad input
 
-    func testHeadersGiveFormatAndSizeWithoutDecoding() throws {
+    func testHeadersGiveFormatAndSizeWithoutDecoding() async throws {
         XCTAssertEqual(try ImageDecoder.header(of: try bytes("retina.jpg"), source: "retina"),
                        .init(format: .jpeg, width: 1411, height: 1411))
         XCTAssertEqual(try ImageDecoder.header(of: try bytes("horse.png"), source: "horse"),
@@ -28,7 +31,7 @@ final class ImageNodeTests: XCTestCase {
                        .init(format: .jpeg, width: 600, height: 400))
     }
 
-    func testEveryBadInputEndsInAnErrorWithAReason() throws {
+    func testEveryBadInputEndsInAnErrorWithAReason() async throws {
         let png = try bytes("horse.png"), jpeg = try bytes("coffee.jpg")
         var random = SystemRandomNumberGenerator()
         let noise = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) }
@@ -54,7 +57,7 @@ final class ImageNodeTests: XCTestCase {
         }
     }
 
-    func testFormatComesFromTheBytesNotTheName() throws {
+    func testFormatComesFromTheBytesNotTheName() async throws {
         let folder = GoldenImage.repositoryRoot.appendingPathComponent(".test-output/images")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let misnamed = folder.appendingPathComponent("actually-a-png.jpg")
@@ -63,12 +66,12 @@ final class ImageNodeTests: XCTestCase {
         XCTAssertEqual(bitmap.width, 400)
     }
 
-    func testLimitsAreConfigurable() throws {
+    func testLimitsAreConfigurable() async throws {
         XCTAssertThrowsError(try ImageDecoder.decode(.file(photo("retina.jpg")), limits: .init(maximumSide: 1000)))
         XCTAssertNotNil(try ImageDecoder.decode(.file(photo("retina.jpg")), limits: .init(maximumSide: 2000)))
     }
 
-    func testPhotosShrinkAtDecodeToTheSizeTheyAreShownAt() throws {
+    func testPhotosShrinkAtDecodeToTheSizeTheyAreShownAt() async throws {
         let retina = try XCTUnwrap(try ImageDecoder.decode(.file(photo("retina.jpg"))))
         let small = try ImageDecoder.prepareForDisplay(retina, crop: nil, mode: .aspectFill, target: (52, 52), scale: 1)
         XCTAssertEqual([small.width, small.height], [52, 52])
@@ -94,7 +97,7 @@ final class ImageNodeTests: XCTestCase {
         return node
     }
 
-    func testDecodesOnPreloadAndDrawsInDisplay() {
+    func testDecodesOnPreloadAndDrawsInDisplay() async {
         let (host, _) = makeHost()
         let cache = ImageCache(budgetBytes: 1 << 20)
         let node = imageNode(.file(photo("retina.jpg")))
@@ -111,7 +114,7 @@ final class ImageNodeTests: XCTestCase {
         XCTAssertEqual(cache.misses, 1)
     }
 
-    func testFailedLoadDrawsThePlaceholderAndKeepsTheReason() {
+    func testFailedLoadDrawsThePlaceholderAndKeepsTheReason() async {
         let (host, _) = makeHost()
         let node = imageNode(.file("/nonexistent/avatar.png"))
         let root = Node()
@@ -122,7 +125,7 @@ final class ImageNodeTests: XCTestCase {
         XCTAssertEqual(centreColor(node.layer).map { $0 != .clear }, true, "the error placeholder is drawn")
     }
 
-    func testLeavingPreloadCancelsTheDecode() {
+    func testLeavingPreloadCancelsTheDecode() async {
         let (host, _) = makeHost()
         let scheduler = Runtime.shared.scheduler
         let gates = occupyAllWorkers()
@@ -144,7 +147,7 @@ final class ImageNodeTests: XCTestCase {
         XCTAssertEqual(cache.count, 0, "the cancelled decode left nothing behind")
     }
 
-    func testRepeatedSourcesHitTheCache() {
+    func testRepeatedSourcesHitTheCache() async {
         let (host, _) = makeHost()
         let cache = ImageCache(budgetBytes: 4 << 20)
         let root = Node()
@@ -162,7 +165,7 @@ final class ImageNodeTests: XCTestCase {
         XCTAssertEqual(first.image?.identity, second.image?.identity, "one decoded bitmap, shared")
     }
 
-    func testUnchangedDisplayArgumentsDoNotDrawAgain() {
+    func testUnchangedDisplayArgumentsDoNotDrawAgain() async {
         let (host, _) = makeHost()
         let node = imageNode(.file(photo("clock.jpg")))
         node.emptyColor = Color(rgb: 0xCCCCCC)
@@ -184,7 +187,7 @@ final class ImageNodeTests: XCTestCase {
 
     /// Setting the content mode or crop a node already has keeps the loaded image: no re-decode, no
     /// flash of the empty colour.
-    func testSettingTheSameContentModeOrCropKeepsTheImage() {
+    func testSettingTheSameContentModeOrCropKeepsTheImage() async {
         let (host, _) = makeHost()
         let node = imageNode(.file(photo("coffee.jpg")))
         node.imageCache = ImageCache(budgetBytes: 0)  // every decode is a real one
@@ -205,7 +208,7 @@ final class ImageNodeTests: XCTestCase {
     }
 
     /// Byte sources are equal only when their bytes are: a matching digest is not proof.
-    func testByteSourcesCompareTheirBytes() throws {
+    func testByteSourcesCompareTheirBytes() async throws {
         let bytes = try self.bytes("coffee.jpg")
         XCTAssertEqual(ImageSource.data(bytes, name: "a"), ImageSource.data(bytes, name: "b"))
         var other = bytes
@@ -217,7 +220,7 @@ final class ImageNodeTests: XCTestCase {
         XCTAssertNotEqual(ImageSource.file("/a.png"), ImageSource.data(bytes, name: "/a.png"))
     }
 
-    func testNewContentsCrossFadeFromTheOld() throws {
+    func testNewContentsCrossFadeFromTheOld() async throws {
         let (host, _) = makeHost()
         let node = imageNode(.file(photo("brick.jpg")))
         let root = Node()
@@ -239,7 +242,7 @@ final class ImageNodeTests: XCTestCase {
 
     /// A node outside a list enters preload before layout gives it a size: it waits for the frame and
     /// decodes once, at that size (never at full size).
-    func testDecodeWaitsForTheFrameAndUsesItsSize() {
+    func testDecodeWaitsForTheFrameAndUsesItsSize() async {
         let (host, _) = makeHost()
         let cache = ImageCache(budgetBytes: 4 << 20)
         let node = imageNode(.file(photo("retina.jpg")), size: .zero)
@@ -260,7 +263,7 @@ final class ImageNodeTests: XCTestCase {
 
     /// Growing past the decoded size decodes again (the old image stays until the new one lands);
     /// shrinking keeps the larger image.
-    func testGrowingDecodesAgainAndShrinkingDoesNot() {
+    func testGrowingDecodesAgainAndShrinkingDoesNot() async {
         let (host, _) = makeHost()
         let cache = ImageCache(budgetBytes: 4 << 20)
         let node = imageNode(.file(photo("retina.jpg")), size: Size(width: 40, height: 40))
@@ -285,7 +288,7 @@ final class ImageNodeTests: XCTestCase {
     }
 
     /// Leaving preload lets the decoded image go; coming back finds it in the cache.
-    func testLeavingPreloadReleasesTheImage() {
+    func testLeavingPreloadReleasesTheImage() async {
         let (host, _) = makeHost()
         let cache = ImageCache(budgetBytes: 4 << 20)
         let node = imageNode(.file(photo("chelsea.jpg")))
@@ -305,7 +308,7 @@ final class ImageNodeTests: XCTestCase {
     }
 
     /// The cache tells apart byte sources whose digests match but whose bytes differ.
-    func testCacheKeysCompareBytesNotDigests() throws {
+    func testCacheKeysCompareBytesNotDigests() async throws {
         let cache = ImageCache(budgetBytes: 1 << 20)
         let a = try bytes("coffee.jpg")
         var b = a

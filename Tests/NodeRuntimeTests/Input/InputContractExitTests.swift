@@ -8,35 +8,39 @@ import TestSupport
 @Suite struct InputContractExitTests {
     @Test func focusingOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let host = UncheckedSendable(makeHost().0)
-            onBackgroundThread { host.value.focus(nil) }
+            await MainActor.run {
+                let host = UncheckedSendable(makeHost().0)
+                onBackgroundThread { callIgnoringIsolation { host.value.focus(nil) } }
+            }
         }
         ContractTrap.expectMessage(result, "NodeHost.focus must run on the UI thread")
     }
 
     @Test func readingTheHoveredNodeOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let host = UncheckedSendable(makeHost().0)
-            onBackgroundThread { _ = host.value.hoveredNode }
+            await MainActor.run {
+                let host = UncheckedSendable(makeHost().0)
+                onBackgroundThread { callIgnoringIsolation { _ = host.value.hoveredNode } }
+            }
         }
         ContractTrap.expectMessage(result, "NodeHost.hoveredNode must run on the UI thread")
     }
 
     @Test func makingARecognizerOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            onBackgroundThread { _ = TapGestureRecognizer() }
+            await MainActor.run {
+                onBackgroundThread { callIgnoringIsolation { _ = TapGestureRecognizer() } }
+            }
         }
         ContractTrap.expectMessage(result, "GestureRecognizer.init must run on the UI thread")
     }
 
     @Test func attachingARecognizerOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let node = UncheckedSendable(Node()), recognizer = UncheckedSendable(TapGestureRecognizer())
-            onBackgroundThread { node.value.addGestureRecognizer(recognizer.value) }
+            await MainActor.run {
+                let node = UncheckedSendable(Node()), recognizer = UncheckedSendable(TapGestureRecognizer())
+                onBackgroundThread { callIgnoringIsolation { node.value.addGestureRecognizer(recognizer.value) } }
+            }
         }
         ContractTrap.expectMessage(result, "Node.addGestureRecognizer must run on the UI thread")
     }

@@ -5,7 +5,7 @@ import XCTest
 
 /// A node that logs its touches (with their buttons and click counts) and hover callbacks, and may
 /// ask for a cursor.
-private final class PointerLogNode: Node {
+private final class PointerLogNode: Node, @unchecked Sendable {
     let name: String
     let log: EventLog
     var touches: [Touch] = []
@@ -26,20 +26,24 @@ private final class PointerLogNode: Node {
 }
 
 /// Mouse buttons, click counts, hover and the cursor, through the host on a virtual clock.
+@MainActor
 final class PointerInputTests: XCTestCase {
-    private var host: NodeHost!
-    private var backend: RecordingRenderBackend!
+    nonisolated(unsafe) private var host: NodeHost!
+    nonisolated(unsafe) private var backend: RecordingRenderBackend!
     private var time = 0.0
 
     override func setUp() {
         super.setUp()
-        (host, backend) = makeHost(width: 400, height: 300)
+        (host, backend) = MainActor.assumeIsolated { makeHost(width: 400, height: 300) }
     }
 
     override func tearDown() {
-        host.setRootNode(nil)
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
+        let host = self.host!
+        MainActor.assumeIsolated {
+            host.setRootNode(nil)
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+        }
     }
 
     private func frame(_ events: [InputEvent] = []) {
@@ -54,7 +58,7 @@ final class PointerInputTests: XCTestCase {
 
     // MARK: Buttons and clicks
 
-    func testOnlyThePrimaryButtonTapsUnlessTheRecognizerAsks() {
+    func testOnlyThePrimaryButtonTapsUnlessTheRecognizerAsks() async {
         let log = EventLog()
         let root = PointerLogNode("root", log: log, frame: .zero, interactive: false)
         let button = PointerLogNode("button", log: log, frame: Rect(x: 10, y: 10, width: 100, height: 40))
@@ -80,7 +84,7 @@ final class PointerInputTests: XCTestCase {
         XCTAssertEqual(button.touches.map(\.phase), [.began, .ended, .began, .ended, .began, .ended])
     }
 
-    func testAnotherButtonWhileOneIsDownBelongsToTheTouchThatIsDown() {
+    func testAnotherButtonWhileOneIsDownBelongsToTheTouchThatIsDown() async {
         let log = EventLog()
         let node = PointerLogNode("node", log: log, frame: Rect(x: 0, y: 0, width: 200, height: 200))
         host.setRootNode(node)
@@ -97,7 +101,7 @@ final class PointerInputTests: XCTestCase {
         XCTAssertEqual(taps, 1)
     }
 
-    func testTheClickCountReachesTouchesAndADoubleClickRecognizer() {
+    func testTheClickCountReachesTouchesAndADoubleClickRecognizer() async {
         let log = EventLog()
         let node = PointerLogNode("node", log: log, frame: Rect(x: 0, y: 0, width: 200, height: 200))
         host.setRootNode(node)
@@ -126,7 +130,7 @@ final class PointerInputTests: XCTestCase {
 
     // MARK: Hover
 
-    func testHoverEntersOutermostFirstAndExitsInnermostFirst() {
+    func testHoverEntersOutermostFirstAndExitsInnermostFirst() async {
         let log = EventLog()
         let root = PointerLogNode("root", log: log, frame: .zero, interactive: false)
         let panel = PointerLogNode("panel", log: log, frame: Rect(x: 0, y: 0, width: 200, height: 100), interactive: false)
@@ -166,7 +170,7 @@ final class PointerInputTests: XCTestCase {
 
     // MARK: The cursor
 
-    func testTheCursorComesFromTheHoveredChainAndIsSetOnlyWhenItChanges() throws {
+    func testTheCursorComesFromTheHoveredChainAndIsSetOnlyWhenItChanges() async throws {
         TextFixtures.useRepositoryFonts()
         Runtime.shared.contentsScale = 1
         let log = EventLog()

@@ -4,6 +4,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// Bad input gets a defined result and a diagnostic that names it; nothing traps or hangs.
+@MainActor
 final class LayoutBadInputTests: XCTestCase {
     private func kinds(_ layout: Layout) -> [LayoutDiagnostic.Kind] { layout.diagnostics.map(\.kind) }
 
@@ -17,7 +18,7 @@ final class LayoutBadInputTests: XCTestCase {
 
     // MARK: Ranges
 
-    func testNaNAndNegativeRangesAreRepaired() {
+    func testNaNAndNegativeRangesAreRepaired() async {
         let node = Box(40, 20, "box")
         let layout = node.layoutThatFits(SizeRange(min: size(.nan, -5), max: size(-10, .nan)))
         XCTAssertEqual(layout.size, size(0, 0))
@@ -25,13 +26,13 @@ final class LayoutBadInputTests: XCTestCase {
         XCTAssertTrue(layout.diagnostics[0].description.contains("Box 'box'"))
     }
 
-    func testAMinimumAboveTheMaximumIsLowered() {
+    func testAMinimumAboveTheMaximumIsLowered() async {
         let layout = Box(40, 20).layoutThatFits(SizeRange(min: size(100, 100), max: size(50, 50)))
         XCTAssertEqual(layout.size, size(50, 50))
         XCTAssertEqual(kinds(layout), [.invalidRange])
     }
 
-    func testARangeEditedPastItsChecksIsRepaired() {
+    func testARangeEditedPastItsChecksIsRepaired() async {
         var range = upTo(100, 100)
         range.min.width = .infinity
         range.max.height = -1
@@ -40,7 +41,7 @@ final class LayoutBadInputTests: XCTestCase {
         XCTAssertEqual(kinds(layout), [.invalidRange])
     }
 
-    func testANaNFrameStillLaysOut() {
+    func testANaNFrameStillLaysOut() async {
         let a = Box(10, 10)
         let root = SpecNode { _ in HStack { a } }
         root.frame = Rect(x: 0, y: 0, width: .nan, height: -3)
@@ -50,28 +51,28 @@ final class LayoutBadInputTests: XCTestCase {
 
     // MARK: Style
 
-    func testNaNAndNegativeStyleSizesAreIgnored() {
+    func testNaNAndNegativeStyleSizesAreIgnored() async {
         let a = Box(40, 20, "a")
         let layout = layOut(HStack(alignItems: .start) { a.width(.points(.nan)).height(-5).minWidth(.fraction(-1)) })
         XCTAssertEqual(frames(layout), [rect(0, 0, 40, 20)])
         XCTAssertEqual(kinds(layout), [.invalidDimension, .invalidDimension, .invalidDimension])
     }
 
-    func testAStyleMinimumAboveItsMaximumWins() {
+    func testAStyleMinimumAboveItsMaximumWins() async {
         let a = Box(40, 20, "a")
         let layout = layOut(HStack(alignItems: .start) { a.minWidth(60).maxWidth(30) }, upTo(200, 100))
         XCTAssertEqual(frames(layout), [rect(0, 0, 60, 20)])
         XCTAssertEqual(kinds(layout), [.minimumExceedsMaximum])
     }
 
-    func testAFractionOfAnUnboundedParentIsAuto() {
+    func testAFractionOfAnUnboundedParentIsAuto() async {
         let a = Box(40, 20, "a")
         let layout = layOut(VStack(alignItems: .start) { a.height(.fraction(0.5)) }, upTo(100, .infinity))
         XCTAssertEqual(frames(layout), [rect(0, 0, 40, 20)])
         XCTAssertEqual(kinds(layout), [.unboundedFraction])
     }
 
-    func testBadFlexFactorsCountAsZero() {
+    func testBadFlexFactorsCountAsZero() async {
         let a = Box(40, 20, "a"), b = Box(60, 30, "b")
         let layout = layOut(HStack(alignItems: .start) { a.flexGrow(-1); b.flexGrow(.nan).flexShrink(.infinity) },
                             exactly(80, 30))
@@ -82,7 +83,7 @@ final class LayoutBadInputTests: XCTestCase {
 
     // MARK: Leaf sizes
 
-    final class BadLeaf: Node {
+    final class BadLeaf: Node, @unchecked Sendable {
         let answer: Size
         init(_ answer: Size) {
             self.answer = answer
@@ -91,7 +92,7 @@ final class LayoutBadInputTests: XCTestCase {
         override func calculateSizeThatFits(_ constrainedSize: Size) -> Size { answer }
     }
 
-    func testALeafSizeThatIsNotASizeBecomesTheMinimum() {
+    func testALeafSizeThatIsNotASizeBecomesTheMinimum() async {
         for answer in [size(.nan, 10), size(.infinity, -4), size(-1, .nan)] {
             let layout = BadLeaf(answer).layoutThatFits(SizeRange(min: size(3, 4), max: size(100, 100)))
             XCTAssertEqual(layout.size.width, answer.width.isFinite && answer.width >= 0 ? answer.width : 3)
@@ -100,7 +101,7 @@ final class LayoutBadInputTests: XCTestCase {
         }
     }
 
-    func testABadLeafInsideAStackLeavesTheOthersInPlace() {
+    func testABadLeafInsideAStackLeavesTheOthersInPlace() async {
         let bad = BadLeaf(size(.infinity, .nan)), good = Box(10, 10)
         let layout = layOut(HStack(alignItems: .start) { bad; good })
         assertFinite(layout)
@@ -109,14 +110,14 @@ final class LayoutBadInputTests: XCTestCase {
 
     // MARK: Spec parameters
 
-    func testNaNSpacingIsZero() {
+    func testNaNSpacingIsZero() async {
         let a = Box(40, 20), b = Box(60, 30)
         let layout = layOut(HStack(spacing: .nan, alignItems: .start, lineSpacing: .infinity) { a; b })
         XCTAssertEqual(frames(layout), [rect(0, 0, 40, 20), rect(40, 0, 60, 30)])
         XCTAssertEqual(kinds(layout), [.invalidParameter, .invalidParameter])
     }
 
-    func testABadRatioIsIgnored() {
+    func testABadRatioIsIgnored() async {
         for ratio in [-1.0, 0, .nan, .infinity] {
             let layout = layOut(Box(40, 20).ratio(ratio), upTo(100, 100))
             XCTAssertEqual(frames(layout), [rect(0, 0, 40, 20)])
@@ -124,14 +125,14 @@ final class LayoutBadInputTests: XCTestCase {
         }
     }
 
-    func testInfiniteInsetsAreZero() {
+    func testInfiniteInsetsAreZero() async {
         let layout = layOut(Box(40, 20).inset(EdgeInsets(top: .infinity, left: .nan, bottom: 2, right: 2)))
         XCTAssertEqual(layout.size, size(42, 22))
         XCTAssertEqual(frames(layout), [rect(0, 0, 40, 20)])
         XCTAssertEqual(kinds(layout), [.invalidParameter, .invalidParameter])
     }
 
-    func testBadPositionsAndOffsetsAreZero() {
+    func testBadPositionsAndOffsetsAreZero() async {
         let a = Box(10, 10), badge = Box(4, 4)
         let absolute = layOut(AbsoluteSpec(sizing: .sizeToFit) { a.position(Point(x: .nan, y: 3)) })
         XCTAssertEqual(frames(absolute), [rect(0, 3, 10, 10)])
@@ -143,7 +144,7 @@ final class LayoutBadInputTests: XCTestCase {
 
     // MARK: Nodes named wrongly
 
-    func testANodeNamedTwiceIsPlacedOnceAtItsFirstPlace() {
+    func testANodeNamedTwiceIsPlacedOnceAtItsFirstPlace() async {
         let a = Box(40, 20, "a"), b = Box(60, 30, "b")
         let layout = layOut(HStack(alignItems: .start) { a; b; a })
         XCTAssertEqual(layout.children.count, 2)
@@ -152,7 +153,7 @@ final class LayoutBadInputTests: XCTestCase {
         XCTAssertEqual(kinds(layout), [.duplicateNode])
     }
 
-    func testASpecThatNamesItsOwnNodeEnds() {
+    func testASpecThatNamesItsOwnNodeEnds() async {
         let itself = Locked<SpecNode?>(nil)
         let a = Box(10, 10)
         let node = SpecNode("loop") { _ in HStack { a; itself.withLock { $0 } } }
@@ -166,7 +167,7 @@ final class LayoutBadInputTests: XCTestCase {
         XCTAssertTrue(node.subnodes.elementsEqual([a], by: ===))
     }
 
-    func testTwoSpecsThatNameEachOtherEnd() {
+    func testTwoSpecsThatNameEachOtherEnd() async {
         let box = Locked<[SpecNode]>([])
         let first = SpecNode("first") { _ in VStack { box.withLock { $0[1] } } }
         let second = SpecNode("second") { _ in VStack { box.withLock { $0[0] } } }
@@ -177,7 +178,7 @@ final class LayoutBadInputTests: XCTestCase {
         box.withLock { $0 = [] }
     }
 
-    func testAManagedSpecThatNamesAnAncestorLeavesTheTreeAcyclic() {
+    func testAManagedSpecThatNamesAnAncestorLeavesTheTreeAcyclic() async {
         let root = Node()
         let child = SpecNode("child") { _ in HStack { root } }
         root.addSubnode(child)
@@ -190,7 +191,7 @@ final class LayoutBadInputTests: XCTestCase {
         XCTAssertTrue(root.subnodes.elementsEqual([child], by: ===))
     }
 
-    func testANodeThatIsNotASubnodeIsReportedAndNotMoved() {
+    func testANodeThatIsNotASubnodeIsReportedAndNotMoved() async {
         let stranger = Box(10, 10, "stranger")
         stranger.frame = rect(1, 2, 3, 4)
         let owner = SpecNode("owner", manages: false) { _ in HStack { stranger } }
@@ -201,7 +202,7 @@ final class LayoutBadInputTests: XCTestCase {
         XCTAssertEqual(stranger.frame, rect(1, 2, 3, 4))
     }
 
-    func testADiagnosticSaysWhatWasDone() {
+    func testADiagnosticSaysWhatWasDone() async {
         let a = Box(10, 10, "label")
         let layout = layOut(HStack { a.minWidth(20).maxWidth(5) })
         XCTAssertEqual(layout.diagnostics.first?.description,

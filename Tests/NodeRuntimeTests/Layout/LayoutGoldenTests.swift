@@ -6,11 +6,12 @@ import XCTest
 
 /// Composed specs laid out by the host, drawn in the background and composited by the software
 /// renderer, compared with goldens: what a person checks by eye that the frames above add up to.
+@MainActor
 final class LayoutGoldenTests: XCTestCase {
     static let background = Color(rgb: 0x1E2630)
 
     /// Stands in for text: one bar per wrapped line, as wide as the glyphs on it.
-    final class BarText: Node, NodeDrawing, LayoutStyleDefaults {
+    final class BarText: Node, NodeDrawing, LayoutStyleDefaults, @unchecked Sendable {
         struct Parameters: Sendable {
             var metrics: FakeText.Metrics
             var color: Color
@@ -86,7 +87,7 @@ final class LayoutGoldenTests: XCTestCase {
         }
     }
 
-    func testChatCells() throws {
+    func testChatCells() async throws {
         let cells = [chatCell(title: 18, preview: 120, unread: true), chatCell(title: 60, preview: 30, unread: false),
                      chatCell(title: 30, preview: 200, unread: true)]
         let root = SpecNode { _ in VStack(spacing: 2) { cells }.inset(EdgeInsets(top: 10, left: 10, bottom: 10, right: 10)) }
@@ -94,7 +95,7 @@ final class LayoutGoldenTests: XCTestCase {
     }
 
     /// Justification, alignment and wrapping, one band each.
-    func testStacks() throws {
+    func testStacks() async throws {
         let palette: [UInt32] = [0xF2C14E, 0x36C2B4, 0xE0483C, 0x7B4FD6, 0x5B7FE0]
         func box(_ width: Double, _ height: Double, _ index: Int) -> any LayoutElement {
             color(palette[index % palette.count]).size(Size(width: width, height: height))
@@ -126,7 +127,7 @@ final class LayoutGoldenTests: XCTestCase {
     }
 
     /// Inset, background, overlay, centre, relative, ratio, corner and absolute, one tile each.
-    func testSpecs() throws {
+    func testSpecs() async throws {
         func node(_ rgb: UInt32, alpha: UInt8 = 255) -> ColorNode { ColorNode(Color(rgb: rgb, alpha: alpha)) }
         let tileSize = Size(width: 66, height: 66)
         func tile(_ content: any LayoutElement) -> any LayoutElement {

@@ -5,10 +5,11 @@ import XCTest
 
 /// Layout as nodes use it: the cache and its invalidation, applying a layout, subnodes that follow the
 /// spec, measuring in the background, the builder.
+@MainActor
 final class LayoutNodeTests: XCTestCase {
     // MARK: Cache
 
-    func testASecondMeasurementComesFromTheCache() {
+    func testASecondMeasurementComesFromTheCache() async {
         let a = Box(40, 20, "a"), b = Box(60, 30, "b")
         let cell = SpecNode { _ in HStack { a; b } }
         let first = cell.layoutThatFits(upTo(200, 100))
@@ -19,7 +20,7 @@ final class LayoutNodeTests: XCTestCase {
         XCTAssertEqual(cell.specCount, 1)
     }
 
-    func testEachRangeIsCachedSeparately() {
+    func testEachRangeIsCachedSeparately() async {
         let a = Box(40, 20, "a")
         let cell = SpecNode { _ in HStack { a } }
         _ = cell.layoutThatFits(upTo(200, 100))
@@ -30,7 +31,7 @@ final class LayoutNodeTests: XCTestCase {
         XCTAssertEqual(cell.specCount, 2)
     }
 
-    func testSetNeedsLayoutBubblesToTheAncestorsOnly() {
+    func testSetNeedsLayoutBubblesToTheAncestorsOnly() async {
         let leaf = Box(10, 10, "leaf"), sibling = Box(20, 20, "sibling")
         let inner = SpecNode("inner", manages: false) { _ in HStack { leaf } }
         inner.addSubnode(leaf)
@@ -48,7 +49,7 @@ final class LayoutNodeTests: XCTestCase {
     }
 
     /// A leaf that invalidates itself while measuring, once: the result is returned but not kept.
-    final class SelfInvalidatingNode: Node {
+    final class SelfInvalidatingNode: Node, @unchecked Sendable {
         var invalidations = 1
         var measurements = 0
         override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
@@ -61,7 +62,7 @@ final class LayoutNodeTests: XCTestCase {
         }
     }
 
-    func testALayoutMeasuredAcrossAnInvalidationIsNotKept() {
+    func testALayoutMeasuredAcrossAnInvalidationIsNotKept() async {
         let node = SelfInvalidatingNode()
         XCTAssertEqual(node.layoutThatFits(upTo(50, 50)).size, size(5, 5))
         _ = node.layoutThatFits(upTo(50, 50))
@@ -69,7 +70,7 @@ final class LayoutNodeTests: XCTestCase {
         XCTAssertEqual(node.measurements, 2)
     }
 
-    func testStyleChangesInvalidate() {
+    func testStyleChangesInvalidate() async {
         let a = Box(40, 20, "a")
         let cell = SpecNode { _ in HStack(alignItems: .start) { a } }
         a.style.flexGrow = 0  // first use: no change, the cache stays empty either way
@@ -81,7 +82,7 @@ final class LayoutNodeTests: XCTestCase {
 
     // MARK: Applying
 
-    func testLayoutIfNeededAppliesNestedLayoutsParentsFirst() {
+    func testLayoutIfNeededAppliesNestedLayoutsParentsFirst() async {
         let x = Box(10, 10, "x"), y = Box(10, 10, "y"), footer = Box(30, 15, "footer")
         let log = EventLog()
         let header = SpecNode("header") { _ in HStack(justifyContent: .spaceBetween) { x; y } }
@@ -98,7 +99,7 @@ final class LayoutNodeTests: XCTestCase {
         XCTAssertTrue(root.hasCachedLayout(for: exactly(200, 100)))
     }
 
-    func testAutomaticSubnodesFollowTheSpec() {
+    func testAutomaticSubnodesFollowTheSpec() async {
         let a = Box(10, 10, "a"), b = Box(10, 10, "b"), c = Box(10, 10, "c")
         let showsA = Locked(true)
         let root = SpecNode { _ in
@@ -116,7 +117,7 @@ final class LayoutNodeTests: XCTestCase {
         XCTAssertEqual(b.frame, rect(10, 0, 10, 20))
     }
 
-    func testNewSubnodesGoInSpecOrder() {
+    func testNewSubnodesGoInSpecOrder() async {
         let a = Box(10, 10, "a"), b = Box(10, 10, "b"), c = Box(10, 10, "c")
         let includesB = Locked(false)
         let root = SpecNode { _ in HStack { a; if includesB.withLock({ $0 }) { b }; c } }
@@ -128,7 +129,7 @@ final class LayoutNodeTests: XCTestCase {
         XCTAssertTrue(root.subnodes.elementsEqual([a, b, c], by: ===))
     }
 
-    func testASpecMayPlaceTheSubnodeOfANodeItPlaces() {
+    func testASpecMayPlaceTheSubnodeOfANodeItPlaces() async {
         for manages in [false, true] {
             let capsule = Node(), count = Box(10, 8, "count"), title = Box(50, 10, "title")
             capsule.addSubnode(count)
@@ -152,7 +153,7 @@ final class LayoutNodeTests: XCTestCase {
         }
     }
 
-    func testHostLaysTheRootOutAgainAfterAChildChanges() {
+    func testHostLaysTheRootOutAgainAfterAChildChanges() async {
         let (host, _) = makeHost(width: 200, height: 100)
         let short = FakeText(10, "short"), long = FakeText(20, "long"), other = Box(20, 20, "other")
         let useLong = Locked(false)
@@ -179,7 +180,7 @@ final class LayoutNodeTests: XCTestCase {
         Node.backgroundLayoutQueue.sync(flags: .barrier) {}
     }
 
-    func testLayoutInBackgroundIsMeasuredOffTheUIThreadAndAppliedInOneDrain() {
+    func testLayoutInBackgroundIsMeasuredOffTheUIThreadAndAppliedInOneDrain() async {
         let a = Box(40, 20, "a"), b = Box(60, 30, "b")
         let measuredOnUIThread = Locked<[Bool]>([])
         let root = SpecNode { _ in
@@ -198,7 +199,7 @@ final class LayoutNodeTests: XCTestCase {
         XCTAssertEqual(b.frame, rect(40, 0, 60, 30))
     }
 
-    func testABackgroundLayoutInvalidatedBeforeItIsAppliedIsMeasuredAgain() {
+    func testABackgroundLayoutInvalidatedBeforeItIsAppliedIsMeasuredAgain() async {
         let a = Box(40, 20, "a"), b = Box(60, 30, "b")
         let reversed = Locked(false)
         let root = SpecNode { _ in HStack(alignItems: .start, reversed: reversed.withLock { $0 }) { a; b } }
@@ -215,7 +216,7 @@ final class LayoutNodeTests: XCTestCase {
         XCTAssertEqual(b.frame, rect(0, 0, 60, 30))
     }
 
-    func testABackgroundLayoutForARangeResizesTheNode() {
+    func testABackgroundLayoutForARangeResizesTheNode() async {
         let a = Box(40, 20, "a")
         let root = SpecNode { _ in HStack { a }.inset(5) }
         root.frame = rect(7, 7, 0, 0)
@@ -228,7 +229,7 @@ final class LayoutNodeTests: XCTestCase {
 
     // MARK: Builder
 
-    func testBuilderControlFlow() {
+    func testBuilderControlFlow() async {
         let nodes = (0..<6).map { Box(10, 10, "n\($0)") }
         let missing: Box? = nil
         let present: Box? = nodes[2]
@@ -247,7 +248,7 @@ final class LayoutNodeTests: XCTestCase {
         }
     }
 
-    func testACellReadsLikeItsShape() {
+    func testACellReadsLikeItsShape() async {
         let avatar = Box(40, 40, "avatar"), badge = Box(12, 12, "badge")
         let title = FakeText(12, "title"), time = FakeText(5, "time"), preview = FakeText(80, maximumLines: 2, "preview")
         let cell = VStack(spacing: 4) {
@@ -262,7 +263,7 @@ final class LayoutNodeTests: XCTestCase {
         ])
     }
 
-    func testDiagnosticsOfNodesReachTheirAncestors() {
+    func testDiagnosticsOfNodesReachTheirAncestors() async {
         let bad = Box(10, 10, "bad")
         bad.style.width = .points(.nan)
         let inner = SpecNode("inner") { _ in HStack { bad } }
@@ -272,7 +273,7 @@ final class LayoutNodeTests: XCTestCase {
         XCTAssertEqual(layout.diagnostics.first?.subject, "Box 'bad'")
     }
 
-    func testAWarmPassMeasuresNothing() {
+    func testAWarmPassMeasuresNothing() async {
         let leaves = (0..<50).map { _ in (Box(30, 30), FakeText(40)) }
         let cells = leaves.map { leaf in SpecNode { _ in HStack(spacing: 4) { leaf.0; leaf.1 } } }
         let range = SizeRange(min: size(120, 0), max: size(120, .infinity))

@@ -7,6 +7,7 @@ import XCTest
 /// Properties over random trees from a seeded generator: no NaN, sizes within their ranges, children
 /// inside their parents when nothing forces a minimum, the same layout for the same input, and the same
 /// layout whether one thread measures or eight measure at once.
+@MainActor
 final class LayoutPropertyTests: XCTestCase {
     /// Which trees to make: anything, or only elements that never force a minimum size.
     enum Family { case everything, withoutMinimums }
@@ -130,7 +131,7 @@ final class LayoutPropertyTests: XCTestCase {
     // MARK: Checks
 
     /// The layout as text with nodes named by their place in `nodes`: two builds of one seed compare equal.
-    private static func describe(_ layout: Layout, _ nodes: [Node]) -> String {
+    nonisolated private static func describe(_ layout: Layout, _ nodes: [Node]) -> String {
         let index = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { (ObjectIdentifier($1), $0) })
         func text(_ layout: Layout) -> String {
             let children = layout.children.map { "\(index[ObjectIdentifier($0.node)] ?? -1)@\($0.frame){\(text($0.layout))}" }
@@ -156,7 +157,7 @@ final class LayoutPropertyTests: XCTestCase {
         visit(layout)
     }
 
-    func testRandomTreesAreSoundAndWithinTheirRange() {
+    func testRandomTreesAreSoundAndWithinTheirRange() async {
         for seed in UInt64(1)...400 {
             let tree = TreeBuilder(seed: seed, family: .everything).make()
             let layout = tree.root.layoutThatFits(tree.range)
@@ -167,7 +168,7 @@ final class LayoutPropertyTests: XCTestCase {
         }
     }
 
-    func testWithoutMinimumsChildrenStayInsideTheirParents() {
+    func testWithoutMinimumsChildrenStayInsideTheirParents() async {
         let epsilon = 1e-6
         for seed in UInt64(1)...400 {
             let tree = TreeBuilder(seed: seed, family: .withoutMinimums).make()
@@ -186,7 +187,7 @@ final class LayoutPropertyTests: XCTestCase {
         }
     }
 
-    func testTheSameInputGivesTheSameLayout() {
+    func testTheSameInputGivesTheSameLayout() async {
         for seed in UInt64(1)...200 {
             let first = TreeBuilder(seed: seed, family: .everything).make()
             let second = TreeBuilder(seed: seed, family: .everything).make()
@@ -200,7 +201,7 @@ final class LayoutPropertyTests: XCTestCase {
         }
     }
 
-    func testEightThreadsAtOnceMeasureWhatOneThreadMeasures() {
+    func testEightThreadsAtOnceMeasureWhatOneThreadMeasures() async {
         for seed in UInt64(1)...40 {
             let reference = TreeBuilder(seed: seed, family: .everything).make()
             let expected = Self.describe(reference.root.layoutThatFits(reference.range), reference.nodes)

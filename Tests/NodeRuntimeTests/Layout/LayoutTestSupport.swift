@@ -5,7 +5,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// A leaf with a fixed natural size that counts its measurements.
-final class Box: Node {
+final class Box: Node, @unchecked Sendable {
     let natural: Size
     private let measurements = Atomic<Int>(0)
 
@@ -27,7 +27,7 @@ final class Box: Node {
 /// A stand-in for a text node: `characters` glyphs of `characterWidth`, wrapped onto as many lines of
 /// `lineHeight` as the width allows (at least one glyph a line), like a label that wraps. Like the real
 /// text node it shrinks in a crowded stack by default and knows its baselines.
-final class FakeText: Node, LayoutStyleDefaults {
+final class FakeText: Node, LayoutStyleDefaults, @unchecked Sendable {
     struct Metrics: Sendable {
         var characters: Int
         var characterWidth = 5.0
@@ -74,11 +74,11 @@ final class FakeText: Node, LayoutStyleDefaults {
 }
 
 /// A node whose layout spec is a closure; it manages its subnodes from the spec.
-final class SpecNode: Node {
-    let makeSpec: (SizeRange) -> (any LayoutSpec)?
+final class SpecNode: Node, @unchecked Sendable {
+    let makeSpec: @Sendable (SizeRange) -> (any LayoutSpec)?
     private let measurements = Atomic<Int>(0)
 
-    init(_ name: String? = nil, manages: Bool = true, _ makeSpec: @escaping (SizeRange) -> (any LayoutSpec)?) {
+    init(_ name: String? = nil, manages: Bool = true, _ makeSpec: @escaping @Sendable (SizeRange) -> (any LayoutSpec)?) {
         self.makeSpec = makeSpec
         super.init()
         debugName = name

@@ -2,6 +2,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// The Fenwick tree of row heights against plain sums.
+@MainActor
 final class ListGeometryTests: XCTestCase {
     private func naiveOffset(_ heights: [Double], _ row: Int) -> Double { heights.prefix(row).reduce(0, +) }
 
@@ -14,7 +15,7 @@ final class ListGeometryTests: XCTestCase {
         return y <= 0 ? heights.firstIndex { $0 > 0 } ?? 0 : heights.count - 1
     }
 
-    func testOffsetsAndLookupsMatchPlainSumsThroughRandomEdits() {
+    func testOffsetsAndLookupsMatchPlainSumsThroughRandomEdits() async {
         var random = SystemRandomNumberGenerator()
         // Heights on a half-point grid, some zero, as the list rounds them.
         var heights = (0..<257).map { _ in Double(Int.random(in: 0...80, using: &random)) / 2 }
@@ -38,7 +39,7 @@ final class ListGeometryTests: XCTestCase {
         }
     }
 
-    func testRowsOverlappingAnInterval() {
+    func testRowsOverlappingAnInterval() async {
         var geometry = RowGeometry()
         geometry.replaceAll(heights: [10, 10, 0, 10, 10], measured: Array(repeating: true, count: 5))
         XCTAssertEqual(geometry.rows(overlapping: 0, 10), 0...0)
@@ -50,7 +51,7 @@ final class ListGeometryTests: XCTestCase {
         XCTAssertNil(RowGeometry().rows(overlapping: 0, 100))
     }
 
-    func testMeasuredFlagsSurviveUntilMarkedUnmeasured() {
+    func testMeasuredFlagsSurviveUntilMarkedUnmeasured() async {
         var geometry = RowGeometry()
         geometry.replaceAll(heights: Array(repeating: 10, count: 130), measured: (0..<130).map { $0 % 3 == 0 })
         XCTAssertEqual(geometry.measuredFlags.filter { $0 }.count, 44)

@@ -4,10 +4,13 @@ import XCTest
 @testable import NodeRuntime
 
 /// Memory depends on the viewport, not on the number of rows.
+@MainActor
 final class ListMemoryTests: XCTestCase {
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+        }
     }
 
     private struct Footprint {
@@ -49,7 +52,7 @@ final class ListMemoryTests: XCTestCase {
                          liveRows: liveRows, nodesMade: nodesMade)
     }
 
-    func testBitmapAndTextureBytesDoNotGrowWithTheRowCount() {
+    func testBitmapAndTextureBytesDoNotGrowWithTheRowCount() async {
         let small = scrollThrough(rows: 10_000)
         let large = scrollThrough(rows: 100_000)
         XCTAssertGreaterThan(large.nodesMade, 90_000, "the large list really went through its rows")

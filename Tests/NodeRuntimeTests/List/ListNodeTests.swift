@@ -6,11 +6,14 @@ import XCTest
 
 /// The list's interface-state ranges: every row's state after scripted scrolls, the callbacks' order
 /// and thread, scheduler priorities that follow the viewport, cancelled decodes, the checkerboard.
+@MainActor
 final class ListNodeTests: XCTestCase {
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
-        Runtime.shared.commitBudgetBytes = DisplayCoordinator.defaultCommitBudgetBytes
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+            Runtime.shared.commitBudgetBytes = DisplayCoordinator.defaultCommitBudgetBytes
+        }
     }
 
     /// 100 rows of 20 points in a 100-point viewport: five rows a screen.
@@ -20,7 +23,7 @@ final class ListNodeTests: XCTestCase {
         return ListHarness(source: source)
     }
 
-    func testAnIdleListUsesTheMinimumRanges() {
+    func testAnIdleListUsesTheMinimumRanges() async {
         var harness = makeHarness()
         harness.settle()
         XCTAssertEqual(harness.list.rangeMode, .minimum, "a list that has not scrolled keeps the small set")
@@ -35,7 +38,7 @@ final class ListNodeTests: XCTestCase {
         XCTAssertEqual(harness.list.statistics.liveRows, 10)
     }
 
-    func testEveryRowsStateFollowsScrollsForwardBackAndAJump() {
+    func testEveryRowsStateFollowsScrollsForwardBackAndAJump() async {
         var harness = makeHarness()
         harness.settle()
 
@@ -63,7 +66,7 @@ final class ListNodeTests: XCTestCase {
                        "only rows near the viewport have nodes")
     }
 
-    func testEveryRowsStateStaysRightThroughAWalkOfSmallAndLargeSteps() {
+    func testEveryRowsStateStaysRightThroughAWalkOfSmallAndLargeSteps() async {
         // The pass visits only rows at the ranges' moving edges; check every row after every step.
         var harness = ListHarness(source: TestListSource(count: 300, height: 20))
         harness.settle()
@@ -94,7 +97,7 @@ final class ListNodeTests: XCTestCase {
         }
     }
 
-    func testAFlingMovesEveryRowThroughItsStatesAndComesToRest() {
+    func testAFlingMovesEveryRowThroughItsStatesAndComesToRest() async {
         var harness = makeHarness()
         harness.settle()
         // Drag up 15 points a frame (900 points a second) and let go while moving: a fling.
@@ -120,7 +123,7 @@ final class ListNodeTests: XCTestCase {
 
     /// The lifecycle's order for list rows: measure → preload → display and didLoad → layout() →
     /// visible, and back out.
-    func testCallbacksComeInOrderOnTheUIThread() {
+    func testCallbacksComeInOrderOnTheUIThread() async {
         let log = EventLog()
         var harness = makeHarness(log: log)
         harness.settle()
@@ -144,7 +147,7 @@ final class ListNodeTests: XCTestCase {
         ])
     }
 
-    func testSchedulerPrioritiesFollowTheViewportAndFlipWithTheDirection() {
+    func testSchedulerPrioritiesFollowTheViewportAndFlipWithTheDirection() async {
         var harness = makeHarness()
         harness.settle()
         harness.list.setContentOffset(1000, animated: false)
@@ -163,7 +166,7 @@ final class ListNodeTests: XCTestCase {
         XCTAssertEqual(aheadNow, 10)
     }
 
-    func testTheCheckerboardIsRecordedEachFrame() {
+    func testTheCheckerboardIsRecordedEachFrame() async {
         var harness = makeHarness()
         harness.settle()
         XCTAssertEqual(harness.host.lastFrame.visibleCellArea, 100 * 100)
@@ -176,7 +179,7 @@ final class ListNodeTests: XCTestCase {
         XCTAssertGreaterThan(harness.list.statistics.checkerboardArea, 0)
     }
 
-    func testLeavingPreloadCancelsImageDecodes() throws {
+    func testLeavingPreloadCancelsImageDecodes() async throws {
         let bytes = [UInt8](try Data(contentsOf: GoldenImage.repositoryRoot.appendingPathComponent("Assets/photos/clock.jpg")))
         let cache = ImageCache(budgetBytes: 1 << 20)
         let cacheBox = UncheckedSendable(cache)
@@ -233,7 +236,7 @@ final class ListNodeTests: XCTestCase {
         XCTAssertEqual(images.map { $0.image == nil }, [true, true])
     }
 
-    func testTheUploadBudgetCommitsVisibleRowsFirst() {
+    func testTheUploadBudgetCommitsVisibleRowsFirst() async {
         // Nodes five screens either way, drawn a screen ahead: scrolling finds the rows measured.
         let tuning = ListRangeTuning(display: .init(leading: 1, trailing: 0), preload: .init(leading: 1, trailing: 0),
                                      measure: .init(leading: 5, trailing: 5))
@@ -266,7 +269,7 @@ final class ListNodeTests: XCTestCase {
         XCTAssertTrue((15...24).allSatisfy { harness.list.nodeForRow($0)?.layerIfLoaded?.contents != nil })
     }
 
-    func testTheRangeOverlayTintsRowsByState() {
+    func testTheRangeOverlayTintsRowsByState() async {
         var harness = makeHarness()
         harness.list.showsRangeOverlay = true
         harness.settle()
@@ -282,7 +285,7 @@ final class ListNodeTests: XCTestCase {
         XCTAssertFalse(harness.list.layer.sublayers.contains { $0.name == "list-range-overlay" })
     }
 
-    func testAnIdleDelayFallsBackToTheMinimumRanges() {
+    func testAnIdleDelayFallsBackToTheMinimumRanges() async {
         var harness = makeHarness()
         harness.list.idleRangeDelay = 1
         harness.settle()
@@ -295,7 +298,7 @@ final class ListNodeTests: XCTestCase {
         assertRowStates(harness, height: 20, forward: true, tuning: .minimum)
     }
 
-    func testAHiddenListKeepsItsRowsOffScreen() {
+    func testAHiddenListKeepsItsRowsOffScreen() async {
         var harness = makeHarness()
         harness.settle()
         harness.list.setInterfaceState([.measureLayout, .preload])

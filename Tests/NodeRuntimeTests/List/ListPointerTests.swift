@@ -5,7 +5,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// A list row holding a text with one link, `link-<identity>`, inset by 10 points.
-private final class LinkRowNode: Node {
+private final class LinkRowNode: Node, @unchecked Sendable {
     let text: TextNode
 
     init(identity: Int, opened: EventLog) {
@@ -26,7 +26,7 @@ private final class LinkRowNode: Node {
 }
 
 /// A node that scrolls with the wheel and records what reached it.
-private final class WheelRecordingNode: Node, WheelScrollable {
+private final class WheelRecordingNode: Node, WheelScrollable, @unchecked Sendable {
     var received: [(dx: Double, dy: Double)] = []
     func scrollWheel(dx: Double, dy: Double) -> Bool {
         received.append((dx, dy))
@@ -36,18 +36,23 @@ private final class WheelRecordingNode: Node, WheelScrollable {
 
 /// Touches, the wheel, hover and the cursor over a list whose rows hold links: the rows are not the
 /// list's subnodes, so all of it goes through the row's event parent.
+@MainActor
 final class ListPointerTests: XCTestCase {
     private let opened = EventLog()
 
     override func setUp() {
         super.setUp()
-        TextFixtures.useRepositoryFonts()
-        Runtime.shared.contentsScale = 1
+        MainActor.assumeIsolated {
+            TextFixtures.useRepositoryFonts()
+            Runtime.shared.contentsScale = 1
+        }
     }
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+        }
     }
 
     /// 60 link rows in a 300 × 200 list.
@@ -77,7 +82,7 @@ final class ListPointerTests: XCTestCase {
 
     // MARK: Arbitration
 
-    func testAClickOnARowsLinkOpensItAndDoesNotSelectTheRow() throws {
+    func testAClickOnARowsLinkOpensItAndDoesNotSelectTheRow() async throws {
         var harness = makeLinkList()
         var selected: [Int] = []
         harness.list.onSelectRow = { selected.append($0) }
@@ -98,7 +103,7 @@ final class ListPointerTests: XCTestCase {
         XCTAssertEqual(opened.names, ["link-1"])
     }
 
-    func testADragThatStartsOnALinkScrollsTheListAndTheLinkDoesNotOpen() throws {
+    func testADragThatStartsOnALinkScrollsTheListAndTheLinkDoesNotOpen() async throws {
         var harness = makeLinkList()
         let point = try linkPoint(harness, row: 2)
         harness.frame([.pointerDown(point, button: 1)])
@@ -129,7 +134,7 @@ final class ListPointerTests: XCTestCase {
         XCTAssertEqual(harness.list.contentOffset, 75, accuracy: 1e-9)
     }
 
-    func testAClickOnALinkWhileTheListGlidesStopsTheListAndOpensNothing() throws {
+    func testAClickOnALinkWhileTheListGlidesStopsTheListAndOpensNothing() async throws {
         var harness = makeLinkList()
         var selected: [Int] = []
         harness.list.onSelectRow = { selected.append($0) }
@@ -159,7 +164,7 @@ final class ListPointerTests: XCTestCase {
         XCTAssertEqual(opened.names, ["link-\(index)"])
     }
 
-    func testARightClickOnALinkOpensNothingAndSelectsNothing() throws {
+    func testARightClickOnALinkOpensNothingAndSelectsNothing() async throws {
         var harness = makeLinkList()
         var selected: [Int] = []
         harness.list.onSelectRow = { selected.append($0) }
@@ -182,7 +187,7 @@ final class ListPointerTests: XCTestCase {
 
     // MARK: The wheel
 
-    func testTheWheelOverALinkScrollsTheNearestScrollableAncestor() throws {
+    func testTheWheelOverALinkScrollsTheNearestScrollableAncestor() async throws {
         let (host, _) = makeHost(width: 300, height: 240)
         var time = 0.0
         let outer = WheelRecordingNode()
@@ -227,7 +232,7 @@ final class ListPointerTests: XCTestCase {
     /// Three notches a frame apart build 2,880 points a second; after the last one the list stands
     /// for `wheelInertiaDelay`, then glides and slows at `wheelDecelerationRate` to where the closed
     /// form says, and stops.
-    func testTheWheelKeepsTheListMovingAfterItsLastEventThenStops() {
+    func testTheWheelKeepsTheListMovingAfterItsLastEventThenStops() async {
         var harness = ListHarness(source: TestListSource(count: 200, height: 20))
         harness.settle()
         let list = harness.list
@@ -277,7 +282,7 @@ final class ListPointerTests: XCTestCase {
 
     /// A touchpad's small precise steps: the glide carries on in their direction and stops at the
     /// edge it reaches, springing back from any overshoot.
-    func testTouchpadStepsGlideToTheEdgeAndSettleThere() {
+    func testTouchpadStepsGlideToTheEdgeAndSettleThere() async {
         var harness = ListHarness(source: TestListSource(count: 100, height: 20))
         harness.settle()
         harness.list.setContentOffset(1700, animated: false)
@@ -294,7 +299,7 @@ final class ListPointerTests: XCTestCase {
 
     // MARK: Hover and the cursor
 
-    func testHoverFollowsTheRowToTheListAndTheCursorShowsTheLink() throws {
+    func testHoverFollowsTheRowToTheListAndTheCursorShowsTheLink() async throws {
         var harness = makeLinkList()
         let row = try row(harness, 1)
         let link = try linkPoint(harness, row: 1)

@@ -4,10 +4,13 @@ import XCTest
 @testable import NodeRuntime
 
 /// Drags, flings, rubber bands, touches that stop a fling, the wheel and the keys, on a virtual clock.
+@MainActor
 final class ListScrollingTests: XCTestCase {
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+        }
     }
 
     /// 100 rows of 20 points in a 100-point viewport; the content is 2,000 points, the end at 1,900.
@@ -31,7 +34,7 @@ final class ListScrollingTests: XCTestCase {
         return offsets
     }
 
-    func testADragPastTheTopIsResistedAndSpringsBack() {
+    func testADragPastTheTopIsResistedAndSpringsBack() async {
         var harness = makeHarness()
         harness.frame([.pointerDown(Point(x: 50, y: 10), button: 1)])
         harness.frame([.pointerMoved(Point(x: 50, y: 30))])  // the pan begins 20 points in
@@ -47,7 +50,7 @@ final class ListScrollingTests: XCTestCase {
         XCTAssertTrue(zip(offsets, offsets.dropFirst()).allSatisfy { $0 <= $1 }, "springs straight back, no wobble")
     }
 
-    func testAFlingIntoTheEndOvershootsAndSettlesAtTheEnd() {
+    func testAFlingIntoTheEndOvershootsAndSettlesAtTheEnd() async {
         var harness = makeHarness()
         harness.list.setContentOffset(1800, animated: false)
         harness.settle()
@@ -63,7 +66,7 @@ final class ListScrollingTests: XCTestCase {
         XCTAssertEqual(harness.list.contentOffset, 1900)
     }
 
-    func testATouchStopsAFlingWithoutSelectingARow() {
+    func testATouchStopsAFlingWithoutSelectingARow() async {
         var harness = makeHarness()
         var selected: [Int] = []
         harness.list.onSelectRow = { selected.append($0) }
@@ -85,7 +88,7 @@ final class ListScrollingTests: XCTestCase {
         XCTAssertEqual(selected, [harness.list.row(at: Point(x: 50, y: 5))!])
     }
 
-    func testTheWheelScrollsTheListUnderThePointer() {
+    func testTheWheelScrollsTheListUnderThePointer() async {
         var harness = makeHarness()
         harness.frame([.pointerMoved(Point(x: 50, y: 50)), .wheel(dx: 0, dy: -2)])
         XCTAssertEqual(harness.list.contentOffset, 96, "two steps towards the end")
@@ -93,7 +96,7 @@ final class ListScrollingTests: XCTestCase {
         XCTAssertEqual(harness.list.contentOffset, 0, "clamped at the start")
     }
 
-    func testKeysScrollByStepsPagesAndToTheEnds() {
+    func testKeysScrollByStepsPagesAndToTheEnds() async {
         var harness = makeHarness()
         let list = harness.list
         harness.host.keyHandler = { key, modifiers in list.handleKey(key, modifiers: modifiers) }
@@ -121,7 +124,7 @@ final class ListScrollingTests: XCTestCase {
 
     // MARK: The laws of motion
 
-    func testFlingsDecayToTheirRestingPositionAndCrossEdgesContinuously() {
+    func testFlingsDecayToTheirRestingPositionAndCrossEdgesContinuously() async {
         let physics = ScrollPhysics()
         let rest = physics.flingRestingPosition(origin: 0, velocity: 3000)
         XCTAssertEqual(rest, 3000 / (-1000 * log(0.998)), accuracy: 1e-9)
@@ -136,7 +139,7 @@ final class ListScrollingTests: XCTestCase {
         XCTAssertTrue(physics.springHasSettled(position: late.position, velocity: late.velocity, rest: 1000))
     }
 
-    func testTheRubberBandIsInvertible() {
+    func testTheRubberBandIsInvertible() async {
         let physics = ScrollPhysics()
         for distance in [0.0, 1, 10, 100, 1000] {
             let shown = physics.rubberBand(distance, dimension: 800)

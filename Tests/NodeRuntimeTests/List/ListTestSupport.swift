@@ -6,7 +6,7 @@ import XCTest
 
 /// A list row for tests: fills itself with a colour that encodes its identity, measures to its
 /// height at the list's width, and logs its interface-state callbacks.
-final class TestRowNode: Node, NodeDrawing {
+final class TestRowNode: Node, NodeDrawing, @unchecked Sendable {
     struct DrawParameters: Sendable {
         var color: Color
         var gate: Gate?
@@ -56,6 +56,7 @@ final class TestRowNode: Node, NodeDrawing {
 }
 
 /// A data source over arrays the test edits: each row has a stable identity and a real height.
+@MainActor
 final class TestListSource: ListDataSource {
     var identities: [Int]
     var heights: [Double]
@@ -98,6 +99,7 @@ final class TestListSource: ListDataSource {
 }
 
 /// A host whose root is a list filling the window, registered as a frame participant.
+@MainActor
 struct ListHarness {
     let host: NodeHost
     let backend: RecordingRenderBackend
@@ -161,6 +163,7 @@ func expectedState(top: Double, height: Double, offset: Double, viewport: Double
     return state
 }
 
+@MainActor
 extension XCTestCase {
     /// Checks every row's state against `expectedState` for uniform rows of `height`.
     func assertRowStates(_ harness: ListHarness, height: Double, forward: Bool, tuning: ListRangeTuning,

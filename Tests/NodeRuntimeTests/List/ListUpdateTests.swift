@@ -4,10 +4,13 @@ import XCTest
 @testable import NodeRuntime
 
 /// Batch updates, anchoring, estimated heights and stack-from-bottom lists.
+@MainActor
 final class ListUpdateTests: XCTestCase {
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+        }
     }
 
     /// The window frames of the rows on screen, by identity.
@@ -24,7 +27,7 @@ final class ListUpdateTests: XCTestCase {
     private struct ResizableRows: @unchecked Sendable { let nodes: [ResizableRowNode] }
 
     /// A row that changes size from any thread: its height under a lock, `setNeedsLayout` on change.
-    final class ResizableRowNode: Node {
+    final class ResizableRowNode: Node, @unchecked Sendable {
         private let height: Locked<Double>
         init(height: Double) {
             self.height = Locked(height)
@@ -42,7 +45,7 @@ final class ListUpdateTests: XCTestCase {
     /// A row whose contents change size (`setNeedsLayout` on any node of it, from any thread) is
     /// measured again in the background and takes its new height; rows below move, the first
     /// visible row stays where it is on screen, and a settled list measures nothing more.
-    func testARowThatChangesSizeIsMeasuredAgainAndTheAnchorStays() throws {
+    func testARowThatChangesSizeIsMeasuredAgainAndTheAnchorStays() async throws {
         let source = TestListSource(count: 100, height: 20)
         source.makeNode = { _, height in ResizableRowNode(height: height) }
         var harness = ListHarness(source: source)
@@ -73,7 +76,7 @@ final class ListUpdateTests: XCTestCase {
         XCTAssertEqual(harness.list.statistics.rowsRemeasured, before + 2, "a settled list measures nothing again")
     }
 
-    func testInsertingAboveTheViewportDoesNotMoveVisibleRows() {
+    func testInsertingAboveTheViewportDoesNotMoveVisibleRows() async {
         var harness = ListHarness(source: TestListSource(count: 100, height: 20))
         harness.settle()
         harness.list.setContentOffset(1000, animated: false)
@@ -95,7 +98,7 @@ final class ListUpdateTests: XCTestCase {
         XCTAssertEqual(harness.list.statistics.heightCorrections, 1)
     }
 
-    func testAnchoringOnTheContentOffsetLetsRowsMove() {
+    func testAnchoringOnTheContentOffsetLetsRowsMove() async {
         var harness = ListHarness(source: TestListSource(count: 100, height: 20))
         harness.settle()
         harness.list.setContentOffset(1000, animated: false)
@@ -107,7 +110,7 @@ final class ListUpdateTests: XCTestCase {
         XCTAssertEqual(harness.rowNode(50)?.identity, 49, "the rows on screen moved down by one")
     }
 
-    func testMeasuredHeightsKeepTheFirstVisibleRowInPlace() {
+    func testMeasuredHeightsKeepTheFirstVisibleRowInPlace() async {
         // Estimated at 10, really 30: scrolling up through unmeasured rows must not make them jump.
         let source = TestListSource(count: 200, height: 30, estimate: 10)
         var harness = ListHarness(source: source)
@@ -127,7 +130,7 @@ final class ListUpdateTests: XCTestCase {
         }
     }
 
-    func testScrollToAnUnmeasuredRowHoldsItInPlace() {
+    func testScrollToAnUnmeasuredRowHoldsItInPlace() async {
         for position in ListScrollPosition.allCases {
             var harness = ListHarness(source: TestListSource(count: 1_000, height: 30, estimate: 10))
             harness.list.scroll(to: 500, at: position, animated: false)
@@ -141,7 +144,7 @@ final class ListUpdateTests: XCTestCase {
         }
     }
 
-    func testAnimatedScrollReachesAnUnmeasuredRow() {
+    func testAnimatedScrollReachesAnUnmeasuredRow() async {
         var harness = ListHarness(source: TestListSource(count: 1_000, height: 30, estimate: 10))
         harness.settle()
         harness.list.scroll(to: 300, at: .top, animated: true)
@@ -154,7 +157,7 @@ final class ListUpdateTests: XCTestCase {
         XCTAssertEqual(harness.windowFrame(ofRow: 300)?.minY, 0)
     }
 
-    func testABatchOfDeletesInsertsMovesAndReloadsLandsWhereTheDataSaysSo() {
+    func testABatchOfDeletesInsertsMovesAndReloadsLandsWhereTheDataSaysSo() async {
         var harness = ListHarness(source: TestListSource(count: 10, height: 20))
         harness.settle()
         let reloadedBefore = harness.rowNode(4)
@@ -174,7 +177,7 @@ final class ListUpdateTests: XCTestCase {
         for row in 0..<5 { XCTAssertEqual(harness.windowFrame(ofRow: row)?.minY, Double(row) * 20, "row \(row)") }
     }
 
-    func testAnimatedUpdatesSlideFadeAndSettle() {
+    func testAnimatedUpdatesSlideFadeAndSettle() async {
         var harness = ListHarness(source: TestListSource(count: 10, height: 20))
         harness.settle()
         harness.source.remove(at: 1)
@@ -201,9 +204,9 @@ final class ListUpdateTests: XCTestCase {
         XCTAssertEqual(harness.list.nodeForRow(0)?.opacity, 1)
     }
 
-    func testANewWidthMeasuresTheRowsAgainAndKeepsTheFirstVisibleRow() {
+    func testANewWidthMeasuresTheRowsAgainAndKeepsTheFirstVisibleRow() async {
         /// A row whose height depends on its width, like wrapped text: 2,000 square points.
-        final class WrappingRow: Node, NodeDrawing {
+        final class WrappingRow: Node, NodeDrawing, @unchecked Sendable {
             override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
                 Size(width: constrainedSize.width, height: (2000 / max(1, constrainedSize.width)).rounded())
             }
@@ -243,7 +246,7 @@ final class ListUpdateTests: XCTestCase {
 
     // MARK: Stack from bottom
 
-    func testShortContentStacksFromTheBottom() {
+    func testShortContentStacksFromTheBottom() async {
         var harness = ListHarness(source: TestListSource(count: 3, height: 20)) { $0.stacksFromBottom = true }
         harness.settle()
         XCTAssertEqual(harness.list.contentOffset, -40)
@@ -255,7 +258,7 @@ final class ListUpdateTests: XCTestCase {
         XCTAssertEqual((0..<4).map { harness.windowFrame(ofRow: $0)?.minY }, [20, 40, 60, 80])
     }
 
-    func testANewRowAtTheBottomKeepsAPinnedListPinned() {
+    func testANewRowAtTheBottomKeepsAPinnedListPinned() async {
         // Estimated 10, really 30: the list stays pinned as the real heights arrive.
         let source = TestListSource(count: 50, height: 30, estimate: 10)
         var harness = ListHarness(source: source) { $0.stacksFromBottom = true }
@@ -280,7 +283,7 @@ final class ListUpdateTests: XCTestCase {
         XCTAssertEqual(harness.windowFrame(ofRow: source.identities.count - 1)?.maxY, 100)
     }
 
-    func testANewRowAtTheBottomLeavesAListScrolledUpAlone() {
+    func testANewRowAtTheBottomLeavesAListScrolledUpAlone() async {
         let source = TestListSource(count: 50, height: 20)
         var harness = ListHarness(source: source) { $0.stacksFromBottom = true }
         harness.settle()

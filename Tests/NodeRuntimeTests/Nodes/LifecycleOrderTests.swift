@@ -3,7 +3,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// Logs every lifecycle step of a node: measure, preload, display, load, layout, visible, and leaving.
-private final class StepNode: Node {
+private final class StepNode: Node, @unchecked Sendable {
     let log: StepLog
     let name: String
     init(_ name: String, log: StepLog) {
@@ -56,6 +56,7 @@ private final class StepController: NodeController {
 /// Every container brings a node on screen in one order: measure → preload → display and `didLoad` →
 /// `layout()` → visible, with `viewWillAppear` before any of it and `viewDidDisappear` after the node
 /// has left every state.
+@MainActor
 final class LifecycleOrderTests: XCTestCase {
     private let appearing = [
         "X.loadView", "X.viewWillAppear", "X.node.measure", "X.node.preload", "X.node.didLoad", "X.node.display",
@@ -73,7 +74,7 @@ final class LifecycleOrderTests: XCTestCase {
         NodeHost(compositor: Compositor(backend: RecordingRenderBackend(width: 400, height: 300)))
     }
 
-    func testHostRootController() {
+    func testHostRootController() async {
         let host = makeHost()
         let log = StepLog()
         let a = StepController("A", log: log)
@@ -85,7 +86,7 @@ final class LifecycleOrderTests: XCTestCase {
         XCTAssertTrue(log.onUIThread)
     }
 
-    func testTabSelection() {
+    func testTabSelection() async {
         let host = makeHost()
         let log = StepLog()
         let a = StepController("A", log: log), b = StepController("B", log: log)
@@ -101,7 +102,7 @@ final class LifecycleOrderTests: XCTestCase {
         XCTAssertTrue(log.onUIThread)
     }
 
-    func testNavigationPush() {
+    func testNavigationPush() async {
         let host = makeHost()
         let log = StepLog()
         let a = StepController("A", log: log), b = StepController("B", log: log)
@@ -115,7 +116,7 @@ final class LifecycleOrderTests: XCTestCase {
         XCTAssertTrue(log.onUIThread)
     }
 
-    func testSubnodeAddedToALoadedParent() {
+    func testSubnodeAddedToALoadedParent() async {
         let host = makeHost()
         let log = StepLog()
         let root = Node()
@@ -131,7 +132,7 @@ final class LifecycleOrderTests: XCTestCase {
         XCTAssertNil(child.layer.superlayer)
     }
 
-    func testSubnodeAddedToALoadedParentFromAnotherThreadJoinsAtTheNextFrame() {
+    func testSubnodeAddedToALoadedParentFromAnotherThreadJoinsAtTheNextFrame() async {
         let host = makeHost()
         let log = StepLog()
         let root = Node()
@@ -156,7 +157,7 @@ final class LifecycleOrderTests: XCTestCase {
 
     /// A subnode inserted from another thread while the UI thread loads the parent: the insertion is
     /// part of the load or attached at the next frame, never left without a layer.
-    func testInsertRacingTheLoadAlwaysEndsWithALayer() {
+    func testInsertRacingTheLoadAlwaysEndsWithALayer() async {
         let host = makeHost()
         let root = Node()
         host.setRootNode(root)

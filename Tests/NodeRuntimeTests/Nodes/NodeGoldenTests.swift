@@ -5,11 +5,12 @@ import XCTest
 @testable import NodeRuntime
 
 /// Nodes drawn in the background and composited by the software renderer, compared with goldens.
+@MainActor
 final class NodeGoldenTests: XCTestCase {
     static let background = Color(rgb: 0x1E2630)
 
     /// Draws a diagonal two-colour gradient with a light frame: shows scaling, corners and placement.
-    final class GradientNode: Node, NodeDrawing {
+    final class GradientNode: Node, NodeDrawing, @unchecked Sendable {
         struct Parameters: Sendable { var from: Color; var to: Color }
         let parameters: Parameters
         init(from: Color, to: Color) {
@@ -40,7 +41,7 @@ final class NodeGoldenTests: XCTestCase {
                                    time: &time)
     }
 
-    func testCornerModesOnNodes() throws {
+    func testCornerModesOnNodes() async throws {
         for scale in [1.0, 2.0] {
             let root = Node()
             root.backgroundColor = Self.background
@@ -82,7 +83,7 @@ final class NodeGoldenTests: XCTestCase {
         return card
     }
 
-    func testRasterizedSubtreeMatchesTheLayeredOneInOneLayer() throws {
+    func testRasterizedSubtreeMatchesTheLayeredOneInOneLayer() async throws {
         let rasterizedRoot = Node()
         let rasterizedCard = card(rasterized: true)
         rasterizedRoot.addSubnode(rasterizedCard)

@@ -4,8 +4,9 @@ import XCTest
 @testable import NodeRuntime
 
 /// The lifecycle a node goes through on its way to the screen, with the thread of every step.
+@MainActor
 final class NodeLifecycleTests: XCTestCase {
-    final class LifecycleNode: Node, NodeDrawing {
+    final class LifecycleNode: Node, NodeDrawing, @unchecked Sendable {
         let log: EventLog
         init(log: EventLog) {
             self.log = log
@@ -33,7 +34,7 @@ final class NodeLifecycleTests: XCTestCase {
         }
     }
 
-    func testLifecycleOrderAndThreads() {
+    func testLifecycleOrderAndThreads() async {
         let (host, _) = makeHost()
         let log = EventLog()
         // Made and measured on a background thread.
@@ -71,7 +72,7 @@ final class NodeLifecycleTests: XCTestCase {
         XCTAssertTrue(log.all[before...].allSatisfy(\.1))
     }
 
-    func testPendingStateIsAppliedInOneBatchAtLoad() {
+    func testPendingStateIsAppliedInOneBatchAtLoad() async {
         let box = onBackgroundThread { () -> UncheckedSendable<Node> in
             let node = Node()
             node.frame = Rect(x: 10, y: 20, width: 30, height: 40)
@@ -107,7 +108,7 @@ final class NodeLifecycleTests: XCTestCase {
         XCTAssertEqual(layer.sublayers.first?.frame, Rect(x: 1, y: 2, width: 3, height: 4))
     }
 
-    func testWritesFromOtherThreadsAfterLoadLandAtTheNextFrame() {
+    func testWritesFromOtherThreadsAfterLoadLandAtTheNextFrame() async {
         let (host, _) = makeHost()
         let node = Node()
         host.setRootNode(node)
@@ -128,7 +129,7 @@ final class NodeLifecycleTests: XCTestCase {
         XCTAssertEqual(layer.opacity, 0.75)
     }
 
-    func testSubnodesAddedAfterLoadGetLayersAndStates() {
+    func testSubnodesAddedAfterLoadGetLayersAndStates() async {
         let (host, _) = makeHost()
         let root = Node()
         host.setRootNode(root)
@@ -147,7 +148,7 @@ final class NodeLifecycleTests: XCTestCase {
         XCTAssertFalse(grandchild.addSubnode(child), "nor an ancestor")
     }
 
-    func testNodesReleasedOnAnotherThreadDetachTheirLayersOnTheUIThread() {
+    func testNodesReleasedOnAnotherThreadDetachTheirLayersOnTheUIThread() async {
         let (host, _) = makeHost()
         let root = Node()
         host.setRootNode(root)

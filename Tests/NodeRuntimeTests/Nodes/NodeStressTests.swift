@@ -6,8 +6,9 @@ import XCTest
 
 /// Several threads build, configure and mutate nodes while the UI thread adds and removes them and
 /// displays are scheduled and cancelled. Run under `swift test --sanitize=thread` to check the locking.
+@MainActor
 final class NodeStressTests: XCTestCase {
-    func testThreadsMutateAndAddRemoveThousandNodesWhileDisplaying() {
+    func testThreadsMutateAndAddRemoveThousandNodesWhileDisplaying() async {
         let (host, _) = makeHost(width: 400, height: 400)
         let root = Node()
         host.setRootNode(root)

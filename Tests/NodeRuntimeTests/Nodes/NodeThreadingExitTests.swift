@@ -9,70 +9,75 @@ import TestSupport
 @Suite struct NodeThreadingExitTests {
     @Test func layerAccessOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let node = UncheckedSendable(Node())
-            let done = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
-                _ = node.value.layer  // traps
-                done.signal()
+            await MainActor.run {
+                let node = UncheckedSendable(Node())
+                let done = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    callIgnoringIsolation { _ = node.value.layer }  // traps
+                    done.signal()
+                }
+                done.wait()
             }
-            done.wait()
         }
         ContractTrap.expectMessage(result, "Node.layer must run on the UI thread")
     }
 
-    /// The compiler lets a `Sendable` wrapper smuggle a node into draw parameters; the runtime check
-    /// catches the draw that reads it.
+    /// Nodes are `Sendable`, so the compiler lets draw parameters carry one; the runtime check catches
+    /// the draw that reads it.
     @Test func aDrawThatReadsNodeStateTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let host = Node()
-            host.frame = Rect(x: 0, y: 0, width: 8, height: 8)
-            let smuggler = SmuggledNodeDrawer()
-            smuggler.frame = Rect(x: 0, y: 0, width: 8, height: 8)
-            smuggler.box.node.withLock { $0 = UncheckedSendable(host) }
-            host.addSubnode(smuggler)
-            smuggler.displaysAsynchronously = false
-            host.displayNowAndWait()  // the draw reads `host.frame`: traps
+            await MainActor.run {
+                let host = Node()
+                host.frame = Rect(x: 0, y: 0, width: 8, height: 8)
+                let smuggler = SmuggledNodeDrawer()
+                smuggler.frame = Rect(x: 0, y: 0, width: 8, height: 8)
+                smuggler.box.node.withLock { $0 = UncheckedSendable(host) }
+                host.addSubnode(smuggler)
+                smuggler.displaysAsynchronously = false
+                host.displayNowAndWait()  // the draw reads `host.frame`: traps
+            }
         }
         ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote node state (Node)")
     }
 
     @Test func aDrawThatReadsNodeStateOnAWorkerTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let smuggler = SmuggledNodeDrawer()
-            smuggler.frame = Rect(x: 0, y: 0, width: 8, height: 8)
-            smuggler.box.node.withLock { $0 = UncheckedSendable(smuggler) }
-            let parameters = smuggler.drawParameters()
-            let done = DispatchSemaphore(value: 0)
-            Runtime.shared.scheduler.schedule(priority: .visible) { _ in
-                // The pipeline's own wrapping of a draw on a worker.
-                _ = DrawScope.run { SmuggledNodeDrawer.display(parameters, info: DrawInfo(bounds: .zero, scale: 1)) }
-                done.signal()
-                return .completed
+            await MainActor.run {
+                let smuggler = SmuggledNodeDrawer()
+                smuggler.frame = Rect(x: 0, y: 0, width: 8, height: 8)
+                smuggler.box.node.withLock { $0 = UncheckedSendable(smuggler) }
+                let parameters = smuggler.drawParameters()
+                let done = DispatchSemaphore(value: 0)
+                Runtime.shared.scheduler.schedule(priority: .visible) { _ in
+                    // The pipeline's own wrapping of a draw on a worker.
+                    _ = DrawScope.run { SmuggledNodeDrawer.display(parameters, info: DrawInfo(bounds: .zero, scale: 1)) }
+                    done.signal()
+                    return .completed
+                }
+                done.wait()
             }
-            done.wait()
         }
         ContractTrap.expectMessage(result, "Tessera: a draw function read or wrote node state (SmuggledNodeDrawer)")
     }
 
     @Test func aDrawThatUsesOnlyItsParametersWorks() async {
         await #expect(processExitsWith: .success) {
-            UIThread.claim()
-            let smuggler = SmuggledNodeDrawer()
-            smuggler.frame = Rect(x: 0, y: 0, width: 8, height: 8)
-            smuggler.displayNowAndWait()  // nothing smuggled: draws
-            precondition(smuggler.layer.contents != nil)
+            await MainActor.run {
+                let smuggler = SmuggledNodeDrawer()
+                smuggler.frame = Rect(x: 0, y: 0, width: 8, height: 8)
+                smuggler.displayNowAndWait()  // nothing smuggled: draws
+                precondition(smuggler.layer.contents != nil)
+            }
         }
     }
 
     @Test func layerAccessOnTheUIThreadWorks() async {
         await #expect(processExitsWith: .success) {
-            UIThread.claim()
-            let node = Node()
-            node.addSubnode(Node())
-            _ = node.layer
+            await MainActor.run {
+                let node = Node()
+                node.addSubnode(Node())
+                _ = node.layer
+            }
         }
     }
 }
@@ -83,7 +88,7 @@ final class NodeSmugglingBox: Sendable {
 }
 
 /// Draws from parameters that smuggle a node, and reads its frame while drawing when there is one.
-final class SmuggledNodeDrawer: Node, NodeDrawing {
+final class SmuggledNodeDrawer: Node, NodeDrawing, @unchecked Sendable {
     let box = NodeSmugglingBox()
     func drawParameters() -> NodeSmugglingBox { box }
     static func draw(_ box: NodeSmugglingBox, in context: inout BitmapContext, info: DrawInfo) {

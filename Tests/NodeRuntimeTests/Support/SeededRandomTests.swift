@@ -3,8 +3,9 @@ import XCTest
 
 /// The seeded tests and the image fuzzer name their runs by seed; these pin the sequence a seed gives,
 /// so a changed generator fails here rather than silently replaying different scenarios.
+@MainActor
 final class SeededRandomTests: XCTestCase {
-    func testTheSequenceIsSplitMix64s() {
+    func testTheSequenceIsSplitMix64s() async {
         // The reference outputs of SplitMix64 for seed 1234567.
         var random = SeededRandom(seed: 1_234_567)
         XCTAssertEqual((0..<5).map { _ in random.next() },
@@ -14,7 +15,7 @@ final class SeededRandomTests: XCTestCase {
         XCTAssertEqual((0..<3).map { _ in zero.next() }, [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F])
     }
 
-    func testACopyReplaysFromWhereItWasTaken() {
+    func testACopyReplaysFromWhereItWasTaken() async {
         var random = SeededRandom(seed: 0x5EED)
         _ = random.next()
         var copy = random

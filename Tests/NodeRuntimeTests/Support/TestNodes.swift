@@ -33,7 +33,7 @@ final class EventLog: Sendable {
 }
 
 /// A node that fills itself with a colour, optionally waiting at a gate first and reporting when done.
-final class ColorNode: Node, NodeDrawing {
+final class ColorNode: Node, NodeDrawing, @unchecked Sendable {
     struct DrawParameters: Sendable {
         var color: Color
         var gate: Gate?
@@ -79,6 +79,7 @@ final class DrawCounter: Sendable {
 }
 
 /// The colour of a layer's contents at its centre, if it has contents.
+@MainActor
 func centreColor(_ layer: Layer) -> Color? {
     guard let bitmap = layer.contents, !bitmap.isEmpty else { return nil }
     return Color(premultipliedARGB: bitmap.pixel(x: bitmap.width / 2, y: bitmap.height / 2))
@@ -99,6 +100,7 @@ func onBackgroundThread<T>(_ body: @escaping @Sendable () -> T) -> T {
 }
 
 /// Makes a host over a recording backend.
+@MainActor
 func makeHost(width: Int = 400, height: Int = 300) -> (NodeHost, RecordingRenderBackend) {
     let backend = RecordingRenderBackend(width: width, height: height)
     let compositor = Compositor(backend: backend)
@@ -120,7 +122,7 @@ func occupyAllWorkers() -> [Gate] {
 }
 
 /// A node that records its label when it draws (on the drawing thread) and fills itself white.
-final class LabelNode: Node, NodeDrawing {
+final class LabelNode: Node, NodeDrawing, @unchecked Sendable {
     let label: String
     let log: EventLog
     init(_ label: String, log: EventLog) { self.label = label; self.log = log; super.init() }

@@ -7,10 +7,13 @@ import XCTest
 /// Characters the text's own font (DejaVu) lacks are drawn by a font fontconfig finds: colour emoji
 /// from Noto Color Emoji scaled to the text size, CJK from WenQuanYi Micro Hei (both installed by
 /// `make test`). Checked on the pixels drawn.
+@MainActor
 final class FontFallbackTests: XCTestCase {
     override func setUp() {
         super.setUp()
-        TextFixtures.useRepositoryFonts()
+        MainActor.assumeIsolated {
+            TextFixtures.useRepositoryFonts()
+        }
     }
 
     private func draw(_ string: String, size: Double = 20, width: Double = 400) throws -> (TextLayout, Bitmap) {
@@ -36,7 +39,7 @@ final class FontFallbackTests: XCTestCase {
 
     private func fragments(_ layout: TextLayout) -> [TextFragment] { layout.lines.flatMap(\.fragments) }
 
-    func testEmojiAreDrawnInColourAtTheTextSize() throws {
+    func testEmojiAreDrawnInColourAtTheTextSize() async throws {
         let (layout, bitmap) = try draw("Hi 😀 ok")
         let emoji = try XCTUnwrap(fragments(layout).first { $0.text.contains("😀") })
         XCTAssertTrue(emoji.face?.file.path.contains("NotoColorEmoji") == true, "\(String(describing: emoji.face?.file.path))")
@@ -46,7 +49,7 @@ final class FontFallbackTests: XCTestCase {
         XCTAssertEqual(colourfulPixels(plain), 0, "black text on white has no colour")
     }
 
-    func testSequencesFlagsAndKeycapsStayOneFallbackStretch() throws {
+    func testSequencesFlagsAndKeycapsStayOneFallbackStretch() async throws {
         let (layout, bitmap) = try draw("👩‍👩‍👧 👍🏽 🇫🇷 1️⃣")
         let emojiFragments = fragments(layout).filter { $0.face != nil }
         XCTAssertFalse(emojiFragments.isEmpty)
@@ -60,7 +63,7 @@ final class FontFallbackTests: XCTestCase {
         XCTAssertGreaterThan(colourfulPixels(bitmap), 400)
     }
 
-    func testCJKUsesAFontThatHasIt() throws {
+    func testCJKUsesAFontThatHasIt() async throws {
         let (layout, bitmap) = try draw("中文 and 日本語")
         let cjk = fragments(layout).filter { $0.text.contains("中") || $0.text.contains("日") }
         XCTAssertFalse(cjk.isEmpty)
@@ -75,7 +78,7 @@ final class FontFallbackTests: XCTestCase {
 
     /// Devanagari is shaped as Devanagari (HarfBuzz forms the conjunct and places the vowel sign), from
     /// Lohit Devanagari; Thai from Loma, and Thai lines break between words though it has no spaces.
-    func testDevanagariIsShapedAndThaiBreaksBetweenWords() throws {
+    func testDevanagariIsShapedAndThaiBreaksBetweenWords() async throws {
         let (layout, _) = try draw("नमस्ते दुनिया")
         let hindi = fragments(layout).filter { $0.face != nil }
         XCTAssertFalse(hindi.isEmpty)
@@ -101,7 +104,7 @@ final class FontFallbackTests: XCTestCase {
         XCTAssertGreaterThan(bitmap.pixels.filter { ($0 & 0xFF) < 128 }.count, 100, "ink drawn")
     }
 
-    func testCharactersNoFontHasKeepTheOwnFontAndChoicesAreCached() throws {
+    func testCharactersNoFontHasKeepTheOwnFontAndChoicesAreCached() async throws {
         let before = FontFallback.shared.queryCount
         let (layout, _) = try draw("a\u{10FFFD}b")  // a private-use code point no font has
         XCTAssertTrue(fragments(layout).allSatisfy { $0.face == nil })
@@ -111,7 +114,7 @@ final class FontFallbackTests: XCTestCase {
     }
 
     /// One golden of every script the gallery shows and of emoji, drawn through fallback where needed.
-    func testScriptsAndEmojiGolden() throws {
+    func testScriptsAndEmojiGolden() async throws {
         let samples = [
             "Latin: Meet me at 6:30, bring the photos",
             "Кириллица: встретимся в половине седьмого",

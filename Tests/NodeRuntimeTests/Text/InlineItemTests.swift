@@ -6,13 +6,16 @@ import XCTest
 
 /// Inline items (custom emoji, stickers, chips) with a picture are drawn on the baseline in the same
 /// bitmap as the text.
+@MainActor
 final class InlineItemTests: XCTestCase {
     override func setUp() {
         super.setUp()
-        TextFixtures.useRepositoryFonts()
+        MainActor.assumeIsolated {
+            TextFixtures.useRepositoryFonts()
+        }
     }
 
-    func testAnAttachmentsPictureIsDrawnInItsBoxOnTheBaseline() throws {
+    func testAnAttachmentsPictureIsDrawnInItsBoxOnTheBaseline() async throws {
         let red = try Bitmap(width: 8, height: 8, filledWith: Color(red: 255, green: 0, blue: 0))
         var text = AttributedText("Look ", attributes: TextFixtures.plain(16))
         text.append(TextAttachment(identifier: "sticker", size: Size(width: 24, height: 24), image: red),

@@ -5,11 +5,14 @@ import XCTest
 @testable import NodeRuntime
 
 /// Everything a user or a server can throw at text: nothing crashes, hangs or silently loses text.
+@MainActor
 final class TextBadInputTests: XCTestCase {
     override func setUp() {
         super.setUp()
-        TextFixtures.useRepositoryFonts()
-        Runtime.shared.contentsScale = 1
+        MainActor.assumeIsolated {
+            TextFixtures.useRepositoryFonts()
+            Runtime.shared.contentsScale = 1
+        }
     }
 
     private func draw(_ layout: TextLayout) -> Bitmap? {
@@ -18,7 +21,7 @@ final class TextBadInputTests: XCTestCase {
         return context.makeBitmap()
     }
 
-    func testEmptyText() throws {
+    func testEmptyText() async throws {
         let layout = TextLayout.measure(AttributedText(), width: 200, cache: nil)
         XCTAssertEqual(layout.size, .zero)
         XCTAssertEqual(layout.lineCount, 0)
@@ -33,7 +36,7 @@ final class TextBadInputTests: XCTestCase {
         XCTAssertTrue(context.makeBitmap().pixels.allSatisfy { $0 == 0 })
     }
 
-    func testZeroNegativeNaNAndInfiniteWidths() {
+    func testZeroNegativeNaNAndInfiniteWidths() async {
         let text = AttributedText(TextFixtures.lorem, attributes: TextFixtures.plain())
         for width in [0.0, -50, .nan, -.infinity, 0.4] {
             let layout = TextLayout.measure(text, width: width, cache: nil)
@@ -56,7 +59,7 @@ final class TextBadInputTests: XCTestCase {
         XCTAssertEqual(node.calculateSizeThatFits(Size(width: -1, height: 10)), .zero)
     }
 
-    func testBadFontSizesSpacingAndAttachments() throws {
+    func testBadFontSizesSpacingAndAttachments() async throws {
         var text = AttributedText("nan ", attributes: TextAttributes(font: TextFont(size: .nan)))
         text.append("huge ", attributes: TextAttributes(font: TextFont(size: 1e12)))
         text.append("negative", attributes: TextAttributes(font: TextFont(size: -4)))
@@ -70,7 +73,7 @@ final class TextBadInputTests: XCTestCase {
         _ = draw(layout)
     }
 
-    func testInvalidUTF8IsReplacedNotDropped() throws {
+    func testInvalidUTF8IsReplacedNotDropped() async throws {
         // "Hi", two invalid bytes, "!", a truncated three-byte sequence at the end.
         let bytes: [UInt8] = [0x48, 0x69, 0xFF, 0xFE, 0x21, 0xE2, 0x82]
         let text = AttributedText(utf8: bytes, attributes: TextFixtures.plain())
@@ -86,7 +89,7 @@ final class TextBadInputTests: XCTestCase {
         XCTAssertTrue(bitmap.pixels.contains { $0 != 0 })
     }
 
-    func testAMegabyteOfTextIsCappedAndStaysCheap() {
+    func testAMegabyteOfTextIsCappedAndStaysCheap() async {
         let text = AttributedText(TextFixtures.megabyteOfWords, attributes: TextFixtures.plain())
         XCTAssertGreaterThanOrEqual(text.string.utf8.count, 1_048_576)
         let twoLines = TextLayout.measure(text, width: 300, options: TextLayoutOptions(maximumNumberOfLines: 2), cache: nil)
@@ -105,7 +108,7 @@ final class TextBadInputTests: XCTestCase {
         XCTAssertTrue(all.lines.last!.isTruncated)
     }
 
-    func testAMegabyteWithoutSpacesOrWithOnlyNewlines() {
+    func testAMegabyteWithoutSpacesOrWithOnlyNewlines() async {
         let word = AttributedText(String(repeating: "x", count: 1_048_576), attributes: TextFixtures.plain())
         let words = TextLayout.measure(word, width: 200, options: TextLayoutOptions(maximumNumberOfLines: 3), cache: nil)
         XCTAssertEqual(words.lineCount, 3)
@@ -116,7 +119,7 @@ final class TextBadInputTests: XCTestCase {
         XCTAssertTrue(empty.isTruncated)
     }
 
-    func testAMegabyteTextNodeDraws() throws {
+    func testAMegabyteTextNodeDraws() async throws {
         let node = TextNode(attributedText: AttributedText(TextFixtures.megabyteOfWords, attributes: TextFixtures.plain()))
         node.maximumNumberOfLines = 4
         let size = node.calculateSizeThatFits(Size(width: 260, height: .infinity))
@@ -127,7 +130,7 @@ final class TextBadInputTests: XCTestCase {
         XCTAssertTrue(context.makeBitmap().pixels.contains { $0 != 0 })
     }
 
-    func testUnknownFamilyFallsBackToTheDefault() {
+    func testUnknownFamilyFallsBackToTheDefault() async {
         let unknown = TextLayout.measure(AttributedText("fallback", attributes: TextAttributes(font: TextFont(family: "No Such Family"))),
                                          width: 300, cache: nil)
         let sans = TextLayout.measure(AttributedText("fallback", attributes: TextAttributes(font: TextFont())), width: 300, cache: nil)

@@ -5,8 +5,9 @@ import XCTest
 @testable import NodeRuntime
 
 /// The font registry: finding the fonts, bad font files, and each thread's own font objects.
+@MainActor
 final class TextFontTests: XCTestCase {
-    private var temporaryFolder: URL!
+    nonisolated(unsafe) private var temporaryFolder: URL!
 
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -31,7 +32,7 @@ final class TextFontTests: XCTestCase {
                            width: 500, fonts: registry, cache: nil).size.width
     }
 
-    func testFindsTheRepositoryFonts() throws {
+    func testFindsTheRepositoryFonts() async throws {
         let folder = try FontRegistry.locateFontsFolder()
         XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/DejaVuSans.ttf"), folder)
         let registry = registry()
@@ -40,7 +41,7 @@ final class TextFontTests: XCTestCase {
         XCTAssertTrue(registry.errors.isEmpty)
     }
 
-    func testMissingFileNamesTheFileAndFallsBack() throws {
+    func testMissingFileNamesTheFileAndFallsBack() async throws {
         let registry = registry()
         let path = temporaryFolder.appendingPathComponent("Nowhere.ttf").path
         registry.register(family: "Missing", regular: path)
@@ -53,7 +54,7 @@ final class TextFontTests: XCTestCase {
         XCTAssertEqual(registry.errors, [.missingFile(path: path)], "reported once")
     }
 
-    func testCorruptAndEmptyFilesNameTheFileAndFallBack() throws {
+    func testCorruptAndEmptyFilesNameTheFileAndFallBack() async throws {
         let registry = registry()
         let corrupt = temporaryFolder.appendingPathComponent("Corrupt.ttf")
         var generator = SystemRandomNumberGenerator()
@@ -81,7 +82,7 @@ final class TextFontTests: XCTestCase {
         XCTAssertEqual(registry.errors.count, 2)
     }
 
-    func testNoFontsAtAllStillLaysOutWithoutCrashing() throws {
+    func testNoFontsAtAllStillLaysOutWithoutCrashing() async throws {
         let registry = FontRegistry(fontsFolder: temporaryFolder.path)
         registry.reportsErrorsToStandardError = false
         let text = AttributedText("no fonts anywhere", attributes: TextFixtures.plain())
@@ -93,7 +94,7 @@ final class TextFontTests: XCTestCase {
         TextRenderer.draw(layout, in: &context, fonts: registry)
     }
 
-    func testEachThreadHasItsOwnFontObjects() throws {
+    func testEachThreadHasItsOwnFontObjects() async throws {
         let registry = registry()
         let face = try XCTUnwrap(registry.resolve(TextFont()))
         let here = try XCTUnwrap(ThreadFontCache.current.handle(for: face, pixelSize: 15))
@@ -107,7 +108,7 @@ final class TextFontTests: XCTestCase {
         XCTAssertTrue(here.file === face.file, "the file's bytes are shared, the face objects are not")
     }
 
-    func testThreadCacheClosesTheLeastRecentlyUsedFaces() throws {
+    func testThreadCacheClosesTheLeastRecentlyUsedFaces() async throws {
         let face = try XCTUnwrap(registry().resolve(TextFont()))
         let count = onBackgroundThread { () -> Int in
             let cache = ThreadFontCache.current

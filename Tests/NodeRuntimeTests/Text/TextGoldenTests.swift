@@ -6,12 +6,15 @@ import XCTest
 
 /// Text nodes drawn on display workers and composited by the software renderer, compared with goldens
 /// (record with TESSERA_RECORD_GOLDENS=1, then look at every picture before keeping it).
+@MainActor
 final class TextGoldenTests: XCTestCase {
     private let renderer = TextGoldenRenderer()
 
     override func setUp() {
         super.setUp()
-        TextFixtures.useRepositoryFonts()
+        MainActor.assumeIsolated {
+            TextFixtures.useRepositoryFonts()
+        }
     }
 
     private func assertGolden(_ name: String, width: Double = 280, scale: Double = 1, file: StaticString = #filePath,
@@ -28,7 +31,7 @@ final class TextGoldenTests: XCTestCase {
 
     // MARK: - Wrapping and alignment
 
-    func testWrappingAcrossRunsOfDifferentFonts() throws {
+    func testWrappingAcrossRunsOfDifferentFonts() async throws {
         try assertGolden("text-wrapping") {
             var text = AttributedText("Words wrap at spaces even when ", attributes: TextFixtures.plain())
             text.append("bold", attributes: TextFixtures.plain(bold: true))
@@ -41,7 +44,7 @@ final class TextGoldenTests: XCTestCase {
         }
     }
 
-    func testAlignments() throws {
+    func testAlignments() async throws {
         for (name, alignment) in [("left", TextAlignment.left), ("center", .center), ("right", .right)] {
             try assertGolden("text-align-\(name)") {
                 [node(AttributedText(TextFixtures.lorem, attributes: TextFixtures.plain())) { $0.alignment = alignment }]
@@ -56,7 +59,7 @@ final class TextGoldenTests: XCTestCase {
 
     // MARK: - Truncation
 
-    func testTruncationModes() throws {
+    func testTruncationModes() async throws {
         for (name, mode) in [("end", TruncationMode.end), ("middle", .middle), ("start", .start)] {
             try assertGolden("text-truncation-\(name)") {
                 [node(AttributedText(TextFixtures.lorem + " " + TextFixtures.lorem, attributes: TextFixtures.plain())) {
@@ -70,7 +73,7 @@ final class TextGoldenTests: XCTestCase {
         }
     }
 
-    func testCustomTruncationToken() throws {
+    func testCustomTruncationToken() async throws {
         try assertGolden("text-truncation-token") {
             var token = AttributedText(" … ", attributes: TextFixtures.plain())
             token.append("Show more", attributes: TextFixtures.plain(bold: true, color: TextFixtures.accent))
@@ -83,7 +86,7 @@ final class TextGoldenTests: XCTestCase {
 
     // MARK: - Decorations and spoilers
 
-    func testUnderline() throws {
+    func testUnderline() async throws {
         try assertGolden("text-underline") {
             var text = AttributedText("Read the ", attributes: TextFixtures.plain())
             var link = TextFixtures.plain(color: TextFixtures.accent)
@@ -95,7 +98,7 @@ final class TextGoldenTests: XCTestCase {
         }
     }
 
-    func testStrikethroughAndBackground() throws {
+    func testStrikethroughAndBackground() async throws {
         try assertGolden("text-strikethrough") {
             var text = AttributedText("Price: ", attributes: TextFixtures.plain())
             var struck = TextFixtures.plain(color: Color(rgb: 0x8A94A6))
@@ -122,26 +125,26 @@ final class TextGoldenTests: XCTestCase {
         return text
     }
 
-    func testSpoilerVeiledAndRevealed() throws {
+    func testSpoilerVeiledAndRevealed() async throws {
         try assertGolden("text-spoiler-veiled") { [node(spoilerText())] }
         try assertGolden("text-spoiler-revealed") { [node(spoilerText()) { $0.revealSpoiler(0) }] }
     }
 
     // MARK: - Right to left
 
-    func testArabicParagraph() throws {
+    func testArabicParagraph() async throws {
         try assertGolden("text-arabic") {
             [node(AttributedText(TextFixtures.arabic, attributes: TextFixtures.plain(16)))]
         }
     }
 
-    func testHebrewParagraph() throws {
+    func testHebrewParagraph() async throws {
         try assertGolden("text-hebrew") {
             [node(AttributedText(TextFixtures.hebrew, attributes: TextFixtures.plain(16)))]
         }
     }
 
-    func testMixedLine() throws {
+    func testMixedLine() async throws {
         try assertGolden("text-mixed") {
             var rtl = AttributedText("הפגישה עם Anna ב-10:30 בקפה (Central)", attributes: TextFixtures.plain())
             rtl.append("!", attributes: TextFixtures.plain())
@@ -153,7 +156,7 @@ final class TextGoldenTests: XCTestCase {
 
     // MARK: - Blocks
 
-    func testBlockQuote() throws {
+    func testBlockQuote() async throws {
         try assertGolden("text-blockquote") {
             var text = AttributedText("Alice wrote:\n", attributes: TextFixtures.plain())
             var quoted = TextFixtures.plain(14)
@@ -170,7 +173,7 @@ final class TextGoldenTests: XCTestCase {
         }
     }
 
-    func testCodeBlock() throws {
+    func testCodeBlock() async throws {
         try assertGolden("text-codeblock") {
             var text = AttributedText("Run this:\n", attributes: TextFixtures.plain())
             var code = TextFixtures.plain(13)
@@ -183,7 +186,7 @@ final class TextGoldenTests: XCTestCase {
 
     // MARK: - Scale
 
-    func testWrappingAtTwiceTheScale() throws {
+    func testWrappingAtTwiceTheScale() async throws {
         try assertGolden("text-wrapping@2x", width: 200, scale: 2) {
             var text = AttributedText("Crisp at 2×: ", attributes: TextFixtures.plain(bold: true))
             text.append("glyphs are rendered at the pixel size, not scaled up. עברית too.", attributes: TextFixtures.plain())

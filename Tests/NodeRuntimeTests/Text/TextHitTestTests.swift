@@ -5,11 +5,14 @@ import XCTest
 @testable import NodeRuntime
 
 /// Links, spoilers and attachments found from a point, and taps on a text node.
+@MainActor
 final class TextHitTestTests: XCTestCase {
     override func setUp() {
         super.setUp()
-        TextFixtures.useRepositoryFonts()
-        Runtime.shared.contentsScale = 1
+        MainActor.assumeIsolated {
+            TextFixtures.useRepositoryFonts()
+            Runtime.shared.contentsScale = 1
+        }
     }
 
     private static let url = "https://example.com/a-long-path"
@@ -34,7 +37,7 @@ final class TextHitTestTests: XCTestCase {
 
     private func centre(_ rect: Rect) -> Point { Point(x: rect.midX, y: rect.midY) }
 
-    func testLinkIsFoundOnEveryLineItCovers() throws {
+    func testLinkIsFoundOnEveryLineItCovers() async throws {
         let layout = TextLayout.measure(sample(), width: 180, cache: nil)
         let rects = layout.rects(forLink: Self.url)
         XCTAssertEqual(rects.count, 2, "the link wraps onto a second line")
@@ -53,7 +56,7 @@ final class TextHitTestTests: XCTestCase {
         XCTAssertNil(layout.hitTest(Point(x: .infinity, y: .infinity)))
     }
 
-    func testSpoilersAreHitUntilRevealed() throws {
+    func testSpoilersAreHitUntilRevealed() async throws {
         let layout = TextLayout.measure(sample(), width: 180, cache: nil)
         XCTAssertEqual(layout.spoilerCount, 2)
         let first = try XCTUnwrap(layout.rects(forSpoiler: 0).first)
@@ -66,7 +69,7 @@ final class TextHitTestTests: XCTestCase {
         XCTAssertEqual(layout.hitTest(centre(second), revealedSpoilers: [0])?.target, .spoiler(1))
     }
 
-    func testHitTestingFollowsAlignmentInTheBox() throws {
+    func testHitTestingFollowsAlignmentInTheBox() async throws {
         var text = AttributedText("tap ", attributes: TextFixtures.plain())
         var link = TextFixtures.plain()
         link.link = "right"
@@ -78,7 +81,7 @@ final class TextHitTestTests: XCTestCase {
         XCTAssertNil(layout.hitTest(Point(x: 10, y: rect.midY), inWidth: 300))
     }
 
-    func testAttachmentIsHit() throws {
+    func testAttachmentIsHit() async throws {
         var text = AttributedText("A ", attributes: TextFixtures.plain())
         text.append(TextAttachment(identifier: "emoji-1", size: Size(width: 20, height: 20), baselineOffset: -3),
                     attributes: TextFixtures.plain())
@@ -89,7 +92,7 @@ final class TextHitTestTests: XCTestCase {
         XCTAssertEqual(layout.hitTest(centre(placement.rect))?.target, .attachment("emoji-1"))
     }
 
-    func testRightToLeftLinkIsHitWhereItIsDrawn() throws {
+    func testRightToLeftLinkIsHitWhereItIsDrawn() async throws {
         var text = AttributedText("ראו ", attributes: TextFixtures.plain())
         var link = TextFixtures.plain()
         link.link = "hebrew-link"
@@ -106,7 +109,7 @@ final class TextHitTestTests: XCTestCase {
 
     // MARK: - Taps on a node
 
-    func testTappingALinkCallsTheHandlerAndTappingASpoilerRevealsIt() throws {
+    func testTappingALinkCallsTheHandlerAndTappingASpoilerRevealsIt() async throws {
         let node = TextNode(attributedText: sample())
         XCTAssertTrue(node.isUserInteractionEnabled, "a text with links is interactive")
         let size = node.calculateSizeThatFits(Size(width: 180, height: .infinity))
@@ -135,7 +138,7 @@ final class TextHitTestTests: XCTestCase {
         XCTAssertTrue(node.drawParameters().layout === node.textLayout)
     }
 
-    func testClicksThroughTheHostRevealAndOpen() throws {
+    func testClicksThroughTheHostRevealAndOpen() async throws {
         let (host, _) = makeHost()
         var time = 0.0
         let root = Node()
@@ -168,13 +171,13 @@ final class TextHitTestTests: XCTestCase {
         host.setRootNode(nil)
     }
 
-    func testPlainTextIsNotInteractive() {
+    func testPlainTextIsNotInteractive() async {
         XCTAssertFalse(TextNode("plain").isUserInteractionEnabled)
     }
 
     /// A collapsed quote is an expand target: a tap expands it (more lines, taller text), another tap
     /// collapses it again; a link inside it is still a link.
-    func testTappingACollapsedBlockExpandsAndCollapsesIt() throws {
+    func testTappingACollapsedBlockExpandsAndCollapsesIt() async throws {
         var quote = TextFixtures.plain(15)
         quote.block = TextBlock(.quote, title: "Quoted", isCollapsed: true, collapsedLineLimit: 2)
         var text = AttributedText("Before the quote.\n", attributes: TextFixtures.plain(15))

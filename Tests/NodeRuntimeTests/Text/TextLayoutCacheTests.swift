@@ -3,12 +3,15 @@ import XCTest
 @testable import NodeRuntime
 
 /// The text layout cache's bounds and order: least recently used out first, by count and by bytes.
+@MainActor
 final class TextLayoutCacheTests: XCTestCase {
-    override func setUp() { TextFixtures.useRepositoryFonts() }
+    override func setUp() {
+        MainActor.assumeIsolated { TextFixtures.useRepositoryFonts() }
+    }
 
     private func text(_ string: String) -> AttributedText { AttributedText(string, attributes: TextFixtures.plain()) }
 
-    func testTheLeastRecentlyUsedGoesFirstWhenTheCountIsFull() {
+    func testTheLeastRecentlyUsedGoesFirstWhenTheCountIsFull() async {
         let cache = TextLayoutCache(capacity: 4)
         for i in 0..<4 { _ = TextLayout.measure(text("text \(i)"), width: 200, cache: cache) }
         let first = TextLayout.measure(text("text 0"), width: 200, cache: cache)  // a hit: now the newest
@@ -21,7 +24,7 @@ final class TextLayoutCacheTests: XCTestCase {
         XCTAssertEqual(cache.statistics.count, 4)
     }
 
-    func testStatisticsCountBytesAndRemoveAllResetsThem() {
+    func testStatisticsCountBytesAndRemoveAllResetsThem() async {
         let cache = TextLayoutCache()
         _ = TextLayout.measure(text(TextFixtures.lorem), width: 200, cache: cache)
         _ = TextLayout.measure(text(TextFixtures.lorem), width: 200, cache: cache)
@@ -34,7 +37,7 @@ final class TextLayoutCacheTests: XCTestCase {
 
     /// A layout larger than the whole budget is kept alone (measuring it again is a hit) until the next
     /// layout is stored.
-    func testALayoutLargerThanTheBudgetIsKeptAlone() {
+    func testALayoutLargerThanTheBudgetIsKeptAlone() async {
         // The budget holds two short layouts but not the long one.
         let sizes = TextLayoutCache()
         _ = TextLayout.measure(text("a"), width: 200, cache: sizes)

@@ -5,11 +5,14 @@ import XCTest
 @testable import NodeRuntime
 
 /// Line breaking, line counts and rects, truncation, bidi order and caching, measured (not drawn).
+@MainActor
 final class TextLayoutTests: XCTestCase {
     override func setUp() {
         super.setUp()
-        TextFixtures.useRepositoryFonts()
-        Runtime.shared.contentsScale = 1
+        MainActor.assumeIsolated {
+            TextFixtures.useRepositoryFonts()
+            Runtime.shared.contentsScale = 1
+        }
     }
 
     private func measure(_ text: AttributedText, width: Double, options: TextLayoutOptions = TextLayoutOptions(),
@@ -28,7 +31,7 @@ final class TextLayoutTests: XCTestCase {
 
     // MARK: - Lines
 
-    func testWrapsAtSpacesAndReportsLineRects() {
+    func testWrapsAtSpacesAndReportsLineRects() async {
         let layout = measure(plain(TextFixtures.lorem), width: 200, options: TextLayoutOptions(lineSpacing: 3))
         XCTAssertGreaterThan(layout.lineCount, 2)
         XCTAssertFalse(layout.isTruncated)
@@ -47,7 +50,7 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertEqual(lineTexts(layout).joined(separator: " "), TextFixtures.lorem)
     }
 
-    func testBreaksInsideAWordOnlyWhenTheWordAloneIsTooWide() {
+    func testBreaksInsideAWordOnlyWhenTheWordAloneIsTooWide() async {
         let long = String(repeating: "x", count: 80)
         let layout = measure(plain("short \(long) end"), width: 150)
         let texts = lineTexts(layout)
@@ -59,7 +62,7 @@ final class TextLayoutTests: XCTestCase {
 
     /// Lines break where UAX #14 allows, not only at spaces: a long URL breaks after its slashes and
     /// never inside a path component; a hyphenated word breaks after the hyphen; "a !" keeps the mark.
-    func testLinesBreakAtUnicodeBreakOpportunities() {
+    func testLinesBreakAtUnicodeBreakOpportunities() async {
         let url = "https://example.com/messages/2026/november/very-long-path-component/photo.jpg"
         let layout = measure(plain("see \(url)"), width: 160)
         let texts = lineTexts(layout)
@@ -79,7 +82,7 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertEqual(lineTexts(hyphen).joined(), "self-contained-well-known")
     }
 
-    func testAWordSplitAcrossFontsIsOneWord() {
+    func testAWordSplitAcrossFontsIsOneWord() async {
         // "un" + "breakable" in two fonts is one word: it moves to the next line whole.
         var text = plain("aaaa bbbb cccc dd ")
         text.append("un", attributes: TextFixtures.plain(bold: true))
@@ -91,13 +94,13 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertEqual(twoLines.lines[1].fragments.count, 2, "one fragment per font")
     }
 
-    func testParagraphsAndEmptyLines() {
+    func testParagraphsAndEmptyLines() async {
         let layout = measure(plain("first\n\nthird\r\nfourth\u{2029}fifth"), width: 300)
         XCTAssertEqual(lineTexts(layout), ["first", "", "third", "fourth", "fifth"])
         XCTAssertGreaterThan(layout.lines[1].height, 0, "an empty paragraph still takes a line")
     }
 
-    func testAlignmentPlacesLinesInTheBox() {
+    func testAlignmentPlacesLinesInTheBox() async {
         let text = plain("centred words")
         for (alignment, expected) in [(TextAlignment.left, 0.0), (.center, 0.5), (.right, 1.0), (.natural, 0.0)] {
             let layout = measure(text, width: 300, options: TextLayoutOptions(alignment: alignment))
@@ -112,7 +115,7 @@ final class TextLayoutTests: XCTestCase {
 
     // MARK: - Truncation
 
-    func testMaximumNumberOfLinesTruncatesTheLastLine() {
+    func testMaximumNumberOfLinesTruncatesTheLastLine() async {
         for mode in [TruncationMode.end, .middle, .start] {
             let options = TextLayoutOptions(maximumNumberOfLines: 2, truncationMode: mode)
             let layout = measure(plain(TextFixtures.lorem + " " + TextFixtures.lorem), width: 200, options: options)
@@ -131,7 +134,7 @@ final class TextLayoutTests: XCTestCase {
         }
     }
 
-    func testTextThatFitsIsNotTruncated() {
+    func testTextThatFitsIsNotTruncated() async {
         let layout = measure(plain("two\nlines"), width: 200, options: TextLayoutOptions(maximumNumberOfLines: 2))
         XCTAssertFalse(layout.isTruncated)
         XCTAssertEqual(lineTexts(layout), ["two", "lines"])
@@ -140,12 +143,12 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertEqual(lineTexts(cut), ["two", "lines…"], "a paragraph end still gets the token when more follows")
     }
 
-    func testMiddleTruncationNeverRepeatsText() {
+    func testMiddleTruncationNeverRepeatsText() async {
         let layout = measure(plain("Hi\nthere"), width: 300, options: TextLayoutOptions(maximumNumberOfLines: 1, truncationMode: .middle))
         XCTAssertEqual(lineTexts(layout), ["Hi…there"])
     }
 
-    func testCustomTruncationToken() {
+    func testCustomTruncationToken() async {
         var token = AttributedText(" … ", attributes: TextFixtures.plain())
         token.append("more", attributes: TextFixtures.plain(bold: true))
         let options = TextLayoutOptions(maximumNumberOfLines: 1, truncationToken: token)
@@ -154,7 +157,7 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertLessThanOrEqual(layout.lines[0].width, 200)
     }
 
-    func testCollapsedBlockShowsItsLimit() {
+    func testCollapsedBlockShowsItsLimit() async {
         var text = plain("before\n")
         var quoted = TextFixtures.plain()
         quoted.block = TextBlock(.quote, title: "Quote", isCollapsed: true, collapsedLineLimit: 2)
@@ -174,7 +177,7 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertTrue(layout.isTruncated)
     }
 
-    func testCodeBlockUsesTheMonospacedFont() {
+    func testCodeBlockUsesTheMonospacedFont() async {
         var code = TextFixtures.plain(14)
         code.block = TextBlock(.code)
         let narrow = measure(AttributedText("iiiiiiii", attributes: code), width: 300)
@@ -184,7 +187,7 @@ final class TextLayoutTests: XCTestCase {
 
     // MARK: - Right to left
 
-    func testHebrewLineIsInRightToLeftOrder() {
+    func testHebrewLineIsInRightToLeftOrder() async {
         let layout = measure(plain("שלום world עולם"), width: 400)
         XCTAssertTrue(layout.lines[0].isRightToLeft)
         // Visual order, left to right: עולם, world, שלום (each right-to-left piece shaped as such).
@@ -194,7 +197,7 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertTrue(fragments.first!.isRightToLeft)
     }
 
-    func testMixedLineKeepsNumbersAndLatinInReadingOrder() {
+    func testMixedLineKeepsNumbersAndLatinInReadingOrder() async {
         let layout = measure(plain("Meet דני at 10:30"), width: 400)
         XCTAssertFalse(layout.lines[0].isRightToLeft)
         XCTAssertEqual(lineTexts(layout), ["Meet דני at 10:30"])
@@ -206,7 +209,7 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertTrue(words.contains("10:30"), "the time stays one left-to-right number: \(words)")
     }
 
-    func testBidiLevelsAndReordering() {
+    func testBidiLevelsAndReordering() async {
         func segments(_ classes: [BidiClass]) -> [TextSegment] {
             // A character of each class: the levels come from the text (ICU), not from the labels.
             let sample: [BidiClass: Substring] = [.leftToRight: "a", .rightToLeft: "ש", .number: "1", .whitespace: " ", .neutral: "!"]
@@ -239,7 +242,7 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertEqual(isolateLevels[6], 0)
     }
 
-    func testNeutralsAtALineEndTakeTheirLevelFromTheWholeParagraph() {
+    func testNeutralsAtALineEndTakeTheirLevelFromTheWholeParagraph() async {
         // "!" sits between two Hebrew words: right to left in the paragraph, though the line breaks
         // right after it (resolved over the first line alone it would sit at the line's end, left to
         // right, and be drawn on the wrong side of its word).
@@ -254,7 +257,7 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertEqual(wide.lines[0].fragments.first { $0.text.contains("!") }?.isRightToLeft, true)
     }
 
-    func testSegmentsOfAParagraphCarryTheirResolvedLevels() {
+    func testSegmentsOfAParagraphCarryTheirResolvedLevels() async {
         // A neutral stretch whose characters resolve to different levels is cut where the level
         // changes: in "ש (a) ש" inside a right-to-left paragraph, the brackets pair around a Latin
         // letter (N0) and take the paragraph's direction, while "a" is at level 2.
@@ -272,7 +275,7 @@ final class TextLayoutTests: XCTestCase {
 
     // MARK: - Attachments
 
-    func testAttachmentReservesItsBox() {
+    func testAttachmentReservesItsBox() async {
         var text = plain("Look ")
         text.append(TextAttachment(identifier: "sticker", size: Size(width: 24, height: 24)), attributes: TextFixtures.plain())
         text.append(" here", attributes: TextFixtures.plain())
@@ -291,7 +294,7 @@ final class TextLayoutTests: XCTestCase {
 
     // MARK: - Caching
 
-    func testCacheReturnsTheSameLayoutForTheSameInputs() {
+    func testCacheReturnsTheSameLayoutForTheSameInputs() async {
         let cache = TextLayoutCache(capacity: 8)
         let text = plain(TextFixtures.lorem)
         let first = TextLayout.measure(text, width: 200, cache: cache)
@@ -309,13 +312,13 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertEqual(cache.statistics.count, 4)
     }
 
-    func testCacheStaysWithinItsCapacity() {
+    func testCacheStaysWithinItsCapacity() async {
         let cache = TextLayoutCache(capacity: 8)
         for width in 1...40 { _ = TextLayout.measure(plain("abc"), width: Double(width * 10), cache: cache) }
         XCTAssertLessThanOrEqual(cache.statistics.count, 8)
     }
 
-    func testNodeDrawsTheLayoutItMeasured() {
+    func testNodeDrawsTheLayoutItMeasured() async {
         let node = TextNode(attributedText: plain(TextFixtures.lorem))
         let size = node.calculateSizeThatFits(Size(width: 220, height: .infinity))
         let measured = node.textLayout
@@ -332,7 +335,7 @@ final class TextLayoutTests: XCTestCase {
 
     /// Measuring and drawing on several threads at once, each with its own fonts, gives what one
     /// thread gives. Under the thread sanitizer this is the check that fonts are not shared.
-    func testMeasuringAndDrawingFromSeveralThreadsAtOnce() throws {
+    func testMeasuringAndDrawingFromSeveralThreadsAtOnce() async throws {
         let texts = [TextFixtures.lorem, TextFixtures.hebrew, TextFixtures.arabic, TextFixtures.mixed]
         let widths = [120.0, 180.0, 240.0]
         @Sendable func work(_ index: Int) -> (lines: Int, height: Double, pixels: [UInt32]) {
@@ -359,7 +362,7 @@ final class TextLayoutTests: XCTestCase {
         }
     }
 
-    func testSharedCacheFromSeveralThreadsGivesOneLayoutPerKey() {
+    func testSharedCacheFromSeveralThreadsGivesOneLayoutPerKey() async {
         let cache = TextLayoutCache()
         let text = plain(TextFixtures.lorem)
         let layouts = Locked([ObjectIdentifier]())
@@ -374,7 +377,7 @@ final class TextLayoutTests: XCTestCase {
     }
 
     /// The layout cache keeps within its byte budget, oldest out first, however many texts pass through.
-    func testLayoutCacheIsBoundedInBytes() {
+    func testLayoutCacheIsBoundedInBytes() async {
         let cache = TextLayoutCache(capacity: 10_000, budgetBytes: 64 << 10)
         let long = String(repeating: "Bounded caches keep memory flat. ", count: 20)
         for i in 0..<300 {

@@ -28,6 +28,7 @@ enum TextFixtures {
 }
 
 /// Renders text nodes stacked in a window just tall enough for them, through `OffscreenRender`.
+@MainActor
 final class TextGoldenRenderer {
     static let background = Color(rgb: 0xFFFFFF)
     private var time = 0.0

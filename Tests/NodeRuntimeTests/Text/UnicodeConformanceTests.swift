@@ -6,6 +6,7 @@ import XCTest
 /// `make test`), run through `UnicodeText`'s public API. Each test prints its pass count and every
 /// failing case with its reason; a failure that is not one of the named differences between ICU and
 /// the file fails the test, and so does a change in how many there are of each.
+@MainActor
 final class UnicodeConformanceTests: XCTestCase {
     private static let folder = "/usr/share/unicode"
 
@@ -61,7 +62,7 @@ final class UnicodeConformanceTests: XCTestCase {
         }
     }
 
-    func testLineBreakTest() throws {
+    func testLineBreakTest() async throws {
         var passed = 0, failures: [String] = []
         for c in try breakCases("auxiliary/LineBreakTest.txt") {
             let got = UnicodeText.lineBreakOffsets(in: c.text)
@@ -72,7 +73,7 @@ final class UnicodeConformanceTests: XCTestCase {
 
     /// The three places where ICU's line rules run ahead of the Unicode version its data carries, each
     /// put back to that version's rules (UAX #14 15.0), in text a chat shows.
-    func testLineBreaksFollowTheDataVersionAroundHyphensAndNumbers() {
+    func testLineBreaksFollowTheDataVersionAroundHyphensAndNumbers() async {
         // A word-initial hyphen before letters: a break after it (15.0 has no LB20a).
         XCTAssertEqual(UnicodeText.lineBreakOffsets(in: "-abc"), [1, 4])
         // A full stop starting a number after a space stays with the space (LB13 × IS) and breaks
@@ -84,7 +85,7 @@ final class UnicodeConformanceTests: XCTestCase {
         XCTAssertEqual(UnicodeText.lineBreakOffsets(in: "well-known -5"), [5, 11, 13])
     }
 
-    func testGraphemeBreakTest() throws {
+    func testGraphemeBreakTest() async throws {
         var passed = 0, failures: [String] = []
         for c in try breakCases("auxiliary/GraphemeBreakTest.txt") {
             let got = UnicodeText.graphemeBreakOffsets(in: c.text)
@@ -93,7 +94,7 @@ final class UnicodeConformanceTests: XCTestCase {
         report("GraphemeBreakTest.txt", passed: passed, failures: failures)
     }
 
-    func testBidiCharacterTest() throws {
+    func testBidiCharacterTest() async throws {
         var passed = 0, failures: [String] = []
         for line in try lines("BidiCharacterTest.txt") where !line.hasPrefix("#") {
             let fields = line.split(separator: ";", omittingEmptySubsequences: false)
@@ -127,7 +128,7 @@ final class UnicodeConformanceTests: XCTestCase {
     }
 
     /// BidiTest.txt states inputs as bidi classes; each class is played by one character of it.
-    func testBidiTest() throws {
+    func testBidiTest() async throws {
         let representative: [Substring: UInt32] = [
             "L": 0x41, "R": 0x5D0, "AL": 0x627, "EN": 0x30, "ES": 0x2B, "ET": 0x23, "AN": 0x660, "CS": 0x2C,
             "NSM": 0x300, "BN": 0xAD, "B": 0x2029, "S": 0x09, "WS": 0x20, "ON": 0x21, "LRE": 0x202A, "LRO": 0x202D,

@@ -7,18 +7,20 @@ import TestSupport
 @Suite struct ThreadingContractExitTests {
     @Test func drainingTheMainQueueOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let queue = MainQueue()
-            onBackgroundThread { queue.drain() }
+            await MainActor.run {
+                let queue = MainQueue()
+                onBackgroundThread { callIgnoringIsolation { queue.drain() } }
+            }
         }
         ContractTrap.expectMessage(result, "MainQueue.drain must run on the UI thread")
     }
 
     @Test func readingAUIThreadBoundValueOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let bound = UIThreadBound(Node())
-            onBackgroundThread { _ = bound.value }
+            await MainActor.run {
+                let bound = UIThreadBound(Node())
+                onBackgroundThread { callIgnoringIsolation { _ = bound.value } }
+            }
         }
         ContractTrap.expectMessage(result, "UIThreadBound.value must run on the UI thread")
     }

@@ -205,6 +205,10 @@ public final class DisplayScheduler: Sendable {
     /// - Thread: any thread except this scheduler's workers (that would wait for itself; it traps).
     public func waitUntilIdle() { core.waitUntilIdle() }
 
+    /// Like `waitUntilIdle()`, for at most `timeout` seconds; false when the time ran out first (the
+    /// jobs go on). - Thread: any but one of this scheduler's workers
+    public func waitUntilIdle(timeout: Double) -> Bool { core.waitUntilIdle(timeout: timeout) }
+
     /// Stops the workers once their current jobs return, and drops every waiting job (its
     /// `onDropped` runs inline on this thread). Later `schedule` calls drop their job at once.
     /// Does not wait for running jobs; call `waitUntilIdle()` for that. Idempotent; `deinit` calls it.

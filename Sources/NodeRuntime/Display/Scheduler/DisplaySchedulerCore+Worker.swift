@@ -27,6 +27,11 @@ final class DisplayWorkerParker: Sendable {
         permit.wait(until: { $0 }, then: { $0 = false })
     }
 
+    /// Parks for at most `timeout` seconds; false when the time ran out first.
+    func park(timeout: Double) -> Bool {
+        permit.wait(until: { $0 }, timeout: timeout, then: { $0 = false }) != nil
+    }
+
     func unpark() {
         permit.withLockSignalling { $0 = true }
     }

@@ -246,6 +246,12 @@ final class DisplaySchedulerCore: Sendable {
     }
 
     func waitUntilIdle() {
+        _ = waitUntilIdle(timeout: nil)
+    }
+
+    /// Waits until no job is queued or running, for at most `timeout` seconds (nil: no limit).
+    /// Returns false when the time ran out first.
+    func waitUntilIdle(timeout: Double?) -> Bool {
         precondition(
             Self.currentWorkerMarker?.core !== self,
             "DisplayScheduler.waitUntilIdle() called from one of its own workers would wait for itself")
@@ -255,7 +261,12 @@ final class DisplaySchedulerCore: Sendable {
             state.idleWaiters.append(parker)
             return true
         }
-        if mustWait { parker.park() }
+        guard mustWait else { return true }
+        guard let timeout else {
+            parker.park()
+            return true
+        }
+        return parker.park(timeout: max(0, timeout))
     }
 
     func shutdown() {

@@ -3,6 +3,7 @@ import Compositor
 // Editing: keys, text input and the input method's composition, clicks and drags, the clipboard, and
 // undo. Every member runs on the UI thread, where the host delivers events to the focused node.
 
+@MainActor
 extension EditableTextNode {
     // MARK: - Text input
 
@@ -93,6 +94,7 @@ extension EditableTextNode {
     // MARK: - Undo
 
     /// Goes back one step of editing. - Thread: main
+    @MainActor
     public func undo() {
         UIThread.precondition("EditableTextNode.undo")
         guard let step = undoStack.popLast() else { return }
@@ -101,6 +103,7 @@ extension EditableTextNode {
     }
 
     /// Goes forward one undone step. - Thread: main
+    @MainActor
     public func redo() {
         UIThread.precondition("EditableTextNode.redo")
         guard let step = redoStack.popLast() else { return }

@@ -17,7 +17,7 @@ public import Compositor
 /// - Any thread: `init`, `text`, the configuration properties, measuring.
 /// - Main: editing (keys, text input, clicks), `selectedRange`, `markedText`, `undo()`/`redo()`,
 ///   `onChange`/`onSubmit` calls.
-public final class EditableTextNode: Node {
+public final class EditableTextNode: Node, @unchecked Sendable {
     /// What Enter does.
     public enum ReturnKeyBehavior: Sendable {
         /// Enter calls `onSubmit`; Shift+Enter adds a line.
@@ -66,8 +66,10 @@ public final class EditableTextNode: Node {
     var scrollOffset = 0.0
 
     /// Called after each change of the text by editing. - Thread: main
+    @MainActor
     public var onChange: ((String) -> Void)?
     /// Called with the text when the user submits it (Enter, by default). - Thread: main
+    @MainActor
     public var onSubmit: ((String) -> Void)?
 
     let textNode = TextNode()
@@ -88,7 +90,7 @@ public final class EditableTextNode: Node {
         let initial = editState.withLock { $0.text.utf16.count }
         selection = initial..<initial
         anchor = initial
-        refreshDisplayedText()
+        textNode.attributedText = displayedText(marked: nil).text
     }
 
     // MARK: - Properties (any thread)
@@ -103,15 +105,11 @@ public final class EditableTextNode: Node {
                 state.text = state.isMultiline ? AttributedText.sanitized(newValue) : Self.singleLine(newValue)
                 return state.text
             }
-            if UIThread.isCurrent {
-                textWasReplaced(length: clean.utf16.count)
-            } else {
-                let node = UIThreadBound(self)
-                runtime.mainQueue.enqueue { node.value.textWasReplaced(length: clean.utf16.count) }
-            }
+            runtime.mainQueue.performOrEnqueue { self.textWasReplaced(length: clean.utf16.count) }
         }
     }
 
+    @MainActor
     private func textWasReplaced(length: Int) {
         marked = nil
         undoStack = []
@@ -172,6 +170,7 @@ public final class EditableTextNode: Node {
 
     /// The selection as UTF-16 offsets into `text` (empty: the caret). Setting it snaps to grapheme
     /// boundaries. - Thread: main
+    @MainActor
     public var selectedRange: Range<Int> {
         get {
             UIThread.precondition("EditableTextNode.selectedRange")
@@ -186,12 +185,14 @@ public final class EditableTextNode: Node {
     }
 
     /// The input method's composition in progress, if any, and its cursor. - Thread: main
+    @MainActor
     public var markedText: String? {
         UIThread.precondition("EditableTextNode.markedText")
         return marked?.text
     }
 
     /// The caret's frame in the node's coordinates (where its layer is). - Thread: main
+    @MainActor
     public var caretFrame: Rect {
         UIThread.precondition("EditableTextNode.caretFrame")
         return caretNode.frame
@@ -199,6 +200,7 @@ public final class EditableTextNode: Node {
 
     /// True while the caret's layer is shown (focused, no selection, in the blink's on phase).
     /// - Thread: main
+    @MainActor
     public var isCaretShown: Bool {
         UIThread.precondition("EditableTextNode.isCaretShown")
         return !caretNode.isHidden
@@ -240,6 +242,7 @@ public final class EditableTextNode: Node {
         if caretNode.isHidden != hidden { caretNode.isHidden = hidden }
     }
 
+    @MainActor
     var isFocused: Bool { focusHost?.focusedNode === self }
 
     // MARK: - Events (see EditableTextNode+Editing.swift)
@@ -253,7 +256,12 @@ public final class EditableTextNode: Node {
     // MARK: - Displayed text
 
     /// The text as shown: the composition inserted at the selection (underlined), or the placeholder.
-    func displayedText() -> (text: AttributedText, isPlaceholder: Bool) {
+    @MainActor
+    func displayedText() -> (text: AttributedText, isPlaceholder: Bool) { displayedText(marked: marked) }
+
+    /// The text as shown with the composition `marked` (nil: none) at the selection. - Thread: any
+    /// for `marked: nil`; the selection it reads is the UI thread's.
+    private func displayedText(marked: (text: String, cursor: Int)?) -> (text: AttributedText, isPlaceholder: Bool) {
         let state = editState.withLock { $0 }
         if let marked, !marked.text.isEmpty {
             let utf16 = state.text.utf16
@@ -276,15 +284,11 @@ public final class EditableTextNode: Node {
     }
 
     func refreshDisplayedTextAnywhere() {
-        if UIThread.isCurrent {
-            refreshDisplayedText()
-        } else {
-            let node = UIThreadBound(self)
-            runtime.mainQueue.enqueue { node.value.refreshDisplayedText() }
-        }
+        runtime.mainQueue.performOrEnqueue { self.refreshDisplayedText() }
     }
 
     /// Gives the text node what to show; its layout happens off this thread.
+    @MainActor
     func refreshDisplayedText() {
         let shown = displayedText()
         textNode.attributedText = shown.text
@@ -312,6 +316,7 @@ public final class EditableTextNode: Node {
 
     /// Places the caret and the selection rectangles from the text's layout, scrolling the caret
     /// into view. - Thread: main
+    @MainActor
     func updateCaretAndSelection() {
         guard isNodeLoaded, bounds.width > 0 else { return }
         let width = bounds.width

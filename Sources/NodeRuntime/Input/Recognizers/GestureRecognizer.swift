@@ -11,6 +11,7 @@ import Foundation
 ///
 /// Subclasses override the `touch…` methods and call `transition(to:)`.
 /// - Thread: main, every member.
+@MainActor
 open class GestureRecognizer {
     public enum State: Sendable, Equatable {
         /// Watching; nothing decided yet.
@@ -119,6 +120,7 @@ open class GestureRecognizer {
 extension Node {
     /// Attaches a recognizer; do it in `didLoad`. The node becomes interactive.
     /// - Thread: main
+    @MainActor
     public func addGestureRecognizer(_ recognizer: GestureRecognizer) {
         UIThread.precondition("Node.addGestureRecognizer")
         recognizer.node?.removeGestureRecognizer(recognizer)
@@ -128,6 +130,7 @@ extension Node {
     }
 
     /// Detaches a recognizer. - Thread: main
+    @MainActor
     public func removeGestureRecognizer(_ recognizer: GestureRecognizer) {
         UIThread.precondition("Node.removeGestureRecognizer")
         gestureRecognizers.removeAll { $0 === recognizer }
@@ -135,6 +138,7 @@ extension Node {
     }
 
     /// The recognizers attached to this node. - Thread: main
+    @MainActor
     public var attachedGestureRecognizers: [GestureRecognizer] {
         UIThread.precondition("Node.attachedGestureRecognizers")
         return gestureRecognizers

@@ -8,6 +8,7 @@ import Foundation
 /// is down; a touch event that arrives after the time has passed begins it too, for hosts that skipped
 /// frames. Moving too far first fails it.
 /// - Thread: main, every member.
+@MainActor
 public final class LongPressGestureRecognizer: GestureRecognizer {
     /// How long, in seconds, the touch must be held.
     public var minimumDuration = 0.5

@@ -8,6 +8,7 @@ import Foundation
 /// `translation(in:)` is measured from the touch-down point (so it includes the distance travelled
 /// before the pan began); `velocity` is estimated from the moves of the last tenth of a second.
 /// - Thread: main, every member.
+@MainActor
 public final class PanGestureRecognizer: GestureRecognizer {
     /// How far, in points, the touch must move before the pan begins.
     public var minimumDistance = 10.0

@@ -12,6 +12,7 @@ import Foundation
 /// quick clicks in one place, as the platform counts them (`Touch.clickCount`); with fewer it fails at
 /// once.
 /// - Thread: main, every member.
+@MainActor
 public final class TapGestureRecognizer: GestureRecognizer {
     /// How far, in points, the touch may wander from where it went down.
     public var allowableMovement = 10.0

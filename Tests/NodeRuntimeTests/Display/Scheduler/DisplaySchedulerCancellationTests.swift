@@ -5,10 +5,11 @@ import XCTest
 @testable import NodeRuntime
 
 /// Cancelling jobs before and while they run, by the handle and by the caller's own check.
+@MainActor
 final class DisplaySchedulerCancellationTests: XCTestCase {
     // MARK: Cancellation
 
-    func testCancelBeforeStartDropsTheJob() {
+    func testCancelBeforeStartDropsTheJob() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         let release = occupyWorker(scheduler)
@@ -35,7 +36,7 @@ final class DisplaySchedulerCancellationTests: XCTestCase {
         XCTAssertEqual(statistics.completed, 1)
     }
 
-    func testExternalCancellationCheckDropsBeforeStart() {
+    func testExternalCancellationCheckDropsBeforeStart() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         let release = occupyWorker(scheduler)
@@ -59,7 +60,7 @@ final class DisplaySchedulerCancellationTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.started, 1)
     }
 
-    func testCancelWhileRunningIsSeenByTheWork() {
+    func testCancelWhileRunningIsSeenByTheWork() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         let started = DispatchSemaphore(value: 0)
@@ -90,7 +91,7 @@ final class DisplaySchedulerCancellationTests: XCTestCase {
         XCTAssertEqual(statistics.workMillisecondsCompleted, 0)
     }
 
-    func testExternalCheckTurningTrueWhileRunningIsSeenByTheWork() {
+    func testExternalCheckTurningTrueWhileRunningIsSeenByTheWork() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         let started = DispatchSemaphore(value: 0)
@@ -112,7 +113,7 @@ final class DisplaySchedulerCancellationTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.cancelledWhileRunning, 1)
     }
 
-    func testThousandJobsCancelledBeforeTheGateOpensNeverRun() {
+    func testThousandJobsCancelledBeforeTheGateOpensNeverRun() async {
         let scheduler = DisplayScheduler(workerCount: 2)
         defer { scheduler.shutdown() }
         let first = occupyWorker(scheduler)

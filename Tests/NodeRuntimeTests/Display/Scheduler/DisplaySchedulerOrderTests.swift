@@ -5,10 +5,11 @@ import XCTest
 @testable import NodeRuntime
 
 /// The order waiting jobs run in: priority, ties, re-prioritisation.
+@MainActor
 final class DisplaySchedulerOrderTests: XCTestCase {
     // MARK: DisplayPriority
 
-    func testPriorityOrdering() {
+    func testPriorityOrdering() async {
         XCTAssertGreaterThan(DisplayPriority.visible, .offscreen(distance: 0))
         XCTAssertGreaterThan(DisplayPriority.visible, .offscreen(distance: -100))
         XCTAssertGreaterThan(DisplayPriority.offscreen(distance: 10), .offscreen(distance: 20))
@@ -31,7 +32,7 @@ final class DisplaySchedulerOrderTests: XCTestCase {
     }
     // MARK: Priority order
 
-    func testRunsVisibleFirstThenByDistanceWithTiesInSchedulingOrder() {
+    func testRunsVisibleFirstThenByDistanceWithTiesInSchedulingOrder() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         let release = occupyWorker(scheduler)
@@ -58,7 +59,7 @@ final class DisplaySchedulerOrderTests: XCTestCase {
         XCTAssertEqual(order.values, [1, 4, 6, 8, 2, 5, 0, 3, 7])
     }
 
-    func testGatedJobsAcrossAllWorkersRunInPriorityOrderOnOneWorker() {
+    func testGatedJobsAcrossAllWorkersRunInPriorityOrderOnOneWorker() async {
         // Every worker is blocked; the jobs queued meanwhile run in priority order once one worker is
         // free (the other stays blocked, so the order is a single sequence).
         let scheduler = DisplayScheduler(workerCount: 2)
@@ -86,7 +87,7 @@ final class DisplaySchedulerOrderTests: XCTestCase {
         scheduler.waitUntilIdle()
     }
 
-    func testRaisingAWaitingJobsPriorityRunsItFirst() {
+    func testRaisingAWaitingJobsPriorityRunsItFirst() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         let release = occupyWorker(scheduler)
@@ -155,20 +156,20 @@ final class DisplaySchedulerOrderTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.cancelledBeforeStart, cancelled.count, file: file, line: line)
     }
 
-    func testFewReprioritisationsKeepTheOrder() {
+    func testFewReprioritisationsKeepTheOrder() async {
         checkOrderAfterRandomChanges(count: 300, updates: 25, seed: 11)
         checkOrderAfterRandomChanges(count: 50, updates: 30, seed: 12)
     }
 
-    func testManyReprioritisationsKeepTheOrder() {
+    func testManyReprioritisationsKeepTheOrder() async {
         checkOrderAfterRandomChanges(count: 300, updates: 900, seed: 13)
     }
 
-    func testTenThousandWaitingJobsWithHeavyReprioritisation() {
+    func testTenThousandWaitingJobsWithHeavyReprioritisation() async {
         checkOrderAfterRandomChanges(count: 10_000, updates: 30_000, seed: 14)
     }
 
-    func testReprioritisingBetweenPicksKeepsTheOrder() {
+    func testReprioritisingBetweenPicksKeepsTheOrder() async {
         // Changes land while the worker is picking, alternating with picks.
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }

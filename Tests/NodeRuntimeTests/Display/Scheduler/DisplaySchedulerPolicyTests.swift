@@ -8,6 +8,7 @@ import Glibc
 
 /// The worker policy: each worker runs at the policy's priority (applied before its next job), and
 /// at most the policy's number of workers run at once.
+@MainActor
 final class DisplaySchedulerPolicyTests: XCTestCase {
     /// Runs one job and returns the worker thread's nice value and scheduling class.
     private func workerPriority(_ scheduler: DisplayScheduler) -> (nice: Int32, policy: Int32) {
@@ -22,7 +23,7 @@ final class DisplaySchedulerPolicyTests: XCTestCase {
         return result.withLock { $0 }
     }
 
-    func testWorkersRunAtThePolicysPriority() {
+    func testWorkersRunAtThePolicysPriority() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         XCTAssertEqual(scheduler.workerPolicy, .default)
@@ -36,7 +37,7 @@ final class DisplaySchedulerPolicyTests: XCTestCase {
         XCTAssertEqual(back.nice, 12)
     }
 
-    func testAtMostTheActiveLimitOfWorkersRunAtOnce() {
+    func testAtMostTheActiveLimitOfWorkersRunAtOnce() async {
         let scheduler = DisplayScheduler(workerCount: 3)
         defer { scheduler.shutdown() }
         scheduler.workerPolicy = .init(maximumActiveWorkers: 1)

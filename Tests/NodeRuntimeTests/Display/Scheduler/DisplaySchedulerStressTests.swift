@@ -5,10 +5,11 @@ import XCTest
 @testable import NodeRuntime
 
 /// Many threads scheduling, re-prioritising and cancelling at once.
+@MainActor
 final class DisplaySchedulerStressTests: XCTestCase {
     // MARK: Stress
 
-    func testConcurrentSchedulingReprioritisingAndCancelling() {
+    func testConcurrentSchedulingReprioritisingAndCancelling() async {
         let scheduler = DisplayScheduler(workerCount: 4)
         defer { scheduler.shutdown() }
         let producers = 4

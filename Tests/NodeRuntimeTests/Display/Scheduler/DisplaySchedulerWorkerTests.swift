@@ -5,10 +5,11 @@ import XCTest
 @testable import NodeRuntime
 
 /// Running jobs on the worker pool: counts, threads, serial mode, wakeups and shutdown.
+@MainActor
 final class DisplaySchedulerWorkerTests: XCTestCase {
     // MARK: Running
 
-    func testRunsEveryJobExactlyOnce() {
+    func testRunsEveryJobExactlyOnce() async {
         let scheduler = DisplayScheduler(workerCount: 4)
         defer { scheduler.shutdown() }
         XCTAssertEqual(scheduler.workerCount, 4)
@@ -38,7 +39,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics, DisplayScheduler.Statistics())
     }
 
-    func testWorkerCountIsAtLeastOne() {
+    func testWorkerCountIsAtLeastOne() async {
         let scheduler = DisplayScheduler(workerCount: 0)
         defer { scheduler.shutdown() }
         XCTAssertEqual(scheduler.workerCount, 1)
@@ -49,7 +50,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(DisplayScheduler().workerCount, 1)
     }
 
-    func testWorkerIndexAndThreadNames() {
+    func testWorkerIndexAndThreadNames() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         let indices = SharedRecorder<Int?>()
@@ -66,7 +67,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         #endif
     }
 
-    func testWaitUntilIdleReturnsAtOnceWhenNothingIsScheduled() {
+    func testWaitUntilIdleReturnsAtOnceWhenNothingIsScheduled() async {
         let scheduler = DisplayScheduler(workerCount: 2)
         defer { scheduler.shutdown() }
         scheduler.waitUntilIdle()
@@ -74,7 +75,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics, DisplayScheduler.Statistics())
     }
 
-    func testQueueDepthAndRunningCount() {
+    func testQueueDepthAndRunningCount() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         let release = occupyWorker(scheduler)
@@ -90,7 +91,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.completed, 6)
     }
 
-    func testTwoWorkersRunJobsAtTheSameTime() {
+    func testTwoWorkersRunJobsAtTheSameTime() async {
         let scheduler = DisplayScheduler(workerCount: 2)
         defer { scheduler.shutdown() }
         let aStarted = DispatchSemaphore(value: 0)
@@ -112,7 +113,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.completed, 2)
     }
 
-    func testCallbacksMayCallBackIntoTheScheduler() {
+    func testCallbacksMayCallBackIntoTheScheduler() async {
         let scheduler = DisplayScheduler(workerCount: 2)
         defer { scheduler.shutdown() }
         let events = SharedRecorder<String>()
@@ -173,7 +174,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         return (order, workers, maximum)
     }
 
-    func testSerializedDrawingRunsOneJobAtATimeInSchedulingOrder() {
+    func testSerializedDrawingRunsOneJobAtATimeInSchedulingOrder() async {
         let scheduler = DisplayScheduler(workerCount: 2)
         defer { scheduler.shutdown() }
         scheduler.serializesAllDrawing = true
@@ -197,7 +198,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.completed, count + 1)
     }
 
-    func testSerializedDrawingUsesOneWorkerEvenWhenAllWereBusy() {
+    func testSerializedDrawingUsesOneWorkerEvenWhenAllWereBusy() async {
         // Both workers are busy when the switch turns on and both come back looking for work; only
         // worker 0 may take any.
         let scheduler = DisplayScheduler(workerCount: 2)
@@ -215,7 +216,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         XCTAssertEqual(Set(workers.values), [0])
     }
 
-    func testTurningSerializationOffReturnsToPriorityOrder() {
+    func testTurningSerializationOffReturnsToPriorityOrder() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         scheduler.serializesAllDrawing = true
@@ -236,7 +237,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         XCTAssertEqual(order.values, expectedOrder(priorities, among: Array(priorities.indices)))
     }
 
-    func testTurningSerializationOnSwitchesWaitingJobsToSchedulingOrder() {
+    func testTurningSerializationOnSwitchesWaitingJobsToSchedulingOrder() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         defer { scheduler.shutdown() }
         let release = occupyWorker(scheduler)
@@ -257,7 +258,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         XCTAssertEqual(order.values, Array(0..<100).filter { $0 != 3 })
     }
 
-    func testTurningSerializationOnWaitsForJobsAlreadyRunning() {
+    func testTurningSerializationOnWaitsForJobsAlreadyRunning() async {
         let scheduler = DisplayScheduler(workerCount: 2)
         defer { scheduler.shutdown() }
         let first = occupyWorker(scheduler)
@@ -285,7 +286,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
     }
     // MARK: Shutdown
 
-    func testShutdownDropsWaitingAndLaterJobsAndIsIdempotent() {
+    func testShutdownDropsWaitingAndLaterJobsAndIsIdempotent() async {
         let scheduler = DisplayScheduler(workerCount: 1)
         let release = occupyWorker(scheduler)
         let ran = SharedCounter()
@@ -318,7 +319,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
         scheduler.shutdown()
     }
 
-    func testDeinitShutsDown() {
+    func testDeinitShutsDown() async {
         var scheduler: DisplayScheduler? = DisplayScheduler(workerCount: 1)
         let release = occupyWorker(scheduler!)
         let dropped = SharedCounter()
@@ -336,7 +337,7 @@ final class DisplaySchedulerWorkerTests: XCTestCase {
     }
 
     // MARK: Wakeups
-    func testHeldWakeupsLeaveJobsQueuedUntilReleased() {
+    func testHeldWakeupsLeaveJobsQueuedUntilReleased() async {
         let scheduler = DisplayScheduler(workerCount: 2, name: "held")
         // Wait (yielding, not sleeping) until both workers are asleep: a worker still on its way to
         // sleep would take the jobs itself, which is by design.

@@ -5,6 +5,7 @@ import XCTest
 /// The scheduler's queue against a plain model: every pop is the most urgent element the model holds,
 /// whatever mix of pushes, removals at any slot, key changes in both directions and stale rebuilds
 /// came before.
+@MainActor
 final class IndexedHeapTests: XCTestCase {
     private struct Item: Equatable {
         let id: UInt64
@@ -51,15 +52,15 @@ final class IndexedHeapTests: XCTestCase {
         if keyChangesPerPop > 100 { XCTAssertTrue(sawStale, "seed \(seed): many changes between pops rebuild") }
     }
 
-    func testRandomOperationsMatchTheModel() {
+    func testRandomOperationsMatchTheModel() async {
         for seed in UInt64(1)...20 { check(seed: seed, operations: 2_000, keyChangesPerPop: 4) }
     }
 
-    func testManyKeyChangesBetweenPopsMarkItStaleAndStillPopInOrder() {
+    func testManyKeyChangesBetweenPopsMarkItStaleAndStillPopInOrder() async {
         for seed in UInt64(100)...105 { check(seed: seed, operations: 3_000, keyChangesPerPop: 400) }
     }
 
-    func testRemovingAnAbsentIDAndUpdatingItDoNothing() {
+    func testRemovingAnAbsentIDAndUpdatingItDoNothing() async {
         var heap = IndexedHeap<Item>(id: { $0.id }, precedes: Self.precedes)
         heap.push(Item(id: 1, key: 5))
         XCTAssertNil(heap.remove(7))
@@ -71,7 +72,7 @@ final class IndexedHeapTests: XCTestCase {
         XCTAssertNil(heap.popFirst())
     }
 
-    func testChangingTheOrderReordersAtTheNextPop() {
+    func testChangingTheOrderReordersAtTheNextPop() async {
         var heap = IndexedHeap<Item>(id: { $0.id }, precedes: Self.precedes)
         for id in UInt64(0)..<10 { heap.push(Item(id: id, key: Int(id))) }
         heap.precedes = { $0.id < $1.id }  // now in id order

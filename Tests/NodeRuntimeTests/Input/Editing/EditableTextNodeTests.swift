@@ -6,13 +6,16 @@ import XCTest
 
 /// Editing through the host's event path: focus, typing, the input method's marked text, keys by
 /// grapheme and word, selection, the clipboard, undo, submitting, growth and focus traversal.
+@MainActor
 final class EditableTextNodeTests: XCTestCase {
     private var time = 0.0
 
     override func tearDown() {
-        Runtime.shared.scheduler.waitUntilIdle()
-        Runtime.shared.mainQueue.drain()
-        EditableTextNode.localClipboard = nil
+        MainActor.assumeIsolated {
+            Runtime.shared.scheduler.waitUntilIdle()
+            Runtime.shared.mainQueue.drain()
+            EditableTextNode.localClipboard = nil
+        }
     }
 
     private struct Harness {
@@ -60,7 +63,7 @@ final class EditableTextNodeTests: XCTestCase {
         send(harness, [.pointerDown(point, button: 1), .pointerUp(point, button: 1)])
     }
 
-    func testClickingFocusesAndTypingInsertsAtTheCaret() {
+    func testClickingFocusesAndTypingInsertsAtTheCaret() async {
         let harness = makeHarness()
         let field = harness.fields[0]
         var changes: [String] = []
@@ -86,7 +89,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertTrue(shortcut, "Escape goes on to the app when the field has no use for it")
     }
 
-    func testArrowsMoveByGraphemeAndWordAndShiftExtends() {
+    func testArrowsMoveByGraphemeAndWordAndShiftExtends() async {
         let harness = makeHarness(text: "Hi 👨‍👩‍👧 there friend")
         let field = harness.fields[0]
         click(harness, field)
@@ -106,7 +109,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertFalse(field.selectionNodes.contains { !$0.isHidden }, "no selection is shown once it is gone")
     }
 
-    func testSelectionIsDrawnBehindTheTextWithoutRedrawingIt() {
+    func testSelectionIsDrawnBehindTheTextWithoutRedrawingIt() async {
         let harness = makeHarness(text: "select these words")
         let field = harness.fields[0]
         click(harness, field)
@@ -123,7 +126,7 @@ final class EditableTextNodeTests: XCTestCase {
                        "selecting moves layers; the text is not drawn again")
     }
 
-    func testDoubleClickSelectsAWordAndTripleClickTheLine() {
+    func testDoubleClickSelectsAWordAndTripleClickTheLine() async {
         let harness = makeHarness(text: "alpha beta gamma")
         let field = harness.fields[0]
         click(harness, field)
@@ -137,7 +140,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.selectedRange, 0..<16, "a triple click selects the line")
     }
 
-    func testMarkedTextShowsUnderlinedAndCommitReplacesIt() {
+    func testMarkedTextShowsUnderlinedAndCommitReplacesIt() async {
         let harness = makeHarness(text: "Tokyo ")
         let field = harness.fields[0]
         click(harness, field)
@@ -157,7 +160,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.selectedRange, 8..<8)
     }
 
-    func testCopyCutPasteAndUndoRedo() {
+    func testCopyCutPasteAndUndoRedo() async {
         let harness = makeHarness()
         let field = harness.fields[0]
         click(harness, field)
@@ -191,7 +194,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.text, "", "a paste is one step")
     }
 
-    func testEnterSubmitsAndShiftEnterAddsALine() {
+    func testEnterSubmitsAndShiftEnterAddsALine() async {
         let harness = makeHarness()
         let field = harness.fields[0]
         var submitted: [String] = []
@@ -211,7 +214,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.text, "one two", "a single-line field turns newlines into spaces")
     }
 
-    func testTheFieldGrowsUpToItsLineLimitThenScrollsToTheCaret() {
+    func testTheFieldGrowsUpToItsLineLimitThenScrollsToTheCaret() async {
         let harness = makeHarness { $0.maximumVisibleLines = 3 }
         let field = harness.fields[0]
         click(harness, field)
@@ -225,7 +228,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.caretNode.frame.maxY, field.bounds.height, accuracy: 1.5, "the caret is in view")
     }
 
-    func testTabMovesFocusAndKeysGoToTheFocusedField() {
+    func testTabMovesFocusAndKeysGoToTheFocusedField() async {
         let harness = makeHarness(fields: 3)
         let fields = harness.fields
         key(harness, .tab)
@@ -242,7 +245,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertTrue(fields[2].caretNode.isHidden == false && fields[1].caretNode.isHidden, "only the focused field shows a caret")
     }
 
-    func testTheCaretBlinksWithoutRedrawingTheText() {
+    func testTheCaretBlinksWithoutRedrawingTheText() async {
         let harness = makeHarness(text: "blink")
         let field = harness.fields[0]
         click(harness, field)
@@ -259,7 +262,7 @@ final class EditableTextNodeTests: XCTestCase {
 
     /// A model update sets the text from another thread while the field is focused: the field shows
     /// it at the next frames, with the caret at its end, and the history starts again.
-    func testTextSetFromAnotherThreadArrivesWhole() {
+    func testTextSetFromAnotherThreadArrivesWhole() async {
         let harness = makeHarness()
         let field = harness.fields[0]
         click(harness, field)
@@ -279,7 +282,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.text, "Saved on another device", "setting the text clears the undo history")
     }
 
-    func testCaretPositionsInRightToLeftText() {
+    func testCaretPositionsInRightToLeftText() async {
         let harness = makeHarness(text: "שלום")
         let field = harness.fields[0]
         click(harness, field)

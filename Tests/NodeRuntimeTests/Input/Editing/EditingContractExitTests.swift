@@ -7,18 +7,20 @@ import TestSupport
 @Suite struct EditingContractExitTests {
     @Test func readingTheSelectionOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let field = UncheckedSendable(EditableTextNode(text: "hello"))
-            onBackgroundThread { _ = field.value.selectedRange }
+            await MainActor.run {
+                let field = UncheckedSendable(EditableTextNode(text: "hello"))
+                onBackgroundThread { callIgnoringIsolation { _ = field.value.selectedRange } }
+            }
         }
         ContractTrap.expectMessage(result, "EditableTextNode.selectedRange must run on the UI thread")
     }
 
     @Test func undoingOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            UIThread.claim()
-            let field = UncheckedSendable(EditableTextNode(text: "hello"))
-            onBackgroundThread { field.value.undo() }
+            await MainActor.run {
+                let field = UncheckedSendable(EditableTextNode(text: "hello"))
+                onBackgroundThread { callIgnoringIsolation { field.value.undo() } }
+            }
         }
         ContractTrap.expectMessage(result, "EditableTextNode.undo must run on the UI thread")
     }

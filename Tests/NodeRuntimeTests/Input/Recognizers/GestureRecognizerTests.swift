@@ -3,6 +3,7 @@ import Compositor
 import XCTest
 
 /// A host on a recording backend, driven by a virtual clock: every frame names its time.
+@MainActor
 private final class GestureTestHost {
     let host: NodeHost
     let root = Node()
@@ -32,7 +33,7 @@ private final class GestureTestHost {
 }
 
 /// A node that records the touches it is given.
-private final class TouchRecordingNode: Node {
+private final class TouchRecordingNode: Node, @unchecked Sendable {
     var touches: [Touch.Phase] = []
     var locations: [Point] = []
 
@@ -54,6 +55,7 @@ private final class TouchRecordingNode: Node {
 }
 
 /// Records every state a recognizer reports through its action.
+@MainActor
 private final class ActionLog {
     var states: [GestureRecognizer.State] = []
     func attach(to recognizer: GestureRecognizer) {
@@ -63,6 +65,7 @@ private final class ActionLog {
 
 /// A shown host with one interactive node at (100, 100, 100×50) carrying `recognizer`, whose actions
 /// are logged.
+@MainActor
 private func showTarget<Recognizer: GestureRecognizer>(with recognizer: Recognizer)
     -> (GestureTestHost, TouchRecordingNode, Recognizer, ActionLog) {
     let host = GestureTestHost()
@@ -75,10 +78,11 @@ private func showTarget<Recognizer: GestureRecognizer>(with recognizer: Recogniz
     return (host, target, recognizer, log)
 }
 
+@MainActor
 final class GestureRecognizerTests: XCTestCase {
     // MARK: Tap
 
-    func testTapRecognizedOnQuickDownUp() {
+    func testTapRecognizedOnQuickDownUp() async {
         let (t, target, tap, log) = showTarget(with: TapGestureRecognizer())
 
         t.down(120, 120, at: 0.1)
@@ -91,7 +95,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertEqual(target.touches, [.began, .moved, .ended])
     }
 
-    func testTapFailsWhenMovedTooFar() {
+    func testTapFailsWhenMovedTooFar() async {
         let (t, _, tap, log) = showTarget(with: TapGestureRecognizer())
 
         t.down(120, 120, at: 0.1)
@@ -102,7 +106,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertEqual(tap.state, .possible)
     }
 
-    func testTapFailsWhenHeldTooLong() {
+    func testTapFailsWhenHeldTooLong() async {
         let (t, _, tap, log) = showTarget(with: TapGestureRecognizer())
 
         // Held with frames running: the frame past the limit fails it.
@@ -118,7 +122,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertEqual(log.states, [])
     }
 
-    func testTapReachesRecognizersOfSubnodeAndAncestors() {
+    func testTapReachesRecognizersOfSubnodeAndAncestors() async {
         let t = GestureTestHost()
         let parent = TouchRecordingNode(frame: Rect(x: 50, y: 50, width: 200, height: 200))
         let child = TouchRecordingNode(frame: Rect(x: 10, y: 10, width: 40, height: 40))
@@ -147,7 +151,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertEqual(parentLog.states, [.recognized, .recognized])
     }
 
-    func testNegativeHitTestSlopLetsATapJustOutsideHit() {
+    func testNegativeHitTestSlopLetsATapJustOutsideHit() async {
         let t = GestureTestHost()
         let button = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 20, height: 20))
         button.hitTestSlop = EdgeInsets(all: -10)
@@ -167,7 +171,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertEqual(log.states, [.recognized])
     }
 
-    func testLayerBackedNodeIsNeverTheTarget() {
+    func testLayerBackedNodeIsNeverTheTarget() async {
         let t = GestureTestHost()
         let parent = TouchRecordingNode(frame: Rect(x: 0, y: 0, width: 300, height: 300))
         let decoration = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 50, height: 50), interactive: false)
@@ -184,7 +188,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertNil(lone.hitTest(Point(x: 5, y: 5)))
     }
 
-    func testHiddenNodeIsNotHit() {
+    func testHiddenNodeIsNotHit() async {
         let t = GestureTestHost()
         let target = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 100, height: 50))
         target.isHidden = true
@@ -202,7 +206,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertNil(t.root.hitTest(Point(x: 120, y: 120)))
     }
 
-    func testDisabledRecognizerIgnoresTouches() {
+    func testDisabledRecognizerIgnoresTouches() async {
         let (t, target, tap, log) = showTarget(with: TapGestureRecognizer())
         tap.isEnabled = false
 
@@ -219,7 +223,7 @@ final class GestureRecognizerTests: XCTestCase {
 
     // MARK: Node touches
 
-    func testNodeTouchesArriveInOrder() {
+    func testNodeTouchesArriveInOrder() async {
         let t = GestureTestHost()
         let target = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 100, height: 50))
         t.root.addSubnode(target)
@@ -236,7 +240,7 @@ final class GestureRecognizerTests: XCTestCase {
 
     // MARK: Long press
 
-    func testLongPressBeginsAfterMinimumDurationAndEndsOnUp() {
+    func testLongPressBeginsAfterMinimumDurationAndEndsOnUp() async {
         let t = GestureTestHost()
         let target = TouchRecordingNode(frame: Rect(x: 100, y: 100, width: 100, height: 50))
         t.root.addSubnode(target)
@@ -267,7 +271,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertEqual(press.state, .possible)
     }
 
-    func testLongPressFailsWhenMovedFirst() {
+    func testLongPressFailsWhenMovedFirst() async {
         let (t, target, press, log) = showTarget(with: LongPressGestureRecognizer())
 
         t.down(120, 120, at: 1)
@@ -279,7 +283,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertEqual(target.touches, [.began, .moved, .ended])
     }
 
-    func testLongPressBeginsOnALateEventWithoutFrames() {
+    func testLongPressBeginsOnALateEventWithoutFrames() async {
         let press = LongPressGestureRecognizer()
         let log = ActionLog()
         log.attach(to: press)
@@ -290,7 +294,7 @@ final class GestureRecognizerTests: XCTestCase {
 
     // MARK: Pan
 
-    func testPanBeginsPastMinimumDistanceAndTracksTranslation() {
+    func testPanBeginsPastMinimumDistanceAndTracksTranslation() async {
         let t = GestureTestHost()
         let target = TouchRecordingNode(frame: Rect(x: 50, y: 50, width: 300, height: 200))
         t.root.addSubnode(target)
@@ -321,7 +325,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertEqual(pan.translation(in: nil), .zero, "nothing to report after the sequence")
     }
 
-    func testPanVelocityForSteadyMotion() {
+    func testPanVelocityForSteadyMotion() async {
         let t = GestureTestHost()
         let target = TouchRecordingNode(frame: Rect(x: 0, y: 0, width: 400, height: 300))
         t.root.addSubnode(target)
@@ -353,7 +357,7 @@ final class GestureRecognizerTests: XCTestCase {
         XCTAssertTrue(velocities.allSatisfy { $0.x.isFinite && $0.y.isFinite })
     }
 
-    func testPanFailsWhenLiftedBeforeMovingFarEnough() {
+    func testPanFailsWhenLiftedBeforeMovingFarEnough() async {
         let pan = PanGestureRecognizer()
         let log = ActionLog()
         log.attach(to: pan)

@@ -1,0 +1,119 @@
+public import Compositor
+import Foundation
+
+/// What a host still had to do after a frame. All zero (and nothing in flight) means the screen shows
+/// the final state of the node tree: every node measured, every image decoded, every draw committed,
+/// nothing moving.
+/// - Thread: any (a value)
+public struct PendingWork: Sendable, Equatable, CustomStringConvertible {
+    /// Draws the frame started (a draw started is a commit still to come).
+    public var drawsStarted = 0
+    /// Transactions the frame committed (a commit can start layout and new draws).
+    public var commitsApplied = 0
+    /// Main-queue items the frame ran (results and writes from other threads).
+    public var mainQueueItems = 0
+    /// Transactions finished and waiting for a frame to commit them.
+    public var pendingCommits = 0
+    /// Jobs (draws, decodes, row measurements) waiting for a worker.
+    public var queuedJobs = 0
+    /// Jobs running on workers.
+    public var runningJobs = 0
+    /// Layer animations running.
+    public var animations = 0
+    /// Background layouts being measured or waiting to be applied.
+    public var layoutsInFlight = 0
+    /// Frame participants (lists) that are still moving or taking in rows.
+    public var movingParticipants = 0
+
+    public init() {}
+
+    /// True when nothing is left.
+    public var isEmpty: Bool { self == PendingWork() }
+
+    public var description: String {
+        let parts: [(String, Int)] = [
+            ("draws started", drawsStarted), ("commits applied", commitsApplied), ("main-queue items", mainQueueItems),
+            ("commits pending", pendingCommits), ("jobs queued", queuedJobs), ("jobs running", runningJobs),
+            ("animations", animations), ("layouts in flight", layoutsInFlight), ("lists moving", movingParticipants),
+        ]
+        let busy = parts.filter { $0.1 != 0 }.map { "\($0.1) \($0.0)" }
+        return busy.isEmpty ? "nothing pending" : busy.joined(separator: ", ")
+    }
+}
+
+/// `NodeHost.settle(timeout:clock:)` ran out of time before the host settled.
+/// - Thread: any (a value)
+public struct SettleTimeout: Error, CustomStringConvertible {
+    /// Frames run before giving up.
+    public let frames: Int
+    /// The time allowed, in seconds.
+    public let timeout: Double
+    /// What was still pending after the last frame.
+    public let pending: PendingWork
+
+    public var description: String {
+        "the host did not settle within \(timeout) s (\(frames) frames); still pending: \(pending)"
+    }
+}
+
+extension NodeHost {
+    /// What is still to do after the most recent frame (see `PendingWork`). - Thread: main
+    public var pendingWork: PendingWork {
+        var work = PendingWork()
+        work.drawsStarted = lastFrame.displaysStarted
+        work.commitsApplied = lastFrame.commitsApplied
+        work.mainQueueItems = lastFrame.mainQueueItems + runtime.mainQueue.count
+        work.pendingCommits = runtime.pendingCommitCount
+        work.queuedJobs = runtime.scheduler.queueDepth
+        work.runningJobs = runtime.scheduler.runningCount
+        work.animations = runtime.animator.count
+        work.layoutsInFlight = isLayoutInFlight ? 1 : 0
+        work.movingParticipants = frameParticipants.count { !$0.isSettled }
+        return work
+    }
+
+    /// Runs frames until the screen shows the final state of the tree: everything measured, decoded,
+    /// drawn and committed, nothing moving (`pendingWork` empty for two frames in a row). Between
+    /// frames it waits for the workers, so it finishes as soon as their work allows.
+    ///
+    /// For app tests, screenshots and a headless run: the UI thread waits here, bounded by `timeout`.
+    /// - Parameters:
+    ///   - timeout: the most wall time to spend; an app that never settles (an endless animation)
+    ///     throws `SettleTimeout` saying what was still pending.
+    ///   - clock: the frame clock to step (a real one waits for each frame's deadline); nil steps
+    ///     the frame time by 1/60 s from the last frame's, without waiting.
+    /// - Returns: the frames it ran.
+    /// - Thread: main
+    @discardableResult
+    public func settle(timeout: Double = 10, clock: FrameClock? = nil) throws -> Int {
+        try settle(timeout: timeout) {
+            runFrame(time: clock?.waitForNextFrame() ?? (time + 1.0 / 60), events: [])
+        }
+    }
+
+    /// `settle(timeout:clock:)` with the app's own frame: `runFrame` runs one frame of this host (with
+    /// whatever the app does around its frames), so observers see the frames settling runs.
+    /// - Thread: main
+    @discardableResult
+    public func settle(timeout: Double, runFrame: () -> Void) throws -> Int {
+        UIThread.precondition("NodeHost.settle")
+        let limit = timeout.isFinite ? max(0, timeout) : 10
+        let start = MonotonicClock.nanoseconds()
+        func remaining() -> Double { limit - Double(MonotonicClock.nanoseconds() &- start) / 1e9 }
+        var frames = 0
+        var quietFrames = 0
+        while true {
+            // Workers and background layouts finish first, so the frame commits what they made.
+            _ = runtime.scheduler.waitUntilIdle(timeout: max(0, remaining()))
+            _ = Node.backgroundLayouts.wait(timeout: .now() + max(0, remaining()))
+            runFrame()
+            frames += 1
+            quietFrames = pendingWork.isEmpty ? quietFrames + 1 : 0
+            if quietFrames >= 2 { return frames }
+            if remaining() <= 0 { throw SettleTimeout(frames: frames, timeout: limit, pending: pendingWork) }
+        }
+    }
+
+    /// True once the most recent frame left nothing to do (see `pendingWork`). - Thread: main
+    public var isSettled: Bool { pendingWork.isEmpty }
+}

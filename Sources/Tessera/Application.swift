@@ -1,0 +1,268 @@
+import Compositor
+import Foundation
+import NodeRuntime
+
+/// A running Tessera app: the window (or the headless target), its renderer, the compositor, the
+/// node host and the frame loop, made by one call.
+///
+/// ```swift
+/// Application.run(.init(title: "Feed")) { FeedController() }
+/// ```
+///
+/// The loop runs on the UI thread (the main actor) until the window closes or `quit()` is called.
+/// Each frame it polls the platform's events, runs the host's frame (input, commits, layout, ranges,
+/// draws, compositing) and the main actor's queued jobs, so `Task { @MainActor in … }` and
+/// `DispatchQueue.main.async` work inside an app as they do elsewhere. Lists and other frame
+/// participants in the tree take part by themselves.
+///
+/// Headless (no display, or `headless: true`), the same app runs on SDL's dummy video driver and a
+/// virtual clock: `run()` settles the screen, writes the screenshot when one is configured, and
+/// returns. App tests make an `Application` headless and call `settle(timeout:)` and `capture()`.
+///
+/// - Thread: main, every member.
+@MainActor
+public final class Application {
+    /// What to open and how to run.
+    /// - Thread: any (a value)
+    public struct Configuration: Sendable {
+        /// The window's title.
+        public var title: String
+        /// The window's size in points.
+        public var size: Size
+        /// Output pixels per point, forced; nil takes the window's.
+        public var scale: Double?
+        /// True: SDL's dummy video driver, no window. Nil: headless exactly when there is no display
+        /// (`DISPLAY` and `WAYLAND_DISPLAY` unset).
+        public var headless: Bool?
+        /// Whether the user can resize the window.
+        public var resizable: Bool
+        /// The SDL renderer to ask for.
+        public var renderer: RenderDriver
+        /// The colour behind every node.
+        public var backgroundColor: Color
+        /// Stop `run()` after this many frames; nil runs until quit.
+        public var frames: Int?
+        /// After the last frame, settle and write the screen to this PNG file.
+        public var screenshot: String?
+
+        public init(title: String = "Tessera", size: Size = Size(width: 800, height: 600), scale: Double? = nil,
+                    headless: Bool? = nil, resizable: Bool = true, renderer: RenderDriver = .auto,
+                    backgroundColor: Color = .white, frames: Int? = nil, screenshot: String? = nil) {
+            self.title = title
+            self.size = size
+            self.scale = scale
+            self.headless = headless
+            self.resizable = resizable
+            self.renderer = renderer
+            self.backgroundColor = backgroundColor
+            self.frames = frames
+            self.screenshot = screenshot
+        }
+
+        /// A headless configuration for tests: the dummy driver, 1 pixel per point unless given.
+        public static func headless(size: Size = Size(width: 800, height: 600), scale: Double = 1) -> Configuration {
+            Configuration(size: size, scale: scale, headless: true, resizable: false)
+        }
+
+        /// The configuration with what the environment sets: `TESSERA_HEADLESS=1` runs headless,
+        /// `TESSERA_FRAMES=N` stops after N frames, `TESSERA_SCREENSHOT=FILE.png` writes the settled
+        /// screen there at the end, `TESSERA_SCALE=2` forces the scale. Values that do not parse are
+        /// reported and ignored. `Application.run` applies it, so any app can be run headless and
+        /// photographed without code of its own.
+        public func applyingEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Configuration {
+            var result = self
+            if let value = environment["TESSERA_HEADLESS"], !value.isEmpty { result.headless = value != "0" }
+            if let value = environment["TESSERA_FRAMES"], !value.isEmpty {
+                if let frames = Int(value), frames > 0 { result.frames = frames } else {
+                    TesseraLog.app.warning("TESSERA_FRAMES=\(value) is not a positive whole number; ignored")
+                }
+            }
+            if let value = environment["TESSERA_SCREENSHOT"], !value.isEmpty { result.screenshot = value }
+            if let value = environment["TESSERA_SCALE"], !value.isEmpty {
+                if let scale = Double(value), scale.isFinite, scale > 0, scale <= 8 { result.scale = scale } else {
+                    TesseraLog.app.warning("TESSERA_SCALE=\(value) is not a scale in (0, 8]; ignored")
+                }
+            }
+            return result
+        }
+
+        /// True when the process has a display to open a window on.
+        public static var displayIsAvailable: Bool {
+            let environment = ProcessInfo.processInfo.environment
+            return environment["DISPLAY"].map { !$0.isEmpty } == true
+                || environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } == true
+        }
+    }
+
+    /// An application could not start or finish.
+    /// - Thread: any (a value)
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// What the app was made with.
+    public let configuration: Configuration
+    /// The host running the node tree.
+    public let host: NodeHost
+    /// The SDL window (or dummy output) and its renderer.
+    public let backend: SDLRenderBackend
+    /// True when running on SDL's dummy video driver, without a window.
+    public let isHeadless: Bool
+    /// The compositor drawing the host's layers.
+    public var compositor: Compositor { host.compositor }
+    /// Called after every frame the loop runs, with its record.
+    public var onFrame: ((FrameRecord) -> Void)?
+    /// The frames run so far.
+    public private(set) var frameCount = 0
+    /// True once `quit()` was called or the window was closed.
+    public private(set) var isQuitting = false
+
+    /// Paces the window's frames; headless frames step their time instead.
+    private let clock: FrameClock
+
+    /// Opens the window (or the headless output) and shows `rootController` (nil: nothing yet; set one
+    /// with `host.setRootController(_:)`).
+    /// - Throws: `Failure` when SDL cannot start or the renderer asked for is not available.
+    public init(configuration: Configuration = Configuration(), rootController: NodeController?) throws {
+        let headless = configuration.headless ?? !Configuration.displayIsAvailable
+        if configuration.headless == nil && headless {
+            TesseraLog.app.info("no display found (DISPLAY is unset): running headless on SDL's dummy video driver")
+        }
+        self.configuration = configuration
+        isHeadless = headless
+        do {
+            backend = try SDLRenderBackend(.init(title: configuration.title, size: configuration.size,
+                                                 scale: configuration.scale, headless: headless,
+                                                 resizable: configuration.resizable,
+                                                 renderDriver: configuration.renderer))
+        } catch {
+            throw Failure("cannot open the window: \(error)")
+        }
+        let compositor = Compositor(backend: backend, scale: backend.scale,
+                                    configuration: .init(clearColor: configuration.backgroundColor))
+        host = NodeHost(compositor: compositor)
+        Runtime.shared.contentsScale = compositor.scale
+        clock = RealFrameClock()
+        if let rootController { host.setRootController(rootController) }
+    }
+
+    /// Opens the window (or the headless output) and shows `rootNode` filling it.
+    public convenience init(configuration: Configuration = Configuration(), rootNode: Node) throws {
+        try self.init(configuration: configuration, rootController: NodeController(node: rootNode))
+    }
+
+    /// Runs frames until the window closes, `quit()` is called or `configuration.frames` have run;
+    /// then, with `configuration.screenshot`, settles and writes the screen. Headless without a frame
+    /// count, it settles and stops (there is no window to close).
+    /// - Throws: `SettleTimeout` or a file error from the screenshot.
+    public func run() throws {
+        let frameLimit = configuration.frames
+        if isHeadless && frameLimit == nil {
+            try settle()
+        } else {
+            while !isQuitting {
+                let events = compositor.pollEvents()
+                if events.contains(.quit) { isQuitting = true; break }
+                frame(events: events)
+                if let frameLimit, frameCount >= frameLimit { break }
+                if !isQuitting && !isHeadless { clock.waitForNextFrame() }
+            }
+        }
+        if let screenshot = configuration.screenshot {
+            try settle()
+            let url = try writeScreenshot(to: screenshot)
+            TesseraLog.app.info("screenshot written to \(url.path)")
+        }
+    }
+
+    /// Ends `run()` after the current frame.
+    public func quit() { isQuitting = true }
+
+    /// Runs one frame now with `events` (nil: whatever the platform has queued): at the clock's time
+    /// with a window; headless, one frame interval after the host's last frame (so frames a test ran
+    /// on the host directly keep one time line with these).
+    @discardableResult
+    public func frame(events: [InputEvent]? = nil) -> FrameRecord {
+        let events = events ?? compositor.pollEvents()
+        if events.contains(.quit) { isQuitting = true }
+        let time = isHeadless ? host.time + clock.frameInterval : clock.now
+        let record = host.runFrame(time: time, events: events)
+        frameCount += 1
+        Self.runMainActorJobs()
+        onFrame?(record)
+        return record
+    }
+
+    /// Runs frames until the screen shows the final state of the tree (see `NodeHost.settle`).
+    /// - Throws: `SettleTimeout` naming what was still pending when `timeout` seconds ran out.
+    @discardableResult
+    public func settle(timeout: Double = 10) throws -> Int {
+        try host.settle(timeout: timeout) {
+            if !isHeadless { clock.waitForNextFrame() }
+            frame(events: [])
+        }
+    }
+
+    /// The screen as it is now, composited and read back.
+    /// - Throws: `Failure` when the renderer cannot read its pixels back.
+    public func capture() throws -> Bitmap {
+        guard let bitmap = compositor.capture(host.rootLayer) else {
+            throw Failure("the renderer could not read the frame back")
+        }
+        return bitmap
+    }
+
+    /// Writes the screen as it is now to a PNG file, making its folder.
+    /// - Returns: the file written.
+    @discardableResult
+    public func writeScreenshot(to path: String) throws -> URL {
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try capture().writePNG(to: url.path)
+        return url
+    }
+
+    /// Makes an app from `configuration` (with the environment's settings applied) and the controller
+    /// `makeRoot` returns, and runs it. A failure to start or to finish is printed to standard error
+    /// and ends the process with status 1.
+    public static func run(_ configuration: Configuration = Configuration(),
+                           _ makeRoot: () -> NodeController) {
+        do {
+            let app = try Application(configuration: configuration.applyingEnvironment(), rootController: makeRoot())
+            try app.run()
+        } catch {
+            FileHandle.standardError.write(Data("\(configuration.title): \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    /// Runs what was queued for the main actor (tasks, `DispatchQueue.main` blocks): an SDL loop
+    /// does not otherwise give the main run loop a turn.
+    private static func runMainActorJobs() {
+        _ = RunLoop.main.run(mode: .default, before: .distantPast)
+    }
+}
+
+/// An app as a type: `@main struct Feed: App { … }`. Its `main()` makes an `Application` with the
+/// app's configuration and first controller and runs it.
+/// - Thread: main
+@MainActor
+public protocol App {
+    init()
+    /// The window and run settings; the default is `Application.Configuration()`.
+    var configuration: Application.Configuration { get }
+    /// The first screen.
+    func makeRootController() -> NodeController
+}
+
+extension App {
+    public var configuration: Application.Configuration { Application.Configuration() }
+
+    /// Runs the app (see `Application.run`).
+    public static func main() {
+        let app = Self()
+        let root = app.makeRootController()
+        Application.run(app.configuration) { root }
+    }
+}

@@ -1,0 +1,4 @@
+// `import Tessera` is the one import an app needs: the node runtime, the compositor's values
+// (geometry, colours, bitmaps, events) and the application entry point.
+@_exported import Compositor
+@_exported import NodeRuntime

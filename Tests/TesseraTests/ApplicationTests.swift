@@ -1,0 +1,154 @@
+import Foundation
+import Tessera
+import TestSupport
+import XCTest
+@testable import NodeRuntime
+
+/// A coloured row for the lists below. - Thread: any
+private final class SwatchNode: Node, NodeDrawing, @unchecked Sendable {
+    let color: Color
+    init(_ color: Color, height: Double) {
+        self.color = color
+        super.init()
+        preferredSize = Size(width: 0, height: height)
+    }
+    override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
+        Size(width: constrainedSize.width, height: preferredSize?.height ?? 0)
+    }
+    func drawParameters() -> Color { color }
+    static func draw(_ color: Color, in context: inout BitmapContext, info: DrawInfo) {
+        context.fill(info.bounds, color: color)
+    }
+}
+
+/// Rows of alternating colours, each `height` points. - Thread: main
+@MainActor
+private final class SwatchSource: ListDataSource {
+    let colors: [Color]
+    let height: Double
+    init(colors: [Color], height: Double) { self.colors = colors; self.height = height }
+    func numberOfRows(in list: ListNode) -> Int { colors.count }
+    func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
+        let color = colors[row], height = height
+        return { SwatchNode(color, height: height) }
+    }
+}
+
+/// A node that never stops moving: `settle` cannot finish while it is on screen.
+private final class RestlessNode: Node, FrameParticipant, @unchecked Sendable {
+    func frameWillStartDisplays(at time: Double) {}
+    func frameWillComposite(_ record: inout FrameRecord) {}
+    var isSettled: Bool { false }
+}
+
+/// The application entry point, headless: the one call that makes the host and runs frames, lists
+/// that take part in frames by themselves, settling, capturing, quitting, and main-actor jobs.
+@MainActor
+final class ApplicationTests: XCTestCase {
+    private let red = Color(rgb: 0xD03030), blue = Color(rgb: 0x3050D0), background = Color(rgb: 0x202020)
+
+    private func listApp(rows: Int = 40) throws -> (Application, ListNode, SwatchSource) {
+        let source = SwatchSource(colors: (0..<rows).map { $0.isMultiple(of: 2) ? red : blue }, height: 50)
+        let list = ListNode()
+        list.dataSource = source
+        var configuration = Application.Configuration.headless(size: Size(width: 200, height: 300))
+        configuration.backgroundColor = background
+        return (try Application(configuration: configuration, rootNode: list), list, source)
+    }
+
+    func testAListShowsItsRowsWithoutBeingRegistered() async throws {
+        let (app, list, source) = try listApp()
+        try app.settle()
+        XCTAssertTrue(app.host.frameParticipants.contains { $0 === list }, "the list joined the host's frames by itself")
+        let screen = try app.capture()
+        // Rows 0–5 fill the 300-point screen, alternating red and blue, 50 points each.
+        for row in 0..<6 {
+            let pixel = screen.pixel(x: 100, y: row * 50 + 25)
+            XCTAssertEqual(Color(premultipliedARGB: pixel), source.colors[row], "row \(row)")
+        }
+        withExtendedLifetime(source) {}
+    }
+
+    func testAListLeavesTheFramesWhenItLeavesTheScreen() async throws {
+        let (app, list, source) = try listApp()
+        try app.settle()
+        app.host.setRootNode(Node())
+        app.frame()
+        XCTAssertFalse(app.host.frameParticipants.contains { $0 === list })
+        withExtendedLifetime(source) {}
+    }
+
+    func testSettlingThrowsAndSaysWhatIsStillMoving() async throws {
+        let node = RestlessNode()
+        let app = try Application(configuration: .headless(size: Size(width: 100, height: 100)), rootNode: node)
+        XCTAssertThrowsError(try app.settle(timeout: 0.2)) { error in
+            let timeout = error as? SettleTimeout
+            XCTAssertNotNil(timeout)
+            XCTAssertEqual(timeout?.pending.movingParticipants, 1)
+            XCTAssertTrue("\(error)".contains("1 lists moving"), "\(error)")
+        }
+    }
+
+    func testCaptureShowsTheRootOverTheBackground() async throws {
+        let root = Node()
+        let square = Node()
+        square.backgroundColor = red
+        square.frame = Rect(x: 10, y: 10, width: 20, height: 20)
+        root.addSubnode(square)
+        var configuration = Application.Configuration.headless(size: Size(width: 60, height: 40))
+        configuration.backgroundColor = background
+        let app = try Application(configuration: configuration, rootNode: root)
+        try app.settle()
+        let screen = try app.capture()
+        XCTAssertEqual(screen.width, 60)
+        XCTAssertEqual(screen.height, 40)
+        XCTAssertEqual(Color(premultipliedARGB: screen.pixel(x: 20, y: 20)), red)
+        XCTAssertEqual(Color(premultipliedARGB: screen.pixel(x: 50, y: 30)), background)
+    }
+
+    func testMainActorTasksRunBetweenFrames() throws {
+        let app = try Application(configuration: .headless(size: Size(width: 50, height: 50)), rootNode: Node())
+        let ran = Locked(false)
+        Task { @MainActor in ran.withLock { $0 = true } }
+        XCTAssertFalse(ran.withLock { $0 })
+        app.frame()
+        XCTAssertTrue(ran.withLock { $0 }, "the frame gave the main actor's queue a turn")
+    }
+
+    func testQuitEndsTheLoop() async throws {
+        var configuration = Application.Configuration.headless(size: Size(width: 50, height: 50))
+        configuration.frames = 1000
+        let app = try Application(configuration: configuration, rootNode: Node())
+        app.onFrame = { [unowned app] _ in if app.frameCount == 3 { app.quit() } }
+        try app.run()
+        XCTAssertEqual(app.frameCount, 3)
+        XCTAssertTrue(app.isQuitting)
+    }
+
+    func testRunWritesTheSettledScreenWhenAskedTo() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-app-\(UUID().uuidString).png").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let root = Node()
+        root.backgroundColor = blue
+        var configuration = Application.Configuration.headless(size: Size(width: 30, height: 20))
+        configuration.screenshot = path
+        try Application(configuration: configuration, rootNode: root).run()
+        let written = try Bitmap(contentsOfFile: path)
+        XCTAssertEqual(written.width, 30)
+        XCTAssertEqual(Color(premultipliedARGB: written.pixel(x: 15, y: 10)), blue)
+    }
+
+    func testTheEnvironmentConfiguresARun() async {
+        let base = Application.Configuration(title: "t")
+        let configured = base.applyingEnvironment(["TESSERA_HEADLESS": "1", "TESSERA_FRAMES": "12",
+                                                   "TESSERA_SCREENSHOT": "/tmp/x.png", "TESSERA_SCALE": "2"])
+        XCTAssertEqual(configured.headless, true)
+        XCTAssertEqual(configured.frames, 12)
+        XCTAssertEqual(configured.screenshot, "/tmp/x.png")
+        XCTAssertEqual(configured.scale, 2)
+        let ignored = base.applyingEnvironment(["TESSERA_FRAMES": "many", "TESSERA_SCALE": "nan", "TESSERA_HEADLESS": "0"])
+        XCTAssertNil(ignored.frames)
+        XCTAssertNil(ignored.scale)
+        XCTAssertEqual(ignored.headless, false)
+    }
+}
