@@ -150,6 +150,9 @@ public final class FontRegistry: Sendable {
         var files: [FontFileLocation: Result<FontFile, FontError>] = [:]
         /// What `resolve` answered, by family and weight (nil: no font at all).
         var resolved: [FaceKey: ResolvedFace?] = [:]
+        /// Counts the changes that empty `resolved`, so an answer worked out before one is not stored
+        /// after it.
+        var generation = 0
         /// fontconfig's answers, by the names asked and the weight.
         var systemFaces: [SystemKey: SystemFace?] = [:]
         var errors: [FontError] = []
@@ -201,6 +204,7 @@ public final class FontRegistry: Sendable {
                 state.location = nil
                 state.files.removeAll()
                 state.resolved.removeAll()
+                state.generation += 1
             }
         }
     }
@@ -212,6 +216,7 @@ public final class FontRegistry: Sendable {
         state.withLock { state in
             state.families[family] = Face(regular: regular, bold: bold)
             state.resolved.removeAll()
+            state.generation += 1
         }
     }
 
@@ -223,6 +228,7 @@ public final class FontRegistry: Sendable {
             state.withLock { state in
                 state.defaultFamily = newValue
                 state.resolved.removeAll()
+                state.generation += 1
             }
         }
     }
@@ -285,59 +291,15 @@ public final class FontRegistry: Sendable {
     /// system's through fontconfig. Nil only when no font can be opened at all (reported once).
     func resolve(_ font: TextFont) -> ResolvedFace? {
         let key = FaceKey(family: font.family, isBold: font.isBold)
-        if let known = state.withLock({ $0.resolved[key] }) { return known }
-
-        var failures: [FontError] = []
-        func note(_ error: Error) {
-            let failure = error as? FontError ?? .missingFile(path: "<\(font.family)>")
-            if !failures.contains(failure) { failures.append(failure) }
-        }
-        var result: ResolvedFace?
-        var consequence = ""
-        var systemChoice: (key: SystemKey, face: SystemFace)?
-        do {
-            let (location, synthesizesBold) = try filePath(for: font)
-            result = ResolvedFace(file: try loadFile(at: location), synthesizesBold: synthesizesBold)
-        } catch {
-            note(error)
-        }
-        let defaultFamily = self.defaultFamily
-        if result == nil, defaultFamily != font.family || font.isBold {
-            do {
-                let (location, _) = try filePath(for: TextFont(family: defaultFamily, size: font.size))
-                result = ResolvedFace(file: try loadFile(at: location), synthesizesBold: font.isBold)
-                consequence = "using \(defaultFamily) instead"
-            } catch {
-                note(error)
-            }
-        }
-        var systemFailure: String?
-        if result == nil {
-            let systemKey = SystemKey(families: SystemFonts.families(for: font.family), isBold: font.isBold)
-            if let system = systemFace(for: systemKey) {
-                do {
-                    let file = try loadFile(at: FontFileLocation(path: system.path, faceIndex: system.faceIndex))
-                    result = ResolvedFace(file: file, synthesizesBold: font.isBold && !system.isBold)
-                    systemChoice = (systemKey, system)
-                    consequence = "using the system's fonts through fontconfig"
-                } catch {
-                    note(error)
-                }
-            } else {
-                systemFailure = "fontconfig has no font for \(systemKey.families.joined(separator: " or "))"
-            }
-        }
-        if result == nil {
-            let tried = failures.map(\.description) + (systemFailure.map { [$0] } ?? [])
-            failures.append(.noUsableFont(face: "\(font.family) \(font.isBold ? "bold" : "regular")", tried: tried))
-            consequence = ""
-        }
+        let (known, generation) = state.withLock { ($0.resolved[key], $0.generation) }
+        if let known { return known }
+        let resolution = findFace(for: font)
 
         let (stored, newFailures, announce) = state.withLock { state -> (ResolvedFace?, [FontError], Bool) in
             // Two threads may resolve at once; the first stored answer wins so both share its file.
             if let existing = state.resolved[key] { return (existing, [], false) }
-            state.resolved[key] = .some(result)
-            var new = failures.filter { !state.errors.contains($0) }
+            if state.generation == generation { state.resolved[key] = .some(resolution.face) }
+            var new = resolution.failures.filter { !state.errors.contains($0) }
             state.errors.append(contentsOf: new)
             // Having no font at all is said once; the other faces' failures add nothing a developer
             // needs (they stay in `errors`).
@@ -345,20 +307,76 @@ public final class FontRegistry: Sendable {
                 new.removeAll()
             }
             var announce = false
-            if let systemChoice, !state.announcedSystemFaces.contains(systemChoice.key) {
-                state.announcedSystemFaces.insert(systemChoice.key)
+            if let choice = resolution.systemChoice, !state.announcedSystemFaces.contains(choice.key) {
+                state.announcedSystemFaces.insert(choice.key)
                 announce = true
             }
             let reports = state.reportsToStandardError
-            return (result, reports ? new : [], reports && announce)
+            return (resolution.face, reports ? new : [], reports && announce)
         }
-        report(newFailures: newFailures, consequence: consequence)
-        if announce, let systemChoice {
+        report(newFailures: newFailures, consequence: resolution.consequence)
+        if announce, let choice = resolution.systemChoice {
             let weight = font.isBold ? "bold" : "regular"
-            let synthesized = font.isBold && !systemChoice.face.isBold ? ", emboldened" : ""
-            TesseraLog.fonts.notice("\(font.family) \(weight) text uses \(systemChoice.face.path) (\(systemChoice.face.reason)\(synthesized))")
+            let emboldened = font.isBold && !choice.face.isBold ? ", emboldened" : ""
+            TesseraLog.fonts.notice("\(font.family) \(weight) text uses \(choice.face.path) (\(choice.face.reason)\(emboldened))")
         }
         return stored
+    }
+
+    /// What one resolution found: the face, the failures on the way, and what they led to.
+    private struct Resolution {
+        var face: ResolvedFace?
+        var failures: [FontError] = []
+        /// What the failures are reported as leading to ("using DejaVu Sans instead").
+        var consequence = ""
+        /// The system face used, when it came to that.
+        var systemChoice: (key: SystemKey, face: SystemFace)?
+
+        mutating func note(_ error: Error, family: String) {
+            let failure = error as? FontError ?? .missingFile(path: "<\(family)>")
+            if !failures.contains(failure) { failures.append(failure) }
+        }
+    }
+
+    /// Works through the steps of `resolve` (no lock held while files are read or fontconfig asked).
+    private func findFace(for font: TextFont) -> Resolution {
+        var resolution = Resolution()
+        do {
+            let (location, synthesizesBold) = try filePath(for: font)
+            resolution.face = ResolvedFace(file: try loadFile(at: location), synthesizesBold: synthesizesBold)
+            return resolution
+        } catch {
+            resolution.note(error, family: font.family)
+        }
+        let defaultFamily = self.defaultFamily
+        if defaultFamily != font.family || font.isBold {
+            do {
+                let (location, _) = try filePath(for: TextFont(family: defaultFamily, size: font.size))
+                resolution.face = ResolvedFace(file: try loadFile(at: location), synthesizesBold: font.isBold)
+                resolution.consequence = "using \(defaultFamily) instead"
+                return resolution
+            } catch {
+                resolution.note(error, family: defaultFamily)
+            }
+        }
+        let systemKey = SystemKey(families: SystemFonts.families(for: font.family), isBold: font.isBold)
+        var tried: [String] = []
+        if let system = systemFace(for: systemKey) {
+            do {
+                let file = try loadFile(at: FontFileLocation(path: system.path, faceIndex: system.faceIndex))
+                resolution.face = ResolvedFace(file: file, synthesizesBold: font.isBold && !system.isBold)
+                resolution.systemChoice = (systemKey, system)
+                resolution.consequence = "using the system's fonts through fontconfig"
+                return resolution
+            } catch {
+                resolution.note(error, family: system.requestedFamily)
+            }
+        } else {
+            tried.append("fontconfig has no font for \(systemKey.families.joined(separator: " or "))")
+        }
+        tried.insert(contentsOf: resolution.failures.map(\.description), at: 0)
+        resolution.failures.append(.noUsableFont(face: "\(font.family) \(font.isBold ? "bold" : "regular")", tried: tried))
+        return resolution
     }
 
     /// fontconfig's face for `key`, asked once (outside the lock) and remembered, found or not.
