@@ -33,8 +33,8 @@ enum FontLibrary {
         }
     }
 
-    /// Opens `file`'s face (its `faceIndex`) over its bytes at `pixelSize` pixels per em. The caller owns the result and
-    /// must hand it back to `close`.
+    /// Opens `file`'s face (its `faceIndex`) over its bytes at `pixelSize` pixels per em. The caller
+    /// owns the result and must hand it back to `close`.
     static func open(_ file: FontFile, pixelSize: Int) -> OpaquePointer? {
         withLibrary {
             guard let stream = SDL_RWFromConstMem(file.bytes.baseAddress, Int32(clamping: file.byteCount)) else { return nil }
