@@ -46,10 +46,14 @@ let package = Package(
             dependencies: ["CSDL", .product(name: "OrderedCollections", package: "swift-collections")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
+        // Its bundled faces (DejaVu Sans, Sans Bold and Sans Mono) travel as the package resource bundle
+        // `Tessera_NodeRuntime.resources`, which SwiftPM puts beside every executable it builds;
+        // `BundledFonts` finds it without the generated `Bundle.module`, which traps when it is missing.
         .target(
             name: "NodeRuntime",
             dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "TesseraICU", "CFontconfig",
                            .product(name: "Logging", package: "swift-log")],
+            resources: [.copy("Resources/Fonts")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         // The application entry point (`Application`, `App`), re-exporting NodeRuntime and Compositor.

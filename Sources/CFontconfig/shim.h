@@ -1,8 +1,9 @@
 #ifndef TESSERA_CFONTCONFIG_SHIM_H
 #define TESSERA_CFONTCONFIG_SHIM_H
 
-// fontconfig for Tessera's font fallback: which installed font has a glyph for a character, in the
-// order fontconfig prefers after a given family.
+// fontconfig for Tessera's fonts: which installed font has a glyph for a character, in the order
+// fontconfig prefers after a given family (fallback), and which installed font stands in for a bundled
+// face that cannot be found (the system's match for a family or a generic name).
 #include <stdint.h>
 #include <string.h>
 #include <fontconfig/fontconfig.h>
@@ -53,6 +54,48 @@ static inline int tessera_fc_font_for(uint32_t codepoint, const char *family, in
     if (fonts != NULL) FcFontSetDestroy(fonts);
     FcCharSetDestroy(wanted);
     FcPatternDestroy(pattern);
+    return found;
+}
+
+/// Writes to `path` the file fontconfig matches best for `family` ("DejaVu Sans", or a generic name
+/// such as "sans-serif" or "monospace"), upright, in the bold or regular weight, among scalable fonts;
+/// and its face index to `index` and its weight (FC_WEIGHT_*) to `weight`. `familyMatched` is 1 when
+/// one of the chosen face's family names is `family` (ignoring case), 0 when fontconfig substituted
+/// another family (for a generic name it always does). Returns 1, or 0 when fontconfig has no font.
+static inline int tessera_fc_match(const char *family, int bold, char *path, int pathSize, int *index,
+                                   int *weight, int *familyMatched) {
+    FcConfig *config = FcConfigGetCurrent();
+    if (config == NULL || family == NULL) return 0;
+    FcPattern *pattern = FcPatternCreate();
+    if (pattern == NULL) return 0;
+    FcPatternAddString(pattern, FC_FAMILY, (const FcChar8 *)family);
+    FcPatternAddInteger(pattern, FC_WEIGHT, bold ? FC_WEIGHT_BOLD : FC_WEIGHT_REGULAR);
+    FcPatternAddInteger(pattern, FC_SLANT, FC_SLANT_ROMAN);
+    FcPatternAddBool(pattern, FC_SCALABLE, FcTrue);
+    FcConfigSubstitute(config, pattern, FcMatchPattern);
+    FcDefaultSubstitute(pattern);
+    FcResult result;
+    FcPattern *font = FcFontMatch(config, pattern, &result);
+    FcPatternDestroy(pattern);
+    if (font == NULL) return 0;
+    FcChar8 *file = NULL;
+    int found = 0;
+    if (FcPatternGetString(font, FC_FILE, 0, &file) == FcResultMatch && file != NULL && file[0] != 0) {
+        strncpy(path, (const char *)file, (size_t)pathSize - 1);
+        path[pathSize - 1] = 0;
+        int faceIndex = 0, faceWeight = FC_WEIGHT_REGULAR;
+        FcPatternGetInteger(font, FC_INDEX, 0, &faceIndex);
+        FcPatternGetInteger(font, FC_WEIGHT, 0, &faceWeight);
+        *index = faceIndex;
+        *weight = faceWeight;
+        *familyMatched = 0;
+        FcChar8 *name = NULL;
+        for (int i = 0; FcPatternGetString(font, FC_FAMILY, i, &name) == FcResultMatch; i++) {
+            if (name != NULL && FcStrCmpIgnoreCase(name, (const FcChar8 *)family) == 0) { *familyMatched = 1; break; }
+        }
+        found = 1;
+    }
+    FcPatternDestroy(font);
     return found;
 }
 

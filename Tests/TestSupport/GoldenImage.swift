@@ -22,6 +22,9 @@ public enum GoldenImage {
         repositoryRoot.appendingPathComponent("Tests/\(target)/Goldens")
     }
 
+    /// NodeRuntime's bundled faces in the sources (what its resource bundle is copied from).
+    public static let bundledFontsFolder = repositoryRoot.appendingPathComponent("Sources/NodeRuntime/Resources/Fonts").path
+
     /// A file under the repository's `Assets/` folder.
     public static func asset(_ relativePath: String) -> String {
         repositoryRoot.appendingPathComponent("Assets/\(relativePath)").path

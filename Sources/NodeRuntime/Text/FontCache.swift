@@ -33,13 +33,13 @@ enum FontLibrary {
         }
     }
 
-    /// Opens a face over `file`'s bytes at `pixelSize` pixels per em. The caller owns the result and
-    /// must hand it back to `close`.
+    /// Opens `file`'s face (its `faceIndex`) over its bytes at `pixelSize` pixels per em. The caller
+    /// owns the result and must hand it back to `close`.
     static func open(_ file: FontFile, pixelSize: Int) -> OpaquePointer? {
         withLibrary {
             guard let stream = SDL_RWFromConstMem(file.bytes.baseAddress, Int32(clamping: file.byteCount)) else { return nil }
             // freesrc = 1: the stream is closed with the font (or now, if opening fails).
-            return TTF_OpenFontRW(stream, 1, Int32(clamping: pixelSize))
+            return TTF_OpenFontIndexRW(stream, 1, Int32(clamping: pixelSize), file.faceIndex)
         }
     }
 
@@ -47,12 +47,12 @@ enum FontLibrary {
         _ = withLibrary { TTF_CloseFont(font) }
     }
 
-    /// Checks that `file` opens as a font. Returns SDL_ttf's reason when it does not.
+    /// Checks that `file`'s face opens as a font. Returns SDL_ttf's reason when it does not.
     static func probe(_ file: FontFile) -> String? {
         let reason: String?? = withLibrary {
             guard file.byteCount > 0 else { return .some("the file is empty") }
             guard let stream = SDL_RWFromConstMem(file.bytes.baseAddress, Int32(clamping: file.byteCount)),
-                  let font = TTF_OpenFontRW(stream, 1, 12) else {
+                  let font = TTF_OpenFontIndexRW(stream, 1, 12, file.faceIndex) else {
                 return .some(String(cString: SDL_GetError()))
             }
             TTF_CloseFont(font)

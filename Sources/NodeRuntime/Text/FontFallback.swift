@@ -17,7 +17,7 @@ final class FontFallback: Sendable {
         var color: Bool
     }
     private struct State {
-        var choices: [Key: String?] = [:]
+        var choices: [Key: FontFileLocation?] = [:]
         var queries = 0
     }
     private let state = Locked(State())
@@ -25,29 +25,30 @@ final class FontFallback: Sendable {
     /// How many times fontconfig was asked (for tests of the cache).
     var queryCount: Int { state.withLock { $0.queries } }
 
-    /// The path of a font file that has `scalar`, for text set in `family`; `color` prefers colour
-    /// fonts (emoji). `covers` tells whether a candidate path has the scalar (the caller checks with
+    /// The font file (and face in it) that has `scalar`, for text set in `family`; `color` prefers
+    /// colour fonts (emoji). `covers` tells whether a candidate has the scalar (the caller checks with
     /// its own face); the block's choice is tried first, then one for the exact scalar.
-    func path(for scalar: Unicode.Scalar, family: String, color: Bool, covers: (String) -> Bool) -> String? {
+    func font(for scalar: Unicode.Scalar, family: String, color: Bool, covers: (FontFileLocation) -> Bool) -> FontFileLocation? {
         let block = Key(family: family, value: scalar.value >> 7, exact: false, color: color)
-        if let path = choice(block, scalar: scalar), covers(path) { return path }
+        if let font = choice(block, scalar: scalar), covers(font) { return font }
         let exact = Key(family: family, value: scalar.value, exact: true, color: color)
-        guard let path = choice(exact, scalar: scalar), covers(path) else { return nil }
-        return path
+        guard let font = choice(exact, scalar: scalar), covers(font) else { return nil }
+        return font
     }
 
     /// The cached choice for `key`, asking fontconfig (outside the lock) the first time.
-    private func choice(_ key: Key, scalar: Unicode.Scalar) -> String? {
+    private func choice(_ key: Key, scalar: Unicode.Scalar) -> FontFileLocation? {
         if let known = state.withLock({ $0.choices[key] }) { return known }
         var buffer = [CChar](repeating: 0, count: 4096)
         var index: Int32 = 0
         let found = key.family.withCString { tessera_fc_font_for(scalar.value, $0, key.color ? 1 : 0, &buffer, 4096, &index) } == 1
-        let path = found ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+        let path = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let font = found ? FontFileLocation(path: path, faceIndex: Int(index)) : nil
         return state.withLock { state in
             state.queries += 1
             if let existing = state.choices[key] { return existing }
-            state.choices[key] = .some(path)
-            return path
+            state.choices[key] = .some(font)
+            return font
         }
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 /// a log says what to fix.
 /// - Thread: any
 public enum FontError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// No fonts folder was configured and none was found in the usual places.
+    /// No fonts folder was configured and the bundled faces were found in none of the places tried.
     case fontsFolderNotFound(tried: [String])
     /// The font file does not exist.
     case missingFile(path: String)
@@ -13,15 +13,35 @@ public enum FontError: Error, Hashable, Sendable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     /// The file was read but SDL_ttf (FreeType) does not accept it as a font.
     case corruptFile(path: String, reason: String)
+    /// No font at all could be opened for text in `face` (a family and weight, "DejaVu Sans bold"):
+    /// not its own file, not the default family's, not the system's through fontconfig. `tried` lists
+    /// each step and why it failed. Such text is laid out with estimated widths and drawn as empty boxes.
+    case noUsableFont(face: String, tried: [String])
 
     public var description: String {
         switch self {
-        case let .fontsFolderNotFound(tried): return "no fonts folder found (tried \(tried.joined(separator: ", ")))"
+        case let .fontsFolderNotFound(tried): return "no bundled fonts found (tried \(tried.joined(separator: ", ")))"
         case let .missingFile(path): return "font file \(path) does not exist"
         case let .unreadableFile(path, reason): return "font file \(path) cannot be read: \(reason)"
         case let .corruptFile(path, reason): return "font file \(path) is not a usable font: \(reason)"
+        case let .noUsableFont(face, tried):
+            return "no font can be opened for \(face) text (tried: \(tried.joined(separator: "; "))); "
+                + "it is drawn as empty boxes"
         }
     }
+}
+
+extension FontError {
+    var isNoUsableFont: Bool {
+        if case .noUsableFont = self { return true }
+        return false
+    }
+}
+
+/// A font file and the face in it: collections (`.ttc`) hold several faces.
+struct FontFileLocation: Hashable, Sendable {
+    var path: String
+    var faceIndex: Int = 0
 }
 
 /// The bytes of one font file, read once and shared by every thread's font objects (each opens its own
@@ -31,14 +51,17 @@ final class FontFile: @unchecked Sendable {
     /// Distinguishes files in per-thread caches; never reused.
     let identity: Int
     let path: String
+    /// Which face of the file to open (0 unless the file is a collection).
+    let faceIndex: Int
     /// Owned; freed when the last font object made from it is gone.
     let bytes: UnsafeMutableRawBufferPointer
 
     private static let nextIdentity = Atomic<Int>(1)
 
-    init(path: String, data: Data) {
+    init(path: String, faceIndex: Int = 0, data: Data) {
         identity = FontFile.nextIdentity.add(1, ordering: .relaxed).oldValue
         self.path = path
+        self.faceIndex = faceIndex
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, data.count), alignment: 16)
         data.withUnsafeBytes { source in
             if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: data.count) }
@@ -60,11 +83,36 @@ struct ResolvedFace: Sendable {
     let synthesizesBold: Bool
 }
 
+/// Where a registry looks for faces when it is given no folder. Tests replace the pieces to take
+/// the bundle or fontconfig away.
+struct FontSearch: Sendable {
+    /// An explicit folder from the environment (`$TESSERA_FONTS`), used even when it lacks the faces.
+    var environmentFolder: @Sendable () -> BundledFonts.Candidate?
+    /// The folders that may hold the bundled faces, in order.
+    var bundledFolders: @Sendable () -> [BundledFonts.Candidate]
+    /// The system's face for the first of some family names that fontconfig has, bold or regular.
+    var systemFace: @Sendable (_ families: [String], _ bold: Bool) -> SystemFace?
+
+    static let standard = FontSearch(
+        environmentFolder: { BundledFonts.environmentFolder() },
+        bundledFolders: { BundledFonts.candidates() },
+        systemFace: { SystemFonts.match(families: $0, bold: $1) })
+}
+
 /// Knows the font families and where their files are, reads each file once, and reports bad files.
 ///
-/// A missing or corrupt file is reported once (on standard error and in `errors`) and the text falls
-/// back to the default family's regular face; if that fails too, text measures as empty rather than
-/// crashing. Fonts are looked for in `fontsFolder`; by default it is found by `locateFontsFolder()`.
+/// A face is found in this order, and text is never left without one while any font can be opened:
+/// 1. the family's own file: a path given to `register`, or a name in `fontsFolder`;
+/// 2. the default family's regular file (emboldened for bold text);
+/// 3. the system's font through fontconfig: DejaVu Sans (DejaVu Sans Mono for the monospaced
+///    family) when installed, else fontconfig's "sans-serif" ("monospace"), in the weight asked for.
+///
+/// `fontsFolder`, when not set, is found on first use: `$TESSERA_FONTS`, else the bundled faces in
+/// NodeRuntime's resource bundle beside the executable (see `BundledFonts`). Each problem is
+/// reported once through `TesseraLog.fonts` (and kept in `errors`), saying what is used instead; the
+/// system files chosen are logged once each with the reason. If no font can be opened at all, that
+/// is reported once as an error (`FontError.noUsableFont`, naming every step tried) and the text is
+/// drawn as empty boxes rather than not at all.
 /// - Thread: any
 public final class FontRegistry: Sendable {
     /// The registry `TextNode` and `TextLayout.measure` use unless given another.
@@ -75,43 +123,88 @@ public final class FontRegistry: Sendable {
         var bold: String?
     }
 
+    /// Where the bundled faces were found, or every folder tried.
+    private enum Location: Sendable {
+        case folder(BundledFonts.Candidate)
+        case notFound(tried: [String])
+    }
+
+    private struct FaceKey: Hashable, Sendable {
+        var family: String
+        var isBold: Bool
+    }
+
+    private struct SystemKey: Hashable, Sendable {
+        var families: [String]
+        var isBold: Bool
+    }
+
     private struct State: Sendable {
-        var fontsFolder: String?
+        /// Set through `init` or `fontsFolder`; wins over any search.
+        var configuredFolder: String?
+        /// The search's result, made once (until `fontsFolder` is set).
+        var location: Location?
         var families: [String: Face]
         var defaultFamily = TextFont.sansFamily
-        /// Files read so far, by absolute path; nil records a file that failed (reported once).
-        var files: [String: FontFile?] = [:]
+        /// Files read so far; a failure is kept so it is neither retried nor reported twice.
+        var files: [FontFileLocation: Result<FontFile, FontError>] = [:]
+        /// What `resolve` answered, by family and weight (nil: no font at all).
+        var resolved: [FaceKey: ResolvedFace?] = [:]
+        /// Counts the changes that empty `resolved`, so an answer worked out before one is not stored
+        /// after it.
+        var generation = 0
+        /// fontconfig's answers, by the names asked and the weight.
+        var systemFaces: [SystemKey: SystemFace?] = [:]
         var errors: [FontError] = []
+        /// System faces whose choice was logged already.
+        var announcedSystemFaces: Set<SystemKey> = []
         var reportsToStandardError = true
-        /// Set when no fonts folder could be found, so the search is not repeated for every run.
-        var locateFailure: FontError?
     }
 
     private let state: Locked<State>
+    private let search: FontSearch
     /// Distinguishes registries in the layout cache's key.
     let identity: Int
     private static let nextIdentity = Atomic<Int>(1)
 
     /// A registry knowing DejaVu Sans (regular and bold) and DejaVu Sans Mono.
-    /// - Parameter fontsFolder: where relative font paths are looked up; nil finds it on first use.
-    public init(fontsFolder: String? = nil) {
+    /// - Parameter fontsFolder: where relative font paths are looked up; nil finds the bundled faces
+    ///   on first use (see the type's documentation).
+    /// - Thread: any
+    public convenience init(fontsFolder: String? = nil) {
+        self.init(fontsFolder: fontsFolder, search: .standard)
+    }
+
+    /// A registry that looks for its faces through `search` when `fontsFolder` is nil.
+    init(fontsFolder: String?, search: FontSearch) {
         identity = FontRegistry.nextIdentity.add(1, ordering: .relaxed).oldValue
-        state = Locked(State(fontsFolder: fontsFolder, families: [
+        self.search = search
+        state = Locked(State(configuredFolder: fontsFolder, families: [
             TextFont.sansFamily: Face(regular: "DejaVuSans.ttf", bold: "DejaVuSans-Bold.ttf"),
             TextFont.monospacedFamily: Face(regular: "DejaVuSansMono.ttf", bold: nil),
         ]))
     }
 
-    /// The folder relative font paths are resolved in. Setting it drops the files read so far (fonts
-    /// already opened by threads keep their bytes until they are closed).
+    /// The folder relative font paths are resolved in: the one set, else the one found (nil while
+    /// none was looked for, or when none was found and the system's fonts are used). Setting it
+    /// drops the files read so far and what was resolved (fonts already opened by threads keep their
+    /// bytes until they are closed); setting nil searches again.
     /// - Thread: any
     public var fontsFolder: String? {
-        get { state.withLock { $0.fontsFolder } }
+        get {
+            state.withLock { state in
+                if let configured = state.configuredFolder { return configured }
+                if case let .folder(candidate)? = state.location { return candidate.path }
+                return nil
+            }
+        }
         set {
             state.withLock { state in
-                state.fontsFolder = newValue
+                state.configuredFolder = newValue
+                state.location = nil
                 state.files.removeAll()
-                state.locateFailure = nil
+                state.resolved.removeAll()
+                state.generation += 1
             }
         }
     }
@@ -120,137 +213,226 @@ public final class FontRegistry: Sendable {
     /// bold file gets an emboldened regular face for bold text.
     /// - Thread: any
     public func register(family: String, regular: String, bold: String? = nil) {
-        state.withLock { $0.families[family] = Face(regular: regular, bold: bold) }
+        state.withLock { state in
+            state.families[family] = Face(regular: regular, bold: bold)
+            state.resolved.removeAll()
+            state.generation += 1
+        }
     }
 
     /// The family used for unknown families and as the fallback for bad files.
     /// - Thread: any
     public var defaultFamily: String {
         get { state.withLock { $0.defaultFamily } }
-        set { state.withLock { $0.defaultFamily = newValue } }
+        set {
+            state.withLock { state in
+                state.defaultFamily = newValue
+                state.resolved.removeAll()
+                state.generation += 1
+            }
+        }
     }
 
     /// Every problem met so far, each once, in order.
     /// - Thread: any
     public var errors: [FontError] { state.withLock { $0.errors } }
 
-    /// Whether problems are also reported through `TesseraLog.fonts` (on by default; tests that
-    /// provoke them turn it off to keep logs readable). Without a logging backend bootstrapped they
-    /// go to standard error.
+    /// Whether problems, and the system fonts chosen instead, are also reported through
+    /// `TesseraLog.fonts` (on by default; tests that provoke them turn it off to keep logs readable).
+    /// Without a logging backend bootstrapped they go to standard error.
     /// - Thread: any
     public var reportsErrorsToStandardError: Bool {
         get { state.withLock { $0.reportsToStandardError } }
         set { state.withLock { $0.reportsToStandardError = newValue } }
     }
 
-    /// Checks that `font`'s file exists and opens as a font, without falling back.
-    /// - Throws: the `FontError` naming the file.
+    /// Checks that `font`'s own file exists and opens as a font, without falling back.
+    /// - Throws: the `FontError` naming the file (or the folders tried when none was found).
     /// - Thread: any
     public func validate(_ font: TextFont) throws {
-        let path = try filePath(for: font).path
-        _ = try loadFile(at: path)
+        _ = try loadFile(at: try filePath(for: font).location)
     }
 
-    /// Where the fonts folder is found when none is configured: `$TESSERA_ASSETS/fonts`, then
-    /// `Assets/fonts` in the current directory, beside the executable or up to four folders above it,
-    /// then in the source tree this module was built from (for tests and `swift run`).
+    /// The bundled fonts folder a registry without one uses: `$TESSERA_FONTS` when set (whether or not
+    /// it holds the faces), else `Fonts` in NodeRuntime's resource bundle beside the executable, else
+    /// the sources that bundle is built from (see `BundledFonts`). Never traps when the bundle is
+    /// missing.
     /// - Throws: `FontError.fontsFolderNotFound` listing the folders tried.
     /// - Thread: any
     public static func locateFontsFolder() throws -> String {
-        var candidates: [URL] = []
-        if let assets = ProcessInfo.processInfo.environment["TESSERA_ASSETS"], !assets.isEmpty {
-            candidates.append(URL(fileURLWithPath: assets))
+        switch locate(FontSearch.standard) {
+        case let .folder(candidate): return candidate.path
+        case let .notFound(tried): throw FontError.fontsFolderNotFound(tried: tried)
         }
-        candidates.append(URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Assets"))
-        var folder = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<5 {
-            candidates.append(folder.appendingPathComponent("Assets"))
-            folder = folder.deletingLastPathComponent()
-        }
-        // Sources/NodeRuntime/Text/FontRegistry.swift → the package root.
-        var source = URL(fileURLWithPath: #filePath)
-        for _ in 0..<4 { source = source.deletingLastPathComponent() }
-        candidates.append(source.appendingPathComponent("Assets"))
-        for candidate in candidates {
-            let fonts = candidate.appendingPathComponent("fonts")
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: fonts.path, isDirectory: &isDirectory), isDirectory.boolValue {
-                return fonts.path
-            }
-        }
-        throw FontError.fontsFolderNotFound(tried: candidates.map { $0.appendingPathComponent("fonts").path })
+    }
+
+    private static func locate(_ search: FontSearch) -> Location {
+        if let explicit = search.environmentFolder() { return .folder(explicit) }
+        let candidates = search.bundledFolders()
+        if let found = BundledFonts.firstHoldingFaces(candidates) { return .folder(found) }
+        return .notFound(tried: candidates.map(\.path))
     }
 
     // MARK: - Resolution (any thread)
 
-    /// The face of an installed font file at `path` (for fallback), read once like registered files.
-    /// Nil when it cannot be read or opened (reported once).
-    func fallbackFace(atPath path: String) -> ResolvedFace? {
+    /// The face of an installed font file (for fallback), read once like registered files. Nil when it
+    /// cannot be read or opened (reported once).
+    func fallbackFace(at location: FontFileLocation) -> ResolvedFace? {
         do {
-            return ResolvedFace(file: try loadFile(at: path), synthesizesBold: false)
+            return ResolvedFace(file: try loadFile(at: location), synthesizesBold: false)
         } catch {
-            record(error as? FontError)
+            let failure = error as? FontError ?? .missingFile(path: location.path)
+            report(newFailures: recordNew([failure]), consequence: "its characters keep their own font's glyphs")
             return nil
         }
     }
 
-    /// The face for `font`, falling back to the default family's regular face when its file is bad.
-    /// Nil only when no font can be opened at all (each problem was reported).
+    /// The face for `font`: its family's file, else the default family's regular face, else the
+    /// system's through fontconfig. Nil only when no font can be opened at all (reported once).
     func resolve(_ font: TextFont) -> ResolvedFace? {
-        do {
-            let (path, synthesizesBold) = try filePath(for: font)
-            return ResolvedFace(file: try loadFile(at: path), synthesizesBold: synthesizesBold)
-        } catch {
-            record(error as? FontError)
+        let key = FaceKey(family: font.family, isBold: font.isBold)
+        let (known, generation) = state.withLock { ($0.resolved[key], $0.generation) }
+        if let known { return known }
+        let resolution = findFace(for: font)
+
+        let (stored, newFailures, announce) = state.withLock { state -> (ResolvedFace?, [FontError], Bool) in
+            // Two threads may resolve at once; the first stored answer wins so both share its file.
+            if let existing = state.resolved[key] { return (existing, [], false) }
+            if state.generation == generation { state.resolved[key] = .some(resolution.face) }
+            var new = resolution.failures.filter { !state.errors.contains($0) }
+            state.errors.append(contentsOf: new)
+            // Having no font at all is said once; the other faces' failures add nothing a developer
+            // needs (they stay in `errors`).
+            if new.contains(where: \.isNoUsableFont), state.errors.dropLast(new.count).contains(where: \.isNoUsableFont) {
+                new.removeAll()
+            }
+            var announce = false
+            if let choice = resolution.systemChoice, !state.announcedSystemFaces.contains(choice.key) {
+                state.announcedSystemFaces.insert(choice.key)
+                announce = true
+            }
+            let reports = state.reportsToStandardError
+            return (resolution.face, reports ? new : [], reports && announce)
         }
-        let fallback = TextFont(family: defaultFamily, size: font.size, isBold: false)
-        guard fallback.family != font.family || font.isBold else { return nil }
-        do {
-            let (path, _) = try filePath(for: fallback)
-            return ResolvedFace(file: try loadFile(at: path), synthesizesBold: font.isBold)
-        } catch {
-            record(error as? FontError)
-            return nil
+        report(newFailures: newFailures, consequence: resolution.consequence)
+        if announce, let choice = resolution.systemChoice {
+            let weight = font.isBold ? "bold" : "regular"
+            let emboldened = font.isBold && !choice.face.isBold ? ", emboldened" : ""
+            TesseraLog.fonts.notice("\(font.family) \(weight) text uses \(choice.face.path) (\(choice.face.reason)\(emboldened))")
+        }
+        return stored
+    }
+
+    /// What one resolution found: the face, the failures on the way, and what they led to.
+    private struct Resolution {
+        var face: ResolvedFace?
+        var failures: [FontError] = []
+        /// What the failures are reported as leading to ("using DejaVu Sans instead").
+        var consequence = ""
+        /// The system face used, when it came to that.
+        var systemChoice: (key: SystemKey, face: SystemFace)?
+
+        mutating func note(_ error: Error, family: String) {
+            let failure = error as? FontError ?? .missingFile(path: "<\(family)>")
+            if !failures.contains(failure) { failures.append(failure) }
         }
     }
 
-    private func filePath(for font: TextFont) throws -> (path: String, synthesizesBold: Bool) {
-        let (face, folder, locateFailure) = state.withLock { state in
-            (state.families[font.family] ?? state.families[state.defaultFamily], state.fontsFolder, state.locateFailure)
+    /// Works through the steps of `resolve` (no lock held while files are read or fontconfig asked).
+    private func findFace(for font: TextFont) -> Resolution {
+        var resolution = Resolution()
+        do {
+            let (location, synthesizesBold) = try filePath(for: font)
+            resolution.face = ResolvedFace(file: try loadFile(at: location), synthesizesBold: synthesizesBold)
+            return resolution
+        } catch {
+            resolution.note(error, family: font.family)
+        }
+        let defaultFamily = self.defaultFamily
+        if defaultFamily != font.family || font.isBold {
+            do {
+                let (location, _) = try filePath(for: TextFont(family: defaultFamily, size: font.size))
+                resolution.face = ResolvedFace(file: try loadFile(at: location), synthesizesBold: font.isBold)
+                resolution.consequence = "using \(defaultFamily) instead"
+                return resolution
+            } catch {
+                resolution.note(error, family: defaultFamily)
+            }
+        }
+        let systemKey = SystemKey(families: SystemFonts.families(for: font.family), isBold: font.isBold)
+        var tried: [String] = []
+        if let system = systemFace(for: systemKey) {
+            do {
+                let file = try loadFile(at: FontFileLocation(path: system.path, faceIndex: system.faceIndex))
+                resolution.face = ResolvedFace(file: file, synthesizesBold: font.isBold && !system.isBold)
+                resolution.systemChoice = (systemKey, system)
+                resolution.consequence = "using the system's fonts through fontconfig"
+                return resolution
+            } catch {
+                resolution.note(error, family: system.requestedFamily)
+            }
+        } else {
+            tried.append("fontconfig has no font for \(systemKey.families.joined(separator: " or "))")
+        }
+        tried.insert(contentsOf: resolution.failures.map(\.description), at: 0)
+        resolution.failures.append(.noUsableFont(face: "\(font.family) \(font.isBold ? "bold" : "regular")", tried: tried))
+        return resolution
+    }
+
+    /// fontconfig's face for `key`, asked once (outside the lock) and remembered, found or not.
+    private func systemFace(for key: SystemKey) -> SystemFace? {
+        if let known = state.withLock({ $0.systemFaces[key] }) { return known }
+        let found = search.systemFace(key.families, key.isBold)
+        return state.withLock { state in
+            if let existing = state.systemFaces[key] { return existing }
+            state.systemFaces[key] = .some(found)
+            return found
+        }
+    }
+
+    private func filePath(for font: TextFont) throws -> (location: FontFileLocation, synthesizesBold: Bool) {
+        let (face, configured, location) = state.withLock { state in
+            (state.families[font.family] ?? state.families[state.defaultFamily], state.configuredFolder, state.location)
         }
         guard let face else { throw FontError.missingFile(path: "<no file registered for \(font.family)>") }
         let name = font.isBold ? (face.bold ?? face.regular) : face.regular
         let synthesizesBold = font.isBold && face.bold == nil
-        if name.hasPrefix("/") { return (name, synthesizesBold) }
-        let base: String
-        if let folder {
-            base = folder
-        } else if let locateFailure {
-            throw locateFailure
+        if name.hasPrefix("/") { return (FontFileLocation(path: name), synthesizesBold) }
+        let folder: String
+        if let configured {
+            folder = configured
         } else {
-            do {
-                base = try FontRegistry.locateFontsFolder()
-            } catch {
-                let failure = error as? FontError ?? .fontsFolderNotFound(tried: [])
-                state.withLock { $0.locateFailure = failure }
-                throw failure
+            switch location ?? locate() {
+            case let .folder(candidate): folder = candidate.path
+            case let .notFound(tried): throw FontError.fontsFolderNotFound(tried: tried)
             }
-            state.withLock { if $0.fontsFolder == nil { $0.fontsFolder = base } }
         }
-        return (URL(fileURLWithPath: base).appendingPathComponent(name).path, synthesizesBold)
+        return (FontFileLocation(path: URL(fileURLWithPath: folder).appendingPathComponent(name).path), synthesizesBold)
+    }
+
+    /// Searches for the bundled faces (outside the lock) and keeps the first result stored.
+    private func locate() -> Location {
+        let found = FontRegistry.locate(search)
+        let (location, isFirst) = state.withLock { state -> (Location, Bool) in
+            if let existing = state.location { return (existing, false) }
+            state.location = found
+            return (found, true)
+        }
+        if isFirst, case let .folder(candidate) = location {
+            TesseraLog.fonts.debug("bundled fonts from \(candidate.path) (\(candidate.origin))")
+        }
+        return location
     }
 
     /// Reads and checks a file once; later calls return the same bytes or throw the same error.
-    private func loadFile(at path: String) throws -> FontFile {
-        if let known = state.withLock({ $0.files[path] }) {
-            if let file = known { return file }
-            throw knownError(for: path)
-        }
+    private func loadFile(at location: FontFileLocation) throws -> FontFile {
+        if let known = state.withLock({ $0.files[location] }) { return try known.get() }
+        let path = location.path
         let result: Result<FontFile, FontError>
         if !FileManager.default.fileExists(atPath: path) {
             result = .failure(.missingFile(path: path))
         } else if let data = FileManager.default.contents(atPath: path) {
-            let file = FontFile(path: path, data: data)
+            let file = FontFile(path: path, faceIndex: location.faceIndex, data: data)
             if let reason = FontLibrary.probe(file) {
                 result = .failure(.corruptFile(path: path, reason: reason))
             } else {
@@ -261,44 +443,32 @@ public final class FontRegistry: Sendable {
         }
         // Two threads may read the same file at once; the first stored result wins so every caller
         // shares one `FontFile` (and one identity in the per-thread caches).
-        let stored = state.withLock { state -> FontFile?? in
-            if let existing = state.files[path] { return existing }
-            switch result {
-            case let .success(file): state.files[path] = file
-            case let .failure(error):
-                state.files[path] = .some(nil)
-                appendError(error, to: &state)
-            }
-            return nil
+        let stored = state.withLock { state -> Result<FontFile, FontError> in
+            if let existing = state.files[location] { return existing }
+            state.files[location] = result
+            return result
         }
-        if let stored {
-            if let file = stored { return file }
-            throw knownError(for: path)
-        }
-        return try result.get()
+        return try stored.get()
     }
 
-    private func knownError(for path: String) -> FontError {
+    /// Keeps the failures not met before and returns them (empty when reporting is off).
+    private func recordNew(_ failures: [FontError]) -> [FontError] {
         state.withLock { state in
-            state.errors.last { error in
-                switch error {
-                case let .missingFile(p), let .unreadableFile(p, _), let .corruptFile(p, _): return p == path
-                case .fontsFolderNotFound: return false
-                }
-            } ?? .missingFile(path: path)
+            let new = failures.filter { !state.errors.contains($0) }
+            state.errors.append(contentsOf: new)
+            return state.reportsToStandardError ? new : []
         }
     }
 
-    private func record(_ error: FontError?) {
-        guard let error else { return }
-        state.withLock { appendError(error, to: &$0) }
-    }
-
-    private func appendError(_ error: FontError, to state: inout State) {
-        guard !state.errors.contains(error) else { return }
-        state.errors.append(error)
-        if state.reportsToStandardError {
-            TesseraLog.fonts.warning("\(error); using the fallback font")
+    /// Logs failures (called with no lock held): a warning when something else is used instead, an
+    /// error when no font at all could be opened.
+    private func report(newFailures: [FontError], consequence: String) {
+        for failure in newFailures {
+            if case .noUsableFont = failure {
+                TesseraLog.fonts.error("\(failure)")
+            } else {
+                TesseraLog.fonts.warning("\(failure)\(consequence.isEmpty ? "" : "; \(consequence)")")
+            }
         }
     }
 }

@@ -81,7 +81,13 @@ public enum TextRenderer {
                 continue
             }
             guard let handle = fragment.face.map({ measurer.handle(face: $0, run: fragment.run) }) ?? measurer.handle(run: fragment.run)
-            else { continue }
+            else {
+                // No font opens for this text (reported once by the registry): empty boxes rather than
+                // nothing, so missing text is seen where it belongs.
+                drawPlaceholderBoxes(fragment.text, x: x, baseline: baseline, run: fragment.run, color: attributes.color,
+                                     measurer: measurer, in: &context)
+                continue
+            }
             let opaque = Color(red: attributes.color.red, green: attributes.color.green, blue: attributes.color.blue)
             if handle.glyphScale != 1 {
                 // Colour bitmaps (emoji): drawn in their own colours, scaled to the text's size, their
@@ -112,6 +118,28 @@ public enum TextRenderer {
                 let rise = (pixelSize * 0.3).rounded() / scale
                 context.fill(Rect(x: x, y: baseline - rise, width: width, height: thickness), color: attributes.color)
             }
+        }
+    }
+
+    /// One outlined box per character of `text` (none for white space), each advancing as
+    /// `TextMeasurer.placeholderWidth` measures it, standing on the baseline.
+    private static func drawPlaceholderBoxes(_ text: String, x: Double, baseline: Double, run: Int, color: Color,
+                                             measurer: TextMeasurer, in context: inout BitmapContext) {
+        let scale = measurer.scale
+        let em = Double(measurer.pixelSize(of: measurer.runs[run].effectiveFont)) / scale
+        let line = max(1, PixelGeometry.nearestWhole(scale)) / scale
+        let height = PixelGeometry.aligned(em * 0.7, scale: scale)
+        var left = x
+        for character in text {
+            let advance = Double(measurer.placeholderWidth(of: String(character)[...], run: run)) / scale
+            defer { left += advance }
+            guard !character.isWhitespace else { continue }
+            let box = Rect(x: PixelGeometry.aligned(left + em * 0.08, scale: scale), y: baseline - height,
+                           width: PixelGeometry.aligned(em * 0.44, scale: scale), height: height)
+            context.fill(Rect(x: box.minX, y: box.minY, width: box.width, height: line), color: color)
+            context.fill(Rect(x: box.minX, y: box.maxY - line, width: box.width, height: line), color: color)
+            context.fill(Rect(x: box.minX, y: box.minY, width: line, height: box.height), color: color)
+            context.fill(Rect(x: box.maxX - line, y: box.minY, width: line, height: box.height), color: color)
         }
     }
 

@@ -256,11 +256,26 @@ final class TextMeasurer {
 
     /// The width of `text` in one face: `face`, or the run's own when nil.
     func width(of text: Substring, run: Int, rightToLeft: Bool, script: TextScript, face: ResolvedFace?) -> Int {
-        guard let face else { return handle(run: run)?.width(of: text, rightToLeft: rightToLeft, script: script) ?? 0 }
-        guard let handle = handle(face: face, run: run) else { return 0 }
+        guard let face else {
+            return handle(run: run)?.width(of: text, rightToLeft: rightToLeft, script: script) ?? placeholderWidth(of: text, run: run)
+        }
+        guard let handle = handle(face: face, run: run) else { return placeholderWidth(of: text, run: run) }
         let width = handle.width(of: text, rightToLeft: rightToLeft, script: script)
         return handle.glyphScale == 1 ? width : Int((Double(width) * handle.glyphScale).rounded())
     }
+
+    /// The width of `text` as `TextRenderer` draws it when no font opens for it: a box advance for
+    /// each character (`placeholderAdvance`, half that for white space), so such text keeps a size,
+    /// breaks into lines and shows where it is.
+    func placeholderWidth(of text: Substring, run: Int) -> Int {
+        let em = Double(pixelSize(of: runs[run].effectiveFont))
+        return text.reduce(0) { total, character in
+            total + Int((em * Self.placeholderAdvance * (character.isWhitespace ? 0.5 : 1)).rounded())
+        }
+    }
+
+    /// A placeholder box's advance, in ems.
+    static let placeholderAdvance = 0.6
 
     /// This thread's handle of a fallback `face` at `run`'s size.
     func handle(face: ResolvedFace, run: Int) -> FontHandle? {
@@ -356,14 +371,14 @@ final class TextMeasurer {
             }
         }
         let family = runs[run].effectiveFont.family
-        let path = FontFallback.shared.path(for: first, family: family, color: wantsColor) { path in
-            guard let face = registry.fallbackFace(atPath: path), let handle = handle(face: face, run: run) else { return false }
+        let location = FontFallback.shared.font(for: first, family: family, color: wantsColor) { location in
+            guard let face = registry.fallbackFace(at: location), let handle = handle(face: face, run: run) else { return false }
             return handle.provides(first)
         }
         // A bold run gets its fallback in synthesized bold (fallback fonts come with one weight);
         // colour emoji stay as drawn.
         let bold = runs[run].effectiveFont.isBold && !wantsColor
-        let face = path.flatMap { registry.fallbackFace(atPath: $0) }.map { ResolvedFace(file: $0.file, synthesizesBold: bold) }
+        let face = location.flatMap { registry.fallbackFace(at: $0) }.map { ResolvedFace(file: $0.file, synthesizesBold: bold) }
         return face?.file.identity == primary.file.identity ? nil : face
     }
 

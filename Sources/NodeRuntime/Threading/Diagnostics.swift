@@ -7,7 +7,9 @@ public import Logging
 /// diagnostics at most 200 times), so a list of thousands of bad cells cannot flood the log.
 /// - Thread: any
 public enum TesseraLog {
-    /// Fonts: files that cannot be found or loaded, and the fallback used instead.
+    /// Fonts: files that cannot be found or loaded, what is used instead (the system's files chosen
+    /// through fontconfig are named once each, with the reason), and, as an error, text for which no
+    /// font at all can be opened.
     public static let fonts = Logger(label: "tessera.fonts")
     /// Layout: sizes and specs that cannot be satisfied, and what was done instead.
     public static let layout = Logger(label: "tessera.layout")

@@ -88,7 +88,7 @@ struct Gallery: ParsableCommand {
     @Option(help: "Write the benchmark's report as JSON to this file.")
     var json: String?
 
-    @Option(help: "Folder with the gallery's photos, fonts and data.")
+    @Option(help: "Folder with the gallery's photos and data (default: Assets in the current directory or the checkout).")
     var assets: String?
 
     /// How the display workers share the machine with the UI thread.
@@ -226,23 +226,45 @@ struct Gallery: ParsableCommand {
     }
 }
 
-/// Finds the `Assets` folder: the one given, else beside the current directory or the executable.
+/// Finds the `Assets` folder (photos and the chat dataset): the one given with `--assets`, else in
+/// the current directory, beside the executable or up to three folders above it (so a binary in
+/// `.build/<triple>/<configuration>` finds the checkout's), else the checkout this file was compiled
+/// from (so a binary copied out of the build tree still runs on the machine that built it).
+///
+/// The photos and the dataset stay a folder of the repository rather than becoming resources of the
+/// gallery target: the tests of every target, the image fuzzer and the benchmarks read the same
+/// files, and as the gallery's resources they would still be reached through the gallery's folder.
+/// The runtime's own fonts are its resources (see `BundledFonts`), because every app needs them.
 enum AssetLocator {
     struct Missing: Error, CustomStringConvertible {
         let tried: [String]
         var description: String { "gallery: cannot find the Assets folder (tried \(tried.joined(separator: ", ")))" }
     }
 
-    static func locate(explicit: String?) throws -> URL {
-        var candidates: [URL] = []
-        if let explicit { candidates.append(URL(fileURLWithPath: explicit)) } else {
-            candidates.append(URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Assets"))
-            var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-            for _ in 0..<4 {
-                candidates.append(folder.appendingPathComponent("Assets"))
-                folder = folder.deletingLastPathComponent()
-            }
+    /// The folders tried, in order, when none is given.
+    static func candidates() -> [URL] {
+        var candidates = [URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Assets")]
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            .map { URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var folder = executable.deletingLastPathComponent()
+        for _ in 0..<4 {
+            candidates.append(folder.appendingPathComponent("Assets"))
+            folder = folder.deletingLastPathComponent()
         }
+        // Sources/gallery/App/Gallery.swift → the package root.
+        var source = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { source = source.deletingLastPathComponent() }
+        candidates.append(source.appendingPathComponent("Assets"))
+        var unique: [URL] = []
+        for candidate in candidates where !unique.contains(where: { $0.standardizedFileURL == candidate.standardizedFileURL }) {
+            unique.append(candidate)
+        }
+        return unique
+    }
+
+    static func locate(explicit: String?) throws -> URL {
+        let candidates = explicit.map { [URL(fileURLWithPath: $0)] } ?? Self.candidates()
         for candidate in candidates {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("photos").path, isDirectory: &isDirectory),

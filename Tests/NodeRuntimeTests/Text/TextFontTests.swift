@@ -22,7 +22,7 @@ final class TextFontTests: XCTestCase {
     }
 
     private func registry() -> FontRegistry {
-        let registry = FontRegistry(fontsFolder: GoldenImage.asset("fonts"))
+        let registry = FontRegistry(fontsFolder: GoldenImage.bundledFontsFolder)
         registry.reportsErrorsToStandardError = false
         return registry
     }
@@ -82,16 +82,20 @@ final class TextFontTests: XCTestCase {
         XCTAssertEqual(registry.errors.count, 2)
     }
 
-    func testNoFontsAtAllStillLaysOutWithoutCrashing() async throws {
+    func testAFolderWithoutTheFilesFallsBackToTheSystemsFonts() async throws {
         let registry = FontRegistry(fontsFolder: temporaryFolder.path)
         registry.reportsErrorsToStandardError = false
-        let text = AttributedText("no fonts anywhere", attributes: TextFixtures.plain())
-        let layout = TextLayout.measure(text, width: 200, fonts: registry, cache: nil)
+        let face = try XCTUnwrap(registry.resolve(TextFont()), "fontconfig's font stands in")
+        XCTAssertFalse(face.file.path.hasPrefix(temporaryFolder.path), face.file.path)
+        XCTAssertEqual(registry.errors, [.missingFile(path: temporaryFolder.appendingPathComponent("DejaVuSans.ttf").path)])
+        let text = AttributedText("no fonts in the folder", attributes: TextFixtures.plain())
+        let layout = TextLayout.measure(text, width: 300, fonts: registry, cache: nil)
         XCTAssertEqual(layout.lineCount, 1)
-        XCTAssertGreaterThan(layout.lines[0].height, 0, "heights are estimated from the size")
-        XCTAssertTrue(registry.errors.contains(.missingFile(path: temporaryFolder.appendingPathComponent("DejaVuSans.ttf").path)))
-        var context = try BitmapContext(size: Size(width: 200, height: 30))
+        XCTAssertGreaterThan(layout.size.width, 100)
+        var context = try BitmapContext(size: Size(width: 300, height: 30))
+        context.fill(context.bounds, color: .white)
         TextRenderer.draw(layout, in: &context, fonts: registry)
+        XCTAssertGreaterThan(InkPixels.count(in: context.makeBitmap()), 100)
     }
 
     func testEachThreadHasItsOwnFontObjects() async throws {

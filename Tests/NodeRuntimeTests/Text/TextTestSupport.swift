@@ -5,10 +5,11 @@ import XCTest
 @testable import NodeRuntime
 
 /// Fonts and attributes the text tests share. Every text test calls `TextFixtures.useRepositoryFonts()`
-/// first, so that the fonts come from this repository's `Assets/fonts` whatever the current directory.
+/// first, so that the fonts come from this repository's `Sources/NodeRuntime/Resources/Fonts` whatever
+/// the current directory.
 enum TextFixtures {
     static func useRepositoryFonts() {
-        FontRegistry.shared.fontsFolder = GoldenImage.asset("fonts")
+        FontRegistry.shared.fontsFolder = GoldenImage.bundledFontsFolder
     }
 
     static let ink = Color(rgb: 0x1C2430)
