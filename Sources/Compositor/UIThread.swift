@@ -13,8 +13,8 @@ import Synchronization
 /// UI work on the process's first thread. Until something claims it, the process's first thread counts
 /// as the UI thread.
 ///
-/// Checks here are `precondition`s: they run in release builds too, because a layer touched from a
-/// worker corrupts state silently, which is worse than a clear trap.
+/// Checks here go through `Contract`: they run, and print their message, in release builds too,
+/// because a layer touched from a worker corrupts state silently, which is worse than a clear trap.
 /// - Thread: any (the checks); `claim()` from the thread that will run the frame loop.
 public enum UIThread {
     /// The owner's thread identity, or 0 while unclaimed.
@@ -48,6 +48,6 @@ public enum UIThread {
     @inline(__always)
     public static func precondition(_ operation: @autoclosure () -> String,
                                     file: StaticString = #fileID, line: UInt = #line) {
-        Swift.precondition(isCurrent, "\(operation()) must run on the UI thread", file: file, line: line)
+        Contract.require(isCurrent, "\(operation()) must run on the UI thread", file: file, line: line)
     }
 }

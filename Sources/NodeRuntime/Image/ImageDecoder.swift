@@ -308,7 +308,7 @@ public enum ImageDecoder {
             try checkEncodedSize(image.bytes.count, source: source.description, limits: limits)
             return (.bytes(image.bytes), try checkedHeader(of: image.bytes, source: source.description, limits: limits))
         case .bitmap:
-            preconditionFailure("a bitmap source is shown as it is, never opened as encoded bytes")
+            Contract.violated("a bitmap source is shown as it is, never opened as encoded bytes")
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             if FileManager.default.fileExists(atPath: path) { throw ImageError.unreadable(path, reason: "cannot open") }
@@ -362,7 +362,7 @@ public enum ImageDecoder {
         case .webp: return try sized.decodeWebP()
         case .gif: return try sized.decodeGIF(canvasWidth: header.width, canvasHeight: header.height)
         case .bmp:
-            guard case .bytes(let bytes) = input else { preconditionFailure("BMP is decoded from bytes") }
+            guard case .bytes(let bytes) = input else { Contract.violated("BMP is decoded from bytes") }
             // Decoded whole by SDL_image: the surface it makes and the converted copy.
             let working = ByteCount.product(header.width, header.height, 8)
             return try sized.withWorkingMemory(working, "this \(header.format.rawValue.uppercased())") { () -> Bitmap? in

@@ -61,7 +61,7 @@ extension ListNode {
     /// - Thread: main
     public func scroll(to row: Int, at position: ListScrollPosition, animated: Bool) {
         UIThread.precondition("ListNode.scroll(to:at:animated:)")
-        precondition(row >= 0 && row < geometry.count, "ListNode.scroll(to:): row \(row) out of 0..<\(geometry.count)")
+        Contract.require(row >= 0 && row < geometry.count, "ListNode.scroll(to:): row \(row) out of 0..<\(geometry.count)")
         scroll(toTarget: .row(row, position), animated: animated)
     }
 

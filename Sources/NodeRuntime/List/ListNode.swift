@@ -321,7 +321,7 @@ public final class ListNode: Node, FrameParticipant, WheelScrollable, TouchInter
     /// The row's frame in content coordinates (estimated until it is measured). - Thread: main
     public func frameOfRow(_ row: Int) -> Rect {
         UIThread.precondition("ListNode.frameOfRow")
-        precondition(row >= 0 && row < geometry.count, "ListNode.frameOfRow: row \(row) out of 0..<\(geometry.count)")
+        Contract.require(row >= 0 && row < geometry.count, "ListNode.frameOfRow: row \(row) out of 0..<\(geometry.count)")
         return Rect(x: 0, y: geometry.offset(ofRow: row), width: rowWidth, height: geometry.heights[row])
     }
 

@@ -1,3 +1,4 @@
+import Compositor
 import Foundation
 
 /// The scheduler's state and operations. Separate from `DisplayScheduler` so the workers keep only
@@ -246,7 +247,7 @@ final class DisplaySchedulerCore: Sendable {
     }
 
     func waitUntilIdle() {
-        precondition(
+        Contract.require(
             Self.currentWorkerMarker?.core !== self,
             "DisplayScheduler.waitUntilIdle() called from one of its own workers would wait for itself")
         let parker = DisplayWorkerParker()

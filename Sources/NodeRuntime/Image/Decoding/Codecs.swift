@@ -215,7 +215,7 @@ extension SizedDecode {
     /// first frame. Lossless files are decoded whole inside libwebp, so they count their full size
     /// against the working-memory budget.
     func decodeWebP() throws -> Bitmap? {
-        guard case .bytes(let bytes) = input else { preconditionFailure("WebP is decoded from bytes in memory") }
+        guard case .bytes(let bytes) = input else { Contract.violated("WebP is decoded from bytes in memory") }
         return try bytes.withUnsafeBufferPointer { data -> Bitmap? in
             var stream = UnsafeBufferPointer(start: data.baseAddress, count: data.count)
             var features = WebPBitstreamFeatures()
