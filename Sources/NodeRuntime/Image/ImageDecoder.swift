@@ -274,7 +274,9 @@ public enum ImageDecoder {
     /// - Returns: the bitmap, or nil only when `isCancelled` became true.
     /// - Throws: `ImageError` for every file that cannot be shown: missing, unreadable, empty, an
     ///   unknown format, a header that lies or is cut short, a size over the limits, a target of no
-    ///   pixels, or a failed decode.
+    ///   pixels, or a failed decode. A path that is not a regular file (a directory, a named pipe, a
+    ///   socket, a device) is refused as `notARegularFile`, naming what it is, before it is opened: a
+    ///   named pipe never keeps the decoding thread waiting for a writer.
     /// - Thread: any (display workers in practice)
     public static func decode(_ source: ImageSource, for target: Target, limits: Limits = Limits(),
                               isCancelled: @Sendable () -> Bool = { false }) throws -> Bitmap? {
@@ -310,10 +312,8 @@ public enum ImageDecoder {
         case .bitmap:
             Contract.violated("a bitmap source is shown as it is, never opened as encoded bytes")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            if FileManager.default.fileExists(atPath: path) { throw ImageError.unreadable(path, reason: "cannot open") }
-            throw ImageError.missingFile(path)
-        }
+        // Only a regular file is opened: a directory or a named pipe is refused here, by its kind.
+        let handle = FileHandle(fileDescriptor: try RegularFile.openForReading(path), closeOnDealloc: true)
         defer { try? handle.close() }
         let size: Int
         do { size = Int(try handle.seekToEnd()) } catch { throw ImageError.unreadable(path, reason: "\(error)") }

@@ -45,8 +45,11 @@ enum EncodedInput {
         case .bytes(let bytes):
             return try bytes.withUnsafeBufferPointer { try body($0, nil) }
         case .file(let path, _):
-            guard let file = fopen(path, "rb") else {
-                throw ImageError.unreadable(path, reason: String(cString: strerror(errno)))
+            let descriptor = try RegularFile.openForReading(path)
+            guard let file = fdopen(descriptor, "rb") else {
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                throw ImageError.unreadable(path, reason: reason)
             }
             defer { fclose(file) }
             return try body(UnsafeBufferPointer(start: nil, count: 0), file)
