@@ -103,10 +103,19 @@ public final class ImageNode: Node, NodeDrawing {
         set { updateDecodeInput { $0.cropRect = newValue } }
     }
 
-    /// Corner radii baked into the bitmap, one per corner, in points.
+    /// Corner radii baked into the bitmap, one per corner, in points; radii that add up to more than a
+    /// side are scaled down together to fit it.
+    ///
+    /// Fallback: a NaN, negative or infinite radius draws that corner square (0), and is reported once
+    /// per node (`diagnostics`, `TesseraLog.layout`).
     public var imageCornerRadii: CornerRadii {
         get { imageState.withLock { $0.imageCornerRadii } }
         set {
+            let corners = [newValue.topLeft, newValue.topRight, newValue.bottomLeft, newValue.bottomRight]
+            if corners.contains(where: { !($0.isFinite && $0 >= 0) }) {
+                reportOnce(.invalidProperty, property: "imageCornerRadii",
+                           "image corner radii set to \(newValue); a NaN, negative or infinite corner is drawn square (0)")
+            }
             imageState.withLock { $0.imageCornerRadii = newValue }
             displayArgumentsDidChange()
         }

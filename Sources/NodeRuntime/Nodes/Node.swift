@@ -71,6 +71,8 @@ open class Node {
         /// Told when `setNeedsLayout` reaches this node as the root of its tree (a list sets it on its
         /// row nodes, which are not its subnodes, to measure the row again).
         var rootLayoutInvalidationObserver: (@Sendable () -> Void)?
+        /// Values this node replaced by their fallbacks, reported once per property (`diagnostics`).
+        var diagnostics = NodeDiagnostics()
     }
 
     /// Guarded node state, reached only through `state`.
