@@ -221,6 +221,8 @@ public final class TextNode: Node, NodeDrawing {
             // A layout measured while the text changed is returned but not kept.
             if state.text == text && state.options == options { state.lastLayout = layout }
         }
+        // Text cut at the layout's hard limits: kept among the node's diagnostics (printed already).
+        if let cut = layout.diagnostics.first { recordOnce(cut, property: "lineLimit") }
         return layout
     }
 
