@@ -225,6 +225,11 @@ open class Node {
     /// - Thread: any
     open func calculateSizeThatFits(_ constrainedSize: Size) -> Size { preferredSize ?? .zero }
 
+    /// The size of a node without a layout spec for `range`, before it is clamped to the range:
+    /// `calculateSizeThatFits(range.max)`. A node of this module whose measuring costs something it
+    /// can skip when the range leaves no choice (an image reading its header) overrides it.
+    func calculateSize(for range: SizeRange) -> Size { calculateSizeThatFits(range.max) }
+
     /// Called on the UI thread after a layout has set the subnodes' frames.
     /// - Thread: main
     open func layout() {}
