@@ -222,10 +222,9 @@ public final class ImageNode: Node, NodeDrawing {
     ///   fit `constrainedSize` (never up).
     /// - The header is read once per source (its first 64 KB, rarely more; never decoded) and kept in a
     ///   shared cache, and only when the layout leaves the size open: a node measured for an exact size
-    ///   reads nothing.
-    ///   Measured off the UI thread (a list's rows, a host laying out in the background), it is read
-    ///   there; measured on the UI thread before it is known, the node measures as zero for now, a
-    ///   display worker reads it, and the node asks for layout again once it is known.
+    ///   reads nothing. Measured off the UI thread (a list's rows, a host laying out in the background),
+    ///   the header is read there; measured on the UI thread before it is known, the node measures as
+    ///   zero for now, a display worker reads it, and the node asks for layout again once it is known.
     /// - Fallback: no source, or a source whose header cannot be read (a missing file, not an image, a
     ///   directory), measures as zero; the reason is reported once per node (`diagnostics`,
     ///   `TesseraLog.layout`), and the decode, once the node has a size, fails with it as usual.
