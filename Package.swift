@@ -22,9 +22,13 @@ let package = Package(
         // SDL2, SDL2_ttf and SDL2_image, seen through one shim header. `Compositor` (its SDL
         // backend and `Bitmap+SDL`) and `NodeRuntime`'s text renderer (SDL_ttf) import it, always
         // with `internal import`, so no SDL type appears in a public signature.
+        // No `pkgConfig`: `sdl2`'s flags are `-I/usr/include/SDL2 -D_REENTRANT`, and SwiftPM refuses
+        // `-D_REENTRANT` with a warning on every build. Neither flag is needed: the shim includes the
+        // headers as `<SDL2/SDL.h>` from the default include path, SDL's headers include one another
+        // with quotes (found beside the includer), `_REENTRANT` means nothing to glibc, and the
+        // module map links the three libraries itself.
         .systemLibrary(
             name: "CSDL",
-            pkgConfig: "sdl2",
             providers: [.apt(["libsdl2-dev", "libsdl2-ttf-dev", "libsdl2-image-dev"])]
         ),
         // The image codecs NodeRuntime decodes with at display size, each behind a small shim header

@@ -1,10 +1,10 @@
 #ifndef TESSERA_CSDL_SHIM_H
 #define TESSERA_CSDL_SHIM_H
 
-// The three SDL libraries Tessera builds on. SDL's own headers are included as the
-// pkg-config flags of `sdl2` (-I/usr/include/SDL2) expect them.
-#include <SDL.h>
-#include <SDL_ttf.h>
-#include <SDL_image.h>
+// The three SDL libraries Tessera builds on, from the default include path: SDL's headers
+// include one another with quotes, so no -I/usr/include/SDL2 is needed (see Package.swift).
+#include <SDL2/SDL.h>
+#include <SDL2/SDL_ttf.h>
+#include <SDL2/SDL_image.h>
 
 #endif

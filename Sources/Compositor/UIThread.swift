@@ -30,7 +30,6 @@ public enum UIThread {
     @inline(__always)
     public static func precondition(_ operation: @autoclosure () -> String,
                                     file: StaticString = #fileID, line: UInt = #line) {
-        // `fatalError` prints its message in optimised builds too; `Swift.precondition` does not.
-        if !isCurrent { fatalError("\(operation()) must run on the UI thread", file: file, line: line) }
+        Contract.require(isCurrent, "\(operation()) must run on the UI thread", file: file, line: line)
     }
 }

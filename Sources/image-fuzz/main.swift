@@ -173,15 +173,15 @@ func exercise(_ bytes: [UInt8], targetSeed: UInt64) -> String {
     do {
         guard let bitmap = try ImageDecoder.decode(.data(bytes, name: "fuzz"), for: target, limits: limits) else { return "cancelled" }
         // Never over the limits; never larger than the target on both sides, except at natural size.
-        precondition(bitmap.width >= 1 && bitmap.height >= 1 && bitmap.width <= limits.maximumSide
-                     && bitmap.height <= limits.maximumSide && bitmap.width * bitmap.height <= limits.maximumPixelCount
-                     && (target.mode == .center || bitmap.width <= target.width || bitmap.height <= target.height),
-                     "a decoded bitmap of \(bitmap.width)×\(bitmap.height) for a \(target.width)×\(target.height) target")
+        Contract.require(bitmap.width >= 1 && bitmap.height >= 1 && bitmap.width <= limits.maximumSide
+                         && bitmap.height <= limits.maximumSide && bitmap.width * bitmap.height <= limits.maximumPixelCount
+                         && (target.mode == .center || bitmap.width <= target.width || bitmap.height <= target.height),
+                         "a decoded bitmap of \(bitmap.width)×\(bitmap.height) for a \(target.width)×\(target.height) target")
         return "decoded"
     } catch is ImageError {
         return "refused"
     } catch {
-        preconditionFailure("an error that is not an ImageError: \(error)")
+        Contract.violated("an error that is not an ImageError: \(error)")
     }
 }
 

@@ -78,6 +78,24 @@ final class ApplicationTests: XCTestCase {
         withExtendedLifetime(source) {}
     }
 
+    func testAFlingMovesTheListAndSettlingWaitsForItToStop() async throws {
+        let (app, list, source) = try listApp()
+        try app.settle()
+        list.fling(velocity: 2000)
+        XCTAssertTrue(list.isScrolling)
+        let frames = try app.settle()
+        XCTAssertFalse(list.isScrolling)
+        XCTAssertGreaterThan(frames, 10, "the fling ran over many frames")
+        XCTAssertGreaterThan(list.contentOffset, 100)
+        // What is on screen is the rows at the offset the fling reached.
+        let screen = try app.capture()
+        let top = Int(list.contentOffset.rounded())
+        for y in stride(from: 10, to: 300, by: 50) {
+            let row = (top + y) / 50
+            XCTAssertEqual(Color(premultipliedARGB: screen.pixel(x: 100, y: y)), source.colors[row], "at y \(y), row \(row)")
+        }
+    }
+
     func testSettlingThrowsAndSaysWhatIsStillMoving() async throws {
         let node = RestlessNode()
         let app = try Application(configuration: .headless(size: Size(width: 100, height: 100)), rootNode: node)

@@ -1,33 +1,22 @@
 public import Testing
 
-/// Checks on the child process of an exit test that broke a contract precondition: the trap must be
-/// the one the test aimed at, recognised by its message on standard error.
+/// Checks on the child process of an exit test that broke a contract: the trap must be the one the
+/// test aimed at, recognised by its message on standard error.
 ///
-/// Swift prints a failed precondition's message ("Module/File.swift:12: Precondition failed: MESSAGE";
-/// "Fatal error: MESSAGE" for `preconditionFailure`) only in builds with debug assertions (`-Onone`,
-/// `swift build`'s default). Optimised builds (`-c release`) keep the check but trap (SIGILL) without
-/// printing anything, so there the process must still fail and the message is not looked for.
+/// Tessera's contracts fail through `Contract.require` / `Contract.violated` (over `fatalError`), which
+/// print "Module/File.swift:12: Fatal error: MESSAGE" in every build, optimised (`-c release`) ones
+/// included, so the message is looked for whatever the build.
 /// - Thread: any
 public enum ContractTrap {
-    /// True when the code under test prints precondition messages (built without optimisation).
-    public static var printsMessages: Bool {
-        #if DEBUG
-        return true
-        #else
-        return false
-        #endif
-    }
-
-    /// Expects the standard error of `result` (observed with `\.standardErrorContent`) to hold
-    /// `message`, where the build prints precondition messages.
+    /// Expects the standard error of `result` (observed with `\.standardErrorContent`) to hold `message`.
     ///
     /// - Parameters:
     ///   - result: what `#expect(processExitsWith: .failure, observing: [\.standardErrorContent])`
     ///     returned; nil (the exit test itself failed, already reported) checks nothing.
-    ///   - message: text of the precondition's message, exactly as the source writes it.
+    ///   - message: text of the contract's message, exactly as the source writes it.
     public static func expectMessage(_ result: ExitTest.Result?, _ message: String,
                                      sourceLocation: SourceLocation = #_sourceLocation) {
-        guard let result, printsMessages else { return }
+        guard let result else { return }
         let standardError = String(decoding: result.standardErrorContent, as: UTF8.self)
         // The runtime's report line, without the backtrace that follows it.
         let report = standardError.split(separator: "\n").first { $0.contains("failed: ") || $0.contains("Fatal error: ") }

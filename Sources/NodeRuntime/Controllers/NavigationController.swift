@@ -69,9 +69,9 @@ public final class NavigationController: NodeController {
         UIThread.precondition("NavigationController.push")
         // A pop still sliding has not let go of its controller yet; finish it before judging.
         finishTransitionNow()
-        precondition(controller.navigationController == nil && !viewControllers.contains { $0 === controller },
-                     "NavigationController.push: the controller is already on a navigation stack")
-        precondition(controller !== self, "NavigationController.push: a navigation controller cannot push itself")
+        Contract.require(controller.navigationController == nil && !viewControllers.contains { $0 === controller },
+                         "NavigationController.push: the controller is already on a navigation stack")
+        Contract.require(controller !== self, "NavigationController.push: a navigation controller cannot push itself")
         let outgoing = topController
         controller.navigationController = self
         viewControllers.append(controller)

@@ -23,7 +23,7 @@ public final class TabController: NodeController {
     private var container: TabContainerNode { node as! TabContainerNode }
 
     public init(controllers: [NodeController], tabBar: Node, tabBarHeight: Double = 56, selectedIndex: Int = 0) {
-        precondition(!controllers.isEmpty, "TabController needs at least one controller")
+        Contract.require(!controllers.isEmpty, "TabController needs at least one controller")
         self.controllers = controllers
         self.tabBar = tabBar
         self.tabBarHeight = tabBarHeight

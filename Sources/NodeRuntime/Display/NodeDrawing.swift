@@ -123,8 +123,8 @@ enum DrawScope {
     }
 
     private static func trap(_ node: AnyObject) -> Never {
-        preconditionFailure("Tessera: a draw function read or wrote node state (\(type(of: node))). "
-                            + "Draw functions run on display workers from their Sendable draw parameters "
-                            + "alone; capture what the drawing needs in drawParameters() instead")
+        Contract.violated("Tessera: a draw function read or wrote node state (\(type(of: node))). "
+                          + "Draw functions run on display workers from their Sendable draw parameters "
+                          + "alone; capture what the drawing needs in drawParameters() instead")
     }
 }

@@ -121,8 +121,8 @@ public final class NodeHost {
     public func setRootController(_ controller: NodeController?) {
         UIThread.precondition("NodeHost.setRootController")
         guard controller !== rootController else { return }
-        precondition(controller?.navigationController == nil,
-                     "NodeHost.setRootController: the controller belongs to a navigation controller")
+        Contract.require(controller?.navigationController == nil,
+                         "NodeHost.setRootController: the controller belongs to a navigation controller")
         let old = rootController
         old?.willDismiss()
         // Recorded before `setRootNode`, which lays the root out through its controller.

@@ -274,7 +274,9 @@ public enum ImageDecoder {
     /// - Returns: the bitmap, or nil only when `isCancelled` became true.
     /// - Throws: `ImageError` for every file that cannot be shown: missing, unreadable, empty, an
     ///   unknown format, a header that lies or is cut short, a size over the limits, a target of no
-    ///   pixels, or a failed decode.
+    ///   pixels, or a failed decode. A path that is not a regular file (a directory, a named pipe, a
+    ///   socket, a device) is refused as `notARegularFile`, naming what it is, before it is opened: a
+    ///   named pipe never keeps the decoding thread waiting for a writer.
     /// - Thread: any (display workers in practice)
     public static func decode(_ source: ImageSource, for target: Target, limits: Limits = Limits(),
                               isCancelled: @Sendable () -> Bool = { false }) throws -> Bitmap? {
@@ -308,12 +310,10 @@ public enum ImageDecoder {
             try checkEncodedSize(image.bytes.count, source: source.description, limits: limits)
             return (.bytes(image.bytes), try checkedHeader(of: image.bytes, source: source.description, limits: limits))
         case .bitmap:
-            preconditionFailure("a bitmap source is shown as it is, never opened as encoded bytes")
+            Contract.violated("a bitmap source is shown as it is, never opened as encoded bytes")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            if FileManager.default.fileExists(atPath: path) { throw ImageError.unreadable(path, reason: "cannot open") }
-            throw ImageError.missingFile(path)
-        }
+        // Only a regular file is opened: a directory or a named pipe is refused here, by its kind.
+        let handle = FileHandle(fileDescriptor: try RegularFile.openForReading(path), closeOnDealloc: true)
         defer { try? handle.close() }
         let size: Int
         do { size = Int(try handle.seekToEnd()) } catch { throw ImageError.unreadable(path, reason: "\(error)") }
@@ -362,7 +362,7 @@ public enum ImageDecoder {
         case .webp: return try sized.decodeWebP()
         case .gif: return try sized.decodeGIF(canvasWidth: header.width, canvasHeight: header.height)
         case .bmp:
-            guard case .bytes(let bytes) = input else { preconditionFailure("BMP is decoded from bytes") }
+            guard case .bytes(let bytes) = input else { Contract.violated("BMP is decoded from bytes") }
             // Decoded whole by SDL_image: the surface it makes and the converted copy.
             let working = ByteCount.product(header.width, header.height, 8)
             return try sized.withWorkingMemory(working, "this \(header.format.rawValue.uppercased())") { () -> Bitmap? in

@@ -14,6 +14,8 @@ import Foundation
 ///   reason, and the node draws an error placeholder; nothing traps.
 /// - Display arguments (size, corners, tail, colour, content mode, image) are compared with those of
 ///   the last draw: setting the same ones again draws nothing.
+/// - Its natural size, when its layout gives it none, comes from the image's header (see
+///   `calculateSizeThatFits(_:)`).
 /// - Thread: properties any; hooks main; drawing on display workers.
 public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     /// Where loading stands.
@@ -56,6 +58,10 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
         var decodedFor: (width: Int, height: Int)?
         var decodeJob: DisplayJob?
         var lastDrawn: DrawParameters?
+        /// The source whose header a worker is reading for the natural size (asked from the UI thread).
+        var naturalSizeRead: ImageSource?
+        /// The source whose header could not be read: measured as zero until the source changes.
+        var naturalSizeFailed: ImageSource?
     }
     private let lockedImageState = Locked(ImageState())
     /// The image state; out of a draw function's reach like all node state (checked).
@@ -75,17 +81,20 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
 
     // MARK: Properties (any thread)
 
-    /// The picture. Setting it drops the current one and decodes the new one if the node is in preload.
+    /// The picture. Setting it drops the current one and decodes the new one if the node is in preload;
+    /// a node whose layout does not give it a size is measured again (its natural size may change).
     public var source: ImageSource? {
         get { imageState.withLock { $0.source } }
         set {
             let (changed, job) = imageState.withLock { state -> (Bool, DisplayJob?) in
                 guard state.source != newValue else { return (false, nil) }
                 state.source = newValue
+                state.naturalSizeFailed = nil
                 return (true, Self.dropImage(&state, sentinel: decodeSentinel))
             }
             job?.cancel()
             guard changed else { return }
+            if preferredSize == nil { setNeedsLayout() }
             if interfaceState.contains(.preload) { startDecode() }
             displayArgumentsDidChange()
         }
@@ -103,10 +112,19 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
         set { updateDecodeInput { $0.cropRect = newValue } }
     }
 
-    /// Corner radii baked into the bitmap, one per corner, in points.
+    /// Corner radii baked into the bitmap, one per corner, in points; radii that add up to more than a
+    /// side are scaled down together to fit it.
+    ///
+    /// Fallback: a NaN, negative or infinite radius draws that corner square (0), and is reported once
+    /// per node (`diagnostics`, `TesseraLog.layout`).
     public var imageCornerRadii: CornerRadii {
         get { imageState.withLock { $0.imageCornerRadii } }
         set {
+            let corners = [newValue.topLeft, newValue.topRight, newValue.bottomLeft, newValue.bottomRight]
+            if corners.contains(where: { !($0.isFinite && $0 >= 0) }) {
+                reportOnce(.invalidProperty, property: "imageCornerRadii",
+                           "image corner radii set to \(newValue); a NaN, negative or infinite corner is drawn square (0)")
+            }
             imageState.withLock { $0.imageCornerRadii = newValue }
             displayArgumentsDidChange()
         }
@@ -189,6 +207,110 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
                            contentMode: state.contentMode, radii: state.imageCornerRadii.clamped(to: size),
                            tail: state.bubbleTail, emptyColor: state.emptyColor, size: size)
         }
+    }
+
+    // MARK: Natural size (any thread)
+
+    /// The node's size when its layout gives it none: the image's natural size.
+    ///
+    /// - `preferredSize` (width and height set in points in `style`) wins, as for any node.
+    /// - Otherwise the natural size is the image's pixel size from its header (EXIF orientation
+    ///   applied) divided by the node's `contentsScale`, so the image is shown one image pixel to one
+    ///   screen pixel, as `.center` mode shows it; a `.bitmap` source's natural size is its own
+    ///   `pointSize`. A style that sets only the width (or only the height) in points gets the other
+    ///   side from the image's aspect ratio; otherwise the natural size is scaled down, aspect kept, to
+    ///   fit `constrainedSize` (never up).
+    /// - The header is read once per source (its first 64 KB, rarely more; never decoded) and kept in a
+    ///   shared cache, and only when the layout leaves the size open: a node measured for an exact size
+    ///   reads nothing. Measured off the UI thread (a list's rows, a host laying out in the background),
+    ///   the header is read there; measured on the UI thread before it is known, the node measures as
+    ///   zero for now, a display worker reads it, and the node asks for layout again once it is known.
+    /// - Fallback: no source, or a source whose header cannot be read (a missing file, not an image, a
+    ///   directory), measures as zero; the reason is reported once per node (`diagnostics`,
+    ///   `TesseraLog.layout`), and the decode, once the node has a size, fails with it as usual.
+    /// - Thread: any
+    public override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
+        if let preferredSize { return preferredSize }
+        guard let natural = naturalSize() else { return .zero }
+        guard natural.width > 0, natural.height > 0 else { return .zero }
+        let style = self.style
+        switch (style.width, style.height) {
+        case (.points(let width), .auto) where width.isFinite && width >= 0:
+            return Size(width: width, height: width * natural.height / natural.width)
+        case (.auto, .points(let height)) where height.isFinite && height >= 0:
+            return Size(width: height * natural.width / natural.height, height: height)
+        default:
+            func room(_ value: Double) -> Double { value.isNaN ? .infinity : max(0, value) }
+            let factor = min(1, room(constrainedSize.width) / natural.width, room(constrainedSize.height) / natural.height)
+            return Size(width: natural.width * factor, height: natural.height * factor)
+        }
+    }
+
+    /// A range that leaves no choice is the size: no header is read for it.
+    override func calculateSize(for range: SizeRange) -> Size {
+        range.min == range.max ? range.min : calculateSizeThatFits(range.max)
+    }
+
+    /// The image's natural size in points; nil while unknown (being read, unreadable, no source).
+    private func naturalSize() -> Size? {
+        let (source, limits, failed) = imageState.withLock { ($0.source, $0.limits, $0.naturalSizeFailed) }
+        guard let source, source != failed else { return nil }
+        if case .bitmap(let bitmap) = source { return bitmap.pointSize }
+        let cache = ImageHeaderCache.shared
+        let pixels: ImageHeaderCache.PixelSize
+        if let cached = cache.cachedSize(of: source) {
+            pixels = cached
+        } else if UIThread.isCurrent {
+            readNaturalSizeOnWorker(source, limits: limits)
+            return nil
+        } else {
+            do {
+                pixels = try cache.size(of: source, limits: limits)
+            } catch {
+                naturalSizeReadFailed(source, error)
+                return nil
+            }
+        }
+        let scale = contentsScale
+        return Size(width: Double(pixels.width) / scale, height: Double(pixels.height) / scale)
+    }
+
+    /// Reads the header of `source` on a display worker, then has the node measured again; once per
+    /// source at a time.
+    private func readNaturalSizeOnWorker(_ source: ImageSource, limits: ImageDecoder.Limits) {
+        let isNew = imageState.withLock { state -> Bool in
+            guard state.naturalSizeRead != source else { return false }
+            state.naturalSizeRead = source
+            return true
+        }
+        guard isNew else { return }
+        let box = UIThreadBound(WeakNode(self))
+        let mainQueue = runtime.mainQueue
+        runtime.scheduler.schedule(priority: displayPriority, kind: .decode) { _ in
+            let result = Result { try ImageHeaderCache.shared.size(of: source, limits: limits) }
+            mainQueue.enqueue { (box.value.node as? ImageNode)?.naturalSizeDidArrive(for: source, result) }
+            return .completed
+        }
+    }
+
+    /// The worker's header read finished: measure again with the size, or remember the failure.
+    /// (UI thread)
+    private func naturalSizeDidArrive(for source: ImageSource, _ result: Result<ImageHeaderCache.PixelSize, any Error>) {
+        let current = imageState.withLock { state -> Bool in
+            if state.naturalSizeRead == source { state.naturalSizeRead = nil }
+            return state.source == source
+        }
+        guard current else { return }
+        switch result {
+        case .success: setNeedsLayout()
+        case .failure(let error): naturalSizeReadFailed(source, error)
+        }
+    }
+
+    private func naturalSizeReadFailed(_ source: ImageSource, _ error: any Error) {
+        imageState.withLock { state in if state.source == source { state.naturalSizeFailed = source } }
+        reportOnce(.noNaturalSize, property: "naturalSize",
+                   "its layout gives it no size and the image header cannot be read (\(error)); it measures as zero")
     }
 
     // MARK: Interface states (main)

@@ -106,6 +106,10 @@ public enum ImageError: Error, Equatable, Sendable, CustomStringConvertible {
     case decodeFailed(String, reason: String)
     /// Decoding would pass a byte limit of `ImageDecoder.Limits` (file size or working memory).
     case overLimit(String, reason: String)
+    /// The path names something other than a regular file: `kind` says what ("a directory", "a named
+    /// pipe (FIFO)", "a socket", "a character device", "a block device"). Refused before it is opened,
+    /// so a named pipe never keeps a worker waiting for a writer.
+    case notARegularFile(String, kind: String)
 
     public var description: String {
         switch self {
@@ -118,6 +122,7 @@ public enum ImageError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(source): \(width)×\(height) pixels is over the decode limit"
         case let .decodeFailed(source, reason): return "\(source): decoding failed (\(reason))"
         case let .overLimit(source, reason): return "\(source): refused, \(reason)"
+        case let .notARegularFile(source, kind): return "\(source): \(kind), not a file"
         }
     }
 }

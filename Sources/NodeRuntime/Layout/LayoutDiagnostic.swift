@@ -34,6 +34,18 @@ public struct LayoutDiagnostic: Hashable, Sendable, CustomStringConvertible {
         /// A spec placed a node that is not a subnode of the node that owns the spec, and that node does
         /// not manage its subnodes automatically: the frame is computed but not applied.
         case notASubnode
+        /// A property set to NaN, or to a value outside its domain: a frame with a NaN, infinite or
+        /// negative part, a corner radius that is NaN, negative or infinite, an opacity outside 0...1,
+        /// a font size that is not a size, a list's row estimate that is negative or infinite. The
+        /// property's documented fallback is used; the message says what was set and what was used.
+        /// Reported once per node and property (see `Node.diagnostics`).
+        case invalidProperty
+        /// An image node whose layout gives it no size and whose image header cannot be read (a missing
+        /// file, not an image, a directory): it has no natural size and measures as zero.
+        case noNaturalSize
+        /// Text longer than `TextLayout.maximumLineCount` lines: the layout keeps that many, and the
+        /// last ends in the truncation token.
+        case lineLimit
     }
 
     public let kind: Kind

@@ -62,7 +62,7 @@ extension ListNode {
     @MainActor
     public func scroll(to row: Int, at position: ListScrollPosition, animated: Bool) {
         UIThread.precondition("ListNode.scroll(to:at:animated:)")
-        precondition(row >= 0 && row < geometry.count, "ListNode.scroll(to:): row \(row) out of 0..<\(geometry.count)")
+        Contract.require(row >= 0 && row < geometry.count, "ListNode.scroll(to:): row \(row) out of 0..<\(geometry.count)")
         scroll(toTarget: .row(row, position), animated: animated)
     }
 
@@ -79,6 +79,33 @@ extension ListNode {
     public func scrollToEdge(end: Bool, animated: Bool) {
         UIThread.precondition("ListNode.scrollToEdge")
         scroll(toTarget: end ? .end : .start, animated: animated)
+    }
+
+    /// Flings the list at `velocity` points a second (positive: towards the end), as a touch released
+    /// at that speed would: the list glides on from its frame time, slowing at
+    /// `physics.decelerationRate`, and a glide that runs past an edge springs back to it
+    /// (`physics.bounceFrequency`), as a touch fling does. An overscrolled list springs back, carried
+    /// by `velocity`. Every step is a closed form of frame time, so a virtual clock drives it exactly.
+    ///
+    /// It replaces whatever moved the list by itself (an animated scroll, a glide, the wheel); a touch
+    /// that lands on the list stops it, as it stops any fling. A speed under
+    /// `physics.minimumFlingVelocity` leaves the list at rest where it is. While a drag holds the list
+    /// the fling is ignored (the touch decides), and so is a list without a width yet.
+    ///
+    /// Fallback: a NaN or infinite `velocity` moves nothing (the list keeps its current motion) and is
+    /// reported once (`diagnostics`, `TesseraLog.layout`).
+    /// - Thread: main
+    public func fling(velocity: Double) {
+        UIThread.precondition("ListNode.fling(velocity:)")
+        guard velocity.isFinite else {
+            reportOnce(.invalidParameter, property: "fling(velocity:)",
+                       "fling(velocity: \(velocity)) is not a speed; ignored, the list keeps its motion")
+            return
+        }
+        guard isReady, !isDragging else { return }
+        heldTarget = nil
+        wheelSamples.removeAll()
+        startMotionAfterRelease(velocity: velocity, at: now)
     }
 
     func scroll(toTarget target: ScrollTarget, animated: Bool) {

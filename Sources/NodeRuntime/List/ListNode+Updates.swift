@@ -205,27 +205,27 @@ struct UpdatePlan {
         var removed = Set<Int>()
         var added = Set<Int>()
         for row in update.deletions {
-            precondition(row >= 0 && row < oldCount, "ListNode.performBatchUpdates: deleted row \(row) out of 0..<\(oldCount)")
-            precondition(removed.insert(row).inserted, "ListNode.performBatchUpdates: row \(row) deleted twice")
+            Contract.require(row >= 0 && row < oldCount, "ListNode.performBatchUpdates: deleted row \(row) out of 0..<\(oldCount)")
+            Contract.require(removed.insert(row).inserted, "ListNode.performBatchUpdates: row \(row) deleted twice")
         }
         for move in update.moves {
-            precondition(move.from >= 0 && move.from < oldCount, "ListNode.performBatchUpdates: moved row \(move.from) out of 0..<\(oldCount)")
-            precondition(move.to >= 0 && move.to < newCount, "ListNode.performBatchUpdates: move destination \(move.to) out of 0..<\(newCount)")
-            precondition(removed.insert(move.from).inserted, "ListNode.performBatchUpdates: row \(move.from) deleted or moved twice")
-            precondition(added.insert(move.to).inserted, "ListNode.performBatchUpdates: row \(move.to) is the destination of two moves")
+            Contract.require(move.from >= 0 && move.from < oldCount, "ListNode.performBatchUpdates: moved row \(move.from) out of 0..<\(oldCount)")
+            Contract.require(move.to >= 0 && move.to < newCount, "ListNode.performBatchUpdates: move destination \(move.to) out of 0..<\(newCount)")
+            Contract.require(removed.insert(move.from).inserted, "ListNode.performBatchUpdates: row \(move.from) deleted or moved twice")
+            Contract.require(added.insert(move.to).inserted, "ListNode.performBatchUpdates: row \(move.to) is the destination of two moves")
         }
         for row in update.insertions {
-            precondition(row >= 0 && row < newCount, "ListNode.performBatchUpdates: inserted row \(row) out of 0..<\(newCount)")
-            precondition(added.insert(row).inserted, "ListNode.performBatchUpdates: row \(row) inserted twice, or inserted where a row moves to")
+            Contract.require(row >= 0 && row < newCount, "ListNode.performBatchUpdates: inserted row \(row) out of 0..<\(newCount)")
+            Contract.require(added.insert(row).inserted, "ListNode.performBatchUpdates: row \(row) inserted twice, or inserted where a row moves to")
         }
         var reloaded = Set<Int>()
         for row in update.reloads {
-            precondition(row >= 0 && row < oldCount, "ListNode.performBatchUpdates: reloaded row \(row) out of 0..<\(oldCount)")
-            precondition(!removed.contains(row), "ListNode.performBatchUpdates: row \(row) reloaded and deleted or moved")
+            Contract.require(row >= 0 && row < oldCount, "ListNode.performBatchUpdates: reloaded row \(row) out of 0..<\(oldCount)")
+            Contract.require(!removed.contains(row), "ListNode.performBatchUpdates: row \(row) reloaded and deleted or moved")
             reloaded.insert(row)
         }
-        precondition(oldCount - removed.count + added.count == newCount,
-                     "ListNode.performBatchUpdates: the data source has \(newCount) rows; \(oldCount) − \(removed.count) + \(added.count) expected")
+        Contract.require(oldCount - removed.count + added.count == newCount,
+                         "ListNode.performBatchUpdates: the data source has \(newCount) rows; \(oldCount) − \(removed.count) + \(added.count) expected")
 
         let unset = -2
         var newToOld = Array(repeating: unset, count: newCount)

@@ -62,8 +62,17 @@ public final class ListNode: Node, @unchecked Sendable {
     }
 
     /// The height assumed for rows not yet measured when the data source gives no estimate.
-    /// (main thread only)
+    ///
+    /// 0 and NaN mean "no estimate": such rows are assumed `defaultEstimatedRowHeight` (44 points) tall
+    /// until they are measured, so the list still reaches past the viewport, makes and measures the rows
+    /// there and scrolls; each row shows once measured, at its own height, whatever was assumed. A
+    /// negative or infinite value is treated as no estimate too, and reported once (`diagnostics`,
+    /// `TesseraLog.layout`). Read when rows are loaded (`reloadData`, insertions). (main thread only)
     public var estimatedRowHeight = 44.0
+
+    /// The height assumed for rows not yet measured when neither the data source nor
+    /// `estimatedRowHeight` gives one: 44 points. - Thread: any
+    public static let defaultEstimatedRowHeight = 44.0
 
     /// Range extents while the list is on screen and scrolling. (main thread only)
     public var fullRangeTuning = ListRangeTuning.full
@@ -329,7 +338,7 @@ public final class ListNode: Node, @unchecked Sendable {
     @MainActor
     public func frameOfRow(_ row: Int) -> Rect {
         UIThread.precondition("ListNode.frameOfRow")
-        precondition(row >= 0 && row < geometry.count, "ListNode.frameOfRow: row \(row) out of 0..<\(geometry.count)")
+        Contract.require(row >= 0 && row < geometry.count, "ListNode.frameOfRow: row \(row) out of 0..<\(geometry.count)")
         return Rect(x: 0, y: geometry.offset(ofRow: row), width: rowWidth, height: geometry.heights[row])
     }
 
@@ -428,9 +437,29 @@ public final class ListNode: Node, @unchecked Sendable {
 
     // MARK: Geometry helpers
 
+    /// The height assumed for `row` until it is measured: the data source's estimate, else
+    /// `estimatedRowHeight`, else `defaultEstimatedRowHeight`, skipping each that is no estimate.
     func estimatedHeight(forRow row: Int) -> Double {
-        let estimate = dataSource?.estimatedHeightForRow(at: row, in: self) ?? estimatedRowHeight
-        return roundedToPixels(estimate.isFinite ? max(0, estimate) : 0)
+        let listEstimate = usableEstimate(estimatedRowHeight, named: "estimatedRowHeight")
+        let estimate = usableEstimate(dataSource?.estimatedHeightForRow(at: row, in: self),
+                                      named: "the data source's estimated height for row \(row)",
+                                      fallback: listEstimate)
+            ?? listEstimate ?? Self.defaultEstimatedRowHeight
+        return roundedToPixels(estimate)
+    }
+
+    /// `value` when it is a height to assume; nil for none (nil, 0, NaN). A negative or infinite value
+    /// is none too, and is reported once per list, naming the height used instead.
+    private func usableEstimate(_ value: Double?, named name: @autoclosure () -> String,
+                                fallback: Double? = nil) -> Double? {
+        guard let value, value != 0, !value.isNaN else { return nil }
+        guard value > 0, value.isFinite else {
+            let used = fallback ?? Self.defaultEstimatedRowHeight
+            reportOnce(.invalidProperty, property: "estimatedRowHeight",
+                       "\(name()) is \(value), not a height; rows without an estimate are assumed \(used) points tall until measured")
+            return nil
+        }
+        return value
     }
 
     /// Rounds up to the pixel grid, so offsets are exact sums.

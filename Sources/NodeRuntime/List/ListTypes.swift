@@ -23,6 +23,10 @@ public protocol ListDataSource: AnyObject {
 
     /// The height to assume for `row` until it is measured; nil uses `ListNode.estimatedRowHeight`.
     /// Called for every row on `reloadData` and for inserted rows. The default returns nil.
+    ///
+    /// 0 and NaN mean no estimate, like nil. A negative or infinite value is no estimate too, and the
+    /// list reports it once (`Node.diagnostics`, `TesseraLog.layout`). A row's own measured height,
+    /// 0 included, always replaces what was assumed.
     /// - Thread: main
     @MainActor
     func estimatedHeightForRow(at row: Int, in list: ListNode) -> Double?

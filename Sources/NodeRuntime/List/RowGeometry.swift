@@ -1,3 +1,5 @@
+import Compositor
+
 /// The heights of a list's rows and the offsets they add up to, kept in a Fenwick tree so that a
 /// height change, an offset and the row at a given offset each cost O(log n): a list of any length
 /// answers "which rows does the viewport cover" without touching the rows above it.
@@ -20,7 +22,7 @@ struct RowGeometry {
 
     /// Replaces every row: O(n).
     mutating func replaceAll(heights newHeights: [Double], measured: [Bool]) {
-        precondition(newHeights.count == measured.count, "RowGeometry.replaceAll: one measured flag per height")
+        Contract.require(newHeights.count == measured.count, "RowGeometry.replaceAll: one measured flag per height")
         heights = newHeights.map { $0.isFinite && $0 > 0 ? $0 : 0 }
         measuredBits = Array(repeating: 0, count: (heights.count + 63) / 64)
         for (row, isMeasured) in measured.enumerated() where isMeasured {

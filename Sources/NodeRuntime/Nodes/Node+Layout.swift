@@ -175,7 +175,7 @@ extension Node: LayoutElement {
                 }
             }
         } else {
-            var proposed = calculateSizeThatFits(range.max)
+            var proposed = calculateSize(for: range)
             let usable = { (v: Double) in v.isFinite && v >= 0 }
             if !usable(proposed.width) || !usable(proposed.height) {
                 context.report(.invalidSize, LayoutDiagnostic.name(of: self),

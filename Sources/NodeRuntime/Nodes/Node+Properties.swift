@@ -25,10 +25,19 @@ extension Node {
     }
 
     /// Position and size in the supernode, in points. A new size redraws the contents.
+    ///
+    /// Fallback: the frame is kept as set, and drawn as `Rect.sanitized` makes it: a NaN or infinite
+    /// part counts as 0, a negative side as 0 (nothing of the node's own is drawn; its subnodes are
+    /// placed from its origin), a part beyond ±`Rect.drawableLimit` is clamped to it. Such a frame is
+    /// reported once per node (`diagnostics`, `TesseraLog.layout`), naming what was set and what is drawn.
     /// - Thread: any
     public var frame: Rect {
         get { state.withLock { $0.frame } }
         set {
+            if !Self.isDrawable(newValue) {
+                reportOnce(.invalidProperty, property: "frame",
+                           "frame set to \(newValue), which has a NaN, infinite, negative or out-of-range part; drawn as \(newValue.sanitized)")
+            }
             let (loaded, changed, sizeChanged, wantsDisplay) = state.withLock { state -> (Bool, Bool, Bool, Bool) in
                 let changed = state.frame != newValue
                 let sizeChanged = state.frame.size != newValue.size
@@ -56,10 +65,19 @@ extension Node {
             if bakesBackground { setNeedsDisplay() }
         }
     }
-    /// Multiplies into this node and its subnodes. - Thread: any
+    /// Multiplies into this node and its subnodes, from 0 (not drawn) to 1.
+    ///
+    /// Fallback: kept as set, and drawn clamped to 0...1, NaN as 0 (not drawn). A value outside 0...1
+    /// is reported once per node (`diagnostics`, `TesseraLog.layout`). - Thread: any
     public var opacity: Double {
         get { state.withLock { $0.opacity } }
-        set { setLayerProperty(\.opacity, newValue) }
+        set {
+            if !(0...1).contains(newValue) {
+                reportOnce(.invalidProperty, property: "opacity",
+                           "opacity set to \(newValue), outside 0...1; drawn at \(newValue.isNaN ? 0 : min(1, max(0, newValue)))")
+            }
+            setLayerProperty(\.opacity, newValue)
+        }
     }
     /// A hidden node and its subnodes are not drawn or hit. - Thread: any
     public var isHidden: Bool {
@@ -71,10 +89,18 @@ extension Node {
         get { state.withLock { $0.clipsToBounds } }
         set { setLayerProperty(\.clipsToBounds, newValue) }
     }
-    /// Radius of the rounded corners in points. - Thread: any
+    /// Radius of the rounded corners in points. A radius over half the shorter side makes that side
+    /// round (a capsule or a circle).
+    ///
+    /// Fallback: kept as set; a NaN, negative or infinite radius draws square corners (0), and is
+    /// reported once per node (`diagnostics`, `TesseraLog.layout`). - Thread: any
     public var cornerRadius: Double {
         get { state.withLock { $0.cornerRadius } }
         set {
+            if !(newValue.isFinite && newValue >= 0) {
+                reportOnce(.invalidProperty, property: "cornerRadius",
+                           "corner radius set to \(newValue), which is not a length; drawn with square corners (0)")
+            }
             setLayerProperty(\.cornerRadius, newValue)
             if cornerRoundingMode == .precomposited { setNeedsDisplay() }
         }
@@ -124,6 +150,14 @@ extension Node {
     public var cursor: Cursor? {
         get { state.withLock { $0.cursor } }
         set { state.withLock { $0.cursor = newValue } }
+    }
+
+    /// True when drawing takes `frame` as it is: every part finite, no negative side, nothing beyond
+    /// `Rect.drawableLimit`.
+    static func isDrawable(_ frame: Rect) -> Bool {
+        let limit = Rect.drawableLimit
+        return frame.isFinite && frame.width >= 0 && frame.height >= 0
+            && abs(frame.minX) <= limit && abs(frame.minY) <= limit && frame.width <= limit && frame.height <= limit
     }
 
     /// True for a drawing node whose background colour and corners are baked into its bitmap.

@@ -75,6 +75,8 @@ open class Node: @unchecked Sendable {
         /// Told when `setNeedsLayout` reaches this node as the root of its tree (a list sets it on its
         /// row nodes, which are not its subnodes, to measure the row again).
         var rootLayoutInvalidationObserver: (@Sendable () -> Void)?
+        /// Values this node replaced by their fallbacks, reported once per property (`diagnostics`).
+        var diagnostics = NodeDiagnostics()
     }
 
     /// Guarded node state, reached only through `state`.
@@ -234,6 +236,11 @@ open class Node: @unchecked Sendable {
     /// The default is the node's `preferredSize` when set, else zero (then clamped to the range).
     /// - Thread: any
     open func calculateSizeThatFits(_ constrainedSize: Size) -> Size { preferredSize ?? .zero }
+
+    /// The size of a node without a layout spec for `range`, before it is clamped to the range:
+    /// `calculateSizeThatFits(range.max)`. A node of this module whose measuring costs something it
+    /// can skip when the range leaves no choice (an image reading its header) overrides it.
+    func calculateSize(for range: SizeRange) -> Size { calculateSizeThatFits(range.max) }
 
     /// Called on the UI thread after a layout has set the subnodes' frames.
     /// - Thread: main

@@ -215,6 +215,6 @@ private let threadFontCacheKey: pthread_key_t = {
         guard let pointer else { return }
         Unmanaged<ThreadFontCache>.fromOpaque(pointer).release()
     }
-    precondition(status == 0, "pthread_key_create failed (\(status)) for the per-thread font cache")
+    Contract.require(status == 0, "pthread_key_create failed (\(status)) for the per-thread font cache")
     return key
 }()

@@ -9,8 +9,9 @@ public struct TextFont: Hashable, Sendable, CustomStringConvertible {
     /// The family's registered name, e.g. `TextFont.sansFamily`. An unknown family falls back to the
     /// registry's default family.
     public var family: String
-    /// The size in points. Non-finite or non-positive sizes are measured as `TextFont.minimumSize`,
-    /// sizes above `TextFont.maximumSize` as that.
+    /// The size in points. Fallback: NaN, infinite, negative and other sizes below
+    /// `TextFont.minimumSize` are measured as the minimum, sizes above `TextFont.maximumSize` as the
+    /// maximum; a `TextNode` showing such a size reports it once (`Node.diagnostics`, `TesseraLog.layout`).
     public var size: Double
     /// Bold: the family's bold face when it has one, else an emboldened regular face.
     public var isBold: Bool
@@ -265,7 +266,8 @@ public enum TruncationMode: Hashable, Sendable {
 /// - Thread: any
 public struct TextLayoutOptions: Hashable, Sendable {
     public var alignment: TextAlignment
-    /// Extra points between lines (not after the last). Negative or non-finite values count as 0.
+    /// Extra points between lines (not after the last). Fallback: negative, NaN and infinite values
+    /// count as 0 and values over 1,000 as 1,000 (a `TextNode` reports them once).
     public var lineSpacing: Double
     /// The most lines shown (0: no limit besides `TextLayout.maximumLineCount`). Collapsed blocks'
     /// lines count toward it.

@@ -132,6 +132,11 @@ public final class TextLayout: Sendable {
     /// True when text was left out: by `maximumNumberOfLines`, a collapsed block, the layout's hard
     /// limits, or a width of zero.
     public let isTruncated: Bool
+    /// What measuring could not do as asked: text cut at the layout's hard limits (more than
+    /// `maximumLineCount` lines, or taller than `Bitmap.maximumSide` pixels), as a `.lineLimit`
+    /// diagnostic. Each is printed through `TesseraLog.layout` once per process; a `TextNode` that
+    /// shows such a layout keeps it in its `diagnostics`.
+    public let diagnostics: [LayoutDiagnostic]
     /// The styles of the runs, then of any truncation-token runs.
     let runs: [TextAttributes]
     /// The text measured, for caret positions and selection (shares the caller's storage).
@@ -148,11 +153,16 @@ public final class TextLayout: Sendable {
     /// cache's byte budget.
     let approximateByteCount: Int
 
-    /// The most lines a layout holds; longer text is truncated as if `maximumNumberOfLines` said so.
+    /// The most lines a layout holds; longer text is truncated as if `maximumNumberOfLines` said so: the
+    /// last line ends in the truncation token (`options.truncationToken`, else "…"), and the layout
+    /// reports it (`diagnostics`, printed once through `TesseraLog.layout`). The same holds for text
+    /// taller than `Bitmap.maximumSide` pixels, cut at the last line that fits.
     public static let maximumLineCount = 1_000
 
     init(constrainedWidth: Double, options: TextLayoutOptions, scale: Double, size: Size, lines: [TextLine],
-         blocks: [TextBlockFrame], isTruncated: Bool, runs: [TextAttributes], text: AttributedText, fonts: FontRegistry) {
+         blocks: [TextBlockFrame], isTruncated: Bool, runs: [TextAttributes], text: AttributedText, fonts: FontRegistry,
+         diagnostics: [LayoutDiagnostic] = []) {
+        self.diagnostics = diagnostics
         self.text = text
         self.fonts = fonts
         self.constrainedWidth = constrainedWidth

@@ -22,6 +22,12 @@ struct TextLayoutBuilder {
     private var lastLineHeightPx = 0
     private var isTruncated = false
     private var stopped = false
+    /// Which hard limit cut the text, when one did (not the caller's `maximumNumberOfLines`).
+    private var hardLimit: HardLimit?
+
+    private enum HardLimit {
+        case lineCount, height
+    }
     /// The truncation-token run made for a neighbouring run, by that run.
     private var defaultTokenRuns: [Int: Int] = [:]
     private var customTokenRuns: [Int]?
@@ -66,7 +72,22 @@ struct TextLayoutBuilder {
         let size = Size(width: Double(min(widestPx, widthPx)) / scale, height: Double(y) / scale)
         return TextLayout(constrainedWidth: constrainedWidth, options: options, scale: scale, size: size,
                           lines: lines, blocks: blocks, isTruncated: isTruncated, runs: measurer.runs,
-                          text: text, fonts: registry)
+                          text: text, fonts: registry, diagnostics: hardLimitDiagnostics())
+    }
+
+    /// The report of a hard limit that cut the text; the message is the same for every text, so the
+    /// log shows it once per process.
+    private func hardLimitDiagnostics() -> [LayoutDiagnostic] {
+        switch hardLimit {
+        case nil:
+            return []
+        case .lineCount:
+            return [LayoutDiagnostic(.lineLimit, "TextLayout",
+                                     "text longer than \(TextLayout.maximumLineCount) lines (TextLayout.maximumLineCount) is cut there; the last line ends in the truncation token")]
+        case .height:
+            return [LayoutDiagnostic(.lineLimit, "TextLayout",
+                                     "text taller than \(TextLayoutBuilder.heightLimitPx) pixels (Bitmap.maximumSide) is cut at the last line that fits; it ends in the truncation token")]
+        }
     }
 
     // MARK: - Lines
@@ -96,6 +117,9 @@ struct TextLayoutBuilder {
                                      available: available)
                     truncatesHere = true
                     stopped = true
+                    if !(options.maximumNumberOfLines > 0 && lines.count + 1 >= options.maximumNumberOfLines) {
+                        hardLimit = lines.count + 1 >= TextLayout.maximumLineCount ? .lineCount : .height
+                    }
                 } else if blockFull && moreInSection {
                     line = truncated(draft, paragraph: paragraph, rightToLeft: rightToLeft, mode: .end, available: available)
                     truncatesHere = true

@@ -60,6 +60,8 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         lockedTextState = Locked(TextState(text: attributedText, options: options))
         super.init()
         updateInteraction(for: attributedText)
+        reportUnusableValues(in: attributedText)
+        reportUnusableValues(in: options)
     }
 
     /// A node showing `text` in one set of attributes.
@@ -71,7 +73,11 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     // MARK: - Text properties (any thread)
 
     /// The text shown. Setting it measures and draws again; a text with links or spoilers makes the
-    /// node interactive so that they can be tapped. - Thread: any
+    /// node interactive so that they can be tapped.
+    ///
+    /// Fallback: a font size outside `TextFont.minimumSize`...`maximumSize` is measured and drawn at the
+    /// nearest size in that range, and a NaN or infinite one at the minimum; the first such size is
+    /// reported once per node (`diagnostics`, `TesseraLog.layout`). - Thread: any
     public var attributedText: AttributedText {
         get { textState.withLock { $0.text } }
         set {
@@ -85,11 +91,16 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
             }
             guard changed else { return }
             updateInteraction(for: newValue)
+            reportUnusableValues(in: newValue)
             textDidChange()
         }
     }
 
-    /// Alignment, line spacing, line limit and truncation, together. - Thread: any
+    /// Alignment, line spacing, line limit and truncation, together.
+    ///
+    /// Fallback: a line spacing that is NaN, infinite or negative counts as 0 (one over 1,000 points as
+    /// 1,000), and a truncation token's font sizes as the text's; each reported once per node
+    /// (`diagnostics`, `TesseraLog.layout`). - Thread: any
     public var options: TextLayoutOptions {
         get { textState.withLock { $0.options } }
         set {
@@ -99,7 +110,9 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
                 state.lastLayout = nil
                 return true
             }
-            if changed { textDidChange() }
+            guard changed else { return }
+            reportUnusableValues(in: newValue)
+            textDidChange()
         }
     }
 
@@ -178,6 +191,23 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         setNeedsDisplay()
     }
 
+    /// Reports the first font size of `text` that is measured as another size (once per node).
+    private func reportUnusableValues(in text: AttributedText) {
+        guard let run = text.runs.first(where: { $0.attributes.font.sanitizedSize != $0.attributes.font.size }) else { return }
+        let font = run.attributes.font
+        reportOnce(.invalidProperty, property: "fontSize",
+                   "font size \(font.size) (in \"\(run.text.prefix(24))\") is not a size from \(TextFont.minimumSize) to \(TextFont.maximumSize); measured at \(font.sanitizedSize)")
+    }
+
+    /// Reports a line spacing, or a truncation token's font size, that is measured as another value.
+    private func reportUnusableValues(in options: TextLayoutOptions) {
+        if options.sanitizedLineSpacing != options.lineSpacing {
+            reportOnce(.invalidProperty, property: "lineSpacing",
+                       "line spacing set to \(options.lineSpacing); measured as \(options.sanitizedLineSpacing)")
+        }
+        if let token = options.truncationToken { reportUnusableValues(in: token) }
+    }
+
     private func updateInteraction(for text: AttributedText) {
         if text.runs.contains(where: { $0.attributes.link != nil || $0.attributes.isSpoiler || $0.attributes.block?.isCollapsed == true }) {
             isUserInteractionEnabled = true
@@ -198,6 +228,8 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
             // A layout measured while the text changed is returned but not kept.
             if state.text == text && state.options == options { state.lastLayout = layout }
         }
+        // Text cut at the layout's hard limits: kept among the node's diagnostics (printed already).
+        if let cut = layout.diagnostics.first { recordOnce(cut, property: "lineLimit") }
         return layout
     }
 

@@ -1,3 +1,4 @@
+import Compositor
 import Foundation
 
 /// State that can be reached only through its lock: `withLock` is the single door. Nodes keep their
@@ -55,9 +56,9 @@ enum LockOrder {
         let outer = heldFile.value
         if outer != 0 {
             let outerFile = UnsafePointer<CChar>(bitPattern: outer).map { String(cString: $0) } ?? "?"
-            preconditionFailure("Tessera lock order: a lock taken at \(file):\(line) while this thread holds "
-                                + "the one taken at \(outerFile):\(heldLine.value); every Locked is a leaf "
-                                + "(see Locked.swift)")
+            Contract.violated("Tessera lock order: a lock taken at \(file):\(line) while this thread holds "
+                              + "the one taken at \(outerFile):\(heldLine.value); every Locked is a leaf "
+                              + "(see Locked.swift)")
         }
         heldFile.value = Int(bitPattern: file.utf8Start)
         heldLine.value = Int(line)

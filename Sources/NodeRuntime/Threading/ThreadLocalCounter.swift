@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Compositor
 
 /// A per-thread integer kept in a POSIX thread-specific slot: no allocation, one call to read.
 ///
@@ -15,7 +16,7 @@ final class ThreadLocalCounter: Sendable {
     init() {
         var key = pthread_key_t()
         let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "pthread_key_create failed (\(status))")
+        Contract.require(status == 0, "pthread_key_create failed (\(status))")
         self.key = key
     }
 

@@ -50,7 +50,7 @@ struct TextBenchmark {
                 let bitmap = TextNode.display(parameters, info: DrawInfo(bounds: Rect(x: 0, y: 0, width: width,
                                                                                       height: layout.size.height), scale: scale))
                 let drawTime = microseconds(since: start)
-                precondition(bitmap != nil, "the preview must draw")
+                Contract.require(bitmap != nil, "the preview must draw")
                 layoutTimes.append(layoutTime)
                 drawTimes.append(drawTime)
                 totalTimes.append(layoutTime + drawTime)

@@ -65,7 +65,7 @@ struct TypingBenchmark {
             runtimeMs.append(runtimeWork)
             uploadMs.append(upload)
         }
-        precondition(field.text.count == 2_000 + keystrokes, "every keystroke reached the text")
+        Contract.require(field.text.count == 2_000 + keystrokes, "every keystroke reached the text")
         func p(_ values: [Double], _ q: Double) -> Double { values.percentile(q) }
         var lines = ["typing benchmark (release build, \(BenchmarkOutput.describe(harness.backend))): \(keystrokes) keystrokes "
                      + "into a 2,000-character message, caret mid-text, UI thread only (ms)"]

@@ -1,3 +1,4 @@
+import Compositor
 import Foundation
 
 /// The scheduler's state and operations. Separate from `DisplayScheduler` so the workers keep only
@@ -252,7 +253,7 @@ final class DisplaySchedulerCore: Sendable {
     /// Waits until no job is queued or running, for at most `timeout` seconds (nil: no limit).
     /// Returns false when the time ran out first.
     func waitUntilIdle(timeout: Double?) -> Bool {
-        precondition(
+        Contract.require(
             Self.currentWorkerMarker?.core !== self,
             "DisplayScheduler.waitUntilIdle() called from one of its own workers would wait for itself")
         let parker = DisplayWorkerParker()

@@ -1,3 +1,5 @@
+import Compositor
+
 /// A binary heap whose elements are found by id: the most urgent element (by `precedes`) is at the
 /// top, and any element can be removed or re-keyed in O(log n) because the heap keeps each id's slot.
 ///
@@ -38,7 +40,7 @@ struct IndexedHeap<Element> {
 
     /// Adds `element`; its id must not be in the heap already.
     mutating func push(_ element: Element) {
-        precondition(slots[idOf(element)] == nil, "IndexedHeap.push: the id is already in the heap")
+        Contract.require(slots[idOf(element)] == nil, "IndexedHeap.push: the id is already in the heap")
         elements.append(element)
         slots[idOf(element)] = elements.count - 1
         if !isStale { siftUp(elements.count - 1) }

@@ -45,8 +45,11 @@ enum EncodedInput {
         case .bytes(let bytes):
             return try bytes.withUnsafeBufferPointer { try body($0, nil) }
         case .file(let path, _):
-            guard let file = fopen(path, "rb") else {
-                throw ImageError.unreadable(path, reason: String(cString: strerror(errno)))
+            let descriptor = try RegularFile.openForReading(path)
+            guard let file = fdopen(descriptor, "rb") else {
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                throw ImageError.unreadable(path, reason: reason)
             }
             defer { fclose(file) }
             return try body(UnsafeBufferPointer(start: nil, count: 0), file)
@@ -215,7 +218,7 @@ extension SizedDecode {
     /// first frame. Lossless files are decoded whole inside libwebp, so they count their full size
     /// against the working-memory budget.
     func decodeWebP() throws -> Bitmap? {
-        guard case .bytes(let bytes) = input else { preconditionFailure("WebP is decoded from bytes in memory") }
+        guard case .bytes(let bytes) = input else { Contract.violated("WebP is decoded from bytes in memory") }
         return try bytes.withUnsafeBufferPointer { data -> Bitmap? in
             var stream = UnsafeBufferPointer(start: data.baseAddress, count: data.count)
             var features = WebPBitstreamFeatures()

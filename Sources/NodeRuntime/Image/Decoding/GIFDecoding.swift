@@ -7,7 +7,7 @@ extension SizedDecode {
     /// extension says. Rows fold into the area filter as they are decoded; an interlaced frame is held
     /// as one byte a pixel while its passes arrive. A frame cut short keeps the rows that arrived.
     func decodeGIF(canvasWidth: Int, canvasHeight: Int) throws -> Bitmap? {
-        guard case .bytes(let bytes) = input else { preconditionFailure("GIF is decoded from bytes in memory") }
+        guard case .bytes(let bytes) = input else { Contract.violated("GIF is decoded from bytes in memory") }
         return try bytes.withUnsafeBufferPointer { data -> Bitmap? in
             var reader = TesseraGIFReader(data: data.baseAddress, size: data.count, offset: 0)
             return try withUnsafeMutablePointer(to: &reader) { reader -> Bitmap? in
