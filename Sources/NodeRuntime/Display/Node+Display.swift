@@ -26,6 +26,11 @@ struct DisplayRequestState {
     var inFlight: DrawInFlight?
     /// The id of the last draw claimed.
     var lastDrawID: UInt64 = 0
+    /// Frames in a row the request waited for a pending layout (see `NodeLayoutState.layoutPending`).
+    var layoutDeferrals = 0
+    /// The most frames a request waits for a layout: a node whose tree is invalidated every frame
+    /// still draws.
+    static let maximumLayoutDeferrals = 2
 
     struct DrawInFlight {
         let id: UInt64
@@ -56,6 +61,9 @@ extension Node {
             }
             job?.cancel()
             if resume && drawsContents { runtime.display.register(self) }
+            // A layer holding its old contents at their size for a draw that will not come now
+            // takes the node's frame (see `applyLayerState`).
+            if newValue && isNodeLoaded { layerStateDidChange() }
         }
     }
 
@@ -204,9 +212,19 @@ extension Node {
         }
         // One step under the lock: the request is cleared, the draw is marked in flight, and its
         // generation and cancellation epoch are read together.
+        var waitsForLayout = false
         let claim = state.withLock { state -> (DrawTicket, State)? in
             guard state.display.needsDisplay, state.display.inFlight == nil, state.canStartDisplay,
                   !state.frame.sanitized.isEmpty else { return nil }
+            // A layout on its way may give the node another size (new text, a new child): drawing
+            // now would draw at the old one, shown stretched until the redraw. Wait for it, a
+            // frame or two at most.
+            if state.layoutState.layoutPending && state.display.layoutDeferrals < DisplayRequestState.maximumLayoutDeferrals {
+                state.display.layoutDeferrals += 1
+                waitsForLayout = true
+                return nil
+            }
+            state.display.layoutDeferrals = 0
             state.display.needsDisplay = false
             state.display.lastDrawID &+= 1
             state.display.inFlight = DisplayRequestState.DrawInFlight(id: state.display.lastDrawID, job: nil)
@@ -214,7 +232,10 @@ extension Node {
                                     epoch: displaySentinel.value)
             return (ticket, state)
         }
-        guard let (ticket, snapshot) = claim else { return false }
+        guard let (ticket, snapshot) = claim else {
+            if waitsForLayout { runtime.display.register(self) }
+            return false
+        }
         // Captured after the claim: the parameters hold at least everything the request saw.
         guard let draw = makeDisplayClosure(snapshot) else {
             state.withLock { if $0.display.inFlight?.id == ticket.id { $0.display.inFlight = nil } }
@@ -283,6 +304,9 @@ extension Node {
         if apply, let bitmap {
             applyContents(bitmap)
             runtime.display.contentsDidCommit(self, generation: ticket.generation)
+        } else {
+            // The layer may be holding the old contents at their size (see `applyLayerState`).
+            applyLayerState()
         }
         if register && drawsContents { runtime.display.register(self) }
         return apply

@@ -79,16 +79,27 @@ struct LayoutCache {
             return nil
         }
 
-        mutating func removeAll(keepingCapacity: Bool) { items.removeAll(keepingCapacity: keepingCapacity) }
+        /// Empties the cache and hands back what it held, for the caller to let go of after unlocking
+        /// (a layout keeps its nodes alive, and a node let go of runs its `deinit`).
+        mutating func takeAll() -> [Layout] {
+            guard !items.isEmpty else { return [] }
+            let taken = items.map(\.layout)
+            items.removeAll(keepingCapacity: true)
+            return taken
+        }
 
-        mutating func store(_ layout: Layout, for range: SizeRange) {
+        /// Keeps `layout` for `range`; returns the layout it replaced or evicted, to be let go of after
+        /// unlocking.
+        mutating func store(_ layout: Layout, for range: SizeRange) -> Layout? {
             if let index = items.firstIndex(where: { $0.range == range }) {
-                items[index].layout = layout
-                return
+                defer { items[index].layout = layout }
+                return items[index].layout
             }
-            if items.count == Self.capacity { items.removeFirst() }
+            var evicted: Layout?
+            if items.count == Self.capacity { evicted = items.removeFirst().layout }
             if items.isEmpty { items.reserveCapacity(Self.capacity) }
             items.append((range, layout))
+            return evicted
         }
     }
     var entries = Entries()
@@ -100,6 +111,9 @@ struct NodeLayoutState {
     /// Nil until first used, then the class's `LayoutStyleDefaults.defaultLayoutStyle` or a blank style.
     var style: LayoutStyle?
     var automaticallyManagesSubnodes = false
+    /// `setNeedsLayout` reached this node and no layout has been applied to it since: its frame may
+    /// be about to change, so its next draw waits for the layout (a frame or two at most).
+    var layoutPending = false
     /// Threads measuring this node right now: the same thread arriving again is a cycle.
     var measuringThreads = ThreadSet()
 }

@@ -47,6 +47,9 @@ extension Node {
         subnode.invalidateCalculatedLayout()
         if loaded {
             runtime.mainQueue.performOrEnqueue { self.attachLoadedSubnode(subnode) }
+        } else if rasterizingAncestor != nil {
+            // Drawn into an ancestor's bitmap: that ancestor draws the new subnode.
+            setNeedsDisplay()
         }
         return true
     }
@@ -98,6 +101,8 @@ extension Node {
         cancelDisplay()
         if parentLoaded {
             runtime.mainQueue.performOrEnqueue { self.detachFromLoadedParent(parent) }
+        } else if parent.rasterizingAncestor != nil {
+            parent.setNeedsDisplay()
         }
         parent.invalidateCalculatedLayout()
     }

@@ -138,11 +138,13 @@ extension Node: LayoutElement {
             let style = baselines ?? { let style = initializeStyle(); return (style.ascender, style.descender) }()
             let layout = calculateLayout(for: range, ascender: style.ascender, descender: style.descender,
                                          managesSubnodes: managesSubnodes)
-            state.withLock { state in
+            let replaced = state.withLock { state -> Layout? in
                 state.layoutState.measuringThreads.remove(thread)
                 // A layout measured across an invalidation is returned but not kept.
-                if state.layoutCache.version == version { state.layoutCache.entries.store(layout, for: range) }
+                guard state.layoutCache.version == version else { return nil }
+                return state.layoutCache.entries.store(layout, for: range)
             }
+            withExtendedLifetime(replaced) {}  // let go of here, outside the lock
             return layout
         }
     }
@@ -261,7 +263,7 @@ extension Node: LayoutElement {
         var node: Node? = self
         var root = self
         while let current = node {
-            current.invalidateCalculatedLayout()
+            current.invalidateCalculatedLayout(pending: true)
             root = current
             node = current.supernode
         }
@@ -269,11 +271,17 @@ extension Node: LayoutElement {
         if let observer = root.state.withLock({ $0.rootLayoutInvalidationObserver }) { observer() }
     }
 
-    func invalidateCalculatedLayout() {
-        state.withLock { state in
-            state.layoutCache.entries.removeAll(keepingCapacity: true)
+    /// Drops the cached layouts; `pending` also marks the node as waiting for a layout (see
+    /// `NodeLayoutState.layoutPending`).
+    func invalidateCalculatedLayout(pending: Bool = false) {
+        let dropped = state.withLock { state -> [Layout] in
             state.layoutCache.version += 1
+            if pending { state.layoutState.layoutPending = true }
+            return state.layoutCache.entries.takeAll()
         }
+        // The layouts (and nodes only they kept alive) go here, after unlocking: a node's `deinit`
+        // takes locks of its own.
+        withExtendedLifetime(dropped) {}
     }
 
     /// Applies `layout` to this node's subtree: brings the subnodes in line with it when the node
@@ -303,6 +311,14 @@ extension Node: LayoutElement {
     @MainActor
     func applyLayout(_ layout: Layout, runsLayoutHooks: Bool) {
         UIThread.precondition("Node.applyLayout")
+        // The frames are final now: a draw that waited for them may start (the frame setters below
+        // request the draws a new size needs).
+        let drawWaited = state.withLock { state -> Bool in
+            defer { state.layoutState.layoutPending = false; state.display.layoutDeferrals = 0 }
+            return state.layoutState.layoutPending && state.display.needsDisplay && state.display.inFlight == nil
+                && state.canStartDisplay
+        }
+        if drawWaited && drawsContents { runtime.display.register(self) }
         if automaticallyManagesSubnodes { updateSubnodes(to: layout.children) }
         for child in layout.children {
             guard let parent = child.node.supernode else { continue }
@@ -336,8 +352,9 @@ extension Node: LayoutElement {
 
     /// Measures the subtree on a background queue, then applies the whole result on the UI thread in one
     /// main-queue item, so it appears in one frame. When the node's layout was invalidated meanwhile,
-    /// the stale result is dropped and the measurement starts again. The node takes the measured size
-    /// (its origin stays).
+    /// the result is applied all the same (it is newer than what is shown) and the subtree is measured
+    /// again: a tree that some node invalidates every frame still gets every size it measures, one
+    /// measurement late, rather than none. The node takes the measured size (its origin stays).
     /// - Parameters:
     ///   - range: the range to fit; nil: exactly the node's current size.
     ///   - completion: runs on the UI thread after the layout is applied.
@@ -356,14 +373,15 @@ extension Node: LayoutElement {
             let result = UIThreadBound((node.value, node.value.layoutThatFits(range)))
             mainQueue.enqueue {
                 let (target, layout) = result.value
-                guard target.layoutVersion == version else {
-                    target.layoutInBackground(for: range, completion: done.value)
-                    return
-                }
+                let invalidatedMeanwhile = target.layoutVersion != version
                 if target.frame.size != layout.size {
                     target.frame = Rect(origin: target.frame.origin, size: layout.size)
                 }
                 target.applyLayout(layout)
+                guard !invalidatedMeanwhile else {
+                    target.layoutInBackground(for: range, completion: done.value)
+                    return
+                }
                 done.value?()
             }
         }

@@ -21,7 +21,18 @@ extension Node {
             state[keyPath: keyPath] = value
             return state.isLoaded
         }
-        if loaded == true { layerStateDidChange() }
+        if let loaded { drawnStateDidChange(loaded: loaded) }
+    }
+
+    /// A property that shows on screen changed (frame, colours, opacity, visibility, corners, order).
+    /// A node drawn into a rasterizing ancestor's bitmap has no layer: that ancestor draws again, its
+    /// draw parameters being a snapshot of its whole subtree. A node with a layer brings it up to date.
+    func drawnStateDidChange(loaded: Bool) {
+        if let ancestor = rasterizingAncestor {
+            ancestor.setNeedsDisplay()
+        } else if loaded {
+            layerStateDidChange()
+        }
     }
 
     /// Position and size in the supernode, in points. A new size redraws the contents.
@@ -45,7 +56,7 @@ extension Node {
                 return (state.isLoaded, changed, sizeChanged, state.display.needsDisplay || state.hasContents)
             }
             // An unchanged frame leaves the layer alone (an animation may be moving it).
-            if loaded && changed { layerStateDidChange() }
+            if changed { drawnStateDidChange(loaded: loaded) }
             if sizeChanged {
                 invalidateCalculatedLayout()
                 if wantsDisplay || loaded { setNeedsDisplay() }

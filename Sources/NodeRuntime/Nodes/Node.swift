@@ -199,7 +199,7 @@ open class Node: @unchecked Sendable {
             return state
         }
         layer.name = snapshot.debugName
-        layer.frame = snapshot.frame
+        layer.frame = Self.shownFrame(of: snapshot, layer: layer)
         let baked = self is any NodeDrawing && snapshot.cornerRoundingMode == .precomposited && snapshot.cornerRadius > 0
         let showsPlaceholder = !snapshot.hasContents && snapshot.placeholderColor != nil
         layer.backgroundColor = showsPlaceholder ? snapshot.placeholderColor : (baked ? nil : snapshot.backgroundColor)
@@ -211,6 +211,19 @@ open class Node: @unchecked Sendable {
         layer.cornerRoundingMode = snapshot.cornerRoundingMode
         layer.cornerClipColor = snapshot.cornerClipColor
         layer.zPosition = snapshot.zPosition
+    }
+
+    /// Where the layer goes: the node's frame, except that contents drawn for another size keep the
+    /// size they were drawn for (at the new origin) while the draw for the new size is on its way, so
+    /// a resized node never shows its old bitmap stretched. Its new contents and size arrive together.
+    @MainActor
+    private static func shownFrame(of snapshot: State, layer: Layer) -> Rect {
+        let frame = snapshot.frame
+        guard layer.contents != nil, snapshot.hasContents, !frame.sanitized.isEmpty,
+              !layer.frame.sanitized.isEmpty, layer.frame.size != frame.size,
+              snapshot.display.inFlight != nil || (snapshot.display.needsDisplay && snapshot.canStartDisplay)
+        else { return frame }
+        return Rect(origin: frame.origin, size: layer.frame.size)
     }
 
     // MARK: - Subclass hooks (the list and their threads are in the type's documentation)

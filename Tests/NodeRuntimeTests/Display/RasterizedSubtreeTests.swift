@@ -1,0 +1,115 @@
+import Compositor
+import Foundation
+import TestSupport
+import XCTest
+@testable import NodeRuntime
+
+/// A row drawn whole into one bitmap (`shouldRasterizeDescendants`): two swatches and a badge whose
+/// count is a text, laid out by a spec, as the gallery's chat row is.
+private final class RasterRowNode: Node, @unchecked Sendable {
+    let left = ColorNode(Color(rgb: 0xD03030))
+    let right = ColorNode(Color(rgb: 0x3050D0))
+    let capsule = Node()
+    let count: TextNode
+
+    init(count text: String) {
+        count = TextNode(text, attributes: TextFixtures.plain(color: .white))
+        super.init()
+        shouldRasterizeDescendants = true
+        isTransactionContainer = true
+        backgroundColor = .white
+        capsule.backgroundColor = Color(rgb: 0x2E7D32)
+        capsule.addSubnode(count)
+        for node in [left, capsule, right] { addSubnode(node) }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        HStack(spacing: 6, alignItems: .center) {
+            left.size(Size(width: 24, height: 24))
+            count.inset(EdgeInsets(top: 2, left: 6, bottom: 2, right: 6)).background(capsule)
+            right.size(Size(width: 24, height: 24))
+        }
+        .inset(EdgeInsets(top: 8, left: 8, bottom: 8, right: 8))
+    }
+}
+
+/// Children of a rasterizing node have no layers: every change to one must reach the screen as a
+/// redraw of the rasterizing ancestor, from any thread, including frames set by a later layout.
+@MainActor
+final class RasterizedSubtreeTests: XCTestCase {
+    private let size = Size(width: 160, height: 60)
+
+    override func setUp() {
+        MainActor.assumeIsolated { TextFixtures.useRepositoryFonts() }
+    }
+
+    /// Shows `row` in a settled host and returns the host.
+    private func show(_ row: RasterRowNode) throws -> NodeHost {
+        let host = try PixelOracle.makeHost(size: size)
+        host.setRootNode(row)
+        try host.settle()
+        return host
+    }
+
+    /// The settled screen of `host` against a synchronous render of a fresh row built by `expected`.
+    private func assertConverged(_ host: NodeHost, expected: () -> RasterRowNode, _ name: String,
+                                 file: StaticString = #filePath, line: UInt = #line) throws {
+        try host.settle()
+        let shown = try XCTUnwrap(OffscreenRender.capture(host))
+        host.setRootNode(nil)
+        let reference = try PixelOracle.synchronousRender(expected(), size: size)
+        PixelOracle.assertSame(shown, reference, name, file: file, line: line)
+    }
+
+    func testABadgeCountChangedOnAWorkerRedrawsWithItsNewFrames() async throws {
+        let row = RasterRowNode(count: "9")
+        let host = try show(row)
+        onBackgroundThread { row.count.attributedText = AttributedText("10", attributes: TextFixtures.plain(color: .white)) }
+        try assertConverged(host, expected: { RasterRowNode(count: "10") }, "raster-badge-count")
+    }
+
+    func testOpacityHiddenBackgroundAndPositionOfAChildRedrawTheRow() async throws {
+        let row = RasterRowNode(count: "3")
+        let host = try show(row)
+        onBackgroundThread {
+            row.left.opacity = 0.4
+            row.right.isHidden = true
+            row.capsule.backgroundColor = Color(rgb: 0x8E24AA)
+        }
+        try assertConverged(host, expected: {
+            let expected = RasterRowNode(count: "3")
+            expected.left.opacity = 0.4
+            expected.right.isHidden = true
+            expected.capsule.backgroundColor = Color(rgb: 0x8E24AA)
+            return expected
+        }, "raster-child-properties")
+    }
+
+    func testAChildMovedByItsFrameAloneRedrawsTheRow() async throws {
+        let row = RasterRowNode(count: "3")
+        let host = try show(row)
+        // A frame set by hand (no layout involved): the row takes its children where they are now.
+        let moved = Rect(x: 120, y: 30, width: 24, height: 24)
+        onBackgroundThread { row.left.frame = moved }
+        try host.settle()
+        let shown = try XCTUnwrap(OffscreenRender.capture(host))
+        XCTAssertEqual(Color(premultipliedARGB: shown.pixel(x: 130, y: 40)), Color(rgb: 0xD03030), "the swatch's new place")
+        XCTAssertNotEqual(Color(premultipliedARGB: shown.pixel(x: 18, y: 30)), Color(rgb: 0xD03030), "its old place is empty")
+        host.setRootNode(nil)
+    }
+
+    func testASubnodeAddedToARasterizedChildRedrawsTheRow() async throws {
+        let row = RasterRowNode(count: "3")
+        let host = try show(row)
+        let dot = Node()
+        dot.backgroundColor = .black
+        dot.frame = Rect(x: 8, y: 8, width: 8, height: 8)
+        onBackgroundThread { row.right.addSubnode(dot) }
+        try host.settle()
+        let shown = try XCTUnwrap(OffscreenRender.capture(host))
+        let right = row.right.frame
+        XCTAssertEqual(Color(premultipliedARGB: shown.pixel(x: Int(right.minX) + 12, y: Int(right.minY) + 12)), .black)
+        onBackgroundThread { dot.removeFromSupernode() }
+        try assertConverged(host, expected: { RasterRowNode(count: "3") }, "raster-subnode-removed")
+    }
+}
