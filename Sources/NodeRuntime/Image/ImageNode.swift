@@ -57,7 +57,11 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
         /// The pixel size the image (or the decode in flight) was made for.
         var decodedFor: (width: Int, height: Int)?
         var decodeJob: DisplayJob?
-        var lastDrawn: DrawParameters?
+        /// What the last request asked to be drawn: a change back to it asks for nothing. Compared and
+        /// set in one step under the lock, and never written by the capture (a draw captures the
+        /// latest state anyway), so a value changed back while a draw of another is captured still
+        /// asks for its draw.
+        var lastRequested: DrawParameters?
         /// The source whose header a worker is reading for the natural size (asked from the UI thread).
         var naturalSizeRead: ImageSource?
         /// The source whose header could not be read: measured as zero until the source changes.
@@ -192,11 +196,15 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
         return state.decodeJob
     }
 
-    /// Asks for a draw only when what would be drawn differs from the last draw.
+    /// Asks for a draw only when what would be drawn differs from what the last request asked for.
     private func displayArgumentsDidChange() {
         let current = currentParameters()
-        let same = imageState.withLock { $0.lastDrawn == current }
-        if !same { setNeedsDisplay() }
+        let changed = imageState.withLock { state -> Bool in
+            guard state.lastRequested != current else { return false }
+            state.lastRequested = current
+            return true
+        }
+        if changed { setNeedsDisplay() }
     }
 
     private func currentParameters() -> DrawParameters {
@@ -341,7 +349,7 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
 
     public override func didExitDisplayState() {
         super.didExitDisplayState()
-        imageState.withLock { $0.lastDrawn = nil }  // contents are cleared: the next entry draws again
+        imageState.withLock { $0.lastRequested = nil }  // contents are cleared: the next entry draws again
     }
 
     /// True while a decode job for the current source is queued or running.
@@ -445,9 +453,17 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
 
     public func drawParameters() -> DrawParameters {
         let parameters = currentParameters()
-        imageState.withLock { $0.lastDrawn = parameters }
+        #if DEBUG
+        Self.parametersCapturedForTesting?(self)
+        #endif
         return parameters
     }
+
+    #if DEBUG
+    /// Called by `drawParameters()` once the parameters are captured: a test changes the node there,
+    /// as another thread could. Debug builds only.
+    nonisolated(unsafe) static var parametersCapturedForTesting: ((ImageNode) -> Void)?
+    #endif
 
     public static func draw(_ p: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
         // The picture fills the whole bounds, drawn once through the shape's clip: the corners, and a
