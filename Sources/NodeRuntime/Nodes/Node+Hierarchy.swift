@@ -32,20 +32,34 @@ extension Node {
     /// - Thread: any
     @discardableResult
     public func insertSubnode(_ subnode: Node, at index: Int) -> Bool {
-        var ancestor: Node? = self
-        while let current = ancestor {
-            if current === subnode { return false }
-            ancestor = current.supernode
+        // The cycle check, the removal from the old parent, the insertion and the `supernode` write
+        // are one step of the tree lock: two threads moving nodes at once cannot put a node in two
+        // parents, leave it without its `supernode`, or make a cycle.
+        let change = NodeTreeLock.withLock { () -> (oldParent: Node?, oldParentLoaded: Bool, loaded: Bool)? in
+            var ancestor: Node? = self
+            while let current = ancestor {
+                if current === subnode { return nil }
+                ancestor = current.supernode
+            }
+            let oldParent = subnode.supernode
+            let oldParentLoaded = oldParent?.state.withLock { state -> Bool in
+                state.subnodes.removeAll { $0 === subnode }
+                return state.isLoaded
+            } ?? false
+            let loaded = state.withLock { state -> Bool in
+                let position = min(max(0, index), state.subnodes.count)
+                state.subnodes.insert(subnode, at: position)
+                return state.isLoaded
+            }
+            subnode.state.withLock { $0.supernode = self }
+            return (oldParent, oldParentLoaded, loaded)
         }
-        subnode.removeFromSupernode()
-        let loaded = state.withLock { state -> Bool in
-            let position = min(max(0, index), state.subnodes.count)
-            state.subnodes.insert(subnode, at: position)
-            return state.isLoaded
+        guard let change else { return false }
+        if let oldParent = change.oldParent {
+            subnode.didLeave(oldParent, parentLoaded: change.oldParentLoaded)
         }
-        subnode.state.withLock { $0.supernode = self }
         subnode.invalidateCalculatedLayout()
-        if loaded {
+        if change.loaded {
             runtime.mainQueue.performOrEnqueue { self.attachLoadedSubnode(subnode) }
         } else if rasterizingAncestor != nil {
             // Drawn into an ancestor's bitmap: that ancestor draws the new subnode.
@@ -72,6 +86,10 @@ extension Node {
         }
         let target = interfaceState
         defer { subnode.joinHostFramesInSubtree() }
+        // A node moved here from a parent in other states first leaves those this one does not have
+        // (visible, then display, then preload, each with its exit hook); it enters the rest below.
+        let kept = subnode.interfaceState.intersection(target)
+        if kept != subnode.interfaceState { subnode.setInterfaceState(kept) }
         if subnode.interfaceState == target {
             // A presenter already took it through the states (and laid it out): only the layer joins.
             attach()
@@ -92,12 +110,23 @@ extension Node {
     /// layer and states follow at the next frame.
     /// - Thread: any
     public func removeFromSupernode() {
-        guard let parent = supernode else { return }
-        let parentLoaded = parent.state.withLock { state -> Bool in
-            state.subnodes.removeAll { $0 === self }
-            return state.isLoaded
+        let removed = NodeTreeLock.withLock { () -> (parent: Node, loaded: Bool)? in
+            guard let parent = supernode else { return nil }
+            let loaded = parent.state.withLock { state -> Bool in
+                state.subnodes.removeAll { $0 === self }
+                return state.isLoaded
+            }
+            state.withLock { $0.supernode = nil }
+            return (parent, loaded)
         }
-        state.withLock { $0.supernode = nil }
+        guard let removed else { return }
+        didLeave(removed.parent, parentLoaded: removed.loaded)
+    }
+
+    /// What follows a node leaving `parent` (removed, or moved to another parent): its draw in flight
+    /// is cancelled, its layer and states follow on the UI thread, and the parent is measured and
+    /// (when it is drawn into a rasterizing ancestor's bitmap) drawn again.
+    private func didLeave(_ parent: Node, parentLoaded: Bool) {
         cancelDisplay()
         if parentLoaded {
             runtime.mainQueue.performOrEnqueue { self.detachFromLoadedParent(parent) }
@@ -127,5 +156,20 @@ extension Node {
             stack.append(contentsOf: node.subnodes.reversed())
         }
         return result
+    }
+}
+
+/// The one lock that orders changes to the node hierarchy (see `Node.insertSubnode(_:at:)`). It is
+/// the only lock held while node locks are taken: those are taken one at a time inside it, and it is
+/// never taken inside one, so the order is always this lock, then a node's. Nothing calls out while
+/// holding it.
+/// - Thread: any
+enum NodeTreeLock {
+    private static let lock = NSLock()
+
+    static func withLock<Result>(_ body: () -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
     }
 }
