@@ -124,24 +124,41 @@ extension EditableTextNode {
     /// field), leaving the caret after it. Typing (`coalescing`) merges into one undo step.
     func replaceSelection(with insertion: String, coalescing: Bool) {
         let clean = isMultiline ? AttributedText.sanitized(insertion) : Self.singleLine(insertion)
-        let before = text
-        let utf16 = before.utf16
-        let lower = utf16.index(utf16.startIndex, offsetBy: min(selection.lowerBound, utf16.count))
-        let upper = utf16.index(utf16.startIndex, offsetBy: min(selection.upperBound, utf16.count))
-        guard !(clean.isEmpty && lower == upper) else { return }
+        #if DEBUG
+        Self.willEditForTesting?(self)
+        #endif
+        // Read, edit and write the text in one step under its lock: a text set from another thread
+        // meanwhile is either the text edited here or replaces the edit, never lost under it.
+        let selected = selection
+        let edit = editState.withLock { state -> (before: String, after: String, lower: Int)? in
+            let before = state.text
+            let utf16 = before.utf16
+            let lowerOffset = min(selected.lowerBound, utf16.count)
+            let lower = utf16.index(utf16.startIndex, offsetBy: lowerOffset)
+            let upper = utf16.index(utf16.startIndex, offsetBy: min(selected.upperBound, utf16.count))
+            guard !(clean.isEmpty && lower == upper) else { return nil }
+            var after = before
+            after.replaceSubrange(lower..<upper, with: clean)
+            state.text = after
+            return (before, after, lowerOffset)
+        }
+        guard let edit else { return }
         if !(coalescing && typingCoalesces) {
-            undoStack.append(EditSnapshot(text: before, selection: selection))
+            undoStack.append(EditSnapshot(text: edit.before, selection: selected))
             if undoStack.count > 200 { undoStack.removeFirst() }
         }
         typingCoalesces = coalescing && !clean.contains(" ")
         redoStack = []
-        var after = before
-        after.replaceSubrange(lower..<upper, with: clean)
-        editState.withLock { $0.text = after }
-        let caret = selection.lowerBound + clean.utf16.count
+        let caret = edit.lower + clean.utf16.count
         setSelection(caret..<caret, anchor: caret, refreshing: true)
-        onChange?(after)
+        onChange?(edit.after)
     }
+
+    #if DEBUG
+    /// Called as an edit starts, before the text is read: a test sets the text there, as another
+    /// thread could. Debug builds only.
+    nonisolated(unsafe) static var willEditForTesting: ((EditableTextNode) -> Void)?
+    #endif
 
     // MARK: - Selection and caret
 

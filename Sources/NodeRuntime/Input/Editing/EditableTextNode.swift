@@ -38,8 +38,14 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         var caretColor = Color(rgb: 0x3390EC)
     }
 
-    /// Text and configuration, under a lock (any thread).
-    let editState: Locked<EditState>
+    /// Text and configuration, under a lock, reached only through `editState`.
+    private let lockedEditState: Locked<EditState>
+    /// Text and configuration (any thread); out of a draw function's reach like all node state
+    /// (checked).
+    var editState: Locked<EditState> {
+        DrawScope.check(self)
+        return lockedEditState
+    }
 
     // UI-thread editing state.
     /// The selection; empty for a caret. (main thread only)
@@ -79,7 +85,7 @@ public final class EditableTextNode: Node, @unchecked Sendable {
 
     /// A field showing `text` in `attributes`, with a `placeholder` while it is empty. - Thread: any
     public init(text: String = "", attributes: TextAttributes = TextAttributes(), placeholder: String = "") {
-        editState = Locked(EditState(text: AttributedText.sanitized(text), attributes: attributes, placeholder: placeholder))
+        lockedEditState = Locked(EditState(text: AttributedText.sanitized(text), attributes: attributes, placeholder: placeholder))
         super.init()
         isUserInteractionEnabled = true
         clipsToBounds = true

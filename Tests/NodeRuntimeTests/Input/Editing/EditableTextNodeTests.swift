@@ -63,6 +63,24 @@ final class EditableTextNodeTests: XCTestCase {
         send(harness, [.pointerDown(point, button: 1), .pointerUp(point, button: 1)])
     }
 
+    /// A text set from another thread while an edit is being made is kept: the edit applies to it.
+    func testTextSetFromAWorkerDuringAnEditIsNotLost() async {
+        let harness = makeHarness(text: "hello")
+        let field = harness.fields[0]
+        click(harness, field)
+        var setOnce = false
+        EditableTextNode.willEditForTesting = { node in
+            guard node === field, !setOnce else { return }
+            setOnce = true
+            onBackgroundThread { field.text = "from a worker" }
+        }
+        defer { EditableTextNode.willEditForTesting = nil }
+        type(harness, "!")
+        XCTAssertTrue(setOnce)
+        XCTAssertEqual(field.text.replacingOccurrences(of: "!", with: ""), "from a worker",
+                       "the worker's text, with the typed character in it: \(field.text)")
+    }
+
     func testClickingFocusesAndTypingInsertsAtTheCaret() async {
         let harness = makeHarness()
         let field = harness.fields[0]
