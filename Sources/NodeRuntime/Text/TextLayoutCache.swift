@@ -13,12 +13,35 @@ public final class TextLayoutCache: Sendable {
     /// The cache `TextLayout.measure` uses unless given another.
     public static let shared = TextLayoutCache()
 
+    /// What a layout is kept by. The text enters it as a digest made once, when the key is made
+    /// (outside the lock), so hashing and comparing keys inside the lock costs the same for a word
+    /// and for a megabyte; the text itself is compared once, after the lock, to rule out a digest
+    /// shared by two texts.
     struct Key: Hashable, Sendable {
-        var text: AttributedText
+        /// A hash of the text (its runs and attributes), made once.
+        let textDigest: Int
         var width: Double
         var options: TextLayoutOptions
         var scale: Double
         var registry: Int
+
+        init(text: AttributedText, width: Double, options: TextLayoutOptions, scale: Double, registry: Int) {
+            self.init(textDigest: text.hashValue, width: width, options: options, scale: scale, registry: registry)
+        }
+
+        init(textDigest: Int, width: Double, options: TextLayoutOptions, scale: Double, registry: Int) {
+            self.textDigest = textDigest
+            self.width = width
+            self.options = options
+            self.scale = scale
+            self.registry = registry
+        }
+    }
+
+    /// A kept layout and the text it was measured for (checked on a hit, outside the lock).
+    struct Entry: Sendable {
+        let layout: TextLayout
+        let text: AttributedText
     }
 
     /// Hit and miss counts since creation or `removeAll()`.
@@ -33,7 +56,7 @@ public final class TextLayoutCache: Sendable {
 
     private struct State: Sendable {
         /// The layouts, least recently used first, costed in approximate bytes.
-        var entries: LRUCache<Key, TextLayout>
+        var entries: LRUCache<Key, Entry>
         /// Hits and misses; `count` and `bytes` are read from `entries`.
         var statistics = Statistics()
     }
@@ -70,26 +93,33 @@ public final class TextLayoutCache: Sendable {
         _ = removed  // the layouts are let go here, after unlocking
     }
 
-    func layout(for key: Key) -> TextLayout? {
-        state.withLock { state in
-            guard let layout = state.entries.value(for: key) else {
+    /// The layout kept for `key` and `text`, or nil. The text is compared after unlocking.
+    func layout(for key: Key, text: AttributedText) -> TextLayout? {
+        let found = state.withLock { state -> Entry? in
+            guard let entry = state.entries.value(for: key) else {
                 state.statistics.misses += 1
                 return nil
             }
             state.statistics.hits += 1
-            return layout
+            return entry
         }
+        guard let found else { return nil }
+        // Two texts with one digest: the kept layout is another text's.
+        return found.text == text ? found.layout : nil
     }
 
-    /// Stores `layout` unless another thread stored one for `key` first; returns the stored one.
-    func store(_ layout: TextLayout, for key: Key) -> TextLayout {
-        let bytes = layout.approximateByteCount + key.text.runs.reduce(64) { $0 + 48 + $1.text.utf8.count }
-        let (stored, evicted) = state.withLock { state -> (TextLayout, [LRUCache<Key, TextLayout>.Entry]) in
+    /// Stores `layout` for `text` unless another thread stored one for `key` first; returns the stored
+    /// one (this layout when the one stored was measured for another text with the same digest).
+    func store(_ layout: TextLayout, for key: Key, text: AttributedText) -> TextLayout {
+        let bytes = layout.approximateByteCount + text.runs.reduce(64) { $0 + 48 + $1.text.utf8.count }
+        let entry = Entry(layout: layout, text: text)
+        let (existing, evicted) = state.withLock { state -> (Entry?, [LRUCache<Key, Entry>.Entry]) in
             if let existing = state.entries.peekValue(for: key) { return (existing, []) }
-            return (layout, state.entries.insert(layout, for: key, cost: bytes))
+            return (nil, state.entries.insert(entry, for: key, cost: bytes))
         }
         _ = evicted  // the layouts are let go here, after unlocking
-        return stored
+        guard let existing, existing.text == text else { return layout }
+        return existing.layout
     }
 }
 
@@ -107,9 +137,9 @@ extension TextLayout {
         let width = width.isNaN || width < 0 ? 0 : width
         let scale = scale.isFinite && scale > 0 ? min(scale, 8) : 1
         let key = TextLayoutCache.Key(text: text, width: width, options: options, scale: scale, registry: fonts.identity)
-        if let cache, let cached = cache.layout(for: key) { return cached }
+        if let cache, let cached = cache.layout(for: key, text: text) { return cached }
         var builder = TextLayoutBuilder(text: text, width: width, options: options, scale: scale, registry: fonts)
         let layout = builder.build()
-        return cache?.store(layout, for: key) ?? layout
+        return cache?.store(layout, for: key, text: text) ?? layout
     }
 }

@@ -11,6 +11,34 @@ final class TextLayoutCacheTests: XCTestCase {
 
     private func text(_ string: String) -> AttributedText { AttributedText(string, attributes: TextFixtures.plain()) }
 
+    /// Inside the cache's lock a key is hashed and compared by a digest of its text made once when
+    /// the key was made, never by the text: a megabyte of text costs the lock what a word does.
+    func testKeysAreHashedAndComparedByTheirTextsDigest() async {
+        let options = TextLayoutOptions()
+        let huge = text(String(repeating: "lorem ipsum ", count: 80_000))
+        let key = TextLayoutCache.Key(text: huge, width: 100, options: options, scale: 1, registry: 0)
+        XCTAssertEqual(key.textDigest, huge.hashValue)
+        // Two keys with the same digest are the same key, whatever their texts: the text is not read.
+        let forged = TextLayoutCache.Key(textDigest: key.textDigest, width: 100, options: options, scale: 1, registry: 0)
+        XCTAssertEqual(key, forged)
+        XCTAssertEqual(key.hashValue, forged.hashValue)
+    }
+
+    /// Two texts that share a digest never get each other's layout: the text is compared on a hit,
+    /// after the lock.
+    func testATextSharingAnotherTextsDigestIsAMiss() async {
+        let cache = TextLayoutCache()
+        let options = TextLayoutOptions()
+        let first = text("first"), second = text("second")
+        let key = TextLayoutCache.Key(textDigest: 42, width: 100, options: options, scale: 1, registry: 0)
+        let layout = TextLayout.measure(first, width: 100, cache: nil)
+        XCTAssertTrue(cache.store(layout, for: key, text: first) === layout)
+        XCTAssertTrue(cache.layout(for: key, text: first) === layout)
+        XCTAssertNil(cache.layout(for: key, text: second), "another text with the same digest is a miss")
+        let other = TextLayout.measure(second, width: 100, cache: nil)
+        XCTAssertTrue(cache.store(other, for: key, text: second) === other, "its own layout, not the kept one")
+    }
+
     func testTheLeastRecentlyUsedGoesFirstWhenTheCountIsFull() async {
         let cache = TextLayoutCache(capacity: 4)
         for i in 0..<4 { _ = TextLayout.measure(text("text \(i)"), width: 200, cache: cache) }
