@@ -13,7 +13,8 @@ public enum Contract {
     /// - Parameters:
     ///   - condition: the contract; evaluated once.
     ///   - message: what was broken, said to the developer; evaluated only when `condition` fails.
-    ///   - file, line: where the contract was broken (the caller's by default).
+    ///   - file: the file where the contract was broken (the caller's by default).
+    ///   - line: the line where the contract was broken (the caller's by default).
     /// - Thread: any
     @inline(__always)
     public static func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,

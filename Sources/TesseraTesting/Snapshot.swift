@@ -9,7 +9,7 @@ import XCTest
 ///
 /// ```swift
 /// @MainActor final class BadgeTests: XCTestCase {
-///     func testBadge() throws {
+///     func testBadge() async throws {
 ///         try assertSnapshot(of: BadgeNode(count: 12), size: Size(width: 40, height: 24))
 ///     }
 /// }

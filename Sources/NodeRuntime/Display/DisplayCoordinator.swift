@@ -64,7 +64,7 @@ public final class DisplayCoordinator: Sendable {
 
     /// The default of `commitBudgetBytes`: 4 MB a frame. Uploading it costs the UI thread about half a
     /// millisecond on SDL's software renderer on a shared two-core machine (a copy per byte, once the
-    /// pixels are prepared on the workers; README, "Uploads prepared on the workers"), a thirtieth of a
+    /// pixels are prepared on the workers; docs/display-pipeline.md, "Uploads"), a thirtieth of a
     /// 60 Hz frame; it is a whole 1280×800 window of new contents at 1x, so ordinary screens commit in
     /// one frame, and a screen of new contents at 2x (16 MB) spreads over four or five, visible cells
     /// first.

@@ -3,7 +3,7 @@ import Foundation
 
 /// A node's display request and its one draw in flight. Kept in the node's state, under its lock.
 ///
-/// The rules that make the pipeline's guarantees (see README, "The display pipeline's promise"):
+/// The rules that make the pipeline's guarantees (see docs/display-pipeline.md, "The promise"):
 /// - `generation` counts requests: `setNeedsDisplay` bumps it and sets `needsDisplay` in one step under
 ///   the lock. A draw claims the request (clears `needsDisplay`, reads `generation`) in one step under
 ///   the lock, then captures its parameters, so the parameters are always at least as new as the

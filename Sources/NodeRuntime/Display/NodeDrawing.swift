@@ -26,9 +26,8 @@ public struct DrawInfo: Sendable {
 ///
 /// What is checked, and by whom:
 /// - The compiler: `draw` is `static`, so it has no `self` to capture by accident, and
-///   `DrawParameters` must be `Sendable` while `Node` is not, so a node cannot be put in the
-///   parameters directly. It does not stop a `Sendable` wrapper that smuggles a node in (a class
-///   holding a `Mutex<Node?>`, say).
+///   `DrawParameters` must be `Sendable`. Nodes are `Sendable` too (their state is under their lock),
+///   so the compiler does not stop a node, or a wrapper holding one, from being put in the parameters.
 /// - The runtime, always (release builds too): while a draw function runs, the thread is marked as
 ///   drawing, and every access to a node's guarded state from that thread (its frame, subnodes,
 ///   properties, an image node's source, a text node's text) is a precondition failure naming the

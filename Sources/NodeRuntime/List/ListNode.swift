@@ -39,9 +39,10 @@ import Foundation
 /// (`ScrollPhysics.wheelDecelerationRate`).
 ///
 /// ## Using it
-/// Set `dataSource`, add the list to a node tree, and register it with the host:
-/// `host.addFrameParticipant(list)`. Route keys to `handleKey(_:modifiers:)` from a controller; the
-/// wheel reaches the list through the host.
+/// Set `dataSource` and add the list to a node tree: once it has an interface state in a host's tree,
+/// it joins that host's frames by itself (it is a `FrameParticipant`; no `addFrameParticipant` call is
+/// needed) and leaves them when it leaves the tree. Route keys to `handleKey(_:modifiers:)` from a
+/// controller; the wheel reaches the list through the host.
 ///
 /// - Thread: the list may be made on any thread like any node; every list member below is UI-thread
 ///   only (checked), except where noted. Row nodes are made on display workers.

@@ -128,7 +128,7 @@ public final class DisplayScheduler: Sendable {
         public static let `default` = WorkerPolicy()
 
         /// Nice 5 and at most half the cores' worth of workers active (at least one): the UI thread
-        /// keeps a core of its own, and no worker woken after a frame's present takes it (README,
+        /// keeps a core of its own, and no worker woken after a frame's present takes it (docs/benchmarks.md,
         /// "Workers and the UI thread's core", has the measurements). What the gallery runs with.
         public static var keepingACoreForTheUIThread: WorkerPolicy {
             WorkerPolicy(priority: .nice(5), maximumActiveWorkers: max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
