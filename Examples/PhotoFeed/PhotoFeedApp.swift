@@ -8,12 +8,15 @@ import Tessera
 ///     TESSERA_HEADLESS=1 TESSERA_SCREENSHOT=feed.png swift run --package-path Examples PhotoFeed
 @main
 struct PhotoFeedApp: App {
+    /// What the posts are made up from.
+    static let seed: UInt64 = 1
+
     var configuration: Application.Configuration {
         .init(title: "PhotoFeed", size: Size(width: 420, height: 760))
     }
 
     func makeRootController() -> NodeController {
-        let posts = Post.feed(count: 1_000, seed: 2024, photos: Photo.bundled())
+        let posts = Post.feed(count: 1_000, seed: Self.seed, photos: Photo.bundled())
         return FeedController(posts: posts) { link in print("Link tapped: \(link)") }
     }
 }

@@ -14,11 +14,12 @@ private final class LinkRecorder {
 /// pixel a point), settled, and read back pixel by pixel.
 @MainActor
 final class PhotoFeedTests: XCTestCase {
-    private let screenSize = Size(width: 420, height: 760)
+    private let screenSize = PhotoFeedApp().configuration.size
 
     private func makeFeed(onLinkTap: @escaping @MainActor @Sendable (String) -> Void = { _ in }) throws
         -> (Application, FeedController) {
-        let posts = Post.feed(count: 1_000, seed: 2024, photos: Photo.bundled())
+        // The app's posts, with a handler of the test's.
+        let posts = Post.feed(count: 1_000, seed: PhotoFeedApp.seed, photos: Photo.bundled())
         let controller = FeedController(posts: posts, onLinkTap: onLinkTap)
         let app = try Application(configuration: .headless(size: screenSize), rootController: controller)
         return (app, controller)
