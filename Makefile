@@ -5,6 +5,8 @@
 #   make tsan      the concurrency-heavy tests under ThreadSanitizer; fails on any report
 #   make fuzz      the image decoders' seeded mutation fuzzer, FUZZ_SECONDS long (default 600)
 #   make docs      the DocC documentation (Tessera, NodeRuntime, Compositor) in one archive under .build/
+#   make examples  the example apps (Examples/): the README's first app is the file, they build, the
+#                  feed's tests pass, and both run headless and write a screenshot
 SHELL := /bin/bash
 
 RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libicu-dev libfontconfig-dev fonts-noto-color-emoji fonts-wqy-microhei fonts-lohit-deva fonts-tlwg-loma-ttf
@@ -13,13 +15,19 @@ TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool unicode-data
 ARGS ?=
 
 # The tests that exercise threads hardest, run under ThreadSanitizer by `make tsan` (and CI).
-TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests|ListUpdateTests|EditableTextNodeTests|ContentsScaleTests|DecodeMemory|PreparedUploadTests|CommitBudgetTests|BitmapUploadTests|ImageCacheTests|TextLayoutCacheTests|LRUCacheTests
+TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests|ListUpdateTests|EditableTextNodeTests|ContentsScaleTests|DecodeMemory|PreparedUploadTests|CommitBudgetTests|BitmapUploadTests|ImageCacheTests|TextLayoutCacheTests|LRUCacheTests|HierarchyRaceTests|NodeMoveStateTests|BackgroundLayoutTests|RasterizedSubtreeTests|ImageNodeRedrawTests|ApplicationTests
 FUZZ_SECONDS ?= 600
 FUZZ_SEED ?= $(shell date +%s)
 STRESS_OPERATIONS ?= 1000000
 STRESS_THREADS ?= 4
 
-.PHONY: gallery test stress tsan fuzz docs build deps test-deps clean
+# The README whose "Your first app" block must be Examples/FirstApp/main.swift (a draft can be checked
+# with make examples FIRST_APP_README=draft.md).
+FIRST_APP_README ?= README.md
+# Where the example apps' headless screenshots go.
+EXAMPLES_OUTPUT := .test-output/examples
+
+.PHONY: gallery test stress tsan fuzz docs examples build deps test-deps clean
 
 # Installs the Debian packages named in $(1) that are missing: with apt when running as root,
 # otherwise prints the one command to run and stops.
@@ -96,6 +104,21 @@ docs: deps
 	  echo "make docs: the catalog above has warnings (Sources/Tessera/Tessera.docc)"; exit 1; \
 	fi
 	@echo "docs: $$(grep -cE ': (warning|error):' $(DOCS_LOG)) warnings in all, none in the catalog"
+# Examples/ is its own package on Tessera by path, built in Examples/.build: what an app outside this
+# repository sees. Each app runs headless to its settled first screen, must exit 0 and write a PNG.
+examples: test-deps
+	Examples/check-readme.sh $(FIRST_APP_README)
+	swift build --package-path Examples
+	SDL_VIDEODRIVER=dummy timeout 10m swift test --package-path Examples
+	@bin=$$(swift build --package-path Examples --show-bin-path); rm -rf $(EXAMPLES_OUTPUT); \
+	for app in FirstApp PhotoFeed; do \
+	  shot=$(EXAMPLES_OUTPUT)/$$app.png; \
+	  TESSERA_HEADLESS=1 TESSERA_SCREENSHOT=$$shot timeout 2m "$$bin/$$app" \
+	    || { status=$$?; echo "examples: $$app exited with status $$status"; exit 1; }; \
+	  printf '\x89PNG\r\n\x1a\n' | cmp -s -n 8 - "$$shot" \
+	    || { echo "examples: $$app wrote no PNG at $$shot"; exit 1; }; \
+	  echo "examples: $$app ran headless and wrote $$shot"; \
+	done
 
 clean:
-	rm -rf .build .build-tsan .test-output gallery-output
+	rm -rf .build .build-tsan .test-output gallery-output Examples/.build

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Checks that the README's first app is Examples/FirstApp/main.swift, line for line: the ```swift
+# block that follows the marker line
+#     <!-- first-app: Examples/FirstApp/main.swift -->
+# (blank lines between them allowed) must equal the file, so the app a newcomer copies is one that CI
+# builds and runs. Usage: Examples/check-readme.sh [README] (default: the checkout's README.md).
+set -euo pipefail
+readme=$(realpath -- "${1:-$(dirname "$0")/../README.md}")
+cd "$(dirname "$0")/.."
+source_file=Examples/FirstApp/main.swift
+marker="<!-- first-app: $source_file -->"
+
+if [ ! -f "$readme" ]; then
+  echo "check-readme: there is no file $readme." >&2
+  exit 1
+fi
+if ! grep -qxF -- "$marker" "$readme"; then
+  echo "check-readme: $readme has no line '$marker'." >&2
+  echo "  Put it on the line before the \`\`\`swift block that shows the first app." >&2
+  exit 1
+fi
+
+block=$(mktemp)
+trap 'rm -f "$block"' EXIT
+# state: 0 before the marker, 1 between the marker and the fence, 2 inside the block, 3 closed.
+if ! awk -v marker="$marker" '
+  state == 0 && $0 == marker { state = 1; next }
+  state == 1 && /^[[:space:]]*$/ { next }
+  state == 1 && /^```swift[[:space:]]*$/ { state = 2; next }
+  state == 1 { exit }
+  state == 2 && /^```[[:space:]]*$/ { state = 3; exit }
+  state == 2 { print }
+  END { if (state != 3) exit 1 }' "$readme" > "$block"; then
+  echo "check-readme: in $readme, the marker '$marker' is not followed by a closed \`\`\`swift block." >&2
+  exit 1
+fi
+
+if ! diff -u --label "$readme (the block after the marker)" --label "$source_file" "$block" "$source_file"; then
+  echo "check-readme: the first app in $readme differs from $source_file (diff above)." >&2
+  echo "  Paste $source_file into the \`\`\`swift block after '$marker', or change the file to match." >&2
+  exit 1
+fi
+echo "check-readme: $readme shows $source_file as it is."
