@@ -32,7 +32,6 @@ public final class DisplayCoordinator: Sendable {
     /// finished it.
     private struct PendingCommit {
         let transaction: DisplayTransaction
-        let bytes: Int
     }
     /// Finished transactions waiting for the frame loop to apply them.
     private let pendingCommits = Locked<[PendingCommit]>([])
@@ -172,8 +171,7 @@ public final class DisplayCoordinator: Sendable {
     public var pendingCommitCount: Int { pendingCommits.withLock { $0.count } }
 
     func enqueueCommit(_ transaction: DisplayTransaction) {
-        let commit = PendingCommit(transaction: transaction, bytes: transaction.pendingBytes)
-        pendingCommits.withLock { $0.append(commit) }
+        pendingCommits.withLock { $0.append(PendingCommit(transaction: transaction)) }
     }
 
     /// Applies finished transactions within `commitBudgetBytes`, most urgent first when they do not
@@ -188,7 +186,9 @@ public final class DisplayCoordinator: Sendable {
             return queue
         }
         guard !waiting.isEmpty else { return (0, 0) }
-        let total = waiting.reduce(0) { $0 + $1.bytes }
+        // What each will show, measured now: results dropped at commit cost nothing.
+        let bytes = waiting.map(\.transaction.bytesToApply)
+        let total = bytes.reduce(0, +)
         guard let budget = commitBudgetBytes, total > budget else {
             // Everything fits: the order within one frame changes nothing on screen.
             for commit in waiting { commit.transaction.commitIfNeeded() }
@@ -204,15 +204,16 @@ public final class DisplayCoordinator: Sendable {
         var deferred: [PendingCommit] = []
         for rank in ranks {
             let commit = waiting[rank.index]
-            if commit.bytes > 0 {
+            let cost = bytes[rank.index]
+            if cost > 0 {
                 // Strictly in order: once one waits, every later one with contents waits too, so a
                 // large visible cell is never overtaken by smaller, less urgent ones.
-                if full || (spent > 0 && spent + commit.bytes > budget) {
+                if full || (spent > 0 && spent + cost > budget) {
                     full = true
                     deferred.append(commit)
                     continue
                 }
-                spent += commit.bytes
+                spent += cost
             }
             commit.transaction.commitIfNeeded()
             applied += 1

@@ -64,9 +64,19 @@ final class DisplayTransaction: Sendable {
         owner.value.node?.displayPriority ?? .offscreen(distance: .infinity)
     }
 
-    /// Bytes of the results still to be applied.
-    var pendingBytes: Int {
-        state.withLock { state in state.operations.reduce(0) { $0 + ($1.bitmap?.byteCount ?? 0) } }
+    /// Bytes of the results that will be shown when this transaction commits: a result whose node is
+    /// gone, or whose draw was made stale since (its node left the display range, was removed or
+    /// suspended: the sentinel moved), will be dropped and costs nothing. (UI thread)
+    @MainActor
+    var bytesToApply: Int {
+        let operations = state.withLock { $0.operations }
+        var bytes = 0
+        for operation in operations {
+            guard let bitmap = operation.bitmap, let node = operation.node.value.node,
+                  node.displaySentinel.value == operation.ticket.epoch else { continue }
+            bytes += bitmap.byteCount
+        }
+        return bytes
     }
 
     /// Adds a draw of `node`; returns its index. (UI thread, before `seal`)

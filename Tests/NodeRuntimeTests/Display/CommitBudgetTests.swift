@@ -89,6 +89,39 @@ final class CommitBudgetTests: XCTestCase {
         XCTAssertTrue(nodes.allSatisfy { centreColor($0.layer) == $0.color }, "all converge")
     }
 
+    /// Results that will be dropped at their commit (their node left the display range meanwhile)
+    /// cost nothing: the budget goes to contents that will show. Twelve 1.5 MiB draws finish; the six
+    /// nearest leave the display range before they commit; the six that stay commit two a frame,
+    /// in three frames, not behind the six dropped ones.
+    func testResultsThatWillBeDroppedCostNothing() async {
+        let (host, _) = makeHost()
+        let root = Node()
+        let nodes = (0..<12).map { colorNode($0, width: 1536) }
+        nodes.forEach { root.addSubnode($0) }
+        host.setRootNode(root)
+        for (index, node) in nodes.enumerated() {
+            node.setInterfaceState([.measureLayout, .preload, .display])
+            node.displayDistance = Double(index) * 100
+        }
+        let gates = occupyAllWorkers()
+        time += 1.0 / 60
+        host.runFrame(time: time, events: [])
+        gates.forEach { $0.open() }
+        host.runtime.scheduler.waitUntilIdle()
+        XCTAssertEqual(host.runtime.pendingCommitCount, 12)
+        // The nearest six leave the display range: their finished draws can no longer be shown.
+        for node in nodes[..<6] { node.setInterfaceState([.measureLayout, .preload]) }
+        let staying = Array(nodes[6...])
+        var frames = 0
+        while !staying.allSatisfy({ centreColor($0.layer) == $0.color }) && frames < 12 {
+            time += 1.0 / 60
+            host.runFrame(time: time, events: [])
+            frames += 1
+        }
+        XCTAssertEqual(frames, 3, "six 1.5 MiB contents, two a frame, none waiting behind dropped results")
+        XCTAssertTrue(nodes[..<6].allSatisfy { $0.layer.contents == nil })
+    }
+
     /// A content larger than the budget is never starved: it commits alone in its frame, and the
     /// contents around it keep to the budget. (Draws run on one worker in the order requested, so the
     /// results arrive in a known order: a small one, the large one, three more small ones.)
