@@ -117,9 +117,12 @@ final class DisplayTransaction: Sendable {
             return false
         }
         if delivery == nil {
-            // The frame loop holds worker wakeups; this wait needs the workers now.
+            // The frame loop holds worker wakeups; this wait needs the workers now. The hold comes
+            // back after the wait, for the rest of the frame.
+            let held = coordinator.scheduler.areWakeupsHeld
             coordinator.scheduler.releaseWakeups()
             _ = done.wait(timeout: deadline)
+            if held { coordinator.scheduler.holdWakeups() }
         }
         // Decide under the lock: a draw finishing from here on sees `.queued` and enqueues itself.
         let ready = state.withLock { state -> Bool in

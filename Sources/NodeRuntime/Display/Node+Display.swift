@@ -35,6 +35,9 @@ struct DisplayRequestState {
     struct DrawInFlight {
         let id: UInt64
         var job: DisplayJob?
+        /// Scheduled ahead of everything (a never-show-placeholders node becoming visible): a new
+        /// display distance must not move it back.
+        var isUrgent = false
     }
 }
 
@@ -117,7 +120,8 @@ extension Node {
         set {
             let job = state.withLock { state -> DisplayJob? in
                 state.displayDistance = newValue
-                return state.display.inFlight?.job
+                // An urgent draw stays ahead of everything: the distance orders offscreen work only.
+                return state.display.inFlight?.isUrgent == true ? nil : state.display.inFlight?.job
             }
             job?.setPriority(displayPriority)
         }
@@ -279,7 +283,11 @@ extension Node {
                 transaction.finish(operation, bitmap: bitmap?.prepared(forUpload: layout))
                 return .completed
             })
-        state.withLock { if $0.display.inFlight?.id == ticket.id { $0.display.inFlight?.job = job } }
+        state.withLock { state in
+            guard state.display.inFlight?.id == ticket.id else { return }
+            state.display.inFlight?.job = job
+            state.display.inFlight?.isUrgent = priority == .urgent
+        }
         return true
     }
 

@@ -43,7 +43,9 @@ extension Node {
         let (old, job) = state.withLock { state -> (InterfaceState, DisplayJob?) in
             let old = state.interfaceState
             state.interfaceState = newState
-            return (old, state.display.inFlight?.job)
+            // An urgent draw keeps its place while the node stays visible.
+            let keepsUrgency = state.display.inFlight?.isUrgent == true && newState.contains(.visible)
+            return (old, keepsUrgency ? nil : state.display.inFlight?.job)
         }
         if old != newState {
             job?.setPriority(displayPriority)

@@ -215,6 +215,45 @@ final class DisplayGuaranteeTests: XCTestCase {
         XCTAssertEqual(centreColor(node.layer), .white, "committed at the next frame")
     }
 
+    /// The frame holds worker wake-ups so that workers do not take its core mid-frame; a placeholder
+    /// wait lets them go for the wait only, and holds them again for the rest of the frame.
+    func testAPlaceholderWaitHoldsWakeupsAgainAfterIt() async {
+        let (host, _) = makeHost()
+        Runtime.shared.display.placeholderWaitBudget = 0.002
+        let gate = Gate()
+        let node = colorNode(.white, gate: gate)
+        node.neverShowPlaceholders = true
+        let root = Node()
+        root.addSubnode(node)
+        host.setRootNode(root)
+        Runtime.shared.scheduler.holdWakeups()  // as the frame loop does for its whole frame
+        Runtime.shared.startPendingDisplays()    // the wait for `node` runs out at the gate
+        XCTAssertTrue(Runtime.shared.scheduler.areWakeupsHeld, "held again after the wait")
+        Runtime.shared.scheduler.releaseWakeups()
+        gate.open()
+        Runtime.shared.scheduler.waitUntilIdle()
+    }
+
+    /// A draw a frame waits for is scheduled ahead of everything; a new display distance (a list
+    /// scrolling) orders offscreen work and must not move it back.
+    func testAnUrgentDrawKeepsItsPlaceWhenItsDistanceChanges() async {
+        let (host, _) = makeHost()
+        Runtime.shared.display.placeholderWaitBudget = 0
+        let gates = occupyAllWorkers()
+        let node = colorNode(.white)
+        node.neverShowPlaceholders = true
+        let root = Node()
+        root.addSubnode(node)
+        host.setRootNode(root)
+        frame(host)  // the urgent draw waits in the queue behind the gates
+        let job = node.state.withLock { $0.display.inFlight?.job }
+        XCTAssertEqual(job?.priority, .urgent)
+        node.displayDistance = 500
+        XCTAssertEqual(job?.priority, .urgent, "still ahead of everything")
+        gates.forEach { $0.open() }
+        Runtime.shared.scheduler.waitUntilIdle()
+    }
+
     /// Bounded waits: a never-show-placeholders node a screen ahead (in display, not visible) is not
     /// waited for at all.
     func testNeverShowPlaceholdersDoesNotWaitForDrawsAhead() async {

@@ -158,6 +158,9 @@ public final class DisplayScheduler: Sendable {
     /// - Thread: any
     public func releaseWakeups() { core.setWakeupsHeld(false) }
 
+    /// True between `holdWakeups()` and `releaseWakeups()`. - Thread: any
+    public var areWakeupsHeld: Bool { core.areWakeupsHeld }
+
     /// Queues `work` to run once on a worker.
     ///
     /// - Parameters:

@@ -237,6 +237,8 @@ final class DisplaySchedulerCore: Sendable {
         for index in wake { parkers[index].unpark() }
     }
 
+    var areWakeupsHeld: Bool { state.withLock { $0.wakeupsHeld } }
+
     var parkedCount: Int { state.withLock { $0.parkedWorkers.count } }
     var queueDepth: Int { state.withLock { $0.queue.count } }
     var runningCount: Int { state.withLock { $0.activeCount } }
