@@ -95,8 +95,9 @@ extension ImageDecoder {
 /// source that failed is tried again by the next node that shows it (the file may have appeared).
 /// - Thread: any
 final class ImageHeaderCache: Sendable {
-    /// The sizes, least recently used first, at most `countLimit`. (guarded by its lock)
-    private let sizes: Locked<LRUCache<ImageSource, PixelSize>>
+    /// The sizes by source identity (which holds no encoded bytes or bitmap alive), least recently
+    /// used first, at most `countLimit`. (guarded by its lock)
+    private let sizes: Locked<LRUCache<ImageSource.Identity, PixelSize>>
 
     struct PixelSize: Sendable, Equatable {
         var width: Int
@@ -112,7 +113,8 @@ final class ImageHeaderCache: Sendable {
 
     /// The size cached for `source`, without reading anything.
     func cachedSize(of source: ImageSource) -> PixelSize? {
-        sizes.withLock { $0.value(for: source) }
+        let identity = source.identity
+        return sizes.withLock { $0.value(for: identity) }
     }
 
     /// The size of `source`, from the cache or read from its header (on the calling thread, outside
@@ -121,7 +123,8 @@ final class ImageHeaderCache: Sendable {
         if let cached = cachedSize(of: source) { return cached }
         let read = try ImageDecoder.naturalPixelSize(of: source, limits: limits)
         let size = PixelSize(width: read.width, height: read.height)
-        let evicted = sizes.withLock { $0.insert(size, for: source, cost: 1) }
+        let identity = source.identity
+        let evicted = sizes.withLock { $0.insert(size, for: identity, cost: 1) }
         _ = evicted  // released here, after unlocking
         return size
     }
