@@ -92,9 +92,11 @@ let package = Package(
             dependencies: ["Compositor", "TestSupport"],
             exclude: ["Goldens"]
         ),
+        // The C allocator's in-use byte count, for tests that bound what a cache keeps alive.
+        .systemLibrary(name: "CAllocationCount", path: "Tests/CAllocationCount"),
         .testTarget(
             name: "NodeRuntimeTests",
-            dependencies: ["NodeRuntime", "Compositor", "TestSupport", "TesseraRandom", "CWebP"],
+            dependencies: ["NodeRuntime", "Compositor", "TestSupport", "TesseraRandom", "CWebP", "CAllocationCount"],
             exclude: ["Goldens", "FuzzRegressions", "ImageFixtures"]
         ),
         .testTarget(

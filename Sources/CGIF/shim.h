@@ -1,29 +1,30 @@
 #ifndef TESSERA_CGIF_SHIM_H
 #define TESSERA_CGIF_SHIM_H
 
-// giflib for Tessera's image decoder: a GIF's first frame, read from memory through a reader that
-// never reads past the end. giflib returns error codes; nothing here jumps.
+// giflib for Tessera's image decoder: a GIF's first frame, read through a read function that ends
+// where the bytes end. giflib returns error codes; nothing here jumps.
 #include <stddef.h>
 #include <string.h>
 #include <gif_lib.h>
 
+/// Gives `count` bytes at `out` from the reader `context`: `count`, fewer only where the bytes end,
+/// or -1 when reading failed (the caller keeps the reason).
+typedef long (*TesseraGIFReadFunction)(void *context, unsigned char *out, size_t count);
+
 typedef struct TesseraGIFReader {
-    const unsigned char *data;
-    size_t size;
-    size_t offset;
+    void *context;
+    TesseraGIFReadFunction read;
 } TesseraGIFReader;
 
 static inline int tessera_gif_read(GifFileType *gif, GifByteType *out, int count) {
     TesseraGIFReader *reader = (TesseraGIFReader *)gif->UserData;
-    size_t wanted = count < 0 ? 0 : (size_t)count;
-    size_t available = reader->size - reader->offset;
-    if (wanted > available) wanted = available;
-    memcpy(out, reader->data + reader->offset, wanted);
-    reader->offset += wanted;
-    return (int)wanted;
+    if (count <= 0) return 0;
+    long got = reader->read(reader->context, out, (size_t)count);
+    return got < 0 ? 0 : (int)got;
 }
 
-/// Opens the GIF in `reader` (whose bytes must outlive the handle). NULL with `*error` set on failure.
+/// Opens the GIF `reader` reads (which must outlive the handle): giflib reads the screen descriptor
+/// and the global colour table, and nothing more until asked. NULL with `*error` set on failure.
 static inline GifFileType *tessera_gif_open(TesseraGIFReader *reader, int *error) {
     return DGifOpen(reader, tessera_gif_read, error);
 }

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <string.h>
 #include <jpeglib.h>
+#include <jerror.h>
 
 /// The most scans a progressive file may have; each scan is a pass over the whole image, so a file
 /// of thousands of tiny scans would take minutes to decode.
@@ -22,12 +23,120 @@ typedef struct TesseraJPEGError {
     int warnings;
 } TesseraJPEGError;
 
+/// Gives between 1 and `maximum` bytes at `out` from the reader `context` (0 at the end), or -1 when
+/// reading failed (the caller keeps the reason).
+typedef long (*TesseraJPEGReadFunction)(void *context, unsigned char *out, size_t maximum);
+/// Moves the reader `context` on by `count` bytes without reading them.
+typedef void (*TesseraJPEGSkipFunction)(void *context, size_t count);
+
+/// libjpeg's source of bytes: Tessera's reader, through a 4 KB buffer. Skipping past the buffer moves
+/// the reader on without reading, so a segment libjpeg passes over costs nothing to read.
+typedef struct TesseraJPEGSource {
+    struct jpeg_source_mgr manager;
+    void *context;
+    TesseraJPEGReadFunction read;
+    TesseraJPEGSkipFunction skip;
+    JOCTET buffer[4096];
+} TesseraJPEGSource;
+
 typedef struct TesseraJPEG {
-    struct jpeg_decompress_struct info;
+    struct jpeg_decompress_struct info;  // first, so libjpeg's pointer is also this struct's
     TesseraJPEGError error;
     struct jpeg_progress_mgr progress;
+    TesseraJPEGSource source;
+    /// Application and comment segments seen, and the most allowed.
+    int segments;
+    int segmentLimit;
     int created;
 } TesseraJPEG;
+
+/// Ends the call in progress with `message` (as `error_exit` does).
+static inline void tessera_jpeg_fail(j_common_ptr info, const char *message) {
+    TesseraJPEGError *error = (TesseraJPEGError *)info->err;
+    snprintf(error->message, sizeof error->message, "%s", message);
+    longjmp(error->jump, 1);
+}
+
+static inline void tessera_jpeg_source_init(j_decompress_ptr info) { (void)info; }
+static inline void tessera_jpeg_source_term(j_decompress_ptr info) { (void)info; }
+
+/// Refills the buffer from the reader; at the end of the bytes, an end-of-image marker (with a
+/// warning), as libjpeg's own sources do, so a cut file ends in grey rows.
+static inline boolean tessera_jpeg_source_fill(j_decompress_ptr info) {
+    TesseraJPEG *jpeg = (TesseraJPEG *)info;
+    TesseraJPEGSource *source = &jpeg->source;
+    long got = source->read(source->context, source->buffer, sizeof source->buffer);
+    if (got < 0) tessera_jpeg_fail((j_common_ptr)info, "the reader failed");
+    if (got == 0) {
+        WARNMS(info, JWRN_JPEG_EOF);
+        source->buffer[0] = (JOCTET)0xFF;
+        source->buffer[1] = (JOCTET)JPEG_EOI;
+        got = 2;
+    }
+    source->manager.next_input_byte = source->buffer;
+    source->manager.bytes_in_buffer = (size_t)got;
+    return TRUE;
+}
+
+static inline void tessera_jpeg_source_skip(j_decompress_ptr info, long count) {
+    TesseraJPEG *jpeg = (TesseraJPEG *)info;
+    struct jpeg_source_mgr *manager = &jpeg->source.manager;
+    if (count <= 0) return;
+    if ((size_t)count <= manager->bytes_in_buffer) {
+        manager->next_input_byte += count;
+        manager->bytes_in_buffer -= (size_t)count;
+        return;
+    }
+    size_t beyond = (size_t)count - manager->bytes_in_buffer;
+    manager->next_input_byte += manager->bytes_in_buffer;
+    manager->bytes_in_buffer = 0;
+    jpeg->source.skip(jpeg->source.context, beyond);
+}
+
+/// The next byte of the source (the source never suspends: at the end it gives an end marker).
+static inline int tessera_jpeg_next_byte(j_decompress_ptr info) {
+    struct jpeg_source_mgr *manager = info->src;
+    if (manager->bytes_in_buffer == 0) (*manager->fill_input_buffer)(info);
+    manager->bytes_in_buffer -= 1;
+    return *manager->next_input_byte++;
+}
+
+/// Every application (APP0–APP15) and comment segment: counted against the limit, then skipped by
+/// its length, unread, but for the first bytes of APP0 (JFIF) and APP14 (Adobe), which say how the
+/// colours are stored and are read as libjpeg's own handler reads them. Nothing is kept: the EXIF
+/// orientation is read before libjpeg starts.
+static inline boolean tessera_jpeg_segment(j_decompress_ptr info) {
+    TesseraJPEG *jpeg = (TesseraJPEG *)info;
+    if (++jpeg->segments > jpeg->segmentLimit) {
+        char message[JMSG_LENGTH_MAX];
+        snprintf(message, sizeof message,
+                 "more than %d metadata blocks (JPEG application and comment segments) in the file", jpeg->segmentLimit);
+        tessera_jpeg_fail((j_common_ptr)info, message);
+    }
+    int marker = info->unread_marker;
+    long length = (long)tessera_jpeg_next_byte(info) << 8;
+    length |= tessera_jpeg_next_byte(info);
+    length -= 2;
+    if (marker == JPEG_APP0 || marker == JPEG_APP0 + 14) {
+        JOCTET data[14];
+        long count = length < 14 ? (length < 0 ? 0 : length) : 14;
+        for (long i = 0; i < count; i++) data[i] = (JOCTET)tessera_jpeg_next_byte(info);
+        length -= count;
+        if (marker == JPEG_APP0 && count >= 14 && memcmp(data, "JFIF\0", 5) == 0) {
+            info->saw_JFIF_marker = TRUE;
+            info->JFIF_major_version = data[5];
+            info->JFIF_minor_version = data[6];
+            info->density_unit = data[7];
+            info->X_density = (UINT16)((data[8] << 8) + data[9]);
+            info->Y_density = (UINT16)((data[10] << 8) + data[11]);
+        } else if (marker == JPEG_APP0 + 14 && count >= 12 && memcmp(data, "Adobe", 5) == 0) {
+            info->saw_Adobe_marker = TRUE;
+            info->Adobe_transform = data[11];
+        }
+    }
+    if (length > 0) (*info->src->skip_input_data)(info, length);
+    return TRUE;
+}
 
 static inline void tessera_jpeg_error_exit(j_common_ptr info) {
     TesseraJPEGError *error = (TesseraJPEGError *)info->err;
@@ -51,12 +160,11 @@ static inline void tessera_jpeg_progress(j_common_ptr info) {
     }
 }
 
-/// Reads the header of `size` bytes at `data` (which must outlive `jpeg`), keeping APP1 markers for
-/// the EXIF orientation. `memoryLimit` bounds libjpeg's own allocations. Returns 0, or -1 with
-/// `jpeg->error.message` set.
-/// With `file` not NULL the bytes are read from it as libjpeg asks (a cut file ends in grey rows).
-static inline int tessera_jpeg_open(TesseraJPEG *jpeg, const unsigned char *data, unsigned long size,
-                                    FILE *file, long memoryLimit) {
+/// Reads the header from `read(context, …)` (skipping with `skip`), counting application and comment
+/// segments against `segmentLimit` and keeping none of them. `memoryLimit` bounds libjpeg's own
+/// allocations. Returns 0, or -1 with `jpeg->error.message` set. A file cut short ends in grey rows.
+static inline int tessera_jpeg_open(TesseraJPEG *jpeg, void *context, TesseraJPEGReadFunction read,
+                                    TesseraJPEGSkipFunction skip, long memoryLimit, int segmentLimit) {
     memset(jpeg, 0, sizeof *jpeg);
     jpeg->info.err = jpeg_std_error(&jpeg->error.manager);
     jpeg->error.manager.error_exit = tessera_jpeg_error_exit;
@@ -67,8 +175,18 @@ static inline int tessera_jpeg_open(TesseraJPEG *jpeg, const unsigned char *data
     jpeg->info.mem->max_memory_to_use = memoryLimit;
     jpeg->progress.progress_monitor = tessera_jpeg_progress;
     jpeg->info.progress = &jpeg->progress;
-    if (file != NULL) jpeg_stdio_src(&jpeg->info, file); else jpeg_mem_src(&jpeg->info, data, size);
-    jpeg_save_markers(&jpeg->info, JPEG_APP0 + 1, 0xFFFF);
+    jpeg->segmentLimit = segmentLimit;
+    jpeg->source.context = context;
+    jpeg->source.read = read;
+    jpeg->source.skip = skip;
+    jpeg->source.manager.init_source = tessera_jpeg_source_init;
+    jpeg->source.manager.fill_input_buffer = tessera_jpeg_source_fill;
+    jpeg->source.manager.skip_input_data = tessera_jpeg_source_skip;
+    jpeg->source.manager.resync_to_restart = jpeg_resync_to_restart;
+    jpeg->source.manager.term_source = tessera_jpeg_source_term;
+    jpeg->info.src = &jpeg->source.manager;
+    for (int n = 0; n < 16; n++) jpeg_set_marker_processor(&jpeg->info, JPEG_APP0 + n, tessera_jpeg_segment);
+    jpeg_set_marker_processor(&jpeg->info, JPEG_COM, tessera_jpeg_segment);
     jpeg_read_header(&jpeg->info, TRUE);
     return 0;
 }
@@ -126,18 +244,6 @@ static inline long tessera_jpeg_read_rows(TesseraJPEG *jpeg, unsigned char *rows
         done += read;
     }
     return (long)done;
-}
-
-/// The saved APP1 marker that holds EXIF data, or NULL.
-static inline const unsigned char *tessera_jpeg_exif(const TesseraJPEG *jpeg, unsigned int *length) {
-    for (jpeg_saved_marker_ptr m = jpeg->info.marker_list; m != NULL; m = m->next) {
-        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 14 && memcmp(m->data, "Exif\0\0", 6) == 0) {
-            *length = m->data_length;
-            return m->data;
-        }
-    }
-    *length = 0;
-    return NULL;
 }
 
 /// Whether the file carries Adobe's marker (its CMYK values are then stored inverted).

@@ -3,20 +3,22 @@
 
 // libpng for Tessera's image decoder. libpng reports errors by jumping to the point set with
 // `png_jmpbuf`; every wrapper below sets its own before it calls into libpng, so a jump never
-// crosses a Swift frame. Bytes come from memory through a reader that refuses to read past the end.
+// crosses a Swift frame. Bytes come through a read function that ends where the bytes end.
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <setjmp.h>
 #include <png.h>
 
+/// Gives `count` bytes at `out` from the reader `context`: `count`, fewer only where the bytes end,
+/// or -1 when reading failed (the caller keeps the reason).
+typedef long (*TesseraPNGReadFunction)(void *context, unsigned char *out, size_t count);
+
 typedef struct TesseraPNG {
     png_structp png;
     png_infop info;
-    const unsigned char *data;
-    size_t size;
-    size_t offset;
-    FILE *file;
+    void *context;
+    TesseraPNGReadFunction read;
     char message[200];
 } TesseraPNG;
 
@@ -33,25 +35,21 @@ static inline void tessera_png_warning(png_structp png, png_const_charp message)
 
 static inline void tessera_png_read(png_structp png, png_bytep out, png_size_t count) {
     TesseraPNG *reader = (TesseraPNG *)png_get_io_ptr(png);
-    if (reader->file != NULL) {
-        if (fread(out, 1, count, reader->file) != count) png_error(png, "the file is cut short");
-        return;
-    }
-    if (reader->size - reader->offset < count) png_error(png, "the file is cut short");
-    memcpy(out, reader->data + reader->offset, count);
-    reader->offset += count;
+    long got = reader->read(reader->context, out, count);
+    if (got < 0) png_error(png, "the reader failed");
+    if ((size_t)got != count) png_error(png, "the file is cut short");
 }
 
 /// Reads the header and sets up 8-bit RGBA output (palette, grey, 16-bit and tRNS expanded; straight
 /// alpha, opaque files filled with 0xFF). `maximumSide` bounds each side and `chunkLimit` the memory
-/// any one chunk may inflate to. Bytes come from `file` when it is not NULL, else from `data`, which
-/// must outlive `reader`. Returns 0, or -1 with a message.
-static inline int tessera_png_open(TesseraPNG *reader, const unsigned char *data, size_t size, FILE *file,
+/// any one chunk may inflate to. Bytes come from `read(context, …)`, which Tessera gives only the
+/// chunks it needs; libpng still keeps no ancillary chunk and caches at most a few. Returns 0, or -1
+/// with a message.
+static inline int tessera_png_open(TesseraPNG *reader, void *context, TesseraPNGReadFunction read,
                                    unsigned int maximumSide, size_t chunkLimit) {
     memset(reader, 0, sizeof *reader);
-    reader->data = data;
-    reader->size = size;
-    reader->file = file;
+    reader->context = context;
+    reader->read = read;
     reader->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, reader, tessera_png_error, tessera_png_warning);
     if (reader->png == NULL) { strcpy(reader->message, "out of memory"); return -1; }
     reader->info = png_create_info_struct(reader->png);
@@ -61,6 +59,7 @@ static inline int tessera_png_open(TesseraPNG *reader, const unsigned char *data
     png_set_user_limits(reader->png, maximumSide, maximumSide);
     png_set_chunk_malloc_max(reader->png, chunkLimit);
     png_set_keep_unknown_chunks(reader->png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
+    png_set_chunk_cache_max(reader->png, 8);
     png_read_info(reader->png, reader->info);
     png_set_expand(reader->png);
     png_set_scale_16(reader->png);

@@ -1,6 +1,7 @@
 // image-fuzz: a seeded mutation fuzzer for Tessera's image decoding. It mutates seed files (the
 // gallery photos, the test fixtures (progressive and CMYK JPEG, WebP, GIF), small files of every
-// format made here, and the regression inputs kept in Tests/NodeRuntimeTests/FuzzRegressions) and feeds each result to `ImageDecoder.header` and
+// format made here, hostile variants of those (metadata, counts and trailing bytes that would cost more
+// than their pixels), and the regression inputs kept in Tests/NodeRuntimeTests/FuzzRegressions) and feeds each result to `ImageDecoder.header` and
 // `ImageDecoder.decode(_:for:limits:)` at a random target. Every outcome must be a bitmap or an
 // `ImageError`. A crash or trap writes the input to the findings folder before the process dies; a
 // decode that runs past the hang limit is written there too. Runs replay from their seed.
@@ -114,7 +115,90 @@ func seedInputs(repository: String) -> [[UInt8]] {
     var bmp: [UInt8] = Array("BM".utf8) + [70, 0, 0, 0, 0, 0, 0, 0, 54, 0, 0, 0, 40, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 1, 0, 24, 0]
     bmp += Array(repeating: 0, count: 24) + [255, 0, 0, 0, 255, 0, 0, 0, 0, 0, 255, 0, 255, 255, 255, 0]
     seeds.append(bmp)
-    return seeds
+    return seeds + hostileSeeds(seeds)
+}
+
+// MARK: Hostile seeds: files whose metadata, counts or trailing bytes would cost more than their pixels
+
+func be32(_ v: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8((v >> $0) & 0xFF) } }
+func le32(_ v: Int) -> [UInt8] { [0, 8, 16, 24].map { UInt8((v >> $0) & 0xFF) } }
+
+func crc32(_ bytes: [UInt8]) -> UInt32 {
+    var crc: UInt32 = 0xFFFF_FFFF
+    for byte in bytes {
+        crc ^= UInt32(byte)
+        for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+    }
+    return ~crc
+}
+
+func pngChunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+    be32(data.count) + Array(type.utf8) + data + be32(Int(crc32(Array(type.utf8) + data)))
+}
+
+/// Where the first chunk of `type` starts in a PNG, if it has one.
+func pngChunkOffset(_ png: [UInt8], _ type: String) -> Int? {
+    var i = 8
+    while i + 8 <= png.count {
+        if png[(i + 4)..<(i + 8)].elementsEqual(type.utf8) { return i }
+        i += 12 + (Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3]))
+    }
+    return nil
+}
+
+/// Variants of the small seeds with text, private and compressed-text chunks around a PNG's image
+/// data, application and comment segments (and a second EXIF block) in a JPEG, more scans than the
+/// cap in a progressive JPEG, extensions and extra frames in a GIF, a colour profile, EXIF and XMP in
+/// a WebP, and bytes after the end of each.
+func hostileSeeds(_ seeds: [[UInt8]]) -> [[UInt8]] {
+    var made: [[UInt8]] = []
+    let trailing = [UInt8](repeating: 0xA7, count: 4096)
+    for seed in seeds where seed.count < 200_000 {
+        if seed.starts(with: [0x89, 0x50, 0x4E, 0x47]), let data = pngChunkOffset(seed, "IDAT"),
+           let end = pngChunkOffset(seed, "IEND") {
+            var before: [UInt8] = []
+            for i in 0..<20 { before += pngChunk(i % 2 == 0 ? "tEXt" : "prVt", Array("Comment\u{0}seed \(i)".utf8)) }
+            before += pngChunk("zTXt", Array("Comment".utf8) + [0, 0, 0x78, 0x01, 0x01, 0x00, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x01])
+            let after = (0..<20).flatMap { _ in pngChunk("prVt", []) }
+            made.append(Array(seed[..<data]) + before + Array(seed[data..<end]) + after + Array(seed[end...]) + trailing)
+        }
+        if seed.starts(with: [0xFF, 0xD8]) {
+            let exif: [UInt8] = Array("Exif".utf8) + [0, 0] + Array("MM".utf8) + [0, 42] + be32(8)
+                + [0, 1, 0x01, 0x12, 0, 3] + be32(1) + [0, 6, 0, 0] + be32(0)
+            let app1 = [0xFF, 0xE1] + [UInt8((exif.count + 2) >> 8), UInt8((exif.count + 2) & 0xFF)] + exif
+            var segments = app1 + app1
+            for i in 0..<30 { segments += [0xFF, [0xFE, 0xE2, 0xED][i % 3], 0, 7] + Array("seed!".utf8) }
+            made.append(Array(seed[..<2]) + segments + Array(seed[2...]) + trailing)
+            // The last scan of a progressive file, repeated past the 400-scan cap.
+            if let sos = (0..<(seed.count - 1)).last(where: { seed[$0] == 0xFF && seed[$0 + 1] == 0xDA }),
+               let eoi = (sos..<(seed.count - 1)).last(where: { seed[$0] == 0xFF && seed[$0 + 1] == 0xD9 }),
+               (0..<(seed.count - 1)).contains(where: { seed[$0] == 0xFF && seed[$0 + 1] == 0xC2 }) {
+                let scan = Array(seed[sos..<eoi])
+                made.append(Array(seed[..<eoi]) + Array((0..<420).map { _ in scan }.joined()) + [0xFF, 0xD9])
+            }
+        }
+        if seed.starts(with: Array("GIF8".utf8)), seed.count > 13 {
+            var head = 13
+            if seed[10] & 0x80 != 0 { head += 3 << (Int(seed[10] & 0x07) + 1) }
+            guard head < seed.count, seed.last == 0x3B else { continue }
+            var extensions: [UInt8] = []
+            for i in 0..<20 { extensions += [0x21, 0xFE, 6] + Array("seed\(i % 10) ".utf8) + [0] }
+            extensions += [0x21, 0xFF, 11] + Array("NETSCAPE2.0".utf8) + [3, 1, 0, 0, 0]
+            let body = Array(seed[head..<(seed.count - 1)])
+            made.append(Array(seed[..<head]) + extensions + body + body + body + [0x3B] + trailing)
+        }
+        if seed.count > 30, seed.starts(with: Array("RIFF".utf8)), seed[12..<16].elementsEqual("VP8X".utf8) {
+            func chunk(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+                Array(type.utf8) + le32(payload.count) + payload + (payload.count % 2 == 1 ? [0] : [])
+            }
+            var header = Array(seed[12..<30])
+            header[8] |= 0x20 | 0x08 | 0x04
+            let body = Array("WEBP".utf8) + header + chunk("ICCP", [UInt8](repeating: 7, count: 3000))
+                + Array(seed[30...]) + chunk("EXIF", [UInt8](repeating: 8, count: 5000)) + chunk("XMP ", Array("<x/>".utf8))
+            made.append(Array("RIFF".utf8) + le32(body.count) + body + trailing)
+        }
+    }
+    return made
 }
 
 // MARK: Mutation

@@ -3,6 +3,11 @@
 // checks as any other rows, so no SDL type leaves this file.
 
 internal import CSDL
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension Bitmap {
     /// A bitmap from an SDL surface of any pixel format: SDL converts it to ARGB8888, and its rows are
@@ -41,14 +46,49 @@ extension Bitmap {
         try self.init(surface: surface, scale: scale)
     }
 
-    /// Decodes an image file (PNG, JPEG, …).
-    /// - Throws: `BitmapError.decodeFailed` naming the path when it is missing or unreadable.
+    /// Decodes an image file (PNG, JPEG, …; the name's extension is SDL_image's hint, as `IMG_Load`
+    /// takes it). Only a regular file is read: the path is opened without waiting and checked, so a
+    /// named pipe never blocks the caller and a directory or a device is refused.
+    /// - Throws: `BitmapError.decodeFailed` naming the path when it is missing, unreadable, not a
+    ///   regular file, or not an image.
     public init(contentsOfFile path: String, scale: Double = 1) throws {
-        guard let surface = IMG_Load(path) else {
+        let bytes = try Bitmap.contentsOfRegularFile(path)
+        guard !bytes.isEmpty else { throw BitmapError.decodeFailed(source: path, reason: "no bytes") }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let type = name.lastIndex(of: ".").map { String(name[name.index(after: $0)...]) } ?? ""
+        let surface: UnsafeMutablePointer<SDL_Surface>? = bytes.withUnsafeBytes { raw in
+            guard let stream = SDL_RWFromConstMem(raw.baseAddress, Int32(clamping: raw.count)) else { return nil }
+            return IMG_LoadTyped_RW(stream, 1, type)
+        }
+        guard let surface else {
             throw BitmapError.decodeFailed(source: path, reason: String(cString: SDL_GetError()))
         }
         defer { SDL_FreeSurface(surface) }
         try self.init(surface: surface, scale: scale)
+    }
+
+    /// The bytes of the regular file at `path`. Opened without waiting (`O_NONBLOCK`), then checked
+    /// on what was opened (`fstat`): anything but a regular file is refused before it is read.
+    static func contentsOfRegularFile(_ path: String) throws -> [UInt8] {
+        func failure(_ reason: String) -> BitmapError { .decodeFailed(source: path, reason: reason) }
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure(String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw failure(String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw failure("not a regular file") }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var done = 0
+        while done < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw failure(String(cString: strerror(errno)))
+            }
+            if got == 0 { break }
+            done += got
+        }
+        return done == bytes.count ? bytes : Array(bytes.prefix(done))
     }
 
     /// Writes the bitmap as a PNG with straight alpha. An empty bitmap cannot be written.

@@ -4,24 +4,34 @@ import Synchronization
 
 /// Decoded images kept for reuse, keyed by source and the pixel size they were prepared at, within a
 /// byte budget (least recently used out first). Avatars that repeat down a list decode once.
+///
+/// The budget bounds what the cache keeps alive: each entry costs its bitmap's bytes and its key's,
+/// and a key holds no source — a path, a digest of in-memory bytes, or a bitmap's identity — so
+/// neither encoded bytes nor a source bitmap stay alive because an image of them was cached. Keys
+/// hash and compare in constant time, so the lock is held for a few operations whatever the sources.
 /// - Thread: any
 public final class ImageCache: Sendable {
-    /// What an entry is keyed by: the source, the crop and content mode, and the target pixel size.
-    /// Sources match as `ImageSource` does: byte sources only when their bytes are equal, never on a
-    /// matching digest alone.
+    /// What an entry is keyed by: the source's identity, the crop and content mode, and the target
+    /// pixel size.
+    /// - Thread: any (a value)
     public struct Key: Hashable, Sendable {
-        public var source: ImageSource
+        /// The source's identity (see `ImageSource.Identity`): never the source itself.
+        public var source: ImageSource.Identity
         public var crop: Rect?
         public var contentMode: ContentMode
         public var pixelWidth: Int
         public var pixelHeight: Int
         public init(source: ImageSource, crop: Rect?, contentMode: ContentMode, pixelWidth: Int, pixelHeight: Int) {
-            self.source = source; self.crop = crop; self.contentMode = contentMode
+            self.source = source.identity; self.crop = crop; self.contentMode = contentMode
             self.pixelWidth = pixelWidth; self.pixelHeight = pixelHeight
         }
+
+        /// Bytes the key keeps alive besides itself (a path's characters), counted in its entry's cost.
+        public var retainedBytes: Int { source.retainedBytes }
     }
 
-    /// The bitmaps, least recently used first, costed in bytes and bounded by the budget.
+    /// The bitmaps, least recently used first, each costed at its bytes plus its key's, bounded by
+    /// the budget. (guarded by its lock)
     private let entries: Locked<LRUCache<Key, Bitmap>>
     private let hitCount = Atomic<Int>(0)
     private let missCount = Atomic<Int>(0)
@@ -47,6 +57,8 @@ public final class ImageCache: Sendable {
 
     public var hits: Int { hitCount.load(ordering: .relaxed) }
     public var misses: Int { missCount.load(ordering: .relaxed) }
+    /// What the cache keeps alive, in bytes: its bitmaps and what their keys hold. Never more than
+    /// `budgetBytes`.
     public var byteCount: Int { entries.withLock { $0.totalCost } }
     public var count: Int { entries.withLock { $0.count } }
 
@@ -57,11 +69,12 @@ public final class ImageCache: Sendable {
         return found
     }
 
-    /// Keeps `bitmap` for `key` (a bitmap larger than the whole budget is not kept).
+    /// Keeps `bitmap` for `key` (an entry costing more than the whole budget is not kept).
     public func store(_ bitmap: Bitmap, for key: Key) {
+        let cost = ByteCount.sum(bitmap.byteCount, key.retainedBytes)
         let removed = entries.withLock { entries -> [LRUCache<Key, Bitmap>.Entry] in
-            guard bitmap.byteCount <= entries.budget else { return [] }
-            return entries.insert(bitmap, for: key, cost: bitmap.byteCount)
+            guard cost <= entries.budget else { return [] }
+            return entries.insert(bitmap, for: key, cost: cost)
         }
         _ = removed  // the bitmaps are let go here, after unlocking
     }

@@ -15,6 +15,11 @@ internal import CWebP
 /// - BMP through the Compositor's SDL_image decode (`Bitmap(encoded:)`) whole, then shrunk, behind the
 ///   same checks and a working-memory check of its full size.
 /// Every decode reserves its working memory among the decodes running at once (`concurrentDecodeBytes`).
+///
+/// The work follows the pixels the image declares, not what else the file holds: a file is read only
+/// as far as its image needs (`EncodedReader`), metadata is skipped by its length without being read
+/// or kept, at most `maximumMetadataBlocks` blocks of it, and a progressive JPEG is refused as its
+/// 401st scan starts.
 /// - Thread: any (display workers in practice)
 public enum ImageDecoder {
     /// Caps on what a header may claim.
@@ -27,14 +32,22 @@ public enum ImageDecoder {
         /// The most memory one decode may work in, in bytes: rows, filters and the codec's own buffers
         /// (a progressive JPEG's coefficients, an interlaced PNG, a lossless WebP, a whole-image decode).
         public var workingMemoryBytes: Int
-        /// The largest encoded file read, in bytes.
+        /// The largest encoded file or byte run accepted, in bytes (only what the image needs is read).
         public var maximumEncodedBytes: Int
+        /// The most metadata blocks a file may carry before its image data: PNG chunks other than the
+        /// header, palette and transparency; JPEG segments (application and comment segments in the
+        /// whole file); GIF extensions before the first frame; WebP chunks before the image. Each is
+        /// skipped at a small fixed cost, and one more than this refuses the file before its pixels
+        /// are decoded.
+        public var maximumMetadataBlocks: Int
         public init(maximumSide: Int = 16_384, maximumPixelCount: Int = 40_000_000,
-                    workingMemoryBytes: Int = 48 << 20, maximumEncodedBytes: Int = 64 << 20) {
+                    workingMemoryBytes: Int = 48 << 20, maximumEncodedBytes: Int = 64 << 20,
+                    maximumMetadataBlocks: Int = 1_000) {
             self.maximumSide = maximumSide
             self.maximumPixelCount = maximumPixelCount
             self.workingMemoryBytes = workingMemoryBytes
             self.maximumEncodedBytes = maximumEncodedBytes
+            self.maximumMetadataBlocks = maximumMetadataBlocks
         }
     }
 
@@ -64,189 +77,13 @@ public enum ImageDecoder {
         public var height: Int
     }
 
-    /// Reads the header of `bytes`.
+    /// Reads the header of `bytes`: the format, from the bytes, and the size the image claims (a
+    /// GIF's canvas takes in its first frame's extent). Only the header is looked at, as far as it
+    /// goes: a JPEG's segments are walked to its first scan, a GIF's blocks to its first frame.
+    /// - Throws: `ImageError`: empty, an unknown format, a header cut short or refused.
+    /// - Thread: any
     public static func header(of bytes: [UInt8], source: String) throws -> Header {
-        guard !bytes.isEmpty else { throw ImageError.empty(source) }
-        func u16be(_ i: Int) -> Int { Int(bytes[i]) << 8 | Int(bytes[i + 1]) }
-        func u32be(_ i: Int) -> Int { Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3]) }
-        func u16le(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
-        func s32le(_ i: Int) -> Int { Int(Int32(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)) }
-
-        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
-            // Signature, then the IHDR chunk: length 13, "IHDR", width, height, bit depth, colour type.
-            guard bytes.count >= 26 else { throw ImageError.truncated(source) }
-            guard u32be(8) == 13, bytes[12..<16].elementsEqual("IHDR".utf8) else {
-                throw ImageError.decodeFailed(source, reason: "the PNG does not start with a valid IHDR chunk")
-            }
-            let width = u32be(16), height = u32be(20)
-            guard width <= Int(Int32.max), height <= Int(Int32.max) else {
-                throw ImageError.decodeFailed(source, reason: "the PNG claims a size over 2³¹−1")
-            }
-            let depth = Int(bytes[24]), colour = Int(bytes[25])
-            let allowed: [Int: Set<Int>] = [0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16]]
-            guard allowed[colour]?.contains(depth) == true else {
-                throw ImageError.decodeFailed(source, reason: "PNG colour type \(colour) with bit depth \(depth)")
-            }
-            return Header(format: .png, width: width, height: height)
-        }
-        if bytes.starts(with: [0xFF, 0xD8]) {
-            // Walk the markers to the first start-of-frame.
-            var i = 2
-            while i + 3 < bytes.count {
-                guard bytes[i] == 0xFF else { i += 1; continue }
-                let marker = bytes[i + 1]
-                if marker == 0xFF { i += 1; continue }
-                if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { i += 2; continue }
-                let length = u16be(i + 2)
-                let isFrame = (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
-                if isFrame {
-                    guard i + 8 < bytes.count else { throw ImageError.truncated(source) }
-                    return Header(format: .jpeg, width: u16be(i + 7), height: u16be(i + 5))
-                }
-                guard length >= 2 else { throw ImageError.decodeFailed(source, reason: "bad JPEG marker length") }
-                i += 2 + length
-            }
-            throw ImageError.truncated(source)
-        }
-        if bytes.starts(with: Array("GIF87a".utf8)) || bytes.starts(with: Array("GIF89a".utf8)) {
-            return try gifHeader(of: bytes, source: source)
-        }
-        if bytes.starts(with: Array("BM".utf8)) {
-            return try bmpHeader(of: bytes, source: source)
-        }
-        if bytes.count >= 12, bytes.starts(with: Array("RIFF".utf8)), bytes[8..<12].elementsEqual("WEBP".utf8) {
-            var width: Int32 = 0, height: Int32 = 0
-            guard bytes.withUnsafeBufferPointer({ WebPGetInfo($0.baseAddress, $0.count, &width, &height) }) != 0 else {
-                throw bytes.count < 30 ? ImageError.truncated(source)
-                    : ImageError.decodeFailed(source, reason: "the WebP header is not valid")
-            }
-            return Header(format: .webp, width: Int(width), height: Int(height))
-        }
-        throw ImageError.unsupportedFormat(source)
-    }
-
-    /// Walks a PNG's chunks by their lengths: every chunk must fit in the file, image data must be
-    /// there, and the file must reach its end chunk. A PNG cut short is refused here, before decoding:
-    /// SDL_image's reader can spin forever on some truncated files.
-    static func checkPNGChunks(_ bytes: [UInt8], source: String) throws {
-        try checkPNGChunks(length: bytes.count, source: source) { offset, count in
-            Array(bytes[offset..<min(bytes.count, offset + count)])
-        }
-    }
-
-    /// The same walk over `length` bytes read through `read(offset, count)`: only the chunk headers
-    /// are read, so a file on disk is walked without loading it.
-    static func checkPNGChunks(length: Int, source: String, read: (Int, Int) throws -> [UInt8]) throws {
-        var i = 8
-        var sawImageData = false
-        while i + 8 <= length {
-            let head = try read(i, 8)
-            guard head.count == 8 else { throw ImageError.truncated(source) }
-            let chunkLength = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
-            guard chunkLength <= Int(Int32.max) else {
-                throw ImageError.decodeFailed(source, reason: "a PNG chunk of \(chunkLength) bytes")
-            }
-            let type = head[4..<8]
-            let end = i + 12 + chunkLength
-            guard end <= length else { throw ImageError.truncated(source) }
-            if type.elementsEqual("IDAT".utf8) { sawImageData = true }
-            if type.elementsEqual("IEND".utf8) {
-                guard sawImageData else { throw ImageError.decodeFailed(source, reason: "a PNG with no image data") }
-                return
-            }
-            i = end
-        }
-        throw ImageError.truncated(source)
-    }
-
-    /// A GIF's claimed size: the logical screen and every frame descriptor, each frame's extent
-    /// (offset plus size) included, read by walking the blocks without decoding a pixel. A file cut
-    /// short after its first complete frame is accepted (only what is there can be decoded); one cut
-    /// before any frame is truncated.
-    static func gifHeader(of bytes: [UInt8], source: String) throws -> Header {
-        func u16le(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
-        guard bytes.count >= 13 else { throw ImageError.truncated(source) }
-        var width = u16le(6), height = u16le(8)
-        var i = 13
-        if bytes[10] & 0x80 != 0 { i += 3 << (Int(bytes[10] & 0x07) + 1) }
-        var frames = 0
-        /// Skips a run of data sub-blocks; false when the bytes end first.
-        func skipSubBlocks() -> Bool {
-            while i < bytes.count {
-                let size = Int(bytes[i])
-                i += 1 + size
-                if size == 0 { return true }
-            }
-            return false
-        }
-        walk: while i < bytes.count {
-            switch bytes[i] {
-            case 0x3B:
-                break walk
-            case 0x21:
-                i += 2
-                guard i <= bytes.count, skipSubBlocks() else { break walk }
-            case 0x2C:
-                guard i + 10 <= bytes.count else { break walk }
-                let left = u16le(i + 1), top = u16le(i + 3), frameWidth = u16le(i + 5), frameHeight = u16le(i + 7)
-                guard frameWidth > 0, frameHeight > 0 else {
-                    throw ImageError.decodeFailed(source, reason: "a GIF frame of \(frameWidth)×\(frameHeight) pixels")
-                }
-                width = max(width, left + frameWidth)
-                height = max(height, top + frameHeight)
-                frames += 1
-                let packed = bytes[i + 9]
-                i += 10
-                if packed & 0x80 != 0 { i += 3 << (Int(packed & 0x07) + 1) }
-                // The LZW minimum code size is 2–8 bits (SDL_image's reader crashes on larger ones).
-                if i < bytes.count, !(2...8).contains(bytes[i]) {
-                    throw ImageError.decodeFailed(source, reason: "a GIF frame with an LZW code size of \(bytes[i]) bits")
-                }
-                i += 1
-                guard i <= bytes.count, skipSubBlocks() else { break walk }
-            default:
-                throw ImageError.decodeFailed(source, reason: "an unknown GIF block 0x\(String(bytes[i], radix: 16))")
-            }
-        }
-        guard frames > 0 else { throw ImageError.truncated(source) }
-        return Header(format: .gif, width: width, height: height)
-    }
-
-    /// A BMP's claimed size, checked against the file's length: uncompressed pixel rows must all be
-    /// there (a 154-byte file cannot hold 6000×6000 pixels), and the pixel data must start inside the file.
-    static func bmpHeader(of bytes: [UInt8], source: String) throws -> Header {
-        func u16le(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
-        func u32le(_ i: Int) -> Int { u16le(i) | u16le(i + 2) << 16 }
-        func s32le(_ i: Int) -> Int { Int(Int32(bitPattern: UInt32(u32le(i)))) }
-        guard bytes.count >= 26 else { throw ImageError.truncated(source) }
-        let dataOffset = u32le(10), infoSize = u32le(14)
-        let width: Int, height: Int, bitsPerPixel: Int, compression: Int
-        if infoSize == 12 {
-            (width, height) = (u16le(18), u16le(20))
-            (bitsPerPixel, compression) = (u16le(24), 0)
-        } else if infoSize >= 40 {
-            guard bytes.count >= 34 else { throw ImageError.truncated(source) }
-            (width, height) = (s32le(18), abs(s32le(22)))
-            (bitsPerPixel, compression) = (u16le(28), u32le(30))
-        } else {
-            throw ImageError.decodeFailed(source, reason: "a BMP info header of \(infoSize) bytes")
-        }
-        guard width > 0, height > 0 else {
-            throw ImageError.decodeFailed(source, reason: "a BMP of \(width)×\(height) pixels")
-        }
-        guard [1, 4, 8, 16, 24, 32].contains(bitsPerPixel) else {
-            throw ImageError.decodeFailed(source, reason: "a BMP of \(bitsPerPixel) bits per pixel")
-        }
-        guard dataOffset >= 14 + infoSize, dataOffset < bytes.count else { throw ImageError.truncated(source) }
-        if compression == 0 || compression == 3 || compression == 6 {
-            // Rows padded to four bytes; every multiplication checked, whatever the claimed size.
-            let (bits, o1) = width.multipliedReportingOverflow(by: bitsPerPixel)
-            let stride = (bits + 31) / 32 * 4
-            let (pixels, o2) = stride.multipliedReportingOverflow(by: height)
-            let (needed, o3) = pixels.addingReportingOverflow(dataOffset)
-            guard !o1, !o2, !o3, needed <= bytes.count else { throw ImageError.truncated(source) }
-        }
-        return Header(format: .bmp, width: width, height: height)
+        try readLayout(EncodedReader(bytes: bytes, name: source), metadataLimit: Limits().maximumMetadataBlocks).header
     }
 
     /// What an image is decoded for: the pixels it is shown at, how it fills them, and the scale of
@@ -273,8 +110,8 @@ public enum ImageDecoder {
     /// the image is decoded and kept at the size the target shows (never larger than the image).
     /// - Returns: the bitmap, or nil only when `isCancelled` became true.
     /// - Throws: `ImageError` for every file that cannot be shown: missing, unreadable, empty, an
-    ///   unknown format, a header that lies or is cut short, a size over the limits, a target of no
-    ///   pixels, or a failed decode. A path that is not a regular file (a directory, a named pipe, a
+    ///   unknown format, a header that lies or is cut short, a size over the limits, more metadata
+    ///   blocks than the limits allow, a target of no pixels, or a failed decode. A path that is not a regular file (a directory, a named pipe, a
     ///   socket, a device) is refused as `notARegularFile`, naming what it is, before it is opened: a
     ///   named pipe never keeps the decoding thread waiting for a writer.
     /// - Thread: any (display workers in practice)
@@ -289,84 +126,51 @@ public enum ImageDecoder {
         if case .bitmap(let bitmap) = source {
             return try prepareForDisplay(bitmap, crop: target.crop, mode: target.mode, target: pixels, scale: scale)
         }
-        let (input, header) = try openInput(source, limits: limits)
+        let (reader, layout) = try open(source, limits: limits)
         if isCancelled() { return nil }
         return try withoutActuallyEscaping(isCancelled) { isCancelled in
-            try decode(input, header: header, source: source, for: target, limits: limits, isCancelled: isCancelled)
+            try decode(reader, layout: layout, source: source, for: target, limits: limits, isCancelled: isCancelled)
         }
     }
 
-    /// How much of a file is read to find its header; more only when the header lies further in.
-    static let headerPrefixBytes = 1 << 20
-
-    /// The input for a decode and its checked header. JPEG and PNG files stay on disk (the codec reads
-    /// them as it goes); everything else is read whole, within `maximumEncodedBytes`.
-    static func openInput(_ source: ImageSource, limits: Limits) throws -> (EncodedInput, Header) {
-        let path: String
+    /// The reader for a decode and what its header walk found, checked against `limits`. A file is
+    /// opened once, and only when it is a regular file; it is read only as far as the decoders ask.
+    static func open(_ source: ImageSource, limits: Limits) throws -> (EncodedReader, Layout) {
+        let reader: EncodedReader
         switch source {
-        case .file(let file):
-            path = file
+        case .file(let path):
+            // Only a regular file is opened: a directory or a named pipe is refused here, by its kind.
+            reader = try EncodedReader(openingFile: path)
         case .encoded(let image):
-            try checkEncodedSize(image.bytes.count, source: source.description, limits: limits)
-            return (.bytes(image.bytes), try checkedHeader(of: image.bytes, source: source.description, limits: limits))
+            reader = EncodedReader(bytes: image.bytes, name: source.description)
         case .bitmap:
             Contract.violated("a bitmap source is shown as it is, never opened as encoded bytes")
         }
-        // Only a regular file is opened: a directory or a named pipe is refused here, by its kind.
-        let handle = FileHandle(fileDescriptor: try RegularFile.openForReading(path), closeOnDealloc: true)
-        defer { try? handle.close() }
-        let size: Int
-        do { size = Int(try handle.seekToEnd()) } catch { throw ImageError.unreadable(path, reason: "\(error)") }
-        try checkEncodedSize(size, source: path, limits: limits)
-        func read(_ offset: Int, _ count: Int) throws -> [UInt8] {
-            do {
-                try handle.seek(toOffset: UInt64(offset))
-                return [UInt8](try handle.read(upToCount: count) ?? Data())
-            } catch {
-                throw ImageError.unreadable(path, reason: "\(error)")
-            }
-        }
-        var prefix = try read(0, min(size, headerPrefixBytes))
-        var header: Header
-        do {
-            header = try self.header(of: prefix, source: path)
-        } catch ImageError.truncated(let name) where prefix.count < size {
-            prefix = try read(0, size)
-            guard prefix.count == size else { throw ImageError.truncated(name) }
-            header = try self.header(of: prefix, source: path)
-        }
-        try checkSize(header, source: path, limits: limits)
-        switch header.format {
-        case .png:
-            try checkPNGChunks(length: size, source: path, read: read)
-            return (.file(path: path, size: size), header)
-        case .jpeg:
-            return (.file(path: path, size: size), header)
-        case .gif, .bmp, .webp:
-            let bytes = prefix.count == size ? prefix : try read(0, size)
-            // Checked again over the whole file: a GIF's frames and a BMP's rows are measured against it.
-            return (.bytes(bytes), try checkedHeader(of: bytes, source: path, limits: limits))
-        }
+        try checkEncodedSize(reader.size, source: reader.name, limits: limits)
+        let layout = try readLayout(reader, metadataLimit: limits.maximumMetadataBlocks)
+        try checkSize(layout.header, source: reader.name, limits: limits)
+        return (reader, layout)
     }
 
-    private static func decode(_ input: EncodedInput, header: Header, source: ImageSource, for target: Target,
+    private static func decode(_ reader: EncodedReader, layout: Layout, source: ImageSource, for target: Target,
                                limits: Limits, isCancelled: @escaping @Sendable () -> Bool) throws -> Bitmap? {
         let side = limits.maximumSide
         let pixels = (min(target.width, max(1, side)), min(target.height, max(1, side)))
         let scale = target.scale.isFinite && target.scale > 0 ? target.scale : 1
-        let sized = SizedDecode(input: input, name: source.description, target: target, limits: limits,
+        let header = layout.header
+        let sized = SizedDecode(reader: reader, name: source.description, target: target, limits: limits,
                                 isCancelled: isCancelled)
         switch header.format {
-        case .jpeg: return try sized.decodeJPEG()
+        case .jpeg: return try sized.decodeJPEG(orientation: layout.orientation)
         case .png: return try sized.decodePNG()
         case .webp: return try sized.decodeWebP()
-        case .gif: return try sized.decodeGIF(canvasWidth: header.width, canvasHeight: header.height)
+        case .gif: return try sized.decodeGIF(layout: layout)
         case .bmp:
-            guard case .bytes(let bytes) = input else { Contract.violated("BMP is decoded from bytes") }
             // Decoded whole by SDL_image: the surface it makes and the converted copy.
             let working = ByteCount.product(header.width, header.height, 8)
             return try sized.withWorkingMemory(working, "this \(header.format.rawValue.uppercased())") { () -> Bitmap? in
                 if isCancelled() { return nil }
+                let bytes = try reader.prefix(layout.bmpEnd)
                 let decoded: Bitmap
                 do {
                     decoded = try Bitmap(encoded: bytes, sourceName: source.description)
@@ -377,15 +181,6 @@ public enum ImageDecoder {
                 return try prepareForDisplay(decoded, crop: target.crop, mode: target.mode, target: pixels, scale: scale)
             }
         }
-    }
-
-    /// The header of `bytes`, checked against `limits` (and, for a PNG, its chunks walked to the end).
-    static func checkedHeader(of bytes: [UInt8], source: String, limits: Limits) throws -> Header {
-        let header = try header(of: bytes, source: source)
-        try checkSize(header, source: source, limits: limits)
-        // After the size check, so a bomb is named as one; before decoding, which a cut PNG can hang.
-        if header.format == .png { try checkPNGChunks(bytes, source: source) }
-        return header
     }
 
     static func checkSize(_ header: Header, source: String, limits: Limits) throws {
@@ -412,13 +207,13 @@ public enum ImageDecoder {
     public static func decode(_ source: ImageSource, limits: Limits = Limits(),
                               isCancelled: @Sendable () -> Bool = { false }) throws -> Bitmap? {
         if case .bitmap(let bitmap) = source { return bitmap }
-        let (input, header) = try openInput(source, limits: limits)
+        let (reader, layout) = try open(source, limits: limits)
         if isCancelled() { return nil }
         // A square target as large as the longer side, fitted: the whole image, turned if EXIF says so.
-        let side = max(header.width, header.height)
+        let side = max(layout.header.width, layout.header.height)
         let target = Target(width: side, height: side, mode: .aspectFit)
         return try withoutActuallyEscaping(isCancelled) { isCancelled in
-            try decode(input, header: header, source: source, for: target, limits: limits, isCancelled: isCancelled)
+            try decode(reader, layout: layout, source: source, for: target, limits: limits, isCancelled: isCancelled)
         }
     }
 

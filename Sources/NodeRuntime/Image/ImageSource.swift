@@ -2,6 +2,10 @@ public import Compositor
 import Foundation
 
 /// Where an image node's picture comes from.
+///
+/// Sources are equal, and hash, by their `identity`: files by path, byte sources by their contents'
+/// digest and length (never by name), bitmaps by identity. Comparing and hashing take constant time
+/// whatever the size of the bytes.
 /// - Thread: any
 public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
     /// An encoded file (PNG, JPEG, GIF, BMP, …); the format is read from its bytes, not its name.
@@ -11,18 +15,44 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
     /// A bitmap that is already decoded.
     case bitmap(Bitmap)
 
-    /// Encoded bytes in memory, with a name for messages. The bytes' digest, which cache keys and
-    /// comparisons use, is computed once here rather than on every comparison.
+    /// Encoded bytes in memory, with a name for messages. The bytes' digest, which comparisons and
+    /// cache keys use, is computed once here (about half a millisecond a megabyte), never under a lock.
     public static func data(_ bytes: [UInt8], name: String) -> ImageSource {
         .encoded(EncodedImage(bytes: bytes, name: name))
     }
 
-    /// What the decoded-image cache keys on: the path, the bytes' digest, or the bitmap's identity.
-    public var cacheKey: String {
+    /// What caches key a source by: small, compared and hashed in constant time, and holding nothing
+    /// large alive — a path, a digest of the bytes, or a bitmap's identity (not the bitmap).
+    /// - Thread: any (a value)
+    public struct Identity: Hashable, Sendable, CustomStringConvertible {
+        enum Kind: Hashable, Sendable {
+            case file(String)
+            case bytes(ContentDigest)
+            case bitmap(BitmapIdentity)
+        }
+        let kind: Kind
+
+        /// Heap bytes the identity holds: a path's characters; nothing for a digest or an identity.
+        public var retainedBytes: Int {
+            if case .file(let path) = kind { return path.utf8.count }
+            return 0
+        }
+
+        public var description: String {
+            switch kind {
+            case .file(let path): return "file:" + path
+            case .bytes(let digest): return "bytes:\(digest)"
+            case .bitmap(let identity): return "\(identity)"
+            }
+        }
+    }
+
+    /// The source's identity (see `Identity`).
+    public var identity: Identity {
         switch self {
-        case .file(let path): return "file:" + path
-        case .encoded(let image): return "data:\(image.name):\(image.bytes.count):\(image.digest)"
-        case .bitmap(let bitmap): return "bitmap:\(bitmap.identity.rawValue)"
+        case .file(let path): return Identity(kind: .file(path))
+        case .encoded(let image): return Identity(kind: .bytes(image.digest))
+        case .bitmap(let bitmap): return Identity(kind: .bitmap(bitmap.identity))
         }
     }
 
@@ -34,27 +64,38 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Files are equal by path and bitmaps by identity; byte sources only when their bytes are (the
-    /// digest decides quickly when they differ, never alone when it matches).
-    public static func == (a: ImageSource, b: ImageSource) -> Bool {
-        switch (a, b) {
-        case let (.file(x), .file(y)): return x == y
-        case let (.bitmap(x), .bitmap(y)): return x.identity == y.identity
-        case let (.encoded(x), .encoded(y)):
-            return x.digest == y.digest && x.bytes.count == y.bytes.count && x.bytes == y.bytes
-        default: return false
+    public static func == (a: ImageSource, b: ImageSource) -> Bool { a.identity == b.identity }
+    public func hash(into hasher: inout Hasher) { hasher.combine(identity) }
+}
+
+/// A 128-bit digest of a run of bytes and its length, which stands for the bytes in comparisons and
+/// cache keys. It is two SipHash values (the standard library's `Hasher`) under the process's random
+/// seed: two different runs share one with a chance of about 2⁻¹²⁸, and as the seed is never seen
+/// outside the process, no one can make two that do. (With `SWIFT_DETERMINISTIC_HASHING` set the seed
+/// is fixed and known: only tests set it.) Digests differ between processes; none is stored.
+/// - Thread: any (a value)
+public struct ContentDigest: Hashable, Sendable, CustomStringConvertible {
+    /// The number of bytes digested.
+    public let count: Int
+    let first: UInt64
+    let second: UInt64
+
+    /// Digests `bytes` (about half a millisecond a megabyte).
+    public init(_ bytes: [UInt8]) {
+        count = bytes.count
+        (first, second) = bytes.withUnsafeBytes { raw in
+            var a = Hasher()
+            a.combine(0x5465_7373_6572_6101 as UInt64)
+            a.combine(bytes: raw)
+            var b = Hasher()
+            b.combine(0x5465_7373_6572_6102 as UInt64)
+            b.combine(bytes: raw)
+            return (UInt64(bitPattern: Int64(a.finalize())), UInt64(bitPattern: Int64(b.finalize())))
         }
     }
-    public func hash(into hasher: inout Hasher) { hasher.combine(cacheKey) }
 
-    /// FNV-1a over the bytes: a stable digest for cache keys (not for security).
-    static func digest(_ bytes: [UInt8]) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01B3
-        }
-        return hash
+    public var description: String {
+        String(first, radix: 16) + String(second, radix: 16) + "/\(count)"
     }
 }
 
@@ -63,20 +104,13 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
 public struct EncodedImage: Sendable {
     public let bytes: [UInt8]
     public let name: String
-    /// FNV-1a of the bytes, computed once.
-    public let digest: UInt64
+    /// The digest of the bytes, computed once, when the value is made.
+    public let digest: ContentDigest
 
     public init(bytes: [UInt8], name: String) {
         self.bytes = bytes
         self.name = name
-        self.digest = ImageSource.digest(bytes)
-    }
-
-    /// With a digest given: for tests of what happens when two different byte runs share one.
-    init(bytes: [UInt8], name: String, digest: UInt64) {
-        self.bytes = bytes
-        self.name = name
-        self.digest = digest
+        self.digest = ContentDigest(bytes)
     }
 }
 

@@ -12,6 +12,30 @@ final class BitmapTests: XCTestCase {
         XCTAssertEqual(a.identity, b.identity)
         XCTAssertNotEqual(a.identity, c.identity)
     }
+
+    /// A path that is not a regular file is refused before it is read: a directory, a device, and a
+    /// named pipe, which would otherwise keep the caller waiting for a writer.
+    func testOnlyARegularFileIsDecoded() async throws {
+        let folder = GoldenImage.repositoryRoot.appendingPathComponent(".test-output/bitmap-file-kinds")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pipe = folder.appendingPathComponent("pipe.png").path
+        guard mkfifo(pipe, 0o600) == 0 else { throw XCTSkip("mkfifo failed") }
+        // Should the open block, a writer arriving after 10 s releases it and the test fails on time.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) {
+            let descriptor = open(pipe, O_WRONLY | O_NONBLOCK)
+            if descriptor >= 0 { close(descriptor) }
+        }
+        let started = Date()
+        for path in [pipe, folder.path, "/dev/zero"] {
+            XCTAssertThrowsError(try Bitmap(contentsOfFile: path), path) { error in
+                XCTAssertEqual(error as? BitmapError, .decodeFailed(source: path, reason: "not a regular file"))
+            }
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the pipe kept the decode waiting")
+        XCTAssertThrowsError(try Bitmap(contentsOfFile: folder.appendingPathComponent("missing.png").path))
+    }
 }
 
 /// Bitmaps copied from rows of pixels in memory, and the checks that keep a hostile stride or a short

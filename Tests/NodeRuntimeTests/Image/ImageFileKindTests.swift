@@ -127,6 +127,21 @@ final class ImageFileKindTests: XCTestCase {
         XCTAssertEqual(error?.description, "\(path): a named pipe (FIFO), not a file")
     }
 
+    /// The natural-size header read, which an image node measures with, goes through the same door:
+    /// called directly, and from a node measured off the UI thread.
+    func testTheNaturalSizeReadRefusesAPipeWithoutWaitingForAWriter() async throws {
+        let path = try makeFIFO()
+        let rescue = FIFORescue(fifo: path, after: 10)
+        XCTAssertThrowsError(try ImageDecoder.naturalPixelSize(of: .file(path))) { error in
+            XCTAssertEqual(error as? ImageError, .notARegularFile(path, kind: "a named pipe (FIFO)"))
+        }
+        let node = ImageNode()
+        node.source = .file(path)
+        let measured = await Task.detached { node.calculateSizeThatFits(Size(width: 100, height: 100)) }.value
+        XCTAssertEqual(measured, .zero, "an unreadable header measures as zero")
+        XCTAssertFalse(rescue.finish(), "the header read blocked opening the pipe")
+    }
+
     func testADeviceAndASocketAreRefusedByKind() async throws {
         XCTAssertEqual(decodeError("/dev/null"), .notARegularFile("/dev/null", kind: "a character device"))
         let socket = try makeSocket()

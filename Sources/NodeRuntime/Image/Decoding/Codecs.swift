@@ -4,9 +4,10 @@ internal import CJPEG
 internal import CPNG
 internal import CWebP
 
-/// One decode at display size: the bytes, what they are shown at, the limits, the cancellation check.
+/// One decode at display size: the reader of its bytes, what they are shown at, the limits, the
+/// cancellation check.
 struct SizedDecode {
-    let input: EncodedInput
+    let reader: EncodedReader
     let name: String
     let target: ImageDecoder.Target
     let limits: ImageDecoder.Limits
@@ -31,29 +32,24 @@ struct SizedDecode {
         let shown = plan.orientation.apply(pixels, width: plan.storedOutput.width, height: plan.storedOutput.height)
         return try Bitmap(width: shown.width, height: shown.height, scale: scale, premultipliedARGB: shown.pixels)
     }
+
+    /// The reader as the context pointer of a codec's C callbacks; valid while this decode runs.
+    var readerContext: UnsafeMutableRawPointer { Unmanaged.passUnretained(reader).toOpaque() }
 }
 
-/// The encoded bytes of one decode: in memory, or a file the codec reads as it goes (JPEG and PNG
-/// files are never held whole, so a 34 MB PNG costs its rows, not its file).
-enum EncodedInput {
-    case bytes([UInt8])
-    case file(path: String, size: Int)
-
-    /// Runs `body` with the bytes (empty for a file) and the open file (nil for bytes).
-    func withSource<R>(name: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeMutablePointer<FILE>?) throws -> R) throws -> R {
-        switch self {
-        case .bytes(let bytes):
-            return try bytes.withUnsafeBufferPointer { try body($0, nil) }
-        case .file(let path, _):
-            let descriptor = try RegularFile.openForReading(path)
-            guard let file = fdopen(descriptor, "rb") else {
-                let reason = String(cString: strerror(errno))
-                close(descriptor)
-                throw ImageError.unreadable(path, reason: reason)
-            }
-            defer { fclose(file) }
-            return try body(UnsafeBufferPointer(start: nil, count: 0), file)
-        }
+/// The C callbacks through which the codecs read: each takes an `EncodedReader` as its context.
+enum ReaderCallbacks {
+    /// Exactly `count` bytes, fewer only at the end; -1 when reading failed.
+    static let read: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int) -> Int = { context, out, count in
+        Unmanaged<EncodedReader>.fromOpaque(context!).takeUnretainedValue().callbackRead(into: out!, count: count)
+    }
+    /// Between 1 and `maximum` bytes, 0 at the end; -1 when reading failed.
+    static let readSome: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int) -> Int = { context, out, maximum in
+        Unmanaged<EncodedReader>.fromOpaque(context!).takeUnretainedValue().callbackReadSome(into: out!, maximum: maximum)
+    }
+    /// Moves on without reading.
+    static let skip: @convention(c) (UnsafeMutableRawPointer?, Int) -> Void = { context, count in
+        Unmanaged<EncodedReader>.fromOpaque(context!).takeUnretainedValue().skip(count)
     }
 }
 
@@ -62,19 +58,19 @@ enum EncodedInput {
 extension SizedDecode {
     /// JPEG through libjpeg: the scaled IDCT reduces by 2, 4 or 8 while decoding (the smallest
     /// reduction that still covers the output), rows above the region are skipped, rows below it are
-    /// never decoded, and the area filter folds each row in as it comes. EXIF orientation is applied.
-    func decodeJPEG() throws -> Bitmap? {
+    /// never decoded (nor read), and the area filter folds each row in as it comes. `orientation` is
+    /// the EXIF orientation the header walk read. Application and comment segments are skipped unread
+    /// and counted against `maximumMetadataBlocks`.
+    func decodeJPEG(orientation: ImageOrientation) throws -> Bitmap? {
         let jpeg = UnsafeMutablePointer<TesseraJPEG>.allocate(capacity: 1)
         defer { tessera_jpeg_close(jpeg); jpeg.deallocate() }
-        return try input.withSource(name: name) { data, file -> Bitmap? in
-            guard tessera_jpeg_open(jpeg, data.baseAddress, UInt(data.count), file, limits.workingMemoryBytes) == 0 else {
+        reader.seek(to: 0)
+        return try withExtendedLifetime(reader) { () -> Bitmap? in
+            guard tessera_jpeg_open(jpeg, readerContext, ReaderCallbacks.readSome, ReaderCallbacks.skip,
+                                    limits.workingMemoryBytes, Int32(clamping: limits.maximumMetadataBlocks)) == 0 else {
                 throw failure(jpeg)
             }
             let width = Int(jpeg.pointee.info.image_width), height = Int(jpeg.pointee.info.image_height)
-            var exifLength: UInt32 = 0
-            let orientation = tessera_jpeg_exif(jpeg, &exifLength).map {
-                ImageOrientation.fromEXIF(UnsafeBufferPointer(start: $0, count: Int(exifLength)))
-            } ?? .up
             let plan = DecodePlan(storedWidth: width, storedHeight: height, orientation: orientation,
                                   target: target, maximumSide: limits.maximumSide)
             let denominator = plan.largestReduction(among: [1, 2, 4, 8])
@@ -123,6 +119,7 @@ extension SizedDecode {
     }
 
     private func failure(_ jpeg: UnsafeMutablePointer<TesseraJPEG>) -> ImageError {
+        if let failure = reader.failure { return failure }
         let message = withUnsafeBytes(of: jpeg.pointee.error.message) { raw in
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
         }
@@ -153,14 +150,20 @@ extension SizedDecode {
     /// PNG through libpng: every format (palette, grey, grey + alpha, 16-bit, tRNS) expanded to 8-bit
     /// RGBA. A non-interlaced image is read one row at a time into the area filter, so its memory
     /// follows its width; an interlaced one must be held whole while its passes arrive, and is refused
-    /// when that passes the working-memory budget.
+    /// when that passes the working-memory budget. libpng sees only the chunks it needs
+    /// (`PNGChunkStream`): the rest are skipped unread, and nothing after the rows shown is read.
     func decodePNG() throws -> Bitmap? {
         let png = UnsafeMutablePointer<TesseraPNG>.allocate(capacity: 1)
         png.initialize(to: TesseraPNG())
         defer { tessera_png_close(png); png.deallocate() }
-        return try input.withSource(name: name) { data, file -> Bitmap? in
+        let stream = PNGChunkStream(reader: reader, metadataLimit: limits.maximumMetadataBlocks)
+        let context = Unmanaged.passUnretained(stream).toOpaque()
+        let read: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int) -> Int = { context, out, count in
+            Unmanaged<PNGChunkStream>.fromOpaque(context!).takeUnretainedValue().read(into: out!, count: count)
+        }
+        return try withExtendedLifetime(stream) { () -> Bitmap? in
             let side = UInt32(clamping: max(1, limits.maximumSide))
-            guard tessera_png_open(png, data.baseAddress, data.count, file, side, Self.pngChunkLimit) == 0 else {
+            guard tessera_png_open(png, context, read, side, Self.pngChunkLimit) == 0 else {
                 throw failure(png)
             }
             let width = Int(tessera_png_width(png)), height = Int(tessera_png_height(png))
@@ -203,6 +206,7 @@ extension SizedDecode {
     }
 
     private func failure(_ png: UnsafeMutablePointer<TesseraPNG>) -> ImageError {
+        if let failure = reader.failure { return failure }
         let message = withUnsafeBytes(of: png.pointee.message) { raw in
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
         }
@@ -214,11 +218,12 @@ extension SizedDecode {
 // MARK: - WebP
 
 extension SizedDecode {
-    /// WebP through libwebp, which crops and scales while it decodes. An animated file shows its
-    /// first frame. Lossless files are decoded whole inside libwebp, so they count their full size
+    /// WebP through libwebp, which crops and scales while it decodes, given only the chunks it needs
+    /// (`ImageDecoder.webpStream`): colour profiles, EXIF and XMP are never read. An animated file
+    /// shows its first frame. Lossless files are decoded whole inside libwebp, so they count their full size
     /// against the working-memory budget.
     func decodeWebP() throws -> Bitmap? {
-        guard case .bytes(let bytes) = input else { Contract.violated("WebP is decoded from bytes in memory") }
+        let bytes = try ImageDecoder.webpStream(reader, metadataLimit: limits.maximumMetadataBlocks)
         return try bytes.withUnsafeBufferPointer { data -> Bitmap? in
             var stream = UnsafeBufferPointer(start: data.baseAddress, count: data.count)
             var features = WebPBitstreamFeatures()

@@ -2,42 +2,27 @@ import Compositor
 internal import CGIF
 
 extension SizedDecode {
-    /// GIF through giflib: the first frame, placed on the canvas the header check measured (the screen
-    /// and every frame's extent), transparent outside the frame and where the graphic-control
-    /// extension says. Rows fold into the area filter as they are decoded; an interlaced frame is held
-    /// as one byte a pixel while its passes arrive. A frame cut short keeps the rows that arrived.
-    func decodeGIF(canvasWidth: Int, canvasHeight: Int) throws -> Bitmap? {
-        guard case .bytes(let bytes) = input else { Contract.violated("GIF is decoded from bytes in memory") }
-        return try bytes.withUnsafeBufferPointer { data -> Bitmap? in
-            var reader = TesseraGIFReader(data: data.baseAddress, size: data.count, offset: 0)
-            return try withUnsafeMutablePointer(to: &reader) { reader -> Bitmap? in
+    /// GIF through giflib: the first frame, placed on the canvas the header walk measured (the screen
+    /// and the frame's extent), transparent outside the frame and where the graphic-control extension
+    /// says. giflib reads the screen and the global colour table, then is moved straight to the frame
+    /// the walk found, so it never sees an extension, and nothing after the frame's rows is read. Rows
+    /// fold into the area filter as they are decoded; an interlaced frame is held as one byte a pixel
+    /// while its passes arrive. A frame cut short keeps the rows that arrived.
+    func decodeGIF(layout: ImageDecoder.Layout) throws -> Bitmap? {
+        let canvasWidth = layout.header.width, canvasHeight = layout.header.height
+        let transparentIndex = layout.gifTransparentIndex
+        reader.seek(to: 0)
+        var gifReader = TesseraGIFReader(context: readerContext, read: ReaderCallbacks.read)
+        return try withExtendedLifetime(reader) { () -> Bitmap? in
+            try withUnsafeMutablePointer(to: &gifReader) { gifReader -> Bitmap? in
                 var error: Int32 = 0
-                guard let gif = tessera_gif_open(reader, &error) else { throw failure(error) }
+                guard let gif = tessera_gif_open(gifReader, &error) else { throw failure(error) }
                 defer { var closeError: Int32 = 0; _ = DGifCloseFile(gif, &closeError) }
-                var transparentIndex = -1
-                // Walk to the first frame, noting its graphic-control extension.
-                frameSearch: while true {
-                    var record = UNDEFINED_RECORD_TYPE
-                    guard DGifGetRecordType(gif, &record) == GIF_OK else { throw failure(gif.pointee.Error) }
-                    switch record {
-                    case IMAGE_DESC_RECORD_TYPE:
-                        guard DGifGetImageDesc(gif) == GIF_OK else { throw failure(gif.pointee.Error) }
-                        break frameSearch
-                    case EXTENSION_RECORD_TYPE:
-                        var code: Int32 = 0
-                        var block: UnsafeMutablePointer<GifByteType>?
-                        guard DGifGetExtension(gif, &code, &block) == GIF_OK else { throw failure(gif.pointee.Error) }
-                        if code == GRAPHICS_EXT_FUNC_CODE, let block, block[0] >= 4, block[1] & 1 != 0 {
-                            transparentIndex = Int(block[4])
-                        }
-                        while block != nil {
-                            guard DGifGetExtensionNext(gif, &block) == GIF_OK else { throw failure(gif.pointee.Error) }
-                        }
-                    case TERMINATE_RECORD_TYPE:
-                        throw ImageError.decodeFailed(name, reason: "a GIF without a frame")
-                    default:
-                        throw ImageError.decodeFailed(name, reason: "an unknown GIF record")
-                    }
+                reader.seek(to: layout.gifFrameOffset)
+                var record = UNDEFINED_RECORD_TYPE
+                guard DGifGetRecordType(gif, &record) == GIF_OK, record == IMAGE_DESC_RECORD_TYPE,
+                      DGifGetImageDesc(gif) == GIF_OK else {
+                    throw failure(gif.pointee.Error)
                 }
                 let frame = gif.pointee.Image
                 let left = Int(frame.Left), top = Int(frame.Top), width = Int(frame.Width), height = Int(frame.Height)
@@ -111,6 +96,7 @@ extension SizedDecode {
     }
 
     private func failure(_ code: Int32) -> ImageError {
+        if let failure = reader.failure { return failure }
         let message = GifErrorString(code).map { String(cString: $0) } ?? "giflib error \(code)"
         if code == D_GIF_ERR_READ_FAILED || code == D_GIF_ERR_EOF_TOO_SOON { return .truncated(name) }
         return .decodeFailed(name, reason: message)
