@@ -140,16 +140,26 @@ extension Node {
     /// the one pending draw, and starts at the frame that commits it.
     /// - Thread: any
     public func setNeedsDisplay() {
-        if let ancestor = rasterizingAncestor {
-            ancestor.setNeedsDisplay()
-            return
-        }
+        // A node drawn into a rasterizing ancestor's bitmap asks that ancestor; it keeps the request
+        // itself too, so that it draws its own contents if it leaves the rasterized subtree.
+        let ancestor = rasterizingAncestor
         let register = state.withLock { state -> Bool in
             state.display.generation &+= 1
             state.display.needsDisplay = true
-            return state.display.inFlight == nil && state.canStartDisplay
+            return ancestor == nil && state.display.inFlight == nil && state.canStartDisplay
         }
+        if let ancestor { ancestor.setNeedsDisplay() }
         if register && drawsContents { runtime.display.register(self) }
+    }
+
+    /// Registers the draws the nodes of this subtree are waiting for and can now start: for a subtree
+    /// that joins a loaded parent already in its states (moved out of a rasterized subtree, whose
+    /// nodes asked their rasterizing ancestor to draw instead). - Thread: any
+    func registerWaitingDisplaysInSubtree() {
+        for node in subtree() where node.drawsContents {
+            let waiting = node.state.withLock { $0.display.needsDisplay && $0.display.inFlight == nil && $0.canStartDisplay }
+            if waiting && node.rasterizingAncestor == nil { runtime.display.register(node) }
+        }
     }
 
     /// Cancels the draw in flight because it can no longer matter (leaving the display range, removal,

@@ -32,6 +32,13 @@ extension Node {
     /// - Thread: any
     @discardableResult
     public func insertSubnode(_ subnode: Node, at index: Int) -> Bool {
+        insertSubnode(subnode, at: index, invalidatesLayout: true)
+    }
+
+    /// `insertSubnode(_:at:)`; `invalidatesLayout: false` for the insertions a layout being applied
+    /// makes (`automaticallyManagesSubnodes`), which must not ask for that layout again.
+    @discardableResult
+    func insertSubnode(_ subnode: Node, at index: Int, invalidatesLayout: Bool) -> Bool {
         // The cycle check, the removal from the old parent, the insertion and the `supernode` write
         // are one step of the tree lock: two threads moving nodes at once cannot put a node in two
         // parents, leave it without its `supernode`, or make a cycle.
@@ -56,9 +63,11 @@ extension Node {
         }
         guard let change else { return false }
         if let oldParent = change.oldParent {
-            subnode.didLeave(oldParent, parentLoaded: change.oldParentLoaded)
+            subnode.didLeave(oldParent, parentLoaded: change.oldParentLoaded, invalidatesLayout: invalidatesLayout)
         }
         subnode.invalidateCalculatedLayout()
+        // This node's size, and its ancestors', may depend on its subnodes.
+        if invalidatesLayout { setNeedsLayout() }
         if change.loaded {
             runtime.mainQueue.performOrEnqueue { self.attachLoadedSubnode(subnode) }
         } else if rasterizingAncestor != nil {
@@ -80,12 +89,19 @@ extension Node {
         }
         let attach = { [self] in
             let sublayer = subnode.layer  // loads the subtree (didLoad) if it has not loaded yet
-            guard sublayer.superlayer !== layer else { return }
             let position = state.withLock { $0.subnodes.firstIndex { $0 === subnode } } ?? Int.max
+            if sublayer.superlayer === layer {
+                // Moved within this node (to the top, say): the layer takes its new place too.
+                guard layer.sublayers.firstIndex(where: { $0 === sublayer }) != min(position, layer.sublayers.count - 1) else { return }
+                sublayer.removeFromSuperlayer()
+            }
             layer.insertSublayer(sublayer, at: position)
         }
         let target = interfaceState
-        defer { subnode.joinHostFramesInSubtree() }
+        defer {
+            subnode.joinHostFramesInSubtree()
+            subnode.registerWaitingDisplaysInSubtree()
+        }
         // A node moved here from a parent in other states first leaves those this one does not have
         // (visible, then display, then preload, each with its exit hook); it enters the rest below.
         let kept = subnode.interfaceState.intersection(target)
@@ -110,6 +126,12 @@ extension Node {
     /// layer and states follow at the next frame.
     /// - Thread: any
     public func removeFromSupernode() {
+        removeFromSupernode(invalidatesLayout: true)
+    }
+
+    /// `removeFromSupernode()`; `invalidatesLayout: false` for the removals a layout being applied
+    /// makes.
+    func removeFromSupernode(invalidatesLayout: Bool) {
         let removed = NodeTreeLock.withLock { () -> (parent: Node, loaded: Bool)? in
             guard let parent = supernode else { return nil }
             let loaded = parent.state.withLock { state -> Bool in
@@ -120,20 +142,21 @@ extension Node {
             return (parent, loaded)
         }
         guard let removed else { return }
-        didLeave(removed.parent, parentLoaded: removed.loaded)
+        didLeave(removed.parent, parentLoaded: removed.loaded, invalidatesLayout: invalidatesLayout)
     }
 
     /// What follows a node leaving `parent` (removed, or moved to another parent): its draw in flight
     /// is cancelled, its layer and states follow on the UI thread, and the parent is measured and
     /// (when it is drawn into a rasterizing ancestor's bitmap) drawn again.
-    private func didLeave(_ parent: Node, parentLoaded: Bool) {
+    private func didLeave(_ parent: Node, parentLoaded: Bool, invalidatesLayout: Bool) {
         cancelDisplay()
         if parentLoaded {
             runtime.mainQueue.performOrEnqueue { self.detachFromLoadedParent(parent) }
         } else if parent.rasterizingAncestor != nil {
             parent.setNeedsDisplay()
         }
-        parent.invalidateCalculatedLayout()
+        // The parent's size, and its ancestors', may have depended on this node.
+        if invalidatesLayout { parent.setNeedsLayout() } else { parent.invalidateCalculatedLayout() }
     }
 
     /// Ends the states and detaches the layer of a node that left `parent`, unless it has come back.

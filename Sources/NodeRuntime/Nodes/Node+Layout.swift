@@ -407,14 +407,14 @@ extension Node: LayoutElement {
             if desiredIdentities.insert(ObjectIdentifier(child.node)).inserted { desired.append(child.node) }
         }
         for subnode in subnodes where !desiredIdentities.contains(ObjectIdentifier(subnode)) {
-            subnode.removeFromSupernode()
+            subnode.removeFromSupernode(invalidatesLayout: false)
         }
         var current = subnodes
         var position = 0
         for node in desired {
             if let index = current.firstIndex(where: { $0 === node }) {
                 position = index + 1
-            } else if insertSubnode(node, at: position) {
+            } else if insertSubnode(node, at: position, invalidatesLayout: false) {
                 position += 1
                 current = subnodes
             } else {

@@ -113,3 +113,58 @@ final class RasterizedSubtreeTests: XCTestCase {
         try assertConverged(host, expected: { RasterRowNode(count: "3") }, "raster-subnode-removed")
     }
 }
+
+/// A node that leaves a rasterized subtree draws its own contents again: what it asked its
+/// rasterizing ancestor to draw it now draws itself, from its latest state. (Found by the stress
+/// model's pixel oracle.)
+@MainActor
+final class RasterizedSubtreeMoveTests: XCTestCase {
+    private func scene() throws -> (NodeHost, rasterized: Node, free: Node) {
+        let root = Node()
+        let rasterized = Node(), free = Node()
+        rasterized.shouldRasterizeDescendants = true
+        rasterized.frame = Rect(x: 0, y: 0, width: 40, height: 20)
+        free.frame = Rect(x: 0, y: 20, width: 40, height: 20)
+        root.addSubnode(rasterized)
+        root.addSubnode(free)
+        let host = try PixelOracle.makeHost(size: Size(width: 40, height: 40))
+        host.setRootNode(root)
+        try host.settle()
+        return (host, rasterized, free)
+    }
+
+    private func colour(_ host: NodeHost, x: Int, y: Int) throws -> Color {
+        Color(premultipliedARGB: try XCTUnwrap(OffscreenRender.capture(host)).pixel(x: x, y: y))
+    }
+
+    func testANodeMovedOutOfARasterizedRowDrawsItself() async throws {
+        let (host, rasterized, free) = try scene()
+        let node = ColorNode(Color(rgb: 0xD03030))
+        node.frame = Rect(x: 5, y: 5, width: 10, height: 10)
+        rasterized.addSubnode(node)
+        try host.settle()
+        XCTAssertEqual(try colour(host, x: 10, y: 10), Color(rgb: 0xD03030), "drawn into the row's bitmap")
+        node.color = Color(rgb: 0x3050D0)
+        onBackgroundThread { free.addSubnode(node) }
+        try host.settle()
+        XCTAssertEqual(try colour(host, x: 10, y: 30), Color(rgb: 0x3050D0), "drawn on its own, with its latest colour")
+        host.setRootNode(nil)
+    }
+
+    func testANodeThatVisitedARasterizedRowShowsWhatChangedThere() async throws {
+        let (host, rasterized, free) = try scene()
+        let node = ColorNode(Color(rgb: 0xD03030))
+        node.frame = Rect(x: 5, y: 5, width: 10, height: 10)
+        free.addSubnode(node)
+        try host.settle()
+        XCTAssertEqual(try colour(host, x: 10, y: 30), Color(rgb: 0xD03030))
+        rasterized.addSubnode(node)
+        try host.settle()
+        node.color = Color(rgb: 0x2E7D32)  // while drawn by the row
+        try host.settle()
+        free.addSubnode(node)
+        try host.settle()
+        XCTAssertEqual(try colour(host, x: 10, y: 30), Color(rgb: 0x2E7D32), "not the contents it had before it left")
+        host.setRootNode(nil)
+    }
+}
