@@ -48,8 +48,12 @@ final class GalleryElsewhereTests: XCTestCase {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
+        // A gallery that does not finish is ended, and the test fails with what it printed.
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        watchdog.cancel()
         return (process.terminationStatus, output, try? Bitmap(contentsOfFile: shot.path))
     }
 

@@ -198,6 +198,7 @@ struct DisplayStressModel {
                 node = TextNode(StressScene.texts.randomElement(using: &random)!, attributes: StressScene.textAttributes())
             default:
                 let image = ImageNode()
+                image.debugName = "image\(serial)"
                 image.source = .bitmap(StressScene.pictures.randomElement(using: &random)!)
                 node = image
             }
@@ -362,6 +363,17 @@ struct DisplayStressModel {
     private static func unconverged(root: Node) -> [String] {
         var problems: [String] = []
         for node in root.subtree() {
+            if let image = node as? ImageNode, image.rasterizingAncestor == nil, image.interfaceState.contains(.display),
+               image.isNodeLoaded, !image.frame.sanitized.isEmpty, case .bitmap(let picture)? = image.source {
+                let want = picture.pixel(x: 4, y: 4) & 0xFF_FFFF
+                let shown = image.layerIfLoaded?.contents.map { $0.pixel(x: $0.width / 2, y: $0.height / 2) & 0xFF_FFFF }
+                if image.loadState != .loaded || shown != want {
+                    problems.append("image node \(image.debugName ?? "") shows \(shown.map { String($0, radix: 16) } ?? "nothing"), "
+                                    + "its picture is \(String(want, radix: 16)), load state \(image.loadState), "
+                                    + "generations \(image.displayGenerations)")
+                }
+                continue
+            }
             guard let stress = node as? StressNode, stress.rasterizingAncestor == nil else { continue }
             let state = stress.interfaceState
             let loaded = stress.isNodeLoaded
