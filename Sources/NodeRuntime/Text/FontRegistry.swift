@@ -165,6 +165,9 @@ public final class FontRegistry: Sendable {
     private let search: FontSearch
     /// Distinguishes registries in the layout cache's key.
     let identity: Int
+    /// Changes whenever what the registry resolves can change (a fonts folder, a family, the default
+    /// family): a layout measured before a change is not used after it. - Thread: any
+    var generation: Int { state.withLock { $0.generation } }
     private static let nextIdentity = Atomic<Int>(1)
 
     /// A registry knowing DejaVu Sans (regular and bold) and DejaVu Sans Mono.

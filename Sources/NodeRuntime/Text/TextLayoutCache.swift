@@ -24,17 +24,23 @@ public final class TextLayoutCache: Sendable {
         var options: TextLayoutOptions
         var scale: Double
         var registry: Int
+        /// The registry's `generation` when measured: a layout made with other fonts is not reused.
+        var fontsGeneration: Int
 
-        init(text: AttributedText, width: Double, options: TextLayoutOptions, scale: Double, registry: Int) {
-            self.init(textDigest: text.hashValue, width: width, options: options, scale: scale, registry: registry)
+        init(text: AttributedText, width: Double, options: TextLayoutOptions, scale: Double, registry: Int,
+             fontsGeneration: Int = 0) {
+            self.init(textDigest: text.hashValue, width: width, options: options, scale: scale, registry: registry,
+                      fontsGeneration: fontsGeneration)
         }
 
-        init(textDigest: Int, width: Double, options: TextLayoutOptions, scale: Double, registry: Int) {
+        init(textDigest: Int, width: Double, options: TextLayoutOptions, scale: Double, registry: Int,
+             fontsGeneration: Int = 0) {
             self.textDigest = textDigest
             self.width = width
             self.options = options
             self.scale = scale
             self.registry = registry
+            self.fontsGeneration = fontsGeneration
         }
     }
 
@@ -136,7 +142,8 @@ extension TextLayout {
                                cache: TextLayoutCache? = .shared) -> TextLayout {
         let width = width.isNaN || width < 0 ? 0 : width
         let scale = scale.isFinite && scale > 0 ? min(scale, 8) : 1
-        let key = TextLayoutCache.Key(text: text, width: width, options: options, scale: scale, registry: fonts.identity)
+        let key = TextLayoutCache.Key(text: text, width: width, options: options, scale: scale, registry: fonts.identity,
+                                      fontsGeneration: fonts.generation)
         if let cache, let cached = cache.layout(for: key, text: text) { return cached }
         var builder = TextLayoutBuilder(text: text, width: width, options: options, scale: scale, registry: fonts)
         let layout = builder.build()

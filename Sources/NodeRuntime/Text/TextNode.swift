@@ -36,8 +36,10 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         var options = TextLayoutOptions()
         var revealedSpoilers: Set<Int> = []
         var fonts: FontRegistry = .shared
-        /// The layout of the last measurement, reused for any width it is valid for.
+        /// The layout of the last measurement, reused for any width it is valid for while the fonts
+        /// have not changed since (`lastLayoutFontsGeneration`).
         var lastLayout: TextLayout?
+        var lastLayoutFontsGeneration = 0
         var linkTapHandler: (@MainActor @Sendable (String) -> Void)?
         /// The link or spoiler under the pointer when it went down. (main thread only)
         var pressedTarget: TextHit.Target?
@@ -221,13 +223,19 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// - Thread: any
     public func textLayout(forWidth width: Double) -> TextLayout {
         let scale = contentsScale
-        let (text, options, fonts, last) = textState.withLock { ($0.text, $0.options, $0.fonts, $0.lastLayout) }
-        if let last, TextNode.layout(last, holdsForWidth: width, scale: scale) { return last }
-        let layout = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts)
-        textState.withLock { state in
-            // A layout measured while the text changed is returned but not kept.
-            if state.text == text && state.options == options { state.lastLayout = layout }
+        let (text, options, fonts, last, lastGeneration) = textState.withLock {
+            ($0.text, $0.options, $0.fonts, $0.lastLayout, $0.lastLayoutFontsGeneration)
         }
+        let generation = fonts.generation
+        if let last, lastGeneration == generation, TextNode.layout(last, holdsForWidth: width, scale: scale) { return last }
+        let layout = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts)
+        let replaced = textState.withLock { state -> TextLayout? in
+            // A layout measured while the text changed is returned but not kept.
+            guard state.text == text && state.options == options else { return nil }
+            defer { state.lastLayout = layout; state.lastLayoutFontsGeneration = generation }
+            return state.lastLayout
+        }
+        withExtendedLifetime(replaced) {}  // let go of after unlocking
         // Text cut at the layout's hard limits: kept among the node's diagnostics (printed already).
         if let cut = layout.diagnostics.first { recordOnce(cut, property: "lineLimit") }
         return layout
@@ -237,7 +245,9 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// Never measures. - Thread: any
     func measuredLayout(forWidth width: Double) -> TextLayout? {
         let scale = contentsScale
-        return textState.withLock { $0.lastLayout }.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
+        let (last, lastGeneration, fonts) = textState.withLock { ($0.lastLayout, $0.lastLayoutFontsGeneration, $0.fonts) }
+        guard lastGeneration == fonts.generation else { return nil }
+        return last.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
     }
 
     /// The layout for the node's current width; before the node has a width, the last one measured.
@@ -306,8 +316,10 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     public func drawParameters() -> DrawParameters {
         let width = bounds.width
         let scale = contentsScale
+        let generation = textState.withLock { $0.fonts }.generation
         return textState.withLock { state in
-            let layout = state.lastLayout.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
+            let current = state.lastLayoutFontsGeneration == generation
+            let layout = state.lastLayout.flatMap { current && TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
             return DrawParameters(text: state.text, options: state.options, layout: layout,
                                   revealedSpoilers: state.revealedSpoilers, fonts: state.fonts)
         }

@@ -1,4 +1,5 @@
 import Compositor
+import TestSupport
 import XCTest
 @testable import NodeRuntime
 
@@ -37,6 +38,25 @@ final class TextLayoutCacheTests: XCTestCase {
         XCTAssertNil(cache.layout(for: key, text: second), "another text with the same digest is a miss")
         let other = TextLayout.measure(second, width: 100, cache: nil)
         XCTAssertTrue(cache.store(other, for: key, text: second) === other, "its own layout, not the kept one")
+    }
+
+    /// A layout measured before the fonts changed (a family registered again, another fonts folder)
+    /// is not used after: neither from the shared cache nor as a text node's last measurement.
+    func testALayoutMeasuredWithOlderFontsIsNotReused() async {
+        let registry = FontRegistry(fontsFolder: GoldenImage.bundledFontsFolder)
+        registry.reportsErrorsToStandardError = false
+        let sample = text("Wide words with ink")
+        let before = TextLayout.measure(sample, width: 800, fonts: registry).size.width
+        registry.register(family: TextFont.sansFamily, regular: "DejaVuSansMono.ttf")
+        let after = TextLayout.measure(sample, width: 800, fonts: registry).size.width
+        XCTAssertNotEqual(before, after, "measured again with the monospaced face")
+
+        let shared = FontRegistry.shared
+        defer { shared.register(family: TextFont.sansFamily, regular: "DejaVuSans.ttf", bold: "DejaVuSans-Bold.ttf") }
+        let node = TextNode(attributedText: sample)
+        let first = node.textLayout(forWidth: 800).size.width
+        shared.register(family: TextFont.sansFamily, regular: "DejaVuSansMono.ttf")
+        XCTAssertNotEqual(node.textLayout(forWidth: 800).size.width, first)
     }
 
     func testTheLeastRecentlyUsedGoesFirstWhenTheCountIsFull() async {
