@@ -433,6 +433,11 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
             return true
         }
         if stored { displayArgumentsDidChange() }
+        if stored, case .failure(let error) = result {
+            // The placeholder shows; the reason is said once, where a developer will look.
+            reportOnce(.imageLoadFailed, property: "image \(error)",
+                       "its picture could not be loaded: \(error); the error placeholder is drawn")
+        }
     }
 
     // MARK: Readiness

@@ -46,6 +46,10 @@ public struct LayoutDiagnostic: Hashable, Sendable, CustomStringConvertible {
         /// Text longer than `TextLayout.maximumLineCount` lines: the layout keeps that many, and the
         /// last ends in the truncation token.
         case lineLimit
+        /// An image node's picture could not be loaded (a missing file, a directory, a file that is
+        /// not an image or is over the limits): the node draws its error placeholder. Reported once
+        /// per node and source.
+        case imageLoadFailed
     }
 
     public let kind: Kind

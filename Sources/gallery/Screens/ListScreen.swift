@@ -1,8 +1,8 @@
 import Tessera
 
-/// A screen controller whose content is one list. The app registers the list with the host, so it
-/// scrolls and moves its rows through the interface states every frame; keys that no focused node
-/// uses scroll it. Each screen sets itself as the list's data source.
+/// A screen controller whose content is one list. The list joins its host's frames by itself while
+/// it is shown, so it scrolls and moves its rows through the interface states every frame; keys that
+/// no focused node uses scroll it. Each screen sets itself as the list's data source.
 /// - Thread: main
 @MainActor
 class ListScreenController: NodeController {

@@ -123,6 +123,10 @@ final class ImageNodeTests: XCTestCase {
         settle(host, time: &time)
         XCTAssertEqual(node.loadState, .failed(.missingFile("/nonexistent/avatar.png")))
         XCTAssertEqual(centreColor(node.layer).map { $0 != .clear }, true, "the error placeholder is drawn")
+        // Not silently: the reason is reported once, where a developer looks.
+        let reports = node.diagnostics.filter { $0.kind == .imageLoadFailed }
+        XCTAssertEqual(reports.count, 1)
+        XCTAssertTrue(reports.first?.message.contains("/nonexistent/avatar.png: no such file") == true, "\(reports)")
     }
 
     func testLeavingPreloadCancelsTheDecode() async {
