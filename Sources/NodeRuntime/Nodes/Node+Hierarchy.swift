@@ -89,11 +89,13 @@ extension Node {
         }
         let attach = { [self] in
             let sublayer = subnode.layer  // loads the subtree (didLoad) if it has not loaded yet
-            let position = state.withLock { $0.subnodes.firstIndex { $0 === subnode } } ?? Int.max
+            let position = layerPosition(for: subnode, in: layer)
             if sublayer.superlayer === layer {
                 // Moved within this node (to the top, say): the layer takes its new place too.
-                guard layer.sublayers.firstIndex(where: { $0 === sublayer }) != min(position, layer.sublayers.count - 1) else { return }
+                guard layer.sublayers.firstIndex(where: { $0 === sublayer }) != position else { return }
                 sublayer.removeFromSuperlayer()
+                layer.insertSublayer(sublayer, at: layerPosition(for: subnode, in: layer))
+                return
             }
             layer.insertSublayer(sublayer, at: position)
         }
@@ -119,6 +121,25 @@ extension Node {
             subnode.enterInterfaceState(target)
             attach()
         }
+    }
+
+    /// Where `subnode`'s layer goes among `layer`'s sublayers: right after the layer of the nearest
+    /// subnode before it whose layer is there (subnodes whose layers have not joined yet, from another
+    /// thread's changes, are skipped), so the layers keep the subnodes' order whatever order the
+    /// changes land in.
+    @MainActor
+    private func layerPosition(for subnode: Node, in layer: Layer) -> Int {
+        let siblings = subnodes
+        guard let index = siblings.firstIndex(where: { $0 === subnode }) else { return layer.sublayers.count }
+        let sublayers = layer.sublayers
+        for earlier in siblings[..<index].reversed() {
+            guard let earlierLayer = earlier.loadedLayer, earlierLayer.superlayer === layer,
+                  let found = sublayers.firstIndex(where: { $0 === earlierLayer }) else { continue }
+            let own = sublayers.firstIndex(where: { $0 === subnode.loadedLayer })
+            // Counted without this subnode's own layer, which leaves its place before it is inserted.
+            return own.map { $0 < found ? found : found + 1 } ?? found + 1
+        }
+        return 0
     }
 
     /// Detaches the node from its parent. Leaving the hierarchy ends its interface states and cancels its

@@ -503,7 +503,11 @@ struct DisplayStressModel {
         case 72..<76:
             // Move to another row on the UI thread, any slot: hierarchy changes race the mutators'.
             let row = world.rows[Int.random(in: 0..<world.rows.count, using: &random)]
-            Runtime.shared.mainQueue.enqueue { row.addSubnode(node) }
+            Runtime.shared.mainQueue.enqueue {
+                // Not a node dropped meanwhile: that one stays out of the tree.
+                guard world.slots.withLock({ $0.contains { $0 === node } }) else { return }
+                row.addSubnode(node)
+            }
         case 76..<82:
             // A row leaves or re-enters the display range; interface states belong to the UI thread.
             let row = world.rows[Int.random(in: 0..<world.rows.count, using: &random)]
