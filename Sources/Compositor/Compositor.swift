@@ -47,6 +47,13 @@ public final class Compositor {
     }
     /// Statistics of the most recent frame. (main thread only)
     public private(set) var lastFrameStatistics = FrameStatistics()
+    /// Frames presented so far. (main thread only)
+    public private(set) var presentCount = 0
+    /// What the last frame drawn showed: the layers' change count, the root and the output size.
+    /// (main thread only)
+    private var drawnChangeCount = -1
+    private weak var drawnRoot: Layer?
+    private var drawnOutputSize = (width: 0, height: 0)
     /// Frames rendered so far. (main thread only)
     public private(set) var frameIndex = 0
     /// When true, `lastDrawList` holds the texture copies of the last frame. (main thread only)
@@ -95,15 +102,27 @@ public final class Compositor {
 
     // MARK: Events
 
-    /// Drains the platform's events. Renderer resets are handled here (every texture is dropped and
-    /// uploaded again when next drawn); the rest is returned for the app to route.
     /// Text input and the clipboard, when the backend offers them. (main thread only)
     public var textInputPlatform: TextInputPlatform? { backend as? TextInputPlatform }
 
+    /// Drains the platform's events. Renderer resets are handled here (every texture is dropped and
+    /// uploaded again when next drawn); the rest is returned for the app to route.
     public func pollEvents() -> [InputEvent] {
         UIThread.precondition("Compositor.pollEvents")
+        return handle(backend.pollEvents())
+    }
+
+    /// Blocks until the platform has an event, `UIWakeup.shared` is woken, or `timeout` seconds pass
+    /// (nil: no limit), then returns the events, as `pollEvents()` does. An app with nothing to do
+    /// waits here instead of running frames. - Thread: main
+    public func waitForEvents(timeout: Double?) -> [InputEvent] {
+        UIThread.precondition("Compositor.waitForEvents")
+        return handle(backend.waitForEvents(timeout: timeout))
+    }
+
+    private func handle(_ events: [BackendEvent]) -> [InputEvent] {
         var input: [InputEvent] = []
-        for event in backend.pollEvents() {
+        for event in events {
             switch event {
             case .input(let e): input.append(e)
             case .renderTargetsReset, .renderDeviceReset: handleRendererReset()
@@ -131,7 +150,33 @@ public final class Compositor {
         backend.present()
         statistics.presentMilliseconds = MonotonicClock.milliseconds(since: presentStart)
         lastFrameStatistics = statistics
+        presentCount += 1
         return statistics
+    }
+
+    /// Draws and presents `root` only when something on screen may differ from the last frame drawn:
+    /// a layer changed (`Layer.changeCount`), another root, another output size, or the renderer lost
+    /// its textures. Otherwise nothing is drawn or presented, and the statistics say so
+    /// (`presented == false`): a window at rest costs nothing here.
+    @discardableResult
+    public func renderIfChanged(_ root: Layer?) -> FrameStatistics {
+        guard needsRender(root) else {
+            var skipped = FrameStatistics()
+            skipped.frameIndex = frameIndex
+            skipped.presented = false
+            skipped.liveTextures = lastFrameStatistics.liveTextures
+            skipped.liveTextureBytes = lastFrameStatistics.liveTextureBytes
+            skipped.cornerPieceBytes = lastFrameStatistics.cornerPieceBytes
+            return skipped
+        }
+        return render(root)
+    }
+
+    /// True when `root` may look different from the last frame drawn.
+    public func needsRender(_ root: Layer?) -> Bool {
+        let (w, h) = backend.outputPixelSize
+        return Layer.changeCount != drawnChangeCount || root !== drawnRoot || pendingResets > 0
+            || w != drawnOutputSize.width || h != drawnOutputSize.height || frameIndex == 0
     }
 
     /// Draws the tree under `root`, reads the pixels back, then presents. For tests and screenshots.
@@ -142,11 +187,16 @@ public final class Compositor {
         backend.present()
         statistics.presentMilliseconds = MonotonicClock.milliseconds(since: presentStart)
         lastFrameStatistics = statistics
+        presentCount += 1
         return pixels
     }
 
     private func compose(_ root: Layer?) {
         UIThread.precondition("Compositor.render")
+        drawnChangeCount = Layer.changeCount
+        drawnRoot = root
+        let outputSize = backend.outputPixelSize
+        drawnOutputSize = (outputSize.width, outputSize.height)
         frameIndex += 1
         statistics = FrameStatistics()
         statistics.frameIndex = frameIndex

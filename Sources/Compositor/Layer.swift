@@ -37,31 +37,59 @@ public final class Layer {
     public var name: String?
 
     /// Position and size in the superlayer, in points. (main thread only)
-    public var frame: Rect = .zero { willSet { checkThread("Layer.frame") } }
+    public var frame: Rect = .zero {
+        willSet { checkThread("Layer.frame") }
+        didSet { if frame != oldValue { Self.noteChange() } }
+    }
     /// The committed bitmap, drawn stretched to `frame`. (main thread only)
-    public var contents: Bitmap? { willSet { checkThread("Layer.contents") } }
+    public var contents: Bitmap? {
+        willSet { checkThread("Layer.contents") }
+        didSet { if contents?.identity != oldValue?.identity { Self.noteChange() } }
+    }
     /// Drawn under the contents; nil draws nothing. (main thread only)
-    public var backgroundColor: Color? { willSet { checkThread("Layer.backgroundColor") } }
+    public var backgroundColor: Color? {
+        willSet { checkThread("Layer.backgroundColor") }
+        didSet { if backgroundColor != oldValue { Self.noteChange() } }
+    }
     /// Multiplies into this layer and every descendant. (main thread only)
-    public var opacity: Double = 1 { willSet { checkThread("Layer.opacity") } }
+    public var opacity: Double = 1 {
+        willSet { checkThread("Layer.opacity") }
+        didSet { if opacity != oldValue { Self.noteChange() } }
+    }
     /// A hidden layer and its sublayers are not drawn. (main thread only)
-    public var isHidden = false { willSet { checkThread("Layer.isHidden") } }
+    public var isHidden = false {
+        willSet { checkThread("Layer.isHidden") }
+        didSet { if isHidden != oldValue { Self.noteChange() } }
+    }
     /// Clips sublayers to this layer's rectangle. (main thread only)
-    public var clipsToBounds = false { willSet { checkThread("Layer.clipsToBounds") } }
+    public var clipsToBounds = false {
+        willSet { checkThread("Layer.clipsToBounds") }
+        didSet { if clipsToBounds != oldValue { Self.noteChange() } }
+    }
     /// Radius of the rounded corners, in points. (main thread only)
-    public var cornerRadius: Double = 0 { willSet { checkThread("Layer.cornerRadius") } }
+    public var cornerRadius: Double = 0 {
+        willSet { checkThread("Layer.cornerRadius") }
+        didSet { if cornerRadius != oldValue { Self.noteChange() } }
+    }
     /// Which corners `cornerRadius` rounds. (main thread only)
-    public var maskedCorners: CornerMask = .all { willSet { checkThread("Layer.maskedCorners") } }
+    public var maskedCorners: CornerMask = .all {
+        willSet { checkThread("Layer.maskedCorners") }
+        didSet { if maskedCorners != oldValue { Self.noteChange() } }
+    }
     /// How the corners are rounded. (main thread only)
     public var cornerRoundingMode: CornerRoundingMode = .compositorClip {
         willSet { checkThread("Layer.cornerRoundingMode") }
+        didSet { if cornerRoundingMode != oldValue { Self.noteChange() } }
     }
     /// The colour behind the layer, painted into the corner pieces of `.clipping`. (main thread only)
-    public var cornerClipColor: Color? { willSet { checkThread("Layer.cornerClipColor") } }
+    public var cornerClipColor: Color? {
+        willSet { checkThread("Layer.cornerClipColor") }
+        didSet { if cornerClipColor != oldValue { Self.noteChange() } }
+    }
     /// Order among siblings: higher draws later (on top). (main thread only)
     public var zPosition: Double = 0 {
         willSet { checkThread("Layer.zPosition") }
-        didSet { if zPosition != oldValue { superlayer?.drawOrderIsStale = true } }
+        didSet { if zPosition != oldValue { superlayer?.drawOrderIsStale = true; Self.noteChange() } }
     }
 
     /// The layer's children, in insertion order. (main thread only)
@@ -83,6 +111,14 @@ public final class Layer {
     private func checkThread(_ what: @autoclosure () -> String) {
         UIThread.precondition(what())
     }
+
+    /// Counts the changes made to any layer that show on screen (a property that changed value, a
+    /// sublayer added or removed): a compositor that has drawn the current count has nothing new to
+    /// draw. (main thread only)
+    public private(set) static var changeCount = 0
+
+    @inline(__always)
+    private static func noteChange() { changeCount &+= 1 }
 
     /// The layer's own coordinate space: origin zero, the frame's size.
     public var bounds: Rect { Rect(origin: .zero, size: frame.size) }
@@ -114,6 +150,7 @@ public final class Layer {
         sublayers.insert(layer, at: position)
         layer.superlayer = self
         drawOrderIsStale = true
+        Self.noteChange()
         return true
     }
 
@@ -126,6 +163,7 @@ public final class Layer {
         }
         parent.drawOrderIsStale = true
         superlayer = nil
+        Self.noteChange()
     }
 
     /// Removes every sublayer.
@@ -134,6 +172,7 @@ public final class Layer {
         for layer in sublayers { layer.superlayer = nil }
         sublayers.removeAll()
         drawOrderIsStale = true
+        Self.noteChange()
     }
 
     /// Sublayers in drawing order: ascending z, insertion order among equals.

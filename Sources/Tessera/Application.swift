@@ -40,14 +40,18 @@ public final class Application {
         public var renderer: RenderDriver
         /// The colour behind every node.
         public var backgroundColor: Color
-        /// Stop `run()` after this many frames; nil runs until quit.
+        /// Stop `run()` after this many frames; nil runs until quit. With a window, where an app at rest
+        /// runs no frames, it also stops once that many frame intervals of time have passed.
         public var frames: Int?
         /// After the last frame, settle and write the screen to this PNG file.
         public var screenshot: String?
+        /// Present in step with the display's refresh where the renderer offers it.
+        public var vsync: Bool
 
         public init(title: String = "Tessera", size: Size = Size(width: 800, height: 600), scale: Double? = nil,
                     headless: Bool? = nil, resizable: Bool = true, renderer: RenderDriver = .auto,
-                    backgroundColor: Color = .white, frames: Int? = nil, screenshot: String? = nil) {
+                    backgroundColor: Color = .white, frames: Int? = nil, screenshot: String? = nil,
+                    vsync: Bool = true) {
             self.title = title
             self.size = size
             self.scale = scale
@@ -57,6 +61,7 @@ public final class Application {
             self.backgroundColor = backgroundColor
             self.frames = frames
             self.screenshot = screenshot
+            self.vsync = vsync
         }
 
         /// A headless configuration for tests: the dummy driver, 1 pixel per point unless given.
@@ -120,6 +125,8 @@ public final class Application {
 
     /// Paces the window's frames; headless frames step their time instead.
     private let clock: FrameClock
+    /// The clock's time at the event loop's last frame (headless: how far to move the host's time).
+    private var lastLoopFrame: Double?
 
     /// Opens the window (or the headless output) and shows `rootController` (nil: nothing yet; set one
     /// with `host.setRootController(_:)`).
@@ -135,7 +142,7 @@ public final class Application {
             backend = try SDLRenderBackend(.init(title: configuration.title, size: configuration.size,
                                                  scale: configuration.scale, headless: headless,
                                                  resizable: configuration.resizable,
-                                                 renderDriver: configuration.renderer))
+                                                 renderDriver: configuration.renderer, vsync: configuration.vsync))
         } catch {
             throw Failure("cannot open the window: \(error)")
         }
@@ -143,7 +150,8 @@ public final class Application {
                                     configuration: .init(clearColor: configuration.backgroundColor))
         host = NodeHost(compositor: compositor)
         Runtime.shared.contentsScale = compositor.scale
-        clock = RealFrameClock()
+        // Frames paced by the display's refresh where SDL knows it.
+        clock = RealFrameClock(framesPerSecond: backend.refreshRate ?? 60)
         if let rootController { host.setRootController(rootController) }
     }
 
@@ -152,28 +160,89 @@ public final class Application {
         try self.init(configuration: configuration, rootController: NodeController(node: rootNode))
     }
 
-    /// Runs frames until the window closes, `quit()` is called or `configuration.frames` have run;
-    /// then, with `configuration.screenshot`, settles and writes the screen. Headless without a frame
-    /// count, it settles and stops (there is no window to close).
+    /// Runs the app until the window closes, `quit()` is called or `configuration.frames` have run;
+    /// then, with `configuration.screenshot`, settles and writes the screen. With a window it runs
+    /// the event loop (`runEventLoop`): frames while there is something to do, a wait for events when
+    /// there is not. Headless with a frame count, it runs that many frames back to back on its own time
+    /// line; headless without one, it settles and stops (there is no window to close).
     /// - Throws: `SettleTimeout` or a file error from the screenshot.
     public func run() throws {
-        let frameLimit = configuration.frames
-        if isHeadless && frameLimit == nil {
-            try settle()
-        } else {
-            while !isQuitting {
-                let events = compositor.pollEvents()
-                if events.contains(.quit) { isQuitting = true; break }
-                frame(events: events)
-                if let frameLimit, frameCount >= frameLimit { break }
-                if !isQuitting && !isHeadless { clock.waitForNextFrame() }
+        if isHeadless {
+            if let frameLimit = configuration.frames {
+                while !isQuitting && frameCount < frameLimit { frame() }
+            } else {
+                try settle()
             }
+        } else {
+            runEventLoop()
         }
         if let screenshot = configuration.screenshot {
             try settle()
             let url = try writeScreenshot(to: screenshot)
             TesseraLog.app.info("screenshot written to \(url.path)")
         }
+    }
+
+    /// The longest the loop waits for events before it gives the main actor's queue a turn: work
+    /// sent to `@MainActor` from another thread (`Task { @MainActor in … }`) reaches the main
+    /// dispatch queue, which does not wake the event wait.
+    public static let mainActorTurnInterval = 0.25
+
+    /// The event loop: a frame whenever there is something to do (`NodeHost.needsFrame`: input,
+    /// results from the workers, animation, scrolling, changed layers), paced by the display's
+    /// refresh; otherwise a wait in the platform's event queue until input, a wake from another thread
+    /// (`UIWakeup`), the focused node's next timer (a caret's blink) or `mainActorTurnInterval`. An app
+    /// at rest runs no frames, draws nothing and presents nothing. Ends when the window closes,
+    /// `quit()` is called, `configuration.frames` have run (or that many frame intervals have passed)
+    /// or `seconds` (if given) have passed.
+    public func runEventLoop(forSeconds seconds: Double? = nil) {
+        let start = clock.now
+        lastLoopFrame = start
+        var end = seconds.map { start + max(0, $0) }
+        if let limit = configuration.frames {
+            let framesEnd = start + Double(limit) * clock.frameInterval
+            end = min(end ?? framesEnd, framesEnd)
+        }
+        let wakeup = UIWakeup.shared
+        while !isQuitting {
+            if let limit = configuration.frames, frameCount >= limit { break }
+            if let end, clock.now >= end { break }
+            // Reset before looking for work: a wake from here on ends the wait below.
+            wakeup.reset()
+            Self.runMainActorJobs()
+            let events: [InputEvent]
+            if host.needsFrame {
+                events = compositor.pollEvents()
+            } else {
+                let now = clock.now
+                var timeout = Self.mainActorTurnInterval
+                if let timer = host.nextTimerTime(after: host.time) { timeout = min(timeout, max(0, timer - loopTime())) }
+                if let end { timeout = min(timeout, max(0, end - now)) }
+                events = compositor.waitForEvents(timeout: timeout)
+                (clock as? RealFrameClock)?.restart()
+                // Woken with nothing to do (the main actor's turn, a timer not yet due): look again.
+                if events.isEmpty && !host.needsFrame && !timerIsDue() { continue }
+            }
+            if events.contains(.quit) { isQuitting = true; break }
+            frame(events: events, at: loopTime())
+            lastLoopFrame = clock.now
+            if host.needsFrame { clock.waitForNextFrame() }
+        }
+    }
+
+    /// True when the focused node's timer (a caret's blink) is due at the loop's time.
+    private func timerIsDue() -> Bool {
+        guard let timer = host.nextTimerTime(after: host.time) else { return false }
+        return loopTime() >= timer
+    }
+
+    /// The event loop's time for a frame run now: the clock's with a window. Headless, the host's
+    /// own time line (which tests step by hand) moved on by the wall time since the loop's last frame,
+    /// at least one frame interval, so timers fall due while the loop waits as they do in a window.
+    private func loopTime() -> Double {
+        guard isHeadless else { return clock.now }
+        let elapsed = lastLoopFrame.map { clock.now - $0 } ?? 0
+        return host.time + max(clock.frameInterval, elapsed)
     }
 
     /// Ends `run()` after the current frame.
@@ -184,9 +253,13 @@ public final class Application {
     /// on the host directly keep one time line with these).
     @discardableResult
     public func frame(events: [InputEvent]? = nil) -> FrameRecord {
+        frame(events: events, at: isHeadless ? host.time + clock.frameInterval : clock.now)
+    }
+
+    @discardableResult
+    private func frame(events: [InputEvent]?, at time: Double) -> FrameRecord {
         let events = events ?? compositor.pollEvents()
         if events.contains(.quit) { isQuitting = true }
-        let time = isHeadless ? host.time + clock.frameInterval : clock.now
         let record = host.runFrame(time: time, events: events)
         frameCount += 1
         Self.runMainActorJobs()

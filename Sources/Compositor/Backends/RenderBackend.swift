@@ -69,6 +69,9 @@ public protocol RenderBackend: AnyObject {
     func present()
     /// Drains pending platform events.
     func pollEvents() -> [BackendEvent]
+    /// Blocks until a platform event, a `UIWakeup` or `timeout` seconds (nil: no limit), then drains
+    /// the pending events. The default polls without waiting (backends without a platform).
+    func waitForEvents(timeout: Double?) -> [BackendEvent]
     /// Shows `cursor` as the pointer's shape. Hosts call it only when the shape changes; a backend
     /// without a pointer (or SDL's dummy driver) ignores it. The default does nothing.
     func setCursor(_ cursor: Cursor)
@@ -76,5 +79,6 @@ public protocol RenderBackend: AnyObject {
 
 extension RenderBackend {
     public func setCursor(_ cursor: Cursor) {}
+    public func waitForEvents(timeout: Double?) -> [BackendEvent] { pollEvents() }
     public var uploadAlphaLayout: Bitmap.AlphaLayout { .premultiplied }
 }

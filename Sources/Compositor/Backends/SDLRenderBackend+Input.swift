@@ -6,9 +6,37 @@ internal import CSDL
 
 extension SDLRenderBackend {
     public func pollEvents() -> [BackendEvent] {
+        drainEvents(after: nil)
+    }
+
+    /// Blocks in SDL's event wait until an event, a `UIWakeup` (an event of the backend's own type,
+    /// pushed from any thread) or `timeout` seconds, then drains the queue. SDL's dummy video driver
+    /// has no wait of its own (SDL would poll every millisecond): there, the wake-up's own wait.
+    public func waitForEvents(timeout: Double?) -> [BackendEvent] {
+        if videoDriverName == "dummy" {
+            _ = UIWakeup.shared.wait(timeout: timeout)
+            return drainEvents(after: nil)
+        }
+        var event = SDL_Event()
+        let received: Int32
+        if let timeout {
+            let milliseconds = timeout.isFinite ? min(max(0, (timeout * 1000).rounded(.up)), Double(Int32.max)) : Double(Int32.max)
+            received = SDL_WaitEventTimeout(&event, Int32(milliseconds))
+        } else {
+            received = SDL_WaitEvent(&event)
+        }
+        return drainEvents(after: received != 0 ? event : nil)
+    }
+
+    /// Translates `first` (an event already taken from the queue) and every queued event.
+    private func drainEvents(after first: SDL_Event?) -> [BackendEvent] {
         var events: [BackendEvent] = []
         var event = SDL_Event()
         var windowChanged = false
+        if let first {
+            if SDL_EventType(first.type) == SDL_WINDOWEVENT { windowChanged = true }
+            if let translated = translate(first) { events.append(translated) }
+        }
         while SDL_PollEvent(&event) != 0 {
             if SDL_EventType(event.type) == SDL_WINDOWEVENT { windowChanged = true }
             if let translated = translate(event) { events.append(translated) }
@@ -67,6 +95,14 @@ extension SDLRenderBackend {
         default:
             return
         }
+    }
+
+    /// Moves the pointer to `point` (in points) inside the window, as a user's hand would: the window
+    /// system then sends the motion like any other (`SDL_WarpMouseInWindow`). Under the dummy driver
+    /// nothing moves.
+    public func warpPointer(to point: Point) {
+        UIThread.precondition("SDLRenderBackend.warpPointer")
+        SDL_WarpMouseInWindow(window, Int32((point.x * scale).rounded()), Int32((point.y * scale).rounded()))
     }
 
     /// Shows one of SDL's system cursors, made the first time each shape is asked for

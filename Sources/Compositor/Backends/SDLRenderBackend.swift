@@ -48,11 +48,15 @@ public final class SDLRenderBackend: RenderBackend {
         /// The renderer to ask SDL for; the backend fails to start when SDL gives another one (SDL
         /// itself would quietly fall back), so a report never names a renderer that did not run.
         public var renderDriver: RenderDriver
+        /// Present in step with the display's refresh (`SDL_RENDERER_PRESENTVSYNC`), where the
+        /// renderer offers it. Off by default: benchmarks time frames without waiting for the display.
+        public var vsync: Bool
         public init(title: String = "Tessera", size: Size, scale: Double? = nil, headless: Bool = true,
-                    resizable: Bool = false, renderDriver: RenderDriver = .auto) {
+                    resizable: Bool = false, renderDriver: RenderDriver = .auto, vsync: Bool = false) {
             self.title = title; self.size = size; self.scale = scale
             self.headless = headless; self.resizable = resizable
             self.renderDriver = renderDriver
+            self.vsync = vsync
         }
     }
 
@@ -127,7 +131,8 @@ public final class SDLRenderBackend: RenderBackend {
             // Over the environment's `SDL_RENDER_DRIVER`: the caller asked for this one.
             SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, configuration.renderDriver.rawValue, SDL_HINT_OVERRIDE)
         }
-        guard let renderer = SDL_CreateRenderer(window, -1, 0) else {
+        let rendererFlags = configuration.vsync && !configuration.headless ? UInt32(SDL_RENDERER_PRESENTVSYNC.rawValue) : 0
+        guard let renderer = SDL_CreateRenderer(window, -1, rendererFlags) else {
             let reason = String(cString: SDL_GetError())
             SDL_DestroyWindow(window)
             throw SDLBackendError(message: "SDL could not create a renderer: \(reason)")
@@ -165,6 +170,25 @@ public final class SDLRenderBackend: RenderBackend {
         if followsDisplayScale { self.scale = displayScale() ?? 1 }
         // Text input starts when a text field takes focus.
         SDL_StopTextInput()
+        // A wake from any thread ends the event wait: an event of this backend's own type, which
+        // `SDL_PushEvent` (safe from any thread) puts on the queue.
+        let wakeType = SDL_RegisterEvents(1)
+        if wakeType != UInt32.max {
+            UIWakeup.shared.setPlatformWake {
+                var wake = SDL_Event()
+                wake.type = wakeType
+                _ = SDL_PushEvent(&wake)
+            }
+        }
+    }
+
+    /// The display's refresh rate in frames a second, nil when SDL does not know it (the dummy
+    /// driver, a virtual display reporting 0).
+    public var refreshRate: Double? {
+        var mode = SDL_DisplayMode()
+        let display = SDL_GetWindowDisplayIndex(window)
+        guard display >= 0, SDL_GetCurrentDisplayMode(display, &mode) == 0, mode.refresh_rate > 0 else { return nil }
+        return Double(mode.refresh_rate)
     }
 
     /// `glGetString(GL_RENDERER)` of the current OpenGL context (the renderer's, just made); nil

@@ -39,20 +39,21 @@ public final class RealFrameClock: FrameClock {
     public func waitForNextFrame() -> Double {
         var current = now
         if current > nextDeadline + frameInterval { nextDeadline = current }
-        // Sleep most of the remaining time, then yield in short steps for the last ~1.5 ms:
-        // sleeps overshoot by a scheduler quantum on a busy machine.
+        // Sleeps to the deadline (no spinning: a thread waiting for its frame takes no CPU); a sleep
+        // may overshoot by a scheduler quantum on a busy machine.
         while current < nextDeadline {
-            let remaining = nextDeadline - current
-            if remaining > 0.002 {
-                usleep(UInt32((remaining - 0.0015) * 1e6))
-            } else {
-                sched_yield()
-            }
+            usleep(UInt32(max(50, (nextDeadline - current) * 1e6)))
             current = now
         }
         let frameTime = nextDeadline
         nextDeadline += frameInterval
         return frameTime
+    }
+
+    /// Starts the schedule again from now: after the app waited for events, its next frame is due at
+    /// once rather than at a deadline long past.
+    public func restart() {
+        nextDeadline = now
     }
 }
 

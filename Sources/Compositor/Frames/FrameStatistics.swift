@@ -51,6 +51,9 @@ public struct FrameStatistics: Sendable, Equatable {
     public var drawMilliseconds = 0.0
     /// Milliseconds spent in `present`.
     public var presentMilliseconds = 0.0
+    /// False for a frame in which nothing had changed since the last one drawn: nothing was drawn or
+    /// presented (`Compositor.renderIfChanged`).
+    public var presented = true
 
     public init() {}
 }

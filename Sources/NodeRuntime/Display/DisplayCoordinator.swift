@@ -114,9 +114,14 @@ public final class DisplayCoordinator: Sendable {
     /// Adds `node` to the next frame's draws (once, however often it asks).
     func register(_ node: Node) {
         let box = UIThreadBound(WeakNode(node))
-        requests.withLock { requests in
-            if requests.members.insert(ObjectIdentifier(node)).inserted { requests.order.append(box) }
+        let added = requests.withLock { requests -> Bool in
+            guard requests.members.insert(ObjectIdentifier(node)).inserted else { return false }
+            requests.order.append(box)
+            return true
         }
+        // A request from another thread is work for an app at rest (the UI thread's own requests are
+        // started by the frame it is running).
+        if added && !UIThread.isCurrent { UIWakeup.shared.wake() }
     }
 
     /// Forgets `node`'s request (it drew synchronously, or it is being freed).
@@ -172,6 +177,7 @@ public final class DisplayCoordinator: Sendable {
 
     func enqueueCommit(_ transaction: DisplayTransaction) {
         pendingCommits.withLock { $0.append(PendingCommit(transaction: transaction)) }
+        UIWakeup.shared.wake()
     }
 
     /// Applies finished transactions within `commitBudgetBytes`, most urgent first when they do not

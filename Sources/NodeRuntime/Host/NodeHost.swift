@@ -66,6 +66,8 @@ public final class NodeHost {
     var hoverIsCurrent = false
     /// The cursor shape last given to the backend (SDL starts with the arrow). (main thread only)
     var shownCursor = Cursor.arrow
+    /// `Layer.changeCount` when the hovered chain was last worked out. (main thread only)
+    var hoverChangeCount = -1
     /// True while a button is down on a node. (main thread only)
     var isTouchDown: Bool { touchedNode != nil }
 
@@ -191,8 +193,9 @@ public final class NodeHost {
         for recognizer in touchRecognizers { recognizer.frameDidAdvance(to: time) }
         claimTouchIfRecognized()
         updateFocus(at: time)
-        // Content that moved under a still pointer (a scroll, a new screen) changes what it hovers.
-        if !hoverIsCurrent { updateHover() }
+        // Content that moved under a still pointer (a scroll, a new screen) changes what it hovers;
+        // with nothing moved since the last look, the hover is still right.
+        if !hoverIsCurrent && Layer.changeCount != hoverChangeCount { updateHover() }
         record.eventsMilliseconds = lap()
 
         record.mainQueueItems = runtime.mainQueue.drain()
@@ -222,7 +225,8 @@ public final class NodeHost {
         for participant in liveParticipants() { participant.frameWillComposite(&record) }
         record.displayMilliseconds = lap()
 
-        record.compositor = compositor.render(rootLayer)
+        // Nothing changed on screen since the last frame drawn: nothing is drawn or presented.
+        record.compositor = compositor.renderIfChanged(rootLayer)
         record.schedulerQueueDepth = runtime.scheduler.queueDepth
         record.cpuMilliseconds = ThreadCPUClock.milliseconds(since: cpuStart)
         record.wallMilliseconds = MonotonicClock.milliseconds(since: wallStart)

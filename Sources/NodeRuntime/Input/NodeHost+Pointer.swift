@@ -48,6 +48,7 @@ extension NodeHost {
     func updateHover() {
         guard !isTouchDown else { return }
         hoverIsCurrent = true
+        hoverChangeCount = Layer.changeCount
         var chain: [Node] = []
         if let point = pointerLocation, let root = rootNode, let hit = root.hitTest(root.convertFromRoot(point)) {
             var node: Node? = hit

@@ -126,6 +126,7 @@ extension ListNode {
                 let result = MeasuredRow(boundRecord: recordBox, generation: generation, node: node,
                                          layout: layout, size: size, layoutVersion: node.layoutVersion)
                 inbox.withLock { $0.append(result) }
+                UIWakeup.shared.wake()
                 counters.completed.add(1, ordering: .relaxed)
                 return .completed
             })
@@ -203,6 +204,7 @@ extension ListNode {
                                          layoutVersion: node.layoutVersion)
                 result.remeasureRequest = request
                 inbox.withLock { $0.append(result) }
+                UIWakeup.shared.wake()
                 return .completed
             })
     }

@@ -269,6 +269,8 @@ extension Node: LayoutElement {
         }
         // A tree whose root something else places (a list's row) tells that owner, outside any lock.
         if let observer = root.state.withLock({ $0.rootLayoutInvalidationObserver }) { observer() }
+        // A host at rest measures the tree at its next frame: that frame must come.
+        if !UIThread.isCurrent { UIWakeup.shared.wake() }
     }
 
     /// Drops the cached layouts; `pending` also marks the node as waiting for a layout (see
@@ -356,11 +358,14 @@ extension Node: LayoutElement {
     /// again: a tree that some node invalidates every frame still gets every size it measures, one
     /// measurement late, rather than none. The node takes the measured size (its origin stays).
     /// - Parameters:
-    ///   - range: the range to fit; nil: exactly the node's current size.
+    ///   - range: the range to fit; nil: exactly the node's current size (a node resized before the
+    ///     result lands is measured again at its new size, and the older result is not applied).
     ///   - completion: runs on the UI thread after the layout is applied.
     /// - Thread: any
     public func layoutInBackground(for range: SizeRange? = nil, completion: (() -> Void)? = nil) {
-        let range = range ?? .exactly(frame.size)
+        let followsFrame = range == nil
+        let measuredSize = frame.size
+        let range = range ?? .exactly(measuredSize)
         // The node is measured on the background queue (allowed on any thread) and handed back to the
         // UI thread with its layout; the completion only ever runs there.
         let node = UncheckedSendable(self)
@@ -373,6 +378,12 @@ extension Node: LayoutElement {
             let result = UIThreadBound((node.value, node.value.layoutThatFits(range)))
             mainQueue.enqueue {
                 let (target, layout) = result.value
+                // Measured for the frame the node had then; resized since (a window resize laid it
+                // out already), that layout is for a size it no longer has: measure again instead.
+                if followsFrame && target.frame.size != measuredSize {
+                    target.layoutInBackground(completion: done.value)
+                    return
+                }
                 let invalidatedMeanwhile = target.layoutVersion != version
                 if target.frame.size != layout.size {
                     target.frame = Rect(origin: target.frame.origin, size: layout.size)

@@ -384,6 +384,10 @@ open class Node: @unchecked Sendable {
     /// - Thread: main
     @MainActor
     open func focusFrame(at time: Double) {}
+    /// When the focused node next needs a frame by itself (its caret's next blink), after `time`;
+    /// nil for never. An app at rest sleeps until then. - Thread: main
+    @MainActor
+    open func nextFocusFrameTime(after time: Double) -> Double? { nil }
     /// Where text input happens in the node (its caret), in the node's coordinates, for a node that
     /// takes text: while it has focus, the host turns the platform's text input on and keeps the
     /// input method's window next to this rect. Nil for nodes that take no text. - Thread: main

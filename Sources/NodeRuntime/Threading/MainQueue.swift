@@ -13,6 +13,8 @@ public final class MainQueue: Sendable {
     /// Posts `work` to run on the UI thread at the next drain.
     public func enqueue(_ work: @escaping @MainActor @Sendable () -> Void) {
         pending.withLock { $0.append(work) }
+        // An app at rest is waiting for events: this is one.
+        UIWakeup.shared.wake()
     }
 
     /// Number of items waiting.

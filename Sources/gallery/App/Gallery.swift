@@ -31,6 +31,7 @@ struct Gallery: ParsableCommand {
         case rows
         case typing
         case policies
+        case idle
     }
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
@@ -82,6 +83,9 @@ struct Gallery: ParsableCommand {
     @Option(help: "With --bench fling: run each mode this many times, interleaved, and report medians and worst ratios.")
     var runs: Int = 1
 
+    @Option(help: "With --bench idle: seconds each screen stays at rest (default 10).")
+    var seconds: Double = 10
+
     @Option(help: "Layers in the compositor benchmark.")
     var layers: Int = 200
 
@@ -123,6 +127,9 @@ struct Gallery: ParsableCommand {
         if compare && bench != .fling { throw ValidationError("--compare goes with --bench fling") }
         guard (1...50).contains(runs) else { throw ValidationError("--runs must be in 1...50 (got \(runs))") }
         if runs != 1 && bench != .fling && bench != .policies { throw ValidationError("--runs goes with --bench fling or policies") }
+        guard seconds.isFinite && seconds > 0 && seconds <= 3600 else {
+            throw ValidationError("--seconds must be in (0, 3600] (got \(seconds))")
+        }
         if let size, Self.parseSize(size) == nil {
             throw ValidationError("--size must be WIDTHxHEIGHT in points, each 200...4096 (got \(size))")
         }
@@ -220,6 +227,15 @@ struct Gallery: ParsableCommand {
             print(try RowDrawBenchmark(assets: assetsFolder, rounds: frames ?? 40).run())
         case .layout:
             print(LayoutBenchmark(cellCount: 10_000, rounds: frames ?? 5).run().table)
+        case .idle:
+            let result = try IdleBenchmark(assets: assetsFolder, seconds: seconds, output: output)
+                .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            print(result.table)
+            if let json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                try encoder.encode(result.report).write(to: URL(fileURLWithPath: json))
+            }
         case .typing:
             print(try TypingBenchmark(assets: assetsFolder, keystrokes: frames ?? 300, output: output).run())
         }

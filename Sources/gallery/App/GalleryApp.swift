@@ -137,7 +137,8 @@ final class GalleryApp {
 
     /// After each frame: the frame history, the overlay (placed again when the window changed size or
     /// scale), and the line saying the first screen is ready once three frames in a row had nothing
-    /// left to do (a test driving a real window waits for that line before it clicks).
+    /// left to do, or one settled frame left nothing for another (a test driving a real window waits
+    /// for that line before it clicks).
     private func didRunFrame(_ record: FrameRecord) {
         history.append(record, workerMilliseconds: workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics),
                        wallTime: Double(MonotonicClock.nanoseconds()) / 1e9)
@@ -146,7 +147,8 @@ final class GalleryApp {
         if overlayShown && !overlayFrozen { updateOverlay(record) }
         if !reportedReady {
             settledFrames = host.isSettled ? settledFrames + 1 : 0
-            if settledFrames >= 3 {
+            // At rest the loop runs no more frames: settled with nothing left to do is ready too.
+            if settledFrames >= 3 || (host.isSettled && !host.needsFrame) {
                 reportedReady = true
                 Self.report("gallery: screen ready after \(history.frameCount) frames")
             }
@@ -155,12 +157,15 @@ final class GalleryApp {
 
     /// Shows the figures of `record` and the frames before it in the overlay (placed again when the
     /// window changed size or scale).
-    private func updateOverlay(_ record: FrameRecord) {
+    private func updateOverlay(_ record: FrameRecord, force: Bool = false) {
+        var force = force
         if overlayViewport != host.viewportSize || overlay.contentsScale != host.contentsScale {
             setOverlayShown(false)
             setOverlayShown(true)
+            force = true
         }
-        overlay.update(history: history, record: record, checkerboardPercent: record.checkerboardPercent, time: record.time)
+        overlay.update(history: history, record: record, checkerboardPercent: record.checkerboardPercent,
+                       time: record.time, force: force)
         overlay.layoutIfNeeded()
     }
 
@@ -172,7 +177,7 @@ final class GalleryApp {
         defer { overlayFrozen = false }
         try application.settle()
         if overlayShown {
-            updateOverlay(host.lastFrame)
+            updateOverlay(host.lastFrame, force: true)
             try application.settle()
         }
     }

@@ -82,7 +82,13 @@ final class PerfOverlayNode: Node, @unchecked Sendable {
     let chart = ChartNode()
     let figures = TextNode()
     let legend = TextNode()
-    private var lastFiguresUpdate = -1.0
+    private var lastUpdate = -Double.infinity
+    /// How often the graphs and figures change: a few times a second, so a shown overlay does not keep
+    /// the app drawing every frame (with nothing else changing, no frame runs and it holds still). The
+    /// figures' first line says so.
+    static let refreshInterval = 0.25
+    /// Times the graphs and figures were refreshed.
+    private(set) var refreshCount = 0
 
     override init() {
         super.init()
@@ -122,21 +128,22 @@ final class PerfOverlayNode: Node, @unchecked Sendable {
         figures.frame = Rect(x: 8, y: chartFrame.maxY + 22, width: width - 16, height: bounds.height - chartFrame.maxY - 28)
     }
 
-    /// Shows the history; the figures' text changes four times a second so reading it costs little.
-    func update(history: FrameHistory, record: FrameRecord, checkerboardPercent: Double, time: Double) {
+    /// Shows the history, at most once per `refreshInterval` of frame time (`force`: now).
+    func update(history: FrameHistory, record: FrameRecord, checkerboardPercent: Double, time: Double, force: Bool = false) {
+        guard force || !(time - lastUpdate < Self.refreshInterval) else { return }
+        lastUpdate = time
+        refreshCount += 1
         let samples = history.ordered
         chart.parameters.frames = samples.map(\.record.phaseMilliseconds)
         chart.parameters.workerMilliseconds = samples.map(\.workerMilliseconds)
         chart.setNeedsDisplay()
-        guard time - lastFiguresUpdate >= 0.25 else { return }
-        lastFiguresUpdate = time
         let stats = Runtime.shared.scheduler.statistics
         let draws = stats.byKind[.draw] ?? DisplayScheduler.Statistics.Counts()
         let workerMean = samples.isEmpty ? 0 : samples.map(\.workerMilliseconds).reduce(0, +) / Double(samples.count)
         let main = history.percentiles(\.totalMilliseconds)
         let lines = [
-            String(format: "%.0f fps  main thread p50 %.2f  p95 %.2f  p99 %.2f ms  over budget %d of %d",
-                   history.framesPerSecond, main.percentile(0.5), main.percentile(0.95), main.percentile(0.99),
+            String(format: "%.0f Hz refresh  %.0f fps  main thread p50 %.2f  p95 %.2f  p99 %.2f ms  over budget %d of %d",
+                   1 / Self.refreshInterval, history.framesPerSecond, main.percentile(0.5), main.percentile(0.95), main.percentile(0.99),
                    history.framesOverBudget, history.frameCount),
             Self.threadTimeFigures(history),
             String(format: "queue %d  draws %d done, %d cancelled  decodes %d  measures %d  workers %.2f ms/frame",

@@ -114,7 +114,9 @@ final class GalleryWindowTests: XCTestCase {
                                        + assetsArguments)
         XCTAssertEqual(status, 0, output)
         XCTAssertTrue(output.contains("video driver dummy"), output)
-        ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 60,
+        // Frames of a screen at rest draw and present nothing and cost next to no time: the bars tall
+        // enough to see are those of the frames that loaded the screen.
+        ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 4,
                                      "gallery --headless --overlay")
     }
 

@@ -86,4 +86,21 @@ final class BackgroundLayoutTests: XCTestCase {
         PixelOracle.assertSame(shown, try PixelOracle.synchronousRender(expected, size: Size(width: 300, height: 120)),
                                "new-text-size")
     }
+
+    func testAMeasurementForTheOldSizeIsNotAppliedAfterAResize() async {
+        let screen = TickingScreenNode()
+        screen.frame = Rect(x: 0, y: 0, width: 300, height: 120)
+        screen.layoutIfNeeded()
+        screen.layoutInBackground()
+        Node.backgroundLayouts.wait()
+        // The window shrinks (and lays the tree out) while the 300×120 result waits in the main queue.
+        screen.frame = Rect(x: 0, y: 0, width: 200, height: 90)
+        screen.layoutIfNeeded()
+        Runtime.shared.mainQueue.drain()
+        XCTAssertEqual(screen.frame.size, Size(width: 200, height: 90), "the old size's result is not applied")
+        Node.backgroundLayouts.wait()
+        Runtime.shared.mainQueue.drain()
+        XCTAssertEqual(screen.frame.size, Size(width: 200, height: 90), "measured again at the new size")
+        XCTAssertTrue(screen.hasCachedLayout(for: .exactly(Size(width: 200, height: 90))))
+    }
 }

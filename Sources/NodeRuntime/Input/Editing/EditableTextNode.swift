@@ -239,6 +239,13 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         return Rect(x: caret.minX, y: caret.minY, width: max(1, caret.width), height: caret.height)
     }
 
+    /// The caret's next change of visibility (it blinks only while it is a caret, not a selection).
+    public override func nextFocusFrameTime(after time: Double) -> Double? {
+        guard selection.isEmpty else { return nil }
+        let elapsed = max(0, time - caretEpoch)
+        return caretEpoch + 0.5 * ((elapsed / 0.5).rounded(.down) + 1)
+    }
+
     /// Blinks the caret: solid for half a second after it moves, then on and off every half second.
     public override func focusFrame(at time: Double) {
         frameTime = time
