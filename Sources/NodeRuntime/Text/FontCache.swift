@@ -96,6 +96,7 @@ final class FontHandle {
 
     init?(file: FontFile, pixelSize: Int, synthesizesBold: Bool) {
         guard let font = FontLibrary.open(file, pixelSize: pixelSize) else { return nil }
+        TextWorkCounters.countFaceOpened()
         self.file = file
         self.pixelSize = pixelSize
         self.font = font
@@ -145,6 +146,7 @@ final class FontHandle {
         let key = WidthKey(text: String(text), rightToLeft: rightToLeft, script: script)
         if let known = widths[key] { return Int(known) }
         configure(rightToLeft: rightToLeft, script: script)
+        TextWorkCounters.countShaping()
         var width: Int32 = 0, height: Int32 = 0
         let status = key.text.withCString { TTF_SizeUTF8(font, $0, &width, &height) }
         let result = status == 0 ? max(0, width) : 0
@@ -158,6 +160,7 @@ final class FontHandle {
     func render(_ text: String, color: Color, rightToLeft: Bool, script: TextScript) -> UnsafeMutablePointer<SDL_Surface>? {
         guard !text.isEmpty else { return nil }
         configure(rightToLeft: rightToLeft, script: script)
+        TextWorkCounters.countShaping()
         let sdlColor = SDL_Color(r: color.red, g: color.green, b: color.blue, a: color.alpha)
         return text.withCString { TTF_RenderUTF8_Blended(font, $0, sdlColor) }
     }

@@ -159,6 +159,7 @@ public final class FontRegistry: Sendable {
         /// System faces whose choice was logged already.
         var announcedSystemFaces: Set<SystemKey> = []
         var reportsToStandardError = true
+        var preparing = false
     }
 
     private let state: Locked<State>
@@ -232,6 +233,15 @@ public final class FontRegistry: Sendable {
             }
         }
     }
+
+    /// Starts reading the faces in the background. - Thread: any
+    public func prepare(completion: (@Sendable () -> Void)? = nil) {
+        state.withLock { $0.preparing = true }
+        completion?()
+    }
+
+    /// True once `prepare()` has been called. - Thread: any
+    public var hasStartedPreparing: Bool { state.withLock { $0.preparing } }
 
     /// Every problem met so far, each once, in order.
     /// - Thread: any
@@ -383,6 +393,7 @@ public final class FontRegistry: Sendable {
     private func systemFace(for key: SystemKey) -> SystemFace? {
         if let known = state.withLock({ $0.systemFaces[key] }) { return known }
         let found = search.systemFace(key.families, key.isBold)
+        TextWorkCounters.countFontconfigQuery()
         return state.withLock { state in
             if let existing = state.systemFaces[key] { return existing }
             state.systemFaces[key] = .some(found)
@@ -432,6 +443,7 @@ public final class FontRegistry: Sendable {
         if !FileManager.default.fileExists(atPath: path) {
             result = .failure(.missingFile(path: path))
         } else if let data = FileManager.default.contents(atPath: path) {
+            TextWorkCounters.countFileRead()
             let file = FontFile(path: path, faceIndex: location.faceIndex, data: data)
             if let reason = FontLibrary.probe(file) {
                 result = .failure(.corruptFile(path: path, reason: reason))

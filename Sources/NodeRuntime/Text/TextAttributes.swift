@@ -275,6 +275,11 @@ public struct TextLayoutOptions: Hashable, Sendable {
     public var truncationMode: TruncationMode
     /// Replaces the cut text. Nil: "…" in the attributes of the text beside the cut.
     public var truncationToken: AttributedText?
+    /// Keep, while measuring, where each grapheme boundary of every line lies, so that
+    /// `TextLayout.caretRect(forOffset:)`, `offset(closestTo:)` and `selectionRects(for:)` answer from
+    /// stored positions without shaping (an editable field's text does). Off by default: a layout
+    /// without them shapes the pieces of line those calls look at, on the calling thread.
+    public var recordsCaretPositions = false
 
     public init(alignment: TextAlignment = .natural, lineSpacing: Double = 0, maximumNumberOfLines: Int = 0,
                 truncationMode: TruncationMode = .end, truncationToken: AttributedText? = nil) {

@@ -141,6 +141,7 @@ struct TextLayoutBuilder {
     private mutating func makeLine(_ draft: LineDraft, rightToLeft: Bool, insetLeft: Int, insetRight: Int,
                                    blockIndex: Int?, isTruncated: Bool) -> TextLine {
         let pieces = measurer.shape(draft.segments, paragraphIsRightToLeft: rightToLeft)
+        TextWorkCounters.countLaidOut(draft.segments.reduce(0) { $0 + $1.text.utf16.count })
 
         var ascent = 0, descent = 0
         func include(run: Int) {

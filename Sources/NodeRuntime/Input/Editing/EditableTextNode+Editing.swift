@@ -194,6 +194,7 @@ extension EditableTextNode {
         if collapsing && !selection.isEmpty { return forward ? selection.upperBound : selection.lowerBound }
         let caret = caretOffset
         var position = 0, previous = 0
+        defer { TextWorkCounters.countExamined(position) }
         for character in text {
             let next = position + character.utf16.count
             if forward && position >= caret { return next }
@@ -207,6 +208,8 @@ extension EditableTextNode {
     /// The end of the next word (forward) or the start of the word before the caret.
     private func wordBoundary(forward: Bool) -> Int {
         let caret = caretOffset
+        let text = self.text
+        TextWorkCounters.countExamined(text.utf16.count)
         let words = UnicodeText.wordSegments(in: text).filter(\.isWord)
         if forward { return words.first { $0.range.upperBound > caret }?.range.upperBound ?? text.utf16.count }
         return words.last { $0.range.lowerBound < caret }?.range.lowerBound ?? 0

@@ -386,6 +386,7 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     static func snap(_ offset: Int, in text: String) -> Int {
         let offset = min(max(0, offset), text.utf16.count)
         var position = 0
+        defer { TextWorkCounters.countExamined(position) }
         for character in text {
             let next = position + character.utf16.count
             if next > offset { return position }

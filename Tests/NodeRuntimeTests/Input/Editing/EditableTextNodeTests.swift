@@ -8,8 +8,6 @@ import XCTest
 /// grapheme and word, selection, the clipboard, undo, submitting, growth and focus traversal.
 @MainActor
 final class EditableTextNodeTests: XCTestCase {
-    private var time = 0.0
-
     override func tearDown() {
         MainActor.assumeIsolated {
             Runtime.shared.scheduler.waitUntilIdle()
@@ -18,49 +16,16 @@ final class EditableTextNodeTests: XCTestCase {
         }
     }
 
-    private struct Harness {
-        let host: NodeHost
-        let fields: [EditableTextNode]
-        let root: SpecNode
-    }
-
     private func makeHarness(fields count: Int = 1, text: String = "", configure: (EditableTextNode) -> Void = { _ in })
-        -> Harness {
-        let (host, _) = makeHost(width: 400, height: 300)
-        let fields = (0..<count).map { _ -> EditableTextNode in
-            let field = EditableTextNode(text: text, attributes: TextAttributes(font: .system(size: 15)), placeholder: "Message")
-            configure(field)
-            return field
-        }
-        let root = SpecNode("root") { _ in
-            VStack(spacing: 10) { fields.map { $0.flexShrink(0) } }.inset(EdgeInsets(top: 10, left: 10, bottom: 10, right: 10))
-        }
-        host.setRootNode(root)
-        settle(host, time: &time)
-        return Harness(host: host, fields: fields, root: root)
+        -> FieldHarness {
+        FieldHarness(fields: count, text: text, configure: configure)
     }
 
-    /// Runs a frame with `events`, then frames until the background layout and the draws it
-    /// started are done and applied.
-    private func send(_ harness: Harness, _ events: [InputEvent]) {
-        time += 1.0 / 60
-        harness.host.runFrame(time: time, events: events)
-        for _ in 0..<4 {
-            Node.backgroundLayoutQueue.sync(flags: .barrier) {}
-            harness.host.runtime.scheduler.waitUntilIdle()
-            time += 1.0 / 60
-            harness.host.runFrame(time: time, events: [])
-        }
-    }
-
-    private func type(_ harness: Harness, _ text: String) { send(harness, [.textInput(text)]) }
-    private func key(_ harness: Harness, _ key: Key, _ modifiers: KeyModifiers = []) {
-        send(harness, [.keyDown(key, modifiers: modifiers), .keyUp(key, modifiers: modifiers)])
-    }
-
-    private func click(_ harness: Harness, _ field: EditableTextNode, at local: Point = Point(x: 5, y: 5)) {
-        let point = Point(x: field.frame.minX + local.x, y: field.frame.minY + local.y)
-        send(harness, [.pointerDown(point, button: 1), .pointerUp(point, button: 1)])
+    private func send(_ harness: FieldHarness, _ events: [InputEvent]) { harness.send(events) }
+    private func type(_ harness: FieldHarness, _ text: String) { harness.type(text) }
+    private func key(_ harness: FieldHarness, _ key: Key, _ modifiers: KeyModifiers = []) { harness.key(key, modifiers) }
+    private func click(_ harness: FieldHarness, _ field: EditableTextNode, at local: Point = Point(x: 5, y: 5)) {
+        harness.click(field, at: local)
     }
 
     /// A text set from another thread while an edit is being made is kept: the edit applies to it.
@@ -270,8 +235,7 @@ final class EditableTextNodeTests: XCTestCase {
         let draws = harness.host.runtime.counters.snapshot.displaysStarted
         var seen: Set<Bool> = []
         for _ in 0..<90 {
-            time += 1.0 / 60
-            harness.host.runFrame(time: time, events: [])
+            harness.frame()
             seen.insert(field.caretNode.isHidden)
         }
         XCTAssertEqual(seen, [true, false], "the caret shows and hides over a second and a half")
