@@ -1,3 +1,4 @@
+internal import CHarfBuzz
 import Foundation
 import Synchronization
 
@@ -55,6 +56,9 @@ final class FontFile: @unchecked Sendable {
     let faceIndex: Int
     /// Owned; freed when the last font object made from it is gone.
     let bytes: UnsafeMutableRawBufferPointer
+    /// HarfBuzz's face over `bytes` (an `hb_face_t`, immutable, so any thread may use it), for the
+    /// places of shaped clusters; destroyed before the bytes.
+    let shapingFace: OpaquePointer
 
     private static let nextIdentity = Atomic<Int>(1)
 
@@ -68,12 +72,16 @@ final class FontFile: @unchecked Sendable {
         }
         bytes = storage
         byteCount = data.count
+        shapingFace = tessera_hb_face_create(storage.baseAddress, UInt32(clamping: data.count), UInt32(clamping: max(0, faceIndex)))
     }
 
     /// The file's size in bytes (`bytes` may be one byte larger for an empty file).
     let byteCount: Int
 
-    deinit { bytes.deallocate() }
+    deinit {
+        hb_face_destroy(shapingFace)
+        bytes.deallocate()
+    }
 }
 
 /// A face ready to be opened by a thread: the file, and whether bold must be synthesized because the

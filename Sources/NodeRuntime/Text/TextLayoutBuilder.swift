@@ -31,6 +31,8 @@ struct TextLayoutBuilder {
     /// The truncation-token run made for a neighbouring run, by that run.
     private var defaultTokenRuns: [Int: Int] = [:]
     private var customTokenRuns: [Int]?
+    /// Places in the runs' strings as UTF-16 offsets of the whole text.
+    private var offsets: TextOffsets
 
     /// The tallest text a layout produces, in pixels: no taller bitmap can be made.
     private static let heightLimitPx = Bitmap.maximumSide
@@ -48,6 +50,7 @@ struct TextLayoutBuilder {
         let requested = options.maximumNumberOfLines > 0 ? options.maximumNumberOfLines : Int.max
         lineLimit = min(requested, TextLayout.maximumLineCount)
         spacingPx = Int((options.sanitizedLineSpacing * scale).rounded())
+        offsets = TextOffsets(text: text)
     }
 
     mutating func build() -> TextLayout {
@@ -162,9 +165,18 @@ struct TextLayoutBuilder {
                 descent = max(descent, -offset)
             }
             include(run: piece.run)
-            fragments.append(TextFragment(text: piece.text, run: piece.run, x: Double(x) / scale, width: Double(width) / scale,
-                                          isRightToLeft: piece.level % 2 == 1, script: piece.script,
-                                          isAttachment: piece.isAttachment, face: piece.face, source: piece.source))
+            var fragment = TextFragment(text: piece.text, run: piece.run, x: Double(x) / scale, width: Double(width) / scale,
+                                        isRightToLeft: piece.level % 2 == 1, script: piece.script,
+                                        isAttachment: piece.isAttachment, face: piece.face, source: piece.source)
+            if let source = piece.source, let lower = offsets.offset(of: TextSourceIndex(run: piece.run, index: source.lowerBound)) {
+                let string = text.runs[piece.run].text
+                fragment.textRange = lower..<(lower + string.utf16.distance(from: source.lowerBound, to: source.upperBound))
+                if options.recordsCaretPositions && !piece.isAttachment {
+                    fragment.caretStops = measurer.caretStops(of: piece.text, run: piece.run, rightToLeft: fragment.isRightToLeft,
+                                                              script: piece.script, face: piece.face, widthPx: width)
+                }
+            }
+            fragments.append(fragment)
             x += width
         }
         if fragments.isEmpty { include(run: draft.fallbackRun) }
@@ -176,12 +188,15 @@ struct TextLayoutBuilder {
         case .right: alignment = 1
         case .natural: alignment = rightToLeft ? 1 : 0
         }
+        let start = draft.start.flatMap { offsets.offset(of: $0) }
+        let end = draft.end.flatMap { offsets.offset(of: $0) }
         let line = TextLine(top: Double(y) / scale, height: Double(ascent + descent) / scale,
                             baseline: Double(y + ascent) / scale, width: Double(x) / scale,
                             isRightToLeft: rightToLeft, isTruncated: isTruncated, blockIndex: blockIndex,
                             alignment: alignment, insetLeft: Double(insetLeft) / scale,
                             insetRight: Double(insetRight) / scale, fragments: fragments, ascent: Double(ascent) / scale,
-                            sourceStart: draft.start, sourceEnd: draft.end)
+                            sourceStart: draft.start, sourceEnd: draft.end,
+                            textRange: start.map { $0..<max($0, end ?? $0) })
         y += ascent + descent
         lastLineHeightPx = ascent + descent
         widestPx = max(widestPx, insetLeft + x + insetRight)

@@ -84,8 +84,10 @@ final class TextCaretGeometryTests: XCTestCase {
         XCTAssertEqual(rects.first?.width ?? 0, layout.lines[0].width, accuracy: 1)
     }
 
-    /// In a left-to-right line of Latin text the caret sits where the text before it ends, as shaping
-    /// that text alone measures it (to within a pixel: the line is shaped whole, with its kerning).
+    /// In a left-to-right line of Latin text the caret sits where the pen stands after the text before
+    /// it: at the start of each word (after a space, which has no ink to overhang the pen) that is the
+    /// width SDL_ttf measures for the text before it, to within a pixel (the line is shaped whole, with
+    /// its kerning). Inside a word the caret stays at the pen's position, left of any ink that overhangs it.
     func testCaretsInLatinTextMatchTheWidthOfTheTextBeforeThem() async {
         let text = TextFixtures.lorem
         var options = TextLayoutOptions()
@@ -94,10 +96,15 @@ final class TextCaretGeometryTests: XCTestCase {
                                         options: options, cache: nil)
         XCTAssertEqual(layout.lineCount, 1)
         let measurer = TextMeasurer(runs: [TextFixtures.plain()], registry: .shared, scale: 1)
-        for offset in boundaries(text) {
+        let units = Array(text.utf16)
+        var checked = 0
+        for offset in boundaries(text) where offset > 0 && units[offset - 1] == 0x20 {
+            checked += 1
             let prefix = text.utf16.prefix(offset)
             let expected = Double(measurer.width(of: Substring(String(prefix)!), run: 0, rightToLeft: false, script: .latin))
             XCTAssertEqual(layout.caretRect(forOffset: offset).minX, expected, accuracy: 1.01, "offset \(offset)")
         }
+        XCTAssertEqual(checked, 16)
+        XCTAssertEqual(layout.caretRect(forOffset: units.count).minX, layout.lines[0].width, "the last caret ends the line")
     }
 }

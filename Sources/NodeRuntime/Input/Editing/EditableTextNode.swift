@@ -91,6 +91,8 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         clipsToBounds = true
         cursor = .iBeam
         caretNode.isHidden = true
+        // The caret, clicks and selections are placed from positions the layout keeps as it is made.
+        textNode.options.recordsCaretPositions = true
         addSubnode(textNode)
         addSubnode(caretNode)
         let initial = editState.withLock { $0.text.utf16.count }
