@@ -189,30 +189,19 @@ extension EditableTextNode {
     }
 
     /// The next or previous grapheme boundary from the caret; with a selection and `collapsing`, the
-    /// selection's end on that side.
+    /// selection's end on that side. Reads a few dozen units around the caret, whatever the text's
+    /// length (`TextBoundaries`).
     private func graphemeNeighbour(forward: Bool, collapsing: Bool) -> Int {
         if collapsing && !selection.isEmpty { return forward ? selection.upperBound : selection.lowerBound }
-        let caret = caretOffset
-        var position = 0, previous = 0
-        defer { TextWorkCounters.countExamined(position) }
-        for character in text {
-            let next = position + character.utf16.count
-            if forward && position >= caret { return next }
-            if !forward && next >= caret { return position }
-            previous = position
-            position = next
-        }
-        return forward ? position : previous
+        let boundaries = TextBoundaries(text)
+        return forward ? boundaries.graphemeBoundary(after: caretOffset) : boundaries.graphemeBoundary(before: caretOffset)
     }
 
-    /// The end of the next word (forward) or the start of the word before the caret.
+    /// The end of the next word (forward) or the start of the word before the caret, from the words of
+    /// a stretch around the caret.
     private func wordBoundary(forward: Bool) -> Int {
-        let caret = caretOffset
-        let text = self.text
-        TextWorkCounters.countExamined(text.utf16.count)
-        let words = UnicodeText.wordSegments(in: text).filter(\.isWord)
-        if forward { return words.first { $0.range.upperBound > caret }?.range.upperBound ?? text.utf16.count }
-        return words.last { $0.range.lowerBound < caret }?.range.lowerBound ?? 0
+        let boundaries = TextBoundaries(text)
+        return forward ? boundaries.wordEnd(after: caretOffset) : boundaries.wordStart(before: caretOffset)
     }
 
     private func isRightToLeft(at offset: Int) -> Bool {
@@ -230,9 +219,18 @@ extension EditableTextNode {
     /// The end of the line at `offset`, before the spaces that end a wrapped line.
     private func lineEnd(at offset: Int) -> Int {
         let range = lineRange(at: offset)
-        let utf16 = Array(text.utf16)
-        var end = min(range.upperBound, utf16.count)
-        if end < utf16.count { while end > range.lowerBound, utf16[end - 1] == 0x20 { end -= 1 } }
+        let text = self.text
+        let utf16 = text.utf16
+        let length = utf16.count
+        var end = min(range.upperBound, length)
+        guard end < length, end > range.lowerBound else { return end }
+        var index = utf16.index(utf16.startIndex, offsetBy: end)
+        while end > range.lowerBound {
+            let previous = utf16.index(before: index)
+            guard utf16[previous] == 0x20 else { break }
+            index = previous
+            end -= 1
+        }
         return end
     }
 
@@ -307,9 +305,7 @@ extension EditableTextNode {
     /// The word (2) or line (3) around `offset`.
     private func unitRange(around offset: Int, granularity: Int) -> Range<Int> {
         if granularity == 3 { return lineRange(at: offset) }
-        let segments = UnicodeText.wordSegments(in: text)
-        return segments.first { $0.range.contains(offset) }?.range
-            ?? segments.last.map { $0.range } ?? offset..<offset
+        return TextBoundaries(text).segment(around: offset)
     }
 
     // MARK: - Clipboard

@@ -384,17 +384,9 @@ public final class EditableTextNode: Node, @unchecked Sendable {
 
     // MARK: - Helpers
 
-    /// `offset` moved down to the nearest grapheme boundary of `text`.
+    /// `offset` moved down to the nearest grapheme boundary of `text`, from the units around it.
     static func snap(_ offset: Int, in text: String) -> Int {
-        let offset = min(max(0, offset), text.utf16.count)
-        var position = 0
-        defer { TextWorkCounters.countExamined(position) }
-        for character in text {
-            let next = position + character.utf16.count
-            if next > offset { return position }
-            position = next
-        }
-        return position
+        TextBoundaries(text).graphemeBoundary(atOrBefore: offset)
     }
 
     /// `text` with its newlines as spaces, sanitized.
