@@ -167,10 +167,13 @@ public final class FontRegistry: Sendable {
         /// System faces whose choice was logged already.
         var announcedSystemFaces: Set<SystemKey> = []
         var reportsToStandardError = true
-        var preparing = false
+        /// Files a thread is reading now; another thread that needs one waits for that read.
+        var reading: [FontFileLocation: FontFileRead] = [:]
     }
 
     private let state: Locked<State>
+    /// Where `prepare()` stands (see FontRegistry+Preparation.swift).
+    let preparation = Locked(FontPreparation())
     private let search: FontSearch
     /// Distinguishes registries in the layout cache's key.
     let identity: Int
@@ -241,15 +244,6 @@ public final class FontRegistry: Sendable {
             }
         }
     }
-
-    /// Starts reading the faces in the background. - Thread: any
-    public func prepare(completion: (@Sendable () -> Void)? = nil) {
-        state.withLock { $0.preparing = true }
-        completion?()
-    }
-
-    /// True once `prepare()` has been called. - Thread: any
-    public var hasStartedPreparing: Bool { state.withLock { $0.preparing } }
 
     /// Every problem met so far, each once, in order.
     /// - Thread: any
@@ -443,9 +437,48 @@ public final class FontRegistry: Sendable {
         return location
     }
 
-    /// Reads and checks a file once; later calls return the same bytes or throw the same error.
+    private enum LoadStep {
+        case known(Result<FontFile, FontError>)
+        case wait(FontFileRead)
+        case read(FontFileRead)
+    }
+
+    /// Reads and checks a file once; later calls return the same bytes or throw the same error. A
+    /// thread that needs a file another thread is reading (`prepare()`'s, typically) waits for that
+    /// read instead of reading it again: the wait lasts what is left of one file's read.
     private func loadFile(at location: FontFileLocation) throws -> FontFile {
-        if let known = state.withLock({ $0.files[location] }) { return try known.get() }
+        while true {
+            let step = state.withLock { state -> LoadStep in
+                if let known = state.files[location] { return .known(known) }
+                if let read = state.reading[location] { return .wait(read) }
+                let read = FontFileRead()
+                state.reading[location] = read
+                return .read(read)
+            }
+            switch step {
+            case let .known(result):
+                return try result.get()
+            case let .wait(read):
+                TextWorkCounters.countFontReadWait()
+                read.wait()
+            case let .read(read):
+                let result = readFile(at: location)
+                // The first stored result wins, so every caller shares one `FontFile` (and one identity
+                // in the per-thread caches).
+                let stored = state.withLock { state -> Result<FontFile, FontError> in
+                    state.reading[location] = nil
+                    if let existing = state.files[location] { return existing }
+                    state.files[location] = result
+                    return result
+                }
+                read.finish()
+                return try stored.get()
+            }
+        }
+    }
+
+    /// Reads `location`'s file and checks that it opens as a font.
+    private func readFile(at location: FontFileLocation) -> Result<FontFile, FontError> {
         let path = location.path
         let result: Result<FontFile, FontError>
         if !FileManager.default.fileExists(atPath: path) {
@@ -461,14 +494,7 @@ public final class FontRegistry: Sendable {
         } else {
             result = .failure(.unreadableFile(path: path, reason: "read failed"))
         }
-        // Two threads may read the same file at once; the first stored result wins so every caller
-        // shares one `FontFile` (and one identity in the per-thread caches).
-        let stored = state.withLock { state -> Result<FontFile, FontError> in
-            if let existing = state.files[location] { return existing }
-            state.files[location] = result
-            return result
-        }
-        return try stored.get()
+        return result
     }
 
     /// Keeps the failures not met before and returns them (empty when reporting is off).

@@ -1,6 +1,6 @@
 /// How much of the text engine's costly work the calling thread has done: shaping calls, layouts
-/// measured, UTF-16 units laid out, font files read, FreeType faces opened, fontconfig queries, and
-/// UTF-16 units examined by caret steps. Each thread counts its own, so a test or a benchmark reads
+/// measured, UTF-16 units laid out, font files read (or waited for), FreeType faces opened, fontconfig
+/// queries, and UTF-16 units examined by caret steps. Each thread counts its own, so a test or a benchmark reads
 /// what the UI thread did without seeing the workers' work.
 ///
 /// Counting costs two calls to the thread's specific data per event, cheap next to what is counted.
@@ -19,6 +19,8 @@ struct TextWorkCounters: Equatable, Sendable {
     var facesOpened = 0
     /// Questions asked of fontconfig (the answers are cached).
     var fontconfigQueries = 0
+    /// Waits for a font file another thread was reading (`FontRegistry.prepare()`'s).
+    var fontReadWaits = 0
     /// UTF-16 units read to find a grapheme or word boundary for a caret step or a snap.
     var unitsExamined = 0
 
@@ -28,13 +30,14 @@ struct TextWorkCounters: Equatable, Sendable {
     private static let files = ThreadLocalCounter()
     private static let faces = ThreadLocalCounter()
     private static let fontconfig = ThreadLocalCounter()
+    private static let waits = ThreadLocalCounter()
     private static let examined = ThreadLocalCounter()
 
     /// The calling thread's counts since it started.
     static var current: TextWorkCounters {
         TextWorkCounters(shapingCalls: shaping.value, layoutsMeasured: layouts.value, unitsLaidOut: laidOut.value,
                          fontFilesRead: files.value, facesOpened: faces.value, fontconfigQueries: fontconfig.value,
-                         unitsExamined: examined.value)
+                         fontReadWaits: waits.value, unitsExamined: examined.value)
     }
 
     /// What the calling thread did since `earlier` (a value of `current`).
@@ -46,6 +49,7 @@ struct TextWorkCounters: Equatable, Sendable {
                                 fontFilesRead: now.fontFilesRead - earlier.fontFilesRead,
                                 facesOpened: now.facesOpened - earlier.facesOpened,
                                 fontconfigQueries: now.fontconfigQueries - earlier.fontconfigQueries,
+                                fontReadWaits: now.fontReadWaits - earlier.fontReadWaits,
                                 unitsExamined: now.unitsExamined - earlier.unitsExamined)
     }
 
@@ -55,5 +59,6 @@ struct TextWorkCounters: Equatable, Sendable {
     @inline(__always) static func countFileRead() { files.value += 1 }
     @inline(__always) static func countFaceOpened() { faces.value += 1 }
     @inline(__always) static func countFontconfigQuery() { fontconfig.value += 1 }
+    @inline(__always) static func countFontReadWait() { waits.value += 1 }
     @inline(__always) static func countExamined(_ units: Int) { examined.value += units }
 }

@@ -27,10 +27,16 @@ final class FontPreparationTests: XCTestCase {
         var styled = text
         styled.append(" bold too", attributes: bold)
         let before = TextWorkCounters.current
+        let clock = ContinuousClock()
+        let start = clock.now
         let layout = TextLayout.measure(styled, width: 300, fonts: registry, cache: nil)
+        let elapsed = clock.now - start
         let work = TextWorkCounters.since(before)
+        print("prepare() took \(registry.preparationDuration ?? .zero); the layout after it \(elapsed), "
+              + "opening \(work.facesOpened) faces over bytes read before")
         XCTAssertEqual(work.fontFilesRead, 0, "every face this text needs was read by prepare()")
         XCTAssertEqual(work.fontconfigQueries, 0, "every fallback this text needs was looked up by prepare()")
+        XCTAssertEqual(work.fontReadWaits, 0)
         let emoji = layout.lines.flatMap(\.fragments).filter { $0.face != nil }
         XCTAssertFalse(emoji.isEmpty, "the emoji are drawn by their fallback face")
         XCTAssertTrue(emoji.allSatisfy { $0.face?.file.path.contains("NotoColorEmoji") == true })
