@@ -5,20 +5,20 @@ import Compositor
 /// and converts to points at the end.
 /// - Thread: the calling thread (it measures with that thread's fonts)
 struct TextLayoutBuilder {
-    private let text: AttributedText
-    private let options: TextLayoutOptions
-    private let scale: Double
-    private let constrainedWidth: Double
-    private let widthPx: Int
-    private let measurer: TextMeasurer
-    private let registry: FontRegistry
+    let text: AttributedText
+    let options: TextLayoutOptions
+    let scale: Double
+    let constrainedWidth: Double
+    let widthPx: Int
+    let measurer: TextMeasurer
+    let registry: FontRegistry
     private let lineLimit: Int
-    private let spacingPx: Int
+    let spacingPx: Int
 
     private var lines: [TextLine] = []
     private var blocks: [TextBlockFrame] = []
-    private var y = 0
-    private var widestPx = 0
+    var y = 0
+    var widestPx = 0
     private var lastLineHeightPx = 0
     private var isTruncated = false
     private var stopped = false
@@ -32,7 +32,7 @@ struct TextLayoutBuilder {
     private var defaultTokenRuns: [Int: Int] = [:]
     private var customTokenRuns: [Int]?
     /// Places in the runs' strings as UTF-16 offsets of the whole text.
-    private var offsets: TextOffsets
+    var offsets: TextOffsets
 
     /// The tallest text a layout produces, in pixels: no taller bitmap can be made.
     private static let heightLimitPx = Bitmap.maximumSide
@@ -95,7 +95,7 @@ struct TextLayoutBuilder {
 
     // MARK: - Lines
 
-    private var isAttachmentRun: (Int) -> Bool { { [runs = measurer.runs] in runs[$0].attachment != nil } }
+    var isAttachmentRun: (Int) -> Bool { { [runs = measurer.runs] in runs[$0].attachment != nil } }
 
     /// Lays out paragraphs one line at a time until they end or a limit is reached.
     private mutating func layoutParagraphs(_ paragraphs: inout ParagraphIterator, insetLeft: Int, insetRight: Int,
@@ -141,7 +141,7 @@ struct TextLayoutBuilder {
 
     /// Orders a line's segments visually, merges them into fragments, measures it and places it at the
     /// current height, which it advances.
-    private mutating func makeLine(_ draft: LineDraft, rightToLeft: Bool, insetLeft: Int, insetRight: Int,
+    mutating func makeLine(_ draft: LineDraft, rightToLeft: Bool, insetLeft: Int, insetRight: Int,
                                    blockIndex: Int?, isTruncated: Bool) -> TextLine {
         let pieces = measurer.shape(draft.segments, paragraphIsRightToLeft: rightToLeft)
         TextWorkCounters.countLaidOut(draft.segments.reduce(0) { $0 + $1.text.utf16.count })

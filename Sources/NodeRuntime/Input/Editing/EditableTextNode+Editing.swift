@@ -204,16 +204,8 @@ extension EditableTextNode {
         return forward ? boundaries.wordEnd(after: caretOffset) : boundaries.wordStart(before: caretOffset)
     }
 
-    private func isRightToLeft(at offset: Int) -> Bool {
-        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !layout.lines.isEmpty else { return false }
-        return layout.lines[layout.lineIndex(forOffset: offset)].isRightToLeft
-    }
-
     private func lineRange(at offset: Int) -> Range<Int> {
-        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !layout.lines.isEmpty else {
-            return 0..<text.utf16.count
-        }
-        return layout.offsetRange(ofLine: layout.lineIndex(forOffset: offset))
+        lineRange(containing: offset) ?? 0..<text.utf16.count
     }
 
     /// The end of the line at `offset`, before the spaces that end a wrapped line.
@@ -235,17 +227,7 @@ extension EditableTextNode {
     }
 
     private func moveVertically(down: Bool, extending: Bool) {
-        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !layout.lines.isEmpty else { return }
-        let caret = layout.caretRect(forOffset: caretOffset, inWidth: bounds.width)
-        let x = goalX ?? caret.minX
-        let line = layout.lineIndex(forOffset: caretOffset)
-        let target: Int
-        if down {
-            target = line + 1 < layout.lines.count
-                ? layout.offset(closestTo: Point(x: x, y: layout.lines[line + 1].top + 1), inWidth: bounds.width) : text.utf16.count
-        } else {
-            target = line > 0 ? layout.offset(closestTo: Point(x: x, y: layout.lines[line - 1].top + 1), inWidth: bounds.width) : 0
-        }
+        guard let (target, x) = verticalNeighbour(of: caretOffset, down: down, goal: goalX) else { return }
         moveCaret(to: target, extending: extending)
         goalX = x
     }
@@ -290,9 +272,8 @@ extension EditableTextNode {
 
     /// The text position under a point in window coordinates.
     private func offset(at windowPoint: Point) -> Int {
-        let local = convertFromRoot(windowPoint)
-        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !text.isEmpty else { return 0 }
-        let offset = layout.offset(closestTo: Point(x: local.x, y: local.y + scrollOffset), inWidth: bounds.width)
+        let text = self.text
+        guard !text.isEmpty, let offset = offset(atFieldPoint: convertFromRoot(windowPoint)) else { return 0 }
         return Self.snap(offset, in: text)
     }
 

@@ -60,7 +60,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.selectedRange, 11..<11)
         XCTAssertEqual(changes, ["Hello", "Hello world"])
         // The caret sits after the text, on its line, drawn as its own layer.
-        let layout = field.textNode.textLayout(forWidth: field.bounds.width)
+        let layout = field.shownTextLayout!
         XCTAssertEqual(field.caretNode.frame.minX, layout.lines[0].width - 1, accuracy: 1.5)
         XCTAssertFalse(field.caretNode.isHidden)
         // Typed characters arrive as keys too; the field takes them so no shortcut fires.
@@ -102,7 +102,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.selectedRange, 0..<18)
         let shown = field.selectionNodes.filter { !$0.isHidden }
         XCTAssertEqual(shown.count, 1)
-        let layout = field.textNode.textLayout(forWidth: field.bounds.width)
+        let layout = field.shownTextLayout!
         XCTAssertEqual(shown[0].frame.width, layout.lines[0].width, accuracy: 1)
         XCTAssertTrue(field.caretNode.isHidden, "a selection hides the caret")
         XCTAssertEqual(harness.host.runtime.counters.snapshot.displaysStarted, drawsBefore,
@@ -113,7 +113,7 @@ final class EditableTextNodeTests: XCTestCase {
         let harness = makeHarness(text: "alpha beta gamma")
         let field = harness.fields[0]
         click(harness, field)
-        let layout = field.textNode.textLayout(forWidth: field.bounds.width)
+        let layout = field.shownTextLayout!
         let inBeta = layout.caretRect(forOffset: 8, inWidth: field.bounds.width)
         let point = Point(x: inBeta.minX, y: inBeta.midY)
         click(harness, field, at: point)
@@ -131,7 +131,7 @@ final class EditableTextNodeTests: XCTestCase {
         send(harness, [.textEditing("とうきょう", cursor: 5)])
         XCTAssertEqual(field.markedText, "とうきょう")
         XCTAssertEqual(field.text, "Tokyo ", "marked text is not part of the text yet")
-        let shown = field.textNode.attributedText
+        let shown = field.shownTextLayout!.text
         XCTAssertEqual(shown.string, "Tokyo とうきょう")
         XCTAssertEqual(shown.runs.last?.attributes.isUnderlined, true, "the composition is underlined")
         // Keys belong to the input method while it composes.
@@ -207,7 +207,10 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.frame.height, 2 * oneLine, accuracy: 1, "two lines")
         for _ in 0..<4 { key(harness, .enter, .shift) }
         XCTAssertEqual(field.frame.height, 3 * oneLine, accuracy: 1, "stops at three lines")
-        XCTAssertEqual(field.textNode.frame.minY, -3 * oneLine, accuracy: 1.5, "scrolled to the sixth line")
+        XCTAssertEqual(field.scrollOffset, 3 * oneLine, accuracy: 1.5, "scrolled to the sixth line")
+        let firstLaidOut = field.shownLines?.windowLines.lowerBound ?? -1
+        XCTAssertEqual(field.textNode.frame.minY, Double(firstLaidOut) * oneLine - field.scrollOffset, accuracy: 1.5,
+                       "the lines laid out sit where they are in the text")
         XCTAssertEqual(field.caretNode.frame.maxY, field.bounds.height, accuracy: 1.5, "the caret is in view")
     }
 
@@ -269,7 +272,7 @@ final class EditableTextNodeTests: XCTestCase {
         let field = harness.fields[0]
         click(harness, field)
         let width = field.bounds.width
-        let layout = field.textNode.textLayout(forWidth: width)
+        let layout = field.shownTextLayout!
         let line = layout.lineRects(inWidth: width)[0]
         XCTAssertEqual(layout.caretRect(forOffset: 0, inWidth: width).minX, line.maxX, accuracy: 0.5,
                        "a right-to-left line starts at its right edge")
