@@ -178,7 +178,13 @@ public final class NodeHost {
         // Workers woken mid-frame would take this thread's core on a two-core machine; draws queued
         // during the frame start right after present instead.
         runtime.scheduler.holdWakeups()
-        defer { runtime.scheduler.releaseWakeups() }
+        // A background layout starts after present for the same reason: its thread, woken mid-frame,
+        // would take this one's core.
+        var backgroundLayoutRoot: Node?
+        defer {
+            runtime.scheduler.releaseWakeups()
+            backgroundLayoutRoot?.layoutInBackground { [weak self] in self?.layoutInFlight = false }
+        }
         record.time = time
         var mark = MonotonicClock.nanoseconds()
         func lap() -> Double {
@@ -201,11 +207,11 @@ public final class NodeHost {
 
         if let rootNode, !rootNode.hasCachedLayout(for: .exactly(rootNode.frame.size)) {
             if measuresLayoutInBackground {
-                // The tree keeps its current frames until the new layout, measured off this thread,
-                // is applied whole at a later frame's main-queue drain.
+                // The tree keeps its current frames until the new layout, measured off this thread
+                // from the end of this frame, is applied whole at a later frame's main-queue drain.
                 if !layoutInFlight {
                     layoutInFlight = true
-                    rootNode.layoutInBackground { [weak self] in self?.layoutInFlight = false }
+                    backgroundLayoutRoot = rootNode
                 }
             } else {
                 rootNode.layoutIfNeeded()

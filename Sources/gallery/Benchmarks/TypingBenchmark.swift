@@ -30,6 +30,20 @@ struct TypingBenchmark {
         /// uploads, summed over the key's frame and the frames until it shows.
         var work = 0.0
         var upload = 0.0
+        /// The UI thread's CPU time over the same frames (compositing and present included), which
+        /// leaves out the time another process held its core.
+        var cpu = 0.0
+        /// The work by phase, summed over the frames: events, commits, layout, ranges, display, upload.
+        var phases = [Double](repeating: 0, count: 6)
+
+        mutating func add(_ record: FrameRecord) {
+            work += record.runtimeMilliseconds + record.compositor.uploadMilliseconds
+            upload += record.compositor.uploadMilliseconds
+            cpu += record.cpuMilliseconds
+            let values = [record.eventsMilliseconds, record.commitsMilliseconds, record.layoutMilliseconds,
+                          record.rangesMilliseconds, record.displayMilliseconds, record.compositor.uploadMilliseconds]
+            for index in phases.indices { phases[index] += values[index] }
+        }
     }
 
     func run() throws -> String {
@@ -70,15 +84,13 @@ struct TypingBenchmark {
             let selectionBefore = field.selectedRange
             let record = frame(events)
             var sample = Sample(event: record.eventsMilliseconds, frame: record.totalMilliseconds)
-            sample.work = record.runtimeMilliseconds + record.compositor.uploadMilliseconds
-            sample.upload = record.compositor.uploadMilliseconds
+            sample.add(record)
             var follow = 0.0, count = 0
             while count < 30 {
                 host.runtime.scheduler.waitUntilIdle()
                 let next = frame()
                 follow += next.totalMilliseconds
-                sample.work += next.runtimeMilliseconds + next.compositor.uploadMilliseconds
-                sample.upload += next.compositor.uploadMilliseconds
+                sample.add(next)
                 count += 1
                 let shown = field.caretFrame != caretBefore || field.selectedRange == selectionBefore
                 if shown && host.runtime.pendingDisplayCount == 0 { break }
@@ -125,6 +137,13 @@ struct TypingBenchmark {
                                 p(follow, 0.5), p(follow, 0.99),
                                 Double(samples.map(\.followFrames).reduce(0, +)) / Double(max(1, samples.count))))
             lines.append(String(format: "    of the work, texture uploads:     p50 %6.3f   p99 %6.3f", p(uploads, 0.5), p(uploads, 0.99)))
+            let phaseNames = ["events", "commits", "layout", "ranges", "display", "upload"]
+            lines.append("    p99 of the work by phase:         " + phaseNames.indices.map { index in
+                String(format: "%@ %.3f", phaseNames[index], p(samples.map { $0.phases[index] }, 0.99))
+            }.joined(separator: ", "))
+            let cpu = samples.map(\.cpu)
+            lines.append(String(format: "    UI thread CPU, all its frames:    p50 %6.3f   p99 %6.3f   (compositing and present included)",
+                                p(cpu, 0.5), p(cpu, 0.99)))
         }
         report("per keystroke:", typed, event: "the edit")
         report("per arrow key ←/→:", horizontal, event: "the move")

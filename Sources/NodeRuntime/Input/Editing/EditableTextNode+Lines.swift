@@ -6,9 +6,10 @@ import Compositor
 // are laid out and drawn.
 
 extension EditableTextNode {
-    /// Lines laid out above and below the view, so the caret moves a line or two, and the view scrolls
-    /// a line or two, before another window is needed.
-    static let windowMargin = 2
+    /// Lines laid out above and below the view, so the caret moves a line, and the view scrolls a
+    /// line, before another window is needed (which comes a frame or two later). Each line more is
+    /// more to draw and upload at every keystroke.
+    static let windowMargin = 1
 
     /// The line index and the lines laid out, when they are for the text shown now.
     struct ShownLines {
