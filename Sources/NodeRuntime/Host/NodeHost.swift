@@ -23,9 +23,11 @@ public final class NodeHost {
     /// Called once a frame after layout, before displays start: range controllers hook in here.
     /// (main thread only)
     public var frameObservers: [(Double) -> Void] = []
-    /// When true, a tree whose layout was invalidated is measured on a background queue and the result
-    /// applied in one later frame; when false, it is measured and applied within the frame. The first
-    /// layout of a root and layouts after a resize are always synchronous. (main thread only)
+    /// When true, a tree whose layout was invalidated is measured on a background queue, from the end
+    /// of the frame that found it invalid (after present, so the measuring thread does not take the UI
+    /// thread's core mid-frame), and the result applied in one later frame; when false, it is measured
+    /// and applied within the frame. The first layout of a root and layouts after a resize are always
+    /// synchronous. (main thread only)
     public var measuresLayoutInBackground = true
     /// A background layout of the root is running. (main thread only)
     private var layoutInFlight = false

@@ -63,6 +63,7 @@ extension FontRegistry {
             let start = clock.now
             warmUp()
             let elapsed = clock.now - start
+            // The completions leave the state under the lock and are called (and let go) after it.
             let completions = preparation.withLock { state -> [@Sendable () -> Void] in
                 state.phase = .finished
                 state.duration = elapsed

@@ -68,14 +68,18 @@ extension EditableTextNode {
         } else {
             window = index.layout(lines: windowLines)
         }
-        lines.withLock { current in
+        let replaced = lines.withLock { current -> (TextLineIndex?, TextLayout?) in
             // A text changed meanwhile is measured again (its change asked for a layout).
-            guard current.shownVersion == state.shownVersion else { return }
-            current.index = index
-            current.window = window
-            current.windowLines = windowLines
-            current.measuredVersion = state.shownVersion
+            guard current.shownVersion == state.shownVersion else { return (nil, nil) }
+            defer {
+                current.index = index
+                current.window = window
+                current.windowLines = windowLines
+                current.measuredVersion = state.shownVersion
+            }
+            return (current.index, current.window)
         }
+        withExtendedLifetime(replaced) {}  // the old index and lines are let go here, after unlocking
         return Size(width: constrainedSize.width.isFinite ? width : window.size.width, height: height)
     }
 

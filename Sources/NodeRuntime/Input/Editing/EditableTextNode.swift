@@ -339,10 +339,14 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     @MainActor
     func refreshDisplayedText() {
         let shown = displayedText()
-        lines.withLock { state in
-            state.shown = shown.text
-            state.shownVersion += 1
+        let replaced = lines.withLock { state -> AttributedText in
+            defer {
+                state.shown = shown.text
+                state.shownVersion += 1
+            }
+            return state.shown
         }
+        withExtendedLifetime(replaced) {}  // the old text is let go here, after unlocking
         setNeedsLayout()
     }
 

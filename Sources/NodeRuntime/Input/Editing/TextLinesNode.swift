@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 
 /// Draws an editable field's text: the lines its window layout holds (a few around what the field
 /// shows), each where it is in the whole text, the node's top edge at `top` points into the text. The
@@ -25,12 +25,14 @@ final class TextLinesNode: Node, NodeDrawing, @unchecked Sendable {
     /// Draws `layout`'s lines with the node's top edge `top` points into the text; draws again only
     /// when either changed. - Thread: any
     func show(_ layout: TextLayout, top: Double) {
-        let changed = shown.withLock { shown -> Bool in
-            guard shown.layout !== layout || shown.top != top else { return false }
-            shown = DrawParameters(layout: layout, top: top)
-            return true
+        let replaced = shown.withLock { shown -> DrawParameters? in
+            guard shown.layout !== layout || shown.top != top else { return nil }
+            defer { shown = DrawParameters(layout: layout, top: top) }
+            return shown
         }
-        if changed { setNeedsDisplay() }
+        guard let replaced else { return }
+        withExtendedLifetime(replaced) {}  // the old lines are let go here, after unlocking
+        setNeedsDisplay()
     }
 
     func drawParameters() -> DrawParameters { shown.withLock { $0 } }
