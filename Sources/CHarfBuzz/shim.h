@@ -5,9 +5,11 @@
 // widths, so the layout shapes each piece of a line once more to keep where each cluster starts (the
 // caret positions of an editable text). Faces are made over font bytes already in memory; HarfBuzz's
 // own OpenType functions read them, and a face or font made immutable may be used from any thread.
+// The header is included as <harfbuzz/hb.h> from the default include path (its own headers include one
+// another with quotes), so no pkg-config flags are needed, by SwiftPM or by a client's compiler.
 #include <stddef.h>
 #include <stdint.h>
-#include <hb.h>
+#include <harfbuzz/hb.h>
 
 /// A face over `length` bytes at `bytes` (the caller keeps them alive longer than the face), the
 /// collection's face `index`. Never NULL (HarfBuzz answers an empty face for bytes it cannot read).
