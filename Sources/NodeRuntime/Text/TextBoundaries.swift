@@ -7,8 +7,9 @@
 /// are the ones the whole text has. A grapheme stretch also reads two units past its end, which
 /// decide whether a cluster goes on; a word stretch ends at a certain place too (ICU cuts a run of
 /// Thai or CJK as a whole, so the whole run must be read). A stretch that does not hold the answer
-/// grows, twice as far each time. Graphemes are Swift's `Character`s (Unicode's extended grapheme clusters); words are
-/// ICU's (UAX #29), as `UnicodeText.wordSegments(in:)` gives them for the whole text.
+/// grows, twice as far each time. Graphemes are Swift's `Character`s (Unicode's extended grapheme
+/// clusters); words are ICU's (UAX #29), as `UnicodeText.wordSegments(in:)` gives them for the whole
+/// text.
 ///
 /// The cost is bounded by the window, except in text that offers no certain place near the position:
 /// a cluster of thousands of combining marks or flags is read whole (it is one caret step), and words
