@@ -9,7 +9,7 @@
 #                  feed's tests pass, and both run headless and write a screenshot
 SHELL := /bin/bash
 
-RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libicu-dev libfontconfig-dev fonts-noto-color-emoji fonts-wqy-microhei fonts-lohit-deva fonts-tlwg-loma-ttf
+RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libicu-dev libfontconfig-dev libharfbuzz-dev fonts-noto-color-emoji fonts-wqy-microhei fonts-lohit-deva fonts-tlwg-loma-ttf
 TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool unicode-data
 # Arguments passed to the gallery, e.g. make gallery ARGS="--frames 300".
 ARGS ?=

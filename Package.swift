@@ -43,6 +43,10 @@ let package = Package(
         .systemLibrary(name: "CICU", pkgConfig: "icu-uc", providers: [.apt(["libicu-dev"])]),
         // fontconfig, for the fonts that have the characters a text's own font lacks.
         .systemLibrary(name: "CFontconfig", pkgConfig: "fontconfig", providers: [.apt(["libfontconfig-dev"])]),
+        // HarfBuzz, which SDL_ttf shapes with, called directly for where a shaped line's clusters lie
+        // (libharfbuzz-dev comes with libsdl2-ttf-dev). No `pkgConfig`: the shim includes
+        // <harfbuzz/hb.h> from the default include path and the module map links the library, as CSDL does.
+        .systemLibrary(name: "CHarfBuzz", providers: [.apt(["libharfbuzz-dev"])]),
         // SplitMix64, the one seeded generator: the image fuzzer and the seeded tests replay from a seed.
         .target(name: "TesseraRandom"),
         // The C side of ICU: plain-typed wrappers, so no ICU type reaches Swift (see Sources/CICU).
@@ -58,7 +62,7 @@ let package = Package(
         .target(
             name: "NodeRuntime",
             dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "TesseraICU", "CFontconfig",
-                           .product(name: "Logging", package: "swift-log")],
+                           "CHarfBuzz", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Resources/Fonts")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),

@@ -132,6 +132,9 @@ public final class Application {
     /// with `host.setRootController(_:)`).
     /// - Throws: `Failure` when SDL cannot start or the renderer asked for is not available.
     public init(configuration: Configuration = Configuration(), rootController: NodeController?) throws {
+        // The fonts are read on a thread of their own while the window opens, before the first layout
+        // (a synchronous one, here on the UI thread) needs them.
+        FontRegistry.shared.prepare()
         let headless = configuration.headless ?? !Configuration.displayIsAvailable
         if configuration.headless == nil && headless {
             TesseraLog.app.info("no display found (DISPLAY is unset): running headless on SDL's dummy video driver")
@@ -301,6 +304,7 @@ public final class Application {
     /// and ends the process with status 1.
     public static func run(_ configuration: Configuration = Configuration(),
                            _ makeRoot: () -> NodeController) {
+        FontRegistry.shared.prepare()
         do {
             let app = try Application(configuration: configuration.applyingEnvironment(), rootController: makeRoot())
             try app.run()

@@ -56,6 +56,13 @@ final class ApplicationTests: XCTestCase {
         return (try Application(configuration: configuration, rootNode: list), list, source)
     }
 
+    /// Making an application starts reading the fonts in the background before its first layout.
+    func testTheApplicationPreparesTheFontsBeforeItsFirstLayout() async throws {
+        let app = try Application(configuration: .headless(size: Size(width: 200, height: 100)), rootController: nil)
+        XCTAssertTrue(FontRegistry.shared.hasStartedPreparing)
+        _ = app
+    }
+
     func testAListShowsItsRowsWithoutBeingRegistered() async throws {
         let (app, list, source) = try listApp()
         try app.settle()

@@ -23,9 +23,11 @@ public final class NodeHost {
     /// Called once a frame after layout, before displays start: range controllers hook in here.
     /// (main thread only)
     public var frameObservers: [(Double) -> Void] = []
-    /// When true, a tree whose layout was invalidated is measured on a background queue and the result
-    /// applied in one later frame; when false, it is measured and applied within the frame. The first
-    /// layout of a root and layouts after a resize are always synchronous. (main thread only)
+    /// When true, a tree whose layout was invalidated is measured on a background queue, from the end
+    /// of the frame that found it invalid (after present, so the measuring thread does not take the UI
+    /// thread's core mid-frame), and the result applied in one later frame; when false, it is measured
+    /// and applied within the frame. The first layout of a root and layouts after a resize are always
+    /// synchronous. (main thread only)
     public var measuresLayoutInBackground = true
     /// A background layout of the root is running. (main thread only)
     private var layoutInFlight = false
@@ -180,7 +182,13 @@ public final class NodeHost {
         // Workers woken mid-frame would take this thread's core on a two-core machine; draws queued
         // during the frame start right after present instead.
         runtime.scheduler.holdWakeups()
-        defer { runtime.scheduler.releaseWakeups() }
+        // A background layout starts after present for the same reason: its thread, woken mid-frame,
+        // would take this one's core.
+        var backgroundLayoutRoot: Node?
+        defer {
+            runtime.scheduler.releaseWakeups()
+            backgroundLayoutRoot?.layoutInBackground { [weak self] in self?.layoutInFlight = false }
+        }
         record.time = time
         var mark = MonotonicClock.nanoseconds()
         func lap() -> Double {
@@ -204,11 +212,11 @@ public final class NodeHost {
 
         if let rootNode, !rootNode.hasCachedLayout(for: .exactly(rootNode.frame.size)) {
             if measuresLayoutInBackground {
-                // The tree keeps its current frames until the new layout, measured off this thread,
-                // is applied whole at a later frame's main-queue drain.
+                // The tree keeps its current frames until the new layout, measured off this thread
+                // from the end of this frame, is applied whole at a later frame's main-queue drain.
                 if !layoutInFlight {
                     layoutInFlight = true
-                    rootNode.layoutInBackground { [weak self] in self?.layoutInFlight = false }
+                    backgroundLayoutRoot = rootNode
                 }
             } else {
                 rootNode.layoutIfNeeded()

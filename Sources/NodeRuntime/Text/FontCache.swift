@@ -1,3 +1,4 @@
+internal import CHarfBuzz
 internal import CSDL
 import Compositor
 import Foundation
@@ -83,6 +84,10 @@ final class FontHandle {
     /// What the face's shaping settings currently are, so they are set only when they change.
     private var direction: TTF_Direction = TTF_DIRECTION_LTR
     private var script: TextScript?
+    /// HarfBuzz's font of the file at this size (`hb_font_t`), and the buffer it shapes into: for the
+    /// places of clusters (`clusterAdvances`).
+    private let shapingFont: OpaquePointer
+    private var shapingBuffer: OpaquePointer?
     /// Widths already measured, by text and shaping settings; bounded by `widthCacheLimit`.
     private var widths: [WidthKey: Int32] = [:]
     private static let widthCacheLimit = 8_192
@@ -96,6 +101,7 @@ final class FontHandle {
 
     init?(file: FontFile, pixelSize: Int, synthesizesBold: Bool) {
         guard let font = FontLibrary.open(file, pixelSize: pixelSize) else { return nil }
+        TextWorkCounters.countFaceOpened()
         self.file = file
         self.pixelSize = pixelSize
         self.font = font
@@ -108,6 +114,7 @@ final class FontHandle {
                               lineSkip: max(Int(TTF_FontLineSkip(font)), ascent + max(0, descent)))
         let height = Int(TTF_FontHeight(font))
         glyphScale = height > 2 * pixelSize ? Double(pixelSize) * 1.17 / Double(height) : 1
+        shapingFont = tessera_hb_font_create(file.shapingFace, Int32(clamping: pixelSize))
     }
 
     /// Which face draws each character this face lacks (nil: this one), by scalar with bit 31 set when
@@ -125,7 +132,11 @@ final class FontHandle {
     /// Whether the face has a glyph for `scalar`.
     func provides(_ scalar: Unicode.Scalar) -> Bool { TTF_GlyphIsProvided32(font, scalar.value) != 0 }
 
-    deinit { FontLibrary.close(font) }
+    deinit {
+        if let shapingBuffer { hb_buffer_destroy(shapingBuffer) }
+        hb_font_destroy(shapingFont)
+        FontLibrary.close(font)
+    }
 
     private func configure(rightToLeft: Bool, script: TextScript) {
         let wanted = rightToLeft ? TTF_DIRECTION_RTL : TTF_DIRECTION_LTR
@@ -145,6 +156,7 @@ final class FontHandle {
         let key = WidthKey(text: String(text), rightToLeft: rightToLeft, script: script)
         if let known = widths[key] { return Int(known) }
         configure(rightToLeft: rightToLeft, script: script)
+        TextWorkCounters.countShaping()
         var width: Int32 = 0, height: Int32 = 0
         let status = key.text.withCString { TTF_SizeUTF8(font, $0, &width, &height) }
         let result = status == 0 ? max(0, width) : 0
@@ -153,11 +165,51 @@ final class FontHandle {
         return Int(result)
     }
 
+    /// Where each cluster of `units` starts when they are shaped as one piece, as SDL_ttf shapes them
+    /// (HarfBuzz, in the given direction and script): the first UTF-16 offset of each cluster in
+    /// logical order, with the advance of the clusters before it, and the advance of the whole piece,
+    /// in 26.6 fixed-point pixels. A cluster is a grapheme or more (a ligature), never less.
+    func clusterAdvances(of units: [UInt16], rightToLeft: Bool, script: TextScript) -> (starts: [Int], advances: [Int], total: Int) {
+        guard !units.isEmpty else { return ([], [], 0) }
+        if shapingBuffer == nil { shapingBuffer = hb_buffer_create() }
+        TextWorkCounters.countShaping()
+        var capacity = units.count + 8
+        var clusters = [Int32](repeating: 0, count: capacity), advances = [Int32](repeating: 0, count: capacity)
+        var count = 0
+        while true {
+            count = Int(units.withUnsafeBufferPointer { text in
+                script.tag.withCString { tag in
+                    tessera_hb_shape_clusters(shapingFont, shapingBuffer, text.baseAddress, Int32(units.count),
+                                              rightToLeft ? 1 : 0, tag, &clusters, &advances, Int32(capacity))
+                }
+            })
+            guard count > capacity else { break }
+            capacity = count
+            clusters = [Int32](repeating: 0, count: capacity)
+            advances = [Int32](repeating: 0, count: capacity)
+        }
+        // Glyphs come in visual order; a right-to-left piece's clusters descend.
+        var glyphs = Array(zip(clusters.prefix(count), advances.prefix(count)))
+        if rightToLeft { glyphs.reverse() }
+        var starts: [Int] = [], prefix: [Int] = []
+        var total = 0
+        for (cluster, advance) in glyphs {
+            let start = Int(cluster)
+            if starts.last != start {
+                starts.append(start)
+                prefix.append(total)
+            }
+            total += Int(advance)
+        }
+        return (starts, prefix, total)
+    }
+
     /// Renders `text` as antialiased glyphs in `color` on a transparent surface whose top is `ascent`
     /// above the baseline. The caller frees the surface (`SDL_FreeSurface`).
     func render(_ text: String, color: Color, rightToLeft: Bool, script: TextScript) -> UnsafeMutablePointer<SDL_Surface>? {
         guard !text.isEmpty else { return nil }
         configure(rightToLeft: rightToLeft, script: script)
+        TextWorkCounters.countShaping()
         let sdlColor = SDL_Color(r: color.red, g: color.green, b: color.blue, a: color.alpha)
         return text.withCString { TTF_RenderUTF8_Blended(font, $0, sdlColor) }
     }

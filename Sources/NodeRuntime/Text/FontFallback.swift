@@ -41,6 +41,7 @@ final class FontFallback: Sendable {
         if let known = state.withLock({ $0.choices[key] }) { return known }
         var buffer = [CChar](repeating: 0, count: 4096)
         var index: Int32 = 0
+        TextWorkCounters.countFontconfigQuery()
         let found = key.family.withCString { tessera_fc_font_for(scalar.value, $0, key.color ? 1 : 0, &buffer, 4096, &index) } == 1
         let path = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let font = found ? FontFileLocation(path: path, faceIndex: Int(index)) : nil

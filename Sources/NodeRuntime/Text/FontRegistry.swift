@@ -1,3 +1,4 @@
+internal import CHarfBuzz
 import Foundation
 import Synchronization
 
@@ -55,6 +56,9 @@ final class FontFile: @unchecked Sendable {
     let faceIndex: Int
     /// Owned; freed when the last font object made from it is gone.
     let bytes: UnsafeMutableRawBufferPointer
+    /// HarfBuzz's face over `bytes` (an `hb_face_t`, immutable, so any thread may use it), for the
+    /// places of shaped clusters; destroyed before the bytes.
+    let shapingFace: OpaquePointer
 
     private static let nextIdentity = Atomic<Int>(1)
 
@@ -68,12 +72,16 @@ final class FontFile: @unchecked Sendable {
         }
         bytes = storage
         byteCount = data.count
+        shapingFace = tessera_hb_face_create(storage.baseAddress, UInt32(clamping: data.count), UInt32(clamping: max(0, faceIndex)))
     }
 
     /// The file's size in bytes (`bytes` may be one byte larger for an empty file).
     let byteCount: Int
 
-    deinit { bytes.deallocate() }
+    deinit {
+        hb_face_destroy(shapingFace)
+        bytes.deallocate()
+    }
 }
 
 /// A face ready to be opened by a thread: the file, and whether bold must be synthesized because the
@@ -159,9 +167,13 @@ public final class FontRegistry: Sendable {
         /// System faces whose choice was logged already.
         var announcedSystemFaces: Set<SystemKey> = []
         var reportsToStandardError = true
+        /// Files a thread is reading now; another thread that needs one waits for that read.
+        var reading: [FontFileLocation: FontFileRead] = [:]
     }
 
     private let state: Locked<State>
+    /// Where `prepare()` stands (see FontRegistry+Preparation.swift).
+    let preparation = Locked(FontPreparation())
     private let search: FontSearch
     /// Distinguishes registries in the layout cache's key.
     let identity: Int
@@ -386,6 +398,7 @@ public final class FontRegistry: Sendable {
     private func systemFace(for key: SystemKey) -> SystemFace? {
         if let known = state.withLock({ $0.systemFaces[key] }) { return known }
         let found = search.systemFace(key.families, key.isBold)
+        TextWorkCounters.countFontconfigQuery()
         return state.withLock { state in
             if let existing = state.systemFaces[key] { return existing }
             state.systemFaces[key] = .some(found)
@@ -427,14 +440,54 @@ public final class FontRegistry: Sendable {
         return location
     }
 
-    /// Reads and checks a file once; later calls return the same bytes or throw the same error.
+    private enum LoadStep {
+        case known(Result<FontFile, FontError>)
+        case wait(FontFileRead)
+        case read(FontFileRead)
+    }
+
+    /// Reads and checks a file once; later calls return the same bytes or throw the same error. A
+    /// thread that needs a file another thread is reading (`prepare()`'s, typically) waits for that
+    /// read instead of reading it again: the wait lasts what is left of one file's read.
     private func loadFile(at location: FontFileLocation) throws -> FontFile {
-        if let known = state.withLock({ $0.files[location] }) { return try known.get() }
+        while true {
+            let step = state.withLock { state -> LoadStep in
+                if let known = state.files[location] { return .known(known) }
+                if let read = state.reading[location] { return .wait(read) }
+                let read = FontFileRead()
+                state.reading[location] = read
+                return .read(read)
+            }
+            switch step {
+            case let .known(result):
+                return try result.get()
+            case let .wait(read):
+                TextWorkCounters.countFontReadWait()
+                read.wait()
+            case let .read(read):
+                let result = readFile(at: location)
+                // The first stored result wins, so every caller shares one `FontFile` (and one identity
+                // in the per-thread caches).
+                let stored = state.withLock { state -> Result<FontFile, FontError> in
+                    state.reading[location] = nil
+                    if let existing = state.files[location] { return existing }
+                    state.files[location] = result
+                    return result
+                }
+                read.finish()
+                return try stored.get()
+            }
+        }
+    }
+
+    /// Reads `location`'s file and checks that it opens as a font.
+    private func readFile(at location: FontFileLocation) -> Result<FontFile, FontError> {
         let path = location.path
         let result: Result<FontFile, FontError>
         if !FileManager.default.fileExists(atPath: path) {
             result = .failure(.missingFile(path: path))
         } else if let data = FileManager.default.contents(atPath: path) {
+            TextWorkCounters.countFileRead()
             let file = FontFile(path: path, faceIndex: location.faceIndex, data: data)
             if let reason = FontLibrary.probe(file) {
                 result = .failure(.corruptFile(path: path, reason: reason))
@@ -444,14 +497,7 @@ public final class FontRegistry: Sendable {
         } else {
             result = .failure(.unreadableFile(path: path, reason: "read failed"))
         }
-        // Two threads may read the same file at once; the first stored result wins so every caller
-        // shares one `FontFile` (and one identity in the per-thread caches).
-        let stored = state.withLock { state -> Result<FontFile, FontError> in
-            if let existing = state.files[location] { return existing }
-            state.files[location] = result
-            return result
-        }
-        return try stored.get()
+        return result
     }
 
     /// Keeps the failures not met before and returns them (empty when reporting is off).

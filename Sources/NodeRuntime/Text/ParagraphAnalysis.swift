@@ -31,19 +31,28 @@ struct ParagraphAnalysis {
     /// Whether `levelRuns` are filled in.
     let resolvesLevels: Bool
 
-    /// Analyses `pieces`; with `resolvingLevels`, the bidi algorithm runs over them too.
-    init(pieces: [TextPiece], isAttachmentRun: (Int) -> Bool, resolvingLevels: Bool) {
+    /// Analyses `pieces`, their first `limit` units; with `resolvingLevels`, the bidi algorithm runs
+    /// over them too, in `direction` (true: right to left) when it is given, else in the direction
+    /// the pieces' first strong character sets (for pieces that continue a paragraph whose direction
+    /// is known).
+    init(pieces: [TextPiece], isAttachmentRun: (Int) -> Bool, resolvingLevels: Bool, direction: Bool? = nil,
+         limit: Int = ParagraphAnalysis.limit) {
         let pieces = pieces.filter { !$0.text.isEmpty }
         self.pieces = pieces
         resolvesLevels = resolvingLevels
-        let (units, analysed) = Self.units(of: pieces, isAttachmentRun: isAttachmentRun)
+        let (units, analysed) = Self.units(of: pieces, isAttachmentRun: isAttachmentRun, limit: limit)
         let breakOffsets = units.isEmpty ? [] : UnicodeText.lineBreakUTF16Offsets(units)
-        var unitLevels: [UInt8]? = nil  // nil: every level is the paragraph's 0
-        var paragraphLevel: UInt8 = 0
-        if resolvingLevels, !units.isEmpty, units.withUnsafeBufferPointer({ tessera_icu_needs_bidi($0.baseAddress, Int32($0.count)) }) != 0 {
+        var unitLevels: [UInt8]? = nil  // nil: every level is the paragraph's
+        var paragraphLevel: UInt8 = direction == true ? 1 : 0
+        // Text of one direction in a paragraph of that direction needs no resolving: every level is the
+        // paragraph's (left-to-right text in a right-to-left paragraph does).
+        let needsBidi = direction == true
+            || (!units.isEmpty && units.withUnsafeBufferPointer({ tessera_icu_needs_bidi($0.baseAddress, Int32($0.count)) }) != 0)
+        if resolvingLevels, !units.isEmpty, needsBidi {
             var levels = [UInt8](repeating: 0, count: units.count)
+            let requested: Int32 = direction.map { $0 ? 1 : 0 } ?? -1
             let level = units.withUnsafeBufferPointer {
-                tessera_icu_bidi($0.baseAddress, Int32($0.count), -1, &levels, nil)
+                tessera_icu_bidi($0.baseAddress, Int32($0.count), requested, &levels, nil)
             }
             if level >= 0 {
                 paragraphLevel = UInt8(level)
@@ -80,7 +89,7 @@ struct ParagraphAnalysis {
                         analysis.levelRuns.append((position(offset), previous!))
                     }
                 } else {
-                    analysis.levelRuns = [(utf16.startIndex, 0)]
+                    analysis.levelRuns = [(utf16.startIndex, paragraphLevel)]
                 }
             }
             analyses.append(analysis)
@@ -102,7 +111,8 @@ struct ParagraphAnalysis {
 
     /// The UTF-16 units analysed (attachments as object replacement characters, one per unit they
     /// span, so offsets stay those of the text) and how many of the paragraph's units they cover.
-    private static func units(of pieces: [TextPiece], isAttachmentRun: (Int) -> Bool) -> (units: [UInt16], analysed: Int) {
+    private static func units(of pieces: [TextPiece], isAttachmentRun: (Int) -> Bool,
+                              limit: Int = ParagraphAnalysis.limit) -> (units: [UInt16], analysed: Int) {
         var units: [UInt16] = []
         var truncated = false
         for piece in pieces where !piece.text.isEmpty {

@@ -164,6 +164,12 @@ public struct TextRun: Hashable, Sendable {
         self.text = AttributedText.sanitized(text)
         self.attributes = attributes
     }
+
+    /// `text` as it is: the caller sanitized it (`AttributedText.sanitized`).
+    init(sanitized text: String, attributes: TextAttributes) {
+        self.text = text
+        self.attributes = attributes
+    }
 }
 
 /// Text made of runs with attributes: what a `TextNode` shows and what `TextLayout` measures.
@@ -187,6 +193,11 @@ public struct AttributedText: Hashable, Sendable, ExpressibleByStringLiteral, Cu
     /// Decodes UTF-8 bytes; each invalid sequence becomes one U+FFFD (nothing is dropped).
     public init(utf8 bytes: [UInt8], attributes: TextAttributes = TextAttributes()) {
         self.init(String(decoding: bytes, as: UTF8.self), attributes: attributes)
+    }
+
+    /// `text` in one run as it is: the caller sanitized it, which spares a long text's scan.
+    init(sanitized text: String, attributes: TextAttributes) {
+        runs = text.isEmpty && attributes.attachment == nil ? [] : [TextRun(sanitized: text, attributes: attributes)]
     }
 
     public init(runs: [TextRun]) {
@@ -221,6 +232,8 @@ public struct AttributedText: Hashable, Sendable, ExpressibleByStringLiteral, Cu
 
     /// The characters of every run, in order.
     public var string: String { runs.map(\.text).joined() }
+    /// `string`, without copying when there is one run.
+    var singleString: String { runs.count == 1 ? runs[0].text : string }
     /// True when there is nothing to show.
     public var isEmpty: Bool { runs.isEmpty }
 
@@ -275,6 +288,11 @@ public struct TextLayoutOptions: Hashable, Sendable {
     public var truncationMode: TruncationMode
     /// Replaces the cut text. Nil: "…" in the attributes of the text beside the cut.
     public var truncationToken: AttributedText?
+    /// Keep, while measuring, where each grapheme boundary of every line lies, so that
+    /// `TextLayout.caretRect(forOffset:)`, `offset(closestTo:)` and `selectionRects(for:)` answer from
+    /// stored positions without shaping (an editable field's text does). Off by default: a layout
+    /// without them shapes the pieces of line those calls look at, on the calling thread.
+    public var recordsCaretPositions = false
 
     public init(alignment: TextAlignment = .natural, lineSpacing: Double = 0, maximumNumberOfLines: Int = 0,
                 truncationMode: TruncationMode = .end, truncationToken: AttributedText? = nil) {

@@ -17,6 +17,22 @@ struct TextFragment: Sendable {
     var face: ResolvedFace? = nil
     /// Where `text` lies in its run's string; for a truncation token's run, in the token's.
     var source: Range<String.Index>? = nil
+    /// The positions (UTF-16 offsets into the whole text) the fragment shows; nil for a truncation
+    /// token's text.
+    var textRange: Range<Int>? = nil
+    /// Where each grapheme boundary of the fragment lies, as shaped, when the layout keeps them
+    /// (`TextLayoutOptions.recordsCaretPositions`); nil for an attachment.
+    var caretStops: [CaretStop]? = nil
+}
+
+/// A grapheme boundary inside a fragment: its UTF-16 offset from the fragment's first position, and
+/// how far from the fragment's logical start it lies (from its left edge in left-to-right text, from
+/// its right edge in right-to-left text), in points. A fragment's stops begin at (0, 0) and end at
+/// (its length, its width), in increasing order of both.
+/// - Thread: any (a value)
+struct CaretStop: Sendable, Hashable {
+    var offset: Int32
+    var advance: Float
 }
 
 /// A place in a text's string: a run and an index into that run's text.
@@ -24,6 +40,34 @@ struct TextFragment: Sendable {
 struct TextSourceIndex: Sendable, Hashable {
     var run: Int
     var index: String.Index
+}
+
+/// Turns places in a text's run strings into UTF-16 offsets of the whole text, walking from the last
+/// place turned (a layout's places come in order, a line at a time, so each walk is short).
+/// - Thread: the owner's
+struct TextOffsets {
+    let text: AttributedText
+    let runStarts: [Int]
+    private var last: (run: Int, index: String.Index, offset: Int)?
+
+    init(text: AttributedText) {
+        self.text = text
+        runStarts = TextLayout.runStarts(of: text)
+    }
+
+    /// The offset of `place`; nil for a place in a run the text does not have (a truncation token's).
+    mutating func offset(of place: TextSourceIndex) -> Int? {
+        guard place.run < text.runs.count else { return nil }
+        let string = text.runs[place.run].text
+        let offset: Int
+        if let last, last.run == place.run {
+            offset = last.offset + string.utf16.distance(from: last.index, to: place.index)
+        } else {
+            offset = runStarts[place.run] + string.utf16.distance(from: string.startIndex, to: place.index)
+        }
+        last = (place.run, place.index, offset)
+        return offset
+    }
 }
 
 /// One measured line. Its horizontal place depends on the width of the box the text is shown in
@@ -55,6 +99,8 @@ public struct TextLine: Sendable {
     /// line's start and end are where its paragraph is. Nil for a block's title.
     let sourceStart: TextSourceIndex?
     let sourceEnd: TextSourceIndex?
+    /// The same as UTF-16 offsets into the whole text; nil for a block's title.
+    let textRange: Range<Int>?
 
     /// The x of the line's left edge in a box `boxWidth` wide.
     func originX(inWidth boxWidth: Double) -> Double {
@@ -148,6 +194,11 @@ public final class TextLayout: Sendable {
     let linkIndices: [Int?]
     /// How many spoilers the text has.
     public let spoilerCount: Int
+    /// Each run's first UTF-16 offset in the text, then the text's length.
+    let runStarts: [Int]
+    /// The indices of the lines that show the text's own positions (block titles and lines of a
+    /// truncation token alone left out), in the text's order: what positions are looked up in.
+    let textLines: [Int]
 
     /// About how many bytes the layout holds (lines, fragments and their text, runs), for the layout
     /// cache's byte budget.
@@ -176,7 +227,7 @@ public final class TextLayout: Sendable {
         var bytes = 256 + blocks.count * 96 + runs.count * 128
         for line in lines {
             bytes += 128
-            for fragment in line.fragments { bytes += 80 + fragment.text.utf8.count }
+            for fragment in line.fragments { bytes += 96 + fragment.text.utf8.count + 8 * (fragment.caretStops?.count ?? 0) }
         }
         approximateByteCount = bytes
         var spoilers: [Int?] = [], links: [Int?] = []
@@ -199,6 +250,21 @@ public final class TextLayout: Sendable {
         spoilerIndices = spoilers
         linkIndices = links
         self.spoilerCount = spoilerCount
+        runStarts = TextLayout.runStarts(of: text)
+        textLines = lines.indices.filter { lines[$0].textRange != nil }
+    }
+
+    /// Each run's first UTF-16 offset in `text`, then the text's length.
+    static func runStarts(of text: AttributedText) -> [Int] {
+        var starts: [Int] = []
+        starts.reserveCapacity(text.runs.count + 1)
+        var total = 0
+        for run in text.runs {
+            starts.append(total)
+            total += run.text.utf16.count
+        }
+        starts.append(total)
+        return starts
     }
 
     /// The number of lines (block titles are not counted).

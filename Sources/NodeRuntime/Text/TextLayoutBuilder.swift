@@ -5,20 +5,20 @@ import Compositor
 /// and converts to points at the end.
 /// - Thread: the calling thread (it measures with that thread's fonts)
 struct TextLayoutBuilder {
-    private let text: AttributedText
-    private let options: TextLayoutOptions
-    private let scale: Double
-    private let constrainedWidth: Double
-    private let widthPx: Int
-    private let measurer: TextMeasurer
-    private let registry: FontRegistry
+    let text: AttributedText
+    let options: TextLayoutOptions
+    let scale: Double
+    let constrainedWidth: Double
+    let widthPx: Int
+    let measurer: TextMeasurer
+    let registry: FontRegistry
     private let lineLimit: Int
-    private let spacingPx: Int
+    let spacingPx: Int
 
     private var lines: [TextLine] = []
     private var blocks: [TextBlockFrame] = []
-    private var y = 0
-    private var widestPx = 0
+    var y = 0
+    var widestPx = 0
     private var lastLineHeightPx = 0
     private var isTruncated = false
     private var stopped = false
@@ -31,6 +31,8 @@ struct TextLayoutBuilder {
     /// The truncation-token run made for a neighbouring run, by that run.
     private var defaultTokenRuns: [Int: Int] = [:]
     private var customTokenRuns: [Int]?
+    /// Places in the runs' strings as UTF-16 offsets of the whole text.
+    var offsets: TextOffsets
 
     /// The tallest text a layout produces, in pixels: no taller bitmap can be made.
     private static let heightLimitPx = Bitmap.maximumSide
@@ -48,6 +50,7 @@ struct TextLayoutBuilder {
         let requested = options.maximumNumberOfLines > 0 ? options.maximumNumberOfLines : Int.max
         lineLimit = min(requested, TextLayout.maximumLineCount)
         spacingPx = Int((options.sanitizedLineSpacing * scale).rounded())
+        offsets = TextOffsets(text: text)
     }
 
     mutating func build() -> TextLayout {
@@ -92,7 +95,7 @@ struct TextLayoutBuilder {
 
     // MARK: - Lines
 
-    private var isAttachmentRun: (Int) -> Bool { { [runs = measurer.runs] in runs[$0].attachment != nil } }
+    var isAttachmentRun: (Int) -> Bool { { [runs = measurer.runs] in runs[$0].attachment != nil } }
 
     /// Lays out paragraphs one line at a time until they end or a limit is reached.
     private mutating func layoutParagraphs(_ paragraphs: inout ParagraphIterator, insetLeft: Int, insetRight: Int,
@@ -138,9 +141,10 @@ struct TextLayoutBuilder {
 
     /// Orders a line's segments visually, merges them into fragments, measures it and places it at the
     /// current height, which it advances.
-    private mutating func makeLine(_ draft: LineDraft, rightToLeft: Bool, insetLeft: Int, insetRight: Int,
+    mutating func makeLine(_ draft: LineDraft, rightToLeft: Bool, insetLeft: Int, insetRight: Int,
                                    blockIndex: Int?, isTruncated: Bool) -> TextLine {
         let pieces = measurer.shape(draft.segments, paragraphIsRightToLeft: rightToLeft)
+        TextWorkCounters.countLaidOut(draft.segments.reduce(0) { $0 + $1.text.utf16.count })
 
         var ascent = 0, descent = 0
         func include(run: Int) {
@@ -161,9 +165,18 @@ struct TextLayoutBuilder {
                 descent = max(descent, -offset)
             }
             include(run: piece.run)
-            fragments.append(TextFragment(text: piece.text, run: piece.run, x: Double(x) / scale, width: Double(width) / scale,
-                                          isRightToLeft: piece.level % 2 == 1, script: piece.script,
-                                          isAttachment: piece.isAttachment, face: piece.face, source: piece.source))
+            var fragment = TextFragment(text: piece.text, run: piece.run, x: Double(x) / scale, width: Double(width) / scale,
+                                        isRightToLeft: piece.level % 2 == 1, script: piece.script,
+                                        isAttachment: piece.isAttachment, face: piece.face, source: piece.source)
+            if let source = piece.source, let lower = offsets.offset(of: TextSourceIndex(run: piece.run, index: source.lowerBound)) {
+                let string = text.runs[piece.run].text
+                fragment.textRange = lower..<(lower + string.utf16.distance(from: source.lowerBound, to: source.upperBound))
+                if options.recordsCaretPositions && !piece.isAttachment {
+                    fragment.caretStops = measurer.caretStops(of: piece.text, run: piece.run, rightToLeft: fragment.isRightToLeft,
+                                                              script: piece.script, face: piece.face, widthPx: width)
+                }
+            }
+            fragments.append(fragment)
             x += width
         }
         if fragments.isEmpty { include(run: draft.fallbackRun) }
@@ -175,12 +188,15 @@ struct TextLayoutBuilder {
         case .right: alignment = 1
         case .natural: alignment = rightToLeft ? 1 : 0
         }
+        let start = draft.start.flatMap { offsets.offset(of: $0) }
+        let end = draft.end.flatMap { offsets.offset(of: $0) }
         let line = TextLine(top: Double(y) / scale, height: Double(ascent + descent) / scale,
                             baseline: Double(y + ascent) / scale, width: Double(x) / scale,
                             isRightToLeft: rightToLeft, isTruncated: isTruncated, blockIndex: blockIndex,
                             alignment: alignment, insetLeft: Double(insetLeft) / scale,
                             insetRight: Double(insetRight) / scale, fragments: fragments, ascent: Double(ascent) / scale,
-                            sourceStart: draft.start, sourceEnd: draft.end)
+                            sourceStart: draft.start, sourceEnd: draft.end,
+                            textRange: start.map { $0..<max($0, end ?? $0) })
         y += ascent + descent
         lastLineHeightPx = ascent + descent
         widestPx = max(widestPx, insetLeft + x + insetRight)

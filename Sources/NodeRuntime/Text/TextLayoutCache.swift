@@ -140,6 +140,7 @@ extension TextLayout {
     public static func measure(_ text: AttributedText, width: Double, options: TextLayoutOptions = TextLayoutOptions(),
                                scale: Double = 1, fonts: FontRegistry = .shared,
                                cache: TextLayoutCache? = .shared) -> TextLayout {
+        TextWorkCounters.countLayout()
         let width = width.isNaN || width < 0 ? 0 : width
         let scale = scale.isFinite && scale > 0 ? min(scale, 8) : 1
         let key = TextLayoutCache.Key(text: text, width: width, options: options, scale: scale, registry: fonts.identity,

@@ -295,6 +295,25 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         return textLayout.hitTest(point, inWidth: boxWidth, revealedSpoilers: revealed, expandedBlocks: expanded)
     }
 
+    /// The layout the node shows now: the one measured for its width (its last one before it has a
+    /// width); nil while the text is being measured again. Never measures. - Thread: any
+    var shownLayout: TextLayout? {
+        let width = bounds.width
+        if width <= 0 { return textState.withLock { $0.lastLayout } }
+        return measuredLayout(forWidth: width)
+    }
+
+    /// What is under `point` (node coordinates) in the layout shown now; nil over plain text and while
+    /// the text is being measured again. Never measures, so the UI thread's pointer handling costs
+    /// what a lookup costs whatever the text. - Thread: any
+    func shownTextHit(at point: Point) -> TextHit? {
+        guard let layout = shownLayout else { return nil }
+        let expanded = textState.withLock { $0.expandedBlocks }
+        let width = bounds.width
+        return layout.hitTest(point, inWidth: width > 0 ? width : layout.size.width, revealedSpoilers: revealedSpoilers,
+                              expandedBlocks: expanded)
+    }
+
     /// Expands collapsed block `index` (as `TextLayout.blocks` counts them), or collapses it again if
     /// a tap expanded it. The text is measured again like any change (off the UI thread when the
     /// host lays out in the background). - Thread: any
@@ -341,9 +360,10 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
 
     // MARK: - Touches (main thread)
 
-    /// Only the primary button taps: a right or middle click on a link opens nothing.
+    /// Only the primary button taps: a right or middle click on a link opens nothing. Touches look at
+    /// the layout shown (`shownTextHit`): a tap while the text is being measured again taps nothing.
     public override func touchesBegan(_ touch: Touch) {
-        let target = touch.button == .primary ? textHit(at: convertFromRoot(touch.location))?.target : nil
+        let target = touch.button == .primary ? shownTextHit(at: convertFromRoot(touch.location))?.target : nil
         textState.withLock { $0.pressedTarget = target }
     }
 
@@ -352,7 +372,7 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     }
 
     public override func touchesEnded(_ touch: Touch) {
-        let target = textHit(at: convertFromRoot(touch.location))?.target
+        let target = shownTextHit(at: convertFromRoot(touch.location))?.target
         let (pressed, handler) = textState.withLock { state -> (TextHit.Target?, ((String) -> Void)?) in
             defer { state.pressedTarget = nil }
             return (state.pressedTarget, state.linkTapHandler)
@@ -373,17 +393,23 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// the node's `cursor` when one is set; else an I-beam over the text's lines and nil (the
     /// ancestors' choice) beside them. The host asks only while the node is hovered, which needs it to
     /// be interactive (a text with links, spoilers or collapsed blocks, or one made interactive).
+    ///
+    /// It looks only at the layout shown now and never measures: while the text is being measured
+    /// again (off the UI thread when the host lays out in the background) nothing is a link, and the
+    /// host asks again at each frame, so the hand appears at the first frame after the layout arrives.
     /// - Thread: main
     @MainActor
     public override func cursor(at point: Point) -> Cursor? {
-        if let hit = textHit(at: point) {
+        guard let layout = shownLayout else { return cursor }
+        if let hit = shownTextHit(at: point) {
             switch hit.target {
             case .link, .spoiler, .block: return .hand
             case .attachment: break
             }
         }
         if let chosen = cursor { return chosen }
-        return lineRects.contains { $0.contains(point) } ? .iBeam : nil
+        let width = bounds.width > 0 ? bounds.width : layout.size.width
+        return layout.lineRects(inWidth: width).contains { $0.contains(point) } ? .iBeam : nil
     }
 }
 

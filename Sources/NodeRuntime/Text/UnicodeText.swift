@@ -37,7 +37,11 @@ public enum UnicodeText {
     /// `string` in order, each marked as a word (letters, numbers, kana, ideographs) or not (spaces,
     /// punctuation): where Ctrl+arrow stops and what a double click selects.
     public static func wordSegments(in string: String) -> [(range: Range<Int>, isWord: Bool)] {
-        let units = Array(string.utf16)
+        wordSegments(inUTF16: Array(string.utf16))
+    }
+
+    /// `wordSegments(in:)` over UTF-16 units.
+    static func wordSegments(inUTF16 units: [UInt16]) -> [(range: Range<Int>, isWord: Bool)] {
         guard !units.isEmpty else { return [] }
         var out = [Int32](repeating: 0, count: units.count + 1)
         var flags = [UInt8](repeating: 0, count: units.count + 1)

@@ -89,6 +89,9 @@ struct Gallery: ParsableCommand {
     @Option(help: "Layers in the compositor benchmark.")
     var layers: Int = 200
 
+    @Option(help: "With --bench typing: the message's length in characters (default 2000).")
+    var messageLength: Int = TypingBenchmark.defaultMessageLength
+
     @Option(help: "Write the benchmark's report as JSON to this file.")
     var json: String?
 
@@ -121,6 +124,12 @@ struct Gallery: ParsableCommand {
         if let scale, scale != 1 && scale != 2 { throw ValidationError("--scale must be 1 or 2 (got \(scale))") }
         if let rows, !(1...1_000_000).contains(rows) { throw ValidationError("--rows must be in 1...1000000 (got \(rows))") }
         guard layers >= 1 && layers <= 10_000 else { throw ValidationError("--layers must be in 1...10000 (got \(layers))") }
+        guard (10...1_000_000).contains(messageLength) else {
+            throw ValidationError("--message-length must be in 10...1000000 (got \(messageLength))")
+        }
+        if messageLength != TypingBenchmark.defaultMessageLength && bench != .typing {
+            throw ValidationError("--message-length goes with --bench typing")
+        }
         guard speed.isFinite && speed > 0 && speed <= 100_000 else {
             throw ValidationError("--speed must be in (0, 100000] points per second (got \(speed))")
         }
@@ -237,7 +246,8 @@ struct Gallery: ParsableCommand {
                 try encoder.encode(result.report).write(to: URL(fileURLWithPath: json))
             }
         case .typing:
-            print(try TypingBenchmark(assets: assetsFolder, keystrokes: frames ?? 300, output: output).run())
+            print(try TypingBenchmark(assets: assetsFolder, keystrokes: frames ?? 300, messageLength: messageLength,
+                                      output: output).run())
         }
     }
 }

@@ -207,4 +207,46 @@ final class PointerInputTests: XCTestCase {
         XCTAssertEqual(backend.cursorChanges, [.hand, .iBeam, .crosshair, .arrow],
                        "one call per change of shape, none for moves that keep it")
     }
+
+    /// Hovering a text whose layout is being measured again (its text just changed) measures nothing
+    /// on the UI thread: until the new layout arrives the text has no link to show a hand for, and the
+    /// cursor is right at the first frame after it does.
+    func testHoverNeverMeasuresATextWhoseLayoutIsPending() async throws {
+        TextFixtures.useRepositoryFonts()
+        Runtime.shared.contentsScale = 1
+        func text(linkFirst: Bool) -> AttributedText {
+            var link = TextFixtures.plain(color: TextFixtures.accent)
+            link.link = "https://example.com"
+            var text = AttributedText(linkFirst ? "" : "Plain words then ", attributes: TextFixtures.plain())
+            text.append("a link", attributes: link)
+            text.append(linkFirst ? " then plain words" : "", attributes: TextFixtures.plain())
+            return text
+        }
+        let label = TextNode(attributedText: text(linkFirst: true))
+        let root = SpecNode("root") { _ in label.inset(EdgeInsets(top: 10, left: 10, bottom: 10, right: 10)) }
+        XCTAssertTrue(host.measuresLayoutInBackground)
+        host.setRootNode(root)
+        func settleLayout() {
+            for _ in 0..<3 {
+                Node.backgroundLayoutQueue.sync(flags: .barrier) {}
+                host.runtime.scheduler.waitUntilIdle()
+                frame()
+            }
+        }
+        settleLayout()
+        let before = try XCTUnwrap(label.textLayout.rects(forLink: "https://example.com").first)
+        frame([.pointerMoved(Point(x: 10 + before.midX, y: 10 + before.midY))])
+        XCTAssertEqual(host.cursor, .hand)
+
+        // The link moves to the end of the line; the pointer goes where it will be.
+        label.attributedText = text(linkFirst: false)
+        let reference = TextLayout.measure(text(linkFirst: false), width: label.bounds.width)
+        let after = try XCTUnwrap(reference.rects(forLink: "https://example.com", inWidth: label.bounds.width).first)
+        let counts = TextWorkCounters.current
+        frame([.pointerMoved(Point(x: 10 + after.midX, y: 10 + after.midY))])
+        XCTAssertEqual(TextWorkCounters.since(counts).layoutsMeasured, 0, "hover measured no text on the UI thread")
+        XCTAssertNotEqual(host.cursor, .hand, "no link is known while the layout is pending")
+        settleLayout()
+        XCTAssertEqual(host.cursor, .hand, "the new layout puts the link under the pointer")
+    }
 }

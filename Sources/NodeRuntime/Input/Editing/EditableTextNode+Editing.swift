@@ -189,62 +189,45 @@ extension EditableTextNode {
     }
 
     /// The next or previous grapheme boundary from the caret; with a selection and `collapsing`, the
-    /// selection's end on that side.
+    /// selection's end on that side. Reads a few dozen units around the caret, whatever the text's
+    /// length (`TextBoundaries`).
     private func graphemeNeighbour(forward: Bool, collapsing: Bool) -> Int {
         if collapsing && !selection.isEmpty { return forward ? selection.upperBound : selection.lowerBound }
-        let caret = caretOffset
-        var position = 0, previous = 0
-        for character in text {
-            let next = position + character.utf16.count
-            if forward && position >= caret { return next }
-            if !forward && next >= caret { return position }
-            previous = position
-            position = next
-        }
-        return forward ? position : previous
+        let boundaries = TextBoundaries(text)
+        return forward ? boundaries.graphemeBoundary(after: caretOffset) : boundaries.graphemeBoundary(before: caretOffset)
     }
 
-    /// The end of the next word (forward) or the start of the word before the caret.
+    /// The end of the next word (forward) or the start of the word before the caret, from the words of
+    /// a stretch around the caret.
     private func wordBoundary(forward: Bool) -> Int {
-        let caret = caretOffset
-        let words = UnicodeText.wordSegments(in: text).filter(\.isWord)
-        if forward { return words.first { $0.range.upperBound > caret }?.range.upperBound ?? text.utf16.count }
-        return words.last { $0.range.lowerBound < caret }?.range.lowerBound ?? 0
-    }
-
-    private func isRightToLeft(at offset: Int) -> Bool {
-        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !layout.lines.isEmpty else { return false }
-        return layout.lines[layout.lineIndex(forOffset: offset)].isRightToLeft
+        let boundaries = TextBoundaries(text)
+        return forward ? boundaries.wordEnd(after: caretOffset) : boundaries.wordStart(before: caretOffset)
     }
 
     private func lineRange(at offset: Int) -> Range<Int> {
-        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !layout.lines.isEmpty else {
-            return 0..<text.utf16.count
-        }
-        return layout.offsetRange(ofLine: layout.lineIndex(forOffset: offset))
+        lineRange(containing: offset) ?? 0..<text.utf16.count
     }
 
     /// The end of the line at `offset`, before the spaces that end a wrapped line.
     private func lineEnd(at offset: Int) -> Int {
         let range = lineRange(at: offset)
-        let utf16 = Array(text.utf16)
-        var end = min(range.upperBound, utf16.count)
-        if end < utf16.count { while end > range.lowerBound, utf16[end - 1] == 0x20 { end -= 1 } }
+        let text = self.text
+        let utf16 = text.utf16
+        let length = utf16.count
+        var end = min(range.upperBound, length)
+        guard end < length, end > range.lowerBound else { return end }
+        var index = utf16.index(utf16.startIndex, offsetBy: end)
+        while end > range.lowerBound {
+            let previous = utf16.index(before: index)
+            guard utf16[previous] == 0x20 else { break }
+            index = previous
+            end -= 1
+        }
         return end
     }
 
     private func moveVertically(down: Bool, extending: Bool) {
-        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !layout.lines.isEmpty else { return }
-        let caret = layout.caretRect(forOffset: caretOffset, inWidth: bounds.width)
-        let x = goalX ?? caret.minX
-        let line = layout.lineIndex(forOffset: caretOffset)
-        let target: Int
-        if down {
-            target = line + 1 < layout.lines.count
-                ? layout.offset(closestTo: Point(x: x, y: layout.lines[line + 1].top + 1), inWidth: bounds.width) : text.utf16.count
-        } else {
-            target = line > 0 ? layout.offset(closestTo: Point(x: x, y: layout.lines[line - 1].top + 1), inWidth: bounds.width) : 0
-        }
+        guard let (target, x) = verticalNeighbour(of: caretOffset, down: down, goal: goalX) else { return }
         moveCaret(to: target, extending: extending)
         goalX = x
     }
@@ -289,9 +272,8 @@ extension EditableTextNode {
 
     /// The text position under a point in window coordinates.
     private func offset(at windowPoint: Point) -> Int {
-        let local = convertFromRoot(windowPoint)
-        guard let layout = textNode.measuredLayout(forWidth: bounds.width), !text.isEmpty else { return 0 }
-        let offset = layout.offset(closestTo: Point(x: local.x, y: local.y + scrollOffset), inWidth: bounds.width)
+        let text = self.text
+        guard !text.isEmpty, let offset = offset(atFieldPoint: convertFromRoot(windowPoint)) else { return 0 }
         return Self.snap(offset, in: text)
     }
 
@@ -304,9 +286,7 @@ extension EditableTextNode {
     /// The word (2) or line (3) around `offset`.
     private func unitRange(around offset: Int, granularity: Int) -> Range<Int> {
         if granularity == 3 { return lineRange(at: offset) }
-        let segments = UnicodeText.wordSegments(in: text)
-        return segments.first { $0.range.contains(offset) }?.range
-            ?? segments.last.map { $0.range } ?? offset..<offset
+        return TextBoundaries(text).segment(around: offset)
     }
 
     // MARK: - Clipboard

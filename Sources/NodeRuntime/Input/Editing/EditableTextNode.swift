@@ -3,11 +3,15 @@ public import Compositor
 /// A text field or text view: single- or multi-line editing with a caret, selection, an input
 /// method's marked text, the clipboard, and undo.
 ///
-/// The text is laid out and drawn like any `TextNode` (a subnode): measured off the UI thread when the
-/// host lays out in the background, drawn on a display worker. The caret and the selection are
-/// compositor layers placed from the layout (subnodes with a background colour), so moving the caret,
-/// blinking it or selecting never draws the text again; only a change of text or of the marked text
-/// does. Positions are UTF-16 offsets into `text`, always between grapheme clusters.
+/// The text is measured off the UI thread when the host lays out in the background and drawn on a
+/// display worker, a few lines at a time: the field keeps where each line of its text starts
+/// (`TextLineIndex`, updated by breaking again only the lines an edit reaches) and lays out and draws
+/// the lines around what it shows (a window a few lines taller than the view), so a keystroke in a
+/// 100,000-character message costs what it costs in a short one. The caret and the selection are
+/// compositor layers placed from that layout (subnodes with a background colour), so moving the caret,
+/// blinking it or selecting never draws the text again; only a change of text or of the marked text,
+/// or scrolling past the lines laid out, does. Positions are UTF-16 offsets into `text`, always
+/// between grapheme clusters.
 ///
 /// The field grows with its text up to `maximumVisibleLines` lines, then scrolls to keep the caret in
 /// view. Enter submits (`onSubmit`) or adds a line, as `returnKeyBehavior` says; Shift+Enter does the
@@ -70,6 +74,37 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     var frameTime = 0.0
     /// How far the text is scrolled up inside the field, in points. (main thread only)
     var scrollOffset = 0.0
+    /// Whether the caret's layer stands where the caret is (false while the lines around it are being
+    /// laid out), so blinking shows it only then. (main thread only)
+    var caretIsPlaced = false
+    /// The view last asked of a layout (text version, caret, scroll), so one view is asked for once.
+    /// (main thread only)
+    var requestedView: (version: Int, caret: Int, scroll: Double)?
+
+    /// What the field shows and where, written on the UI thread and by its measuring on any thread.
+    struct LinesState {
+        /// What the field shows (its text with the composition, or the placeholder), and a count of its
+        /// changes.
+        var shown = AttributedText()
+        var shownVersion = 0
+        /// Where the UI thread wants the view: the caret's position in `shown`, the scroll offset.
+        var caret = 0
+        var scrollOffset = 0.0
+        /// The line index of `shown` (of an earlier text until it is measured again), the lines laid out
+        /// around the view, which lines they are, and the version of `shown` both are for.
+        var index: TextLineIndex?
+        var window: TextLayout?
+        var windowLines = 0..<0
+        var measuredVersion = -1
+    }
+
+    /// Guarded by its lock; reached through `lines`.
+    private let lockedLines = Locked(LinesState())
+    /// What the field shows and where (any thread); out of a draw function's reach.
+    var lines: Locked<LinesState> {
+        DrawScope.check(self)
+        return lockedLines
+    }
 
     /// Called after each change of the text by editing. - Thread: main
     @MainActor
@@ -78,7 +113,8 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     @MainActor
     public var onSubmit: ((String) -> Void)?
 
-    let textNode = TextNode()
+    /// Draws the lines laid out around the view.
+    let textNode = TextLinesNode()
     let caretNode = Node()
     /// Selection rectangles, reused. (main thread only)
     var selectionNodes: [Node] = []
@@ -96,7 +132,8 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         let initial = editState.withLock { $0.text.utf16.count }
         selection = initial..<initial
         anchor = initial
-        textNode.attributedText = displayedText(marked: nil).text
+        let shown = displayedText(marked: nil).text
+        lines.withLock { $0.shown = shown }
     }
 
     // MARK: - Properties (any thread)
@@ -212,10 +249,14 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         return !caretNode.isHidden
     }
 
-    /// The layout of what the field shows (the text with any composition, or the placeholder), in
-    /// text coordinates (scrolled up by the field's scroll offset); nil while it is being measured.
+    /// The layout of the lines the field has laid out around what it shows (all of them for a short
+    /// text): lines of the text it shows (the text with any composition, or the placeholder), each
+    /// where it is in the whole text, in text coordinates (scrolled up by the field's scroll offset);
+    /// nil while the text is being measured.
     /// - Thread: any
-    public var shownTextLayout: TextLayout? { textNode.measuredLayout(forWidth: bounds.width) }
+    public var shownTextLayout: TextLayout? {
+        lines.withLock { $0.measuredVersion == $0.shownVersion ? $0.window : nil }
+    }
 
     // MARK: - Focus
 
@@ -251,7 +292,7 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         frameTime = time
         guard selection.isEmpty else { return }
         let phase = (time - caretEpoch).truncatingRemainder(dividingBy: 1.0)
-        let hidden = time - caretEpoch > 0.5 && phase >= 0.5
+        let hidden = !caretIsPlaced || (time - caretEpoch > 0.5 && phase >= 0.5)
         if caretNode.isHidden != hidden { caretNode.isHidden = hidden }
     }
 
@@ -293,87 +334,27 @@ public final class EditableTextNode: Node, @unchecked Sendable {
             // An empty placeholder still gives the field a line's height.
             return (AttributedText(state.placeholder.isEmpty ? " " : state.placeholder, attributes: attributes), true)
         }
-        return (AttributedText(state.text, attributes: state.attributes), false)
+        // The text was sanitized when it was set or edited.
+        return (AttributedText(sanitized: state.text, attributes: state.attributes), false)
     }
 
     func refreshDisplayedTextAnywhere() {
         runtime.mainQueue.performOrEnqueue { self.refreshDisplayedText() }
     }
 
-    /// Gives the text node what to show; its layout happens off this thread.
+    /// Gives the lines what to show; they are measured off this thread.
     @MainActor
     func refreshDisplayedText() {
         let shown = displayedText()
-        textNode.attributedText = shown.text
-        setNeedsLayout()
-    }
-
-    // MARK: - Layout
-
-    public override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
-        let width = constrainedSize.width
-        let layout = textNode.textLayout(forWidth: width)
-        let lines = editState.withLock { $0.maximumVisibleLines }
-        let lineHeight = layout.lines.first?.height ?? 0
-        let height = min(layout.size.height, lineHeight * Double(lines))
-        return Size(width: width.isFinite ? width : layout.size.width, height: max(lineHeight, height))
-    }
-
-    public override func layout() {
-        super.layout()
-        let width = bounds.width
-        let layout = textNode.measuredLayout(forWidth: width) ?? textNode.textLayout(forWidth: width)
-        textNode.frame = Rect(x: 0, y: -scrollOffset, width: width, height: max(bounds.height, layout.size.height))
-        updateCaretAndSelection()
-    }
-
-    /// Places the caret and the selection rectangles from the text's layout, scrolling the caret
-    /// into view. - Thread: main
-    @MainActor
-    func updateCaretAndSelection() {
-        guard isNodeLoaded, bounds.width > 0 else { return }
-        let width = bounds.width
-        // Only a layout already measured (off this thread); a pending one calls back from `layout()`.
-        guard let layout = textNode.measuredLayout(forWidth: width) else {
-            // Rectangles of a selection that is gone must not linger until then.
-            if selection.isEmpty { for node in selectionNodes where !node.isHidden { node.isHidden = true } }
-            return
-        }
-        let shown = displayedText()
-        let (caretOffset, rangeShown) = displayedPositions(isPlaceholder: shown.isPlaceholder)
-        var caret = layout.caretRect(forOffset: caretOffset, inWidth: width)
-        // Keep the caret in view: scroll the text inside the field.
-        let maximumScroll = max(0, layout.size.height - bounds.height)
-        if caret.minY - scrollOffset < 0 { scrollOffset = caret.minY }
-        if caret.maxY - scrollOffset > bounds.height { scrollOffset = caret.maxY - bounds.height }
-        scrollOffset = min(max(0, scrollOffset), maximumScroll)
-        if textNode.frame.minY != -scrollOffset {
-            textNode.frame = Rect(x: 0, y: -scrollOffset, width: width, height: max(bounds.height, layout.size.height))
-        }
-        caret.origin.y -= scrollOffset
-        let colors = editState.withLock { ($0.caretColor, $0.selectionColor) }
-        caretNode.backgroundColor = colors.0
-        caretNode.frame = Rect(x: min(max(0, caret.minX - 1), max(0, width - 2)), y: caret.minY, width: 2, height: caret.height)
-        caretNode.isHidden = !isFocused || !rangeShown.isEmpty
-        // Selection rectangles behind the text.
-        let rects = isFocused && !rangeShown.isEmpty && !shown.isPlaceholder
-            ? layout.selectionRects(for: rangeShown, inWidth: width) : []
-        while selectionNodes.count < rects.count {
-            let node = Node()
-            insertSubnode(node, at: 0)
-            selectionNodes.append(node)
-        }
-        for (index, node) in selectionNodes.enumerated() {
-            if index < rects.count {
-                var rect = rects[index]
-                rect.origin.y -= scrollOffset
-                node.backgroundColor = colors.1
-                node.frame = rect
-                node.isHidden = false
-            } else {
-                node.isHidden = true
+        let replaced = lines.withLock { state -> AttributedText in
+            defer {
+                state.shown = shown.text
+                state.shownVersion += 1
             }
+            return state.shown
         }
+        withExtendedLifetime(replaced) {}  // the old text is let go here, after unlocking
+        setNeedsLayout()
     }
 
     /// The caret's offset and the selected range in the displayed text (the composition shifts them).
@@ -387,18 +368,20 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         return (caret, selection)
     }
 
+    // MARK: - Layout (see EditableTextNode+Lines.swift)
+
+    public override func calculateSizeThatFits(_ constrainedSize: Size) -> Size { measureLines(constrainedSize) }
+
+    public override func layout() {
+        super.layout()
+        updateCaretAndSelection()
+    }
+
     // MARK: - Helpers
 
-    /// `offset` moved down to the nearest grapheme boundary of `text`.
+    /// `offset` moved down to the nearest grapheme boundary of `text`, from the units around it.
     static func snap(_ offset: Int, in text: String) -> Int {
-        let offset = min(max(0, offset), text.utf16.count)
-        var position = 0
-        for character in text {
-            let next = position + character.utf16.count
-            if next > offset { return position }
-            position = next
-        }
-        return position
+        TextBoundaries(text).graphemeBoundary(atOrBefore: offset)
     }
 
     /// `text` with its newlines as spaces, sanitized.

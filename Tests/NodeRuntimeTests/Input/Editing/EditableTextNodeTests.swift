@@ -8,8 +8,6 @@ import XCTest
 /// grapheme and word, selection, the clipboard, undo, submitting, growth and focus traversal.
 @MainActor
 final class EditableTextNodeTests: XCTestCase {
-    private var time = 0.0
-
     override func tearDown() {
         MainActor.assumeIsolated {
             Runtime.shared.scheduler.waitUntilIdle()
@@ -18,49 +16,16 @@ final class EditableTextNodeTests: XCTestCase {
         }
     }
 
-    private struct Harness {
-        let host: NodeHost
-        let fields: [EditableTextNode]
-        let root: SpecNode
-    }
-
     private func makeHarness(fields count: Int = 1, text: String = "", configure: (EditableTextNode) -> Void = { _ in })
-        -> Harness {
-        let (host, _) = makeHost(width: 400, height: 300)
-        let fields = (0..<count).map { _ -> EditableTextNode in
-            let field = EditableTextNode(text: text, attributes: TextAttributes(font: .system(size: 15)), placeholder: "Message")
-            configure(field)
-            return field
-        }
-        let root = SpecNode("root") { _ in
-            VStack(spacing: 10) { fields.map { $0.flexShrink(0) } }.inset(EdgeInsets(top: 10, left: 10, bottom: 10, right: 10))
-        }
-        host.setRootNode(root)
-        settle(host, time: &time)
-        return Harness(host: host, fields: fields, root: root)
+        -> FieldHarness {
+        FieldHarness(fields: count, text: text, configure: configure)
     }
 
-    /// Runs a frame with `events`, then frames until the background layout and the draws it
-    /// started are done and applied.
-    private func send(_ harness: Harness, _ events: [InputEvent]) {
-        time += 1.0 / 60
-        harness.host.runFrame(time: time, events: events)
-        for _ in 0..<4 {
-            Node.backgroundLayoutQueue.sync(flags: .barrier) {}
-            harness.host.runtime.scheduler.waitUntilIdle()
-            time += 1.0 / 60
-            harness.host.runFrame(time: time, events: [])
-        }
-    }
-
-    private func type(_ harness: Harness, _ text: String) { send(harness, [.textInput(text)]) }
-    private func key(_ harness: Harness, _ key: Key, _ modifiers: KeyModifiers = []) {
-        send(harness, [.keyDown(key, modifiers: modifiers), .keyUp(key, modifiers: modifiers)])
-    }
-
-    private func click(_ harness: Harness, _ field: EditableTextNode, at local: Point = Point(x: 5, y: 5)) {
-        let point = Point(x: field.frame.minX + local.x, y: field.frame.minY + local.y)
-        send(harness, [.pointerDown(point, button: 1), .pointerUp(point, button: 1)])
+    private func send(_ harness: FieldHarness, _ events: [InputEvent]) { harness.send(events) }
+    private func type(_ harness: FieldHarness, _ text: String) { harness.type(text) }
+    private func key(_ harness: FieldHarness, _ key: Key, _ modifiers: KeyModifiers = []) { harness.key(key, modifiers) }
+    private func click(_ harness: FieldHarness, _ field: EditableTextNode, at local: Point = Point(x: 5, y: 5)) {
+        harness.click(field, at: local)
     }
 
     /// A text set from another thread while an edit is being made is kept: the edit applies to it.
@@ -95,7 +60,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.selectedRange, 11..<11)
         XCTAssertEqual(changes, ["Hello", "Hello world"])
         // The caret sits after the text, on its line, drawn as its own layer.
-        let layout = field.textNode.textLayout(forWidth: field.bounds.width)
+        let layout = field.shownTextLayout!
         XCTAssertEqual(field.caretNode.frame.minX, layout.lines[0].width - 1, accuracy: 1.5)
         XCTAssertFalse(field.caretNode.isHidden)
         // Typed characters arrive as keys too; the field takes them so no shortcut fires.
@@ -137,7 +102,7 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.selectedRange, 0..<18)
         let shown = field.selectionNodes.filter { !$0.isHidden }
         XCTAssertEqual(shown.count, 1)
-        let layout = field.textNode.textLayout(forWidth: field.bounds.width)
+        let layout = field.shownTextLayout!
         XCTAssertEqual(shown[0].frame.width, layout.lines[0].width, accuracy: 1)
         XCTAssertTrue(field.caretNode.isHidden, "a selection hides the caret")
         XCTAssertEqual(harness.host.runtime.counters.snapshot.displaysStarted, drawsBefore,
@@ -148,7 +113,7 @@ final class EditableTextNodeTests: XCTestCase {
         let harness = makeHarness(text: "alpha beta gamma")
         let field = harness.fields[0]
         click(harness, field)
-        let layout = field.textNode.textLayout(forWidth: field.bounds.width)
+        let layout = field.shownTextLayout!
         let inBeta = layout.caretRect(forOffset: 8, inWidth: field.bounds.width)
         let point = Point(x: inBeta.minX, y: inBeta.midY)
         click(harness, field, at: point)
@@ -166,7 +131,7 @@ final class EditableTextNodeTests: XCTestCase {
         send(harness, [.textEditing("とうきょう", cursor: 5)])
         XCTAssertEqual(field.markedText, "とうきょう")
         XCTAssertEqual(field.text, "Tokyo ", "marked text is not part of the text yet")
-        let shown = field.textNode.attributedText
+        let shown = field.shownTextLayout!.text
         XCTAssertEqual(shown.string, "Tokyo とうきょう")
         XCTAssertEqual(shown.runs.last?.attributes.isUnderlined, true, "the composition is underlined")
         // Keys belong to the input method while it composes.
@@ -242,7 +207,10 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.frame.height, 2 * oneLine, accuracy: 1, "two lines")
         for _ in 0..<4 { key(harness, .enter, .shift) }
         XCTAssertEqual(field.frame.height, 3 * oneLine, accuracy: 1, "stops at three lines")
-        XCTAssertEqual(field.textNode.frame.minY, -3 * oneLine, accuracy: 1.5, "scrolled to the sixth line")
+        XCTAssertEqual(field.scrollOffset, 3 * oneLine, accuracy: 1.5, "scrolled to the sixth line")
+        let firstLaidOut = field.shownLines?.windowLines.lowerBound ?? -1
+        XCTAssertEqual(field.textNode.frame.minY, Double(firstLaidOut) * oneLine - field.scrollOffset, accuracy: 1.5,
+                       "the lines laid out sit where they are in the text")
         XCTAssertEqual(field.caretNode.frame.maxY, field.bounds.height, accuracy: 1.5, "the caret is in view")
     }
 
@@ -270,8 +238,7 @@ final class EditableTextNodeTests: XCTestCase {
         let draws = harness.host.runtime.counters.snapshot.displaysStarted
         var seen: Set<Bool> = []
         for _ in 0..<90 {
-            time += 1.0 / 60
-            harness.host.runFrame(time: time, events: [])
+            harness.frame()
             seen.insert(field.caretNode.isHidden)
         }
         XCTAssertEqual(seen, [true, false], "the caret shows and hides over a second and a half")
@@ -305,7 +272,7 @@ final class EditableTextNodeTests: XCTestCase {
         let field = harness.fields[0]
         click(harness, field)
         let width = field.bounds.width
-        let layout = field.textNode.textLayout(forWidth: width)
+        let layout = field.shownTextLayout!
         let line = layout.lineRects(inWidth: width)[0]
         XCTAssertEqual(layout.caretRect(forOffset: 0, inWidth: width).minX, line.maxX, accuracy: 0.5,
                        "a right-to-left line starts at its right edge")
