@@ -67,7 +67,7 @@ final class IdleLoopTests: XCTestCase {
         let red = Color(rgb: 0xD03030)
         let wakes = UIWakeup.shared.wakeCount
         app.onFrame = { [app] _ in
-            if (try? app.capture()).map { Color(premultipliedARGB: $0.pixel(x: 50, y: 50)) } == red { app.quit() }
+            if (try? app.capture()).map({ Color(premultipliedARGB: $0.pixel(x: 50, y: 50)) }) == red { app.quit() }
         }
         let box = screen.box
         DispatchQueue.global().async { box.backgroundColor = red }
