@@ -42,6 +42,10 @@ final class GalleryApp {
     private var reportedReady = false
     /// While true the overlay keeps its picture: it redraws with every frame, so nothing could settle.
     private var overlayFrozen = false
+    /// Milliseconds from the process's start to the first frame a gallery in it presented.
+    static var firstPresentMilliseconds: Double?
+    /// The first frame presented was reported (time to first present, from the process's start).
+    private var reportedFirstPresent = false
 
     var host: NodeHost { application.host }
 
@@ -145,12 +149,20 @@ final class GalleryApp {
         // The overlay is not in the root's tree: it takes the window's scale and size by hand.
         Runtime.shared.contentsScale = host.contentsScale
         if overlayShown && !overlayFrozen { updateOverlay(record) }
+        if !reportedFirstPresent && record.compositor.presented {
+            reportedFirstPresent = true
+            if let milliseconds = LaunchClock.millisecondsSinceLaunch() {
+                if Self.firstPresentMilliseconds == nil { Self.firstPresentMilliseconds = milliseconds }
+                Self.report(String(format: "gallery: first frame presented %.0f ms after launch", milliseconds))
+            }
+        }
         if !reportedReady {
             settledFrames = host.isSettled ? settledFrames + 1 : 0
             // At rest the loop runs no more frames: settled with nothing left to do is ready too.
             if settledFrames >= 3 || (host.isSettled && !host.needsFrame) {
                 reportedReady = true
-                Self.report("gallery: screen ready after \(history.frameCount) frames")
+                let launch = LaunchClock.millisecondsSinceLaunch().map { String(format: ", %.0f ms after launch", $0) } ?? ""
+                Self.report("gallery: screen ready after \(history.frameCount) frames\(launch)")
             }
         }
     }

@@ -32,6 +32,8 @@ struct IdleBenchmark {
         /// "renderer software, video driver dummy", or the window's renderer.
         var output: String
         var headless: Bool
+        /// Milliseconds from the process's start to the first frame presented (the first screen's).
+        var firstPresentMilliseconds: Double?
         var screens: [Measurement]
         /// The thread screen with its composer focused and the caret blinking.
         var caret: Measurement
@@ -52,13 +54,17 @@ struct IdleBenchmark {
         }
         let (caret, _) = try measure(.thread, caret: true)
         progress(line(caret))
-        let report = Report(output: description, headless: output.headless, screens: screens, caret: caret)
+        let report = Report(output: description, headless: output.headless,
+                            firstPresentMilliseconds: GalleryApp.firstPresentMilliseconds, screens: screens, caret: caret)
         var lines = [String(format: "idle benchmark (%@): each screen at rest for %g s after settling, pointer inside the window",
                             description as NSString, seconds),
                      "  screen            CPU % of a core   frames   presents   wakeups   (settled in frames)"]
         lines += screens.map(line)
         lines.append(line(caret))
         lines.append("  (CPU time is the whole process's: every thread, the display workers and the renderer's)")
+        if let first = report.firstPresentMilliseconds {
+            lines.append(String(format: "  first frame presented %.0f ms after the process started", first))
+        }
         return (lines.joined(separator: "\n"), report)
     }
 

@@ -393,4 +393,44 @@ final class GalleryWindowTests: XCTestCase {
         XCTAssertGreaterThan(Double(GoldenImage.compare(window, unscrolled, tolerance: 24).0.differingPixels)
                              / Double(window.width * window.height), 0.05)
     }
+
+    /// `gallery --bench idle` headless and in a window under Xvfb: each screen at rest, the pointer
+    /// inside, presents nothing and runs no frame; the blinking caret presents and does little else.
+    func testTheIdleBenchmarkFindsEveryScreenAtRestPresentingNothing() async throws {
+        struct Report: Decodable {
+            struct Measurement: Decodable {
+                var name: String
+                var cpuPercent: Double
+                var framesAfterSettle: Int
+                var presentsAfterSettle: Int
+            }
+            var output: String
+            var firstPresentMilliseconds: Double?
+            var screens: [Measurement]
+            var caret: Measurement
+        }
+        try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
+        func check(_ extra: [String], environment: [String: String], window: Bool) throws {
+            let json = outputFolder.appendingPathComponent(window ? "idle-window.json" : "idle-headless.json").path
+            let (status, output) = try run(galleryBinary.path, ["--bench", "idle", "--seconds", "1.2", "--json", json]
+                                           + extra + assetsArguments, environment: environment)
+            XCTAssertEqual(status, 0, output)
+            let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+            XCTAssertEqual(report.screens.map(\.name), ["chats", "thread", "photos", "text"])
+            XCTAssertEqual(report.output.contains(x11Report), window, report.output)
+            for screen in report.screens {
+                XCTAssertEqual(screen.presentsAfterSettle, 0, "\(screen.name) at rest presents nothing: \(output)")
+                XCTAssertEqual(screen.framesAfterSettle, 0, "\(screen.name) at rest runs no frame: \(output)")
+                XCTAssertTrue(screen.cpuPercent.isFinite && screen.cpuPercent >= 0)
+            }
+            // The caret turns off at 0.5 s and on at 1.0 s: two changes, each a frame and a present.
+            XCTAssertGreaterThanOrEqual(report.caret.presentsAfterSettle, 1, output)
+            XCTAssertLessThanOrEqual(report.caret.presentsAfterSettle, 4, output)
+            XCTAssertNotNil(report.firstPresentMilliseconds, output)
+        }
+        try check(["--headless"], environment: [:], window: false)
+        try withXvfb { display in
+            try check([], environment: ["DISPLAY": display, "SDL_VIDEODRIVER": "x11"], window: true)
+        }
+    }
 }
