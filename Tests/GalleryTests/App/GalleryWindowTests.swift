@@ -268,7 +268,9 @@ final class GalleryWindowTests: XCTestCase {
             XCTAssertEqual(status, 0, output)
             XCTAssertTrue(output.contains("screenshot written"), output)
         }
-        ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 20,
+        // The loop runs frames only while something changes: the chart holds the frames that loaded
+        // the screen and those F2 and Ctrl+Q ran, a few dozen.
+        ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 6,
                                      "F2 in an X11 window")
     }
 
