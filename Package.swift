@@ -93,7 +93,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CompositorTests",
-            dependencies: ["Compositor", "TestSupport"],
+            dependencies: ["Compositor", "TestSupport", "TesseraRandom"],
             exclude: ["Goldens"]
         ),
         // The C allocator's in-use byte count, for tests that bound what a cache keeps alive.

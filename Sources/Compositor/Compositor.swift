@@ -56,6 +56,17 @@ public final class Compositor {
     private var drawnOutputSize = (width: 0, height: 0)
     /// Frames rendered so far. (main thread only)
     public private(set) var frameIndex = 0
+    /// Redraw only the changed region of frames drawn by `renderIfChanged`, on backends that keep the
+    /// last frame (`RenderBackend.retainsFrames`). (main thread only)
+    public var redrawsChangedRegionsOnly = true
+    /// What each layer looked like when last drawn, to find the region a frame must draw again.
+    /// (main thread only)
+    private var drawnLayers: [ObjectIdentifier: DrawnLayer] = [:]
+    private var seenLayers: [ObjectIdentifier: DrawnLayer] = [:]
+    /// True when the backend's retained frame holds the last frame drawn. (main thread only)
+    private var retainedFrameIsCurrent = false
+    /// True when the last frame was drawn into the retained frame (tests compare it). (main thread only)
+    private(set) var lastFrameWasRetained = false
     /// When true, `lastDrawList` holds the texture copies of the last frame. (main thread only)
     public var recordsDrawList = false
     /// The texture copies of the last frame (empty unless `recordsDrawList`). (main thread only)
@@ -145,6 +156,7 @@ public final class Compositor {
     /// Draws the tree under `root` and presents it. Returns the frame's statistics.
     @discardableResult
     public func render(_ root: Layer?) -> FrameStatistics {
+        _ = changedRegion(root)
         compose(root)
         let presentStart = MonotonicClock.nanoseconds()
         backend.present()
@@ -158,18 +170,56 @@ public final class Compositor {
     /// a layer changed (`Layer.changeCount`), another root, another output size, or the renderer lost
     /// its textures. Otherwise nothing is drawn or presented, and the statistics say so
     /// (`presented == false`): a window at rest costs nothing here.
+    ///
+    /// Only what changed is drawn again where the backend keeps the last frame
+    /// (`redrawsChangedRegionsOnly`): the region covering every layer whose picture, place, opacity,
+    /// clip or order changed (where it was and where it is) is cleared and redrawn, and a change that
+    /// shows nowhere (a hidden layer's) draws and presents nothing. A region over a third of the
+    /// output (a scroll, a new screen) is drawn whole and directly, without the retained frame's copy.
     @discardableResult
     public func renderIfChanged(_ root: Layer?) -> FrameStatistics {
-        guard needsRender(root) else {
-            var skipped = FrameStatistics()
-            skipped.frameIndex = frameIndex
-            skipped.presented = false
-            skipped.liveTextures = lastFrameStatistics.liveTextures
-            skipped.liveTextureBytes = lastFrameStatistics.liveTextureBytes
-            skipped.cornerPieceBytes = lastFrameStatistics.cornerPieceBytes
-            return skipped
+        guard needsRender(root) else { return skippedFrame() }
+        let (w, h) = backend.outputPixelSize
+        let wholeFrameNeeded = root !== drawnRoot || pendingResets > 0 || frameIndex == 0
+            || w != drawnOutputSize.width || h != drawnOutputSize.height
+        let region = changedRegion(root)
+        if !wholeFrameNeeded && (region?.isEmpty ?? true) {
+            // Layers changed, but none that shows: the screen is as drawn.
+            drawnChangeCount = Layer.changeCount
+            return skippedFrame()
         }
-        return render(root)
+        guard redrawsChangedRegionsOnly && backend.retainsFrames else {
+            compose(root)
+            return present()
+        }
+        guard let region, region.width * region.height * 3 <= w * h else {
+            // A large change (a scroll, a new screen): drawn whole and directly, with no copy.
+            compose(root)
+            return present()
+        }
+        // A small change: only its region is drawn again when the retained frame holds the last frame;
+        // otherwise the whole frame is drawn into it, so that the next small change can be.
+        compose(root, into: .retained(region: !wholeFrameNeeded && retainedFrameIsCurrent ? region : nil))
+        return present()
+    }
+
+    private func skippedFrame() -> FrameStatistics {
+        var skipped = FrameStatistics()
+        skipped.frameIndex = frameIndex
+        skipped.presented = false
+        skipped.liveTextures = lastFrameStatistics.liveTextures
+        skipped.liveTextureBytes = lastFrameStatistics.liveTextureBytes
+        skipped.cornerPieceBytes = lastFrameStatistics.cornerPieceBytes
+        return skipped
+    }
+
+    private func present() -> FrameStatistics {
+        let presentStart = MonotonicClock.nanoseconds()
+        backend.present()
+        statistics.presentMilliseconds = MonotonicClock.milliseconds(since: presentStart)
+        lastFrameStatistics = statistics
+        presentCount += 1
+        return statistics
     }
 
     /// True when `root` may look different from the last frame drawn.
@@ -181,6 +231,7 @@ public final class Compositor {
 
     /// Draws the tree under `root`, reads the pixels back, then presents. For tests and screenshots.
     public func capture(_ root: Layer?) -> Bitmap? {
+        _ = changedRegion(root)
         compose(root)
         let pixels = backend.readPixels()
         let presentStart = MonotonicClock.nanoseconds()
@@ -191,7 +242,16 @@ public final class Compositor {
         return pixels
     }
 
-    private func compose(_ root: Layer?) {
+    /// Draws the tree: whole and directly, or into the backend's retained frame, whole or only a
+    /// region of it.
+    private enum Target {
+        /// The whole output, drawn directly.
+        case direct
+        /// The backend's retained frame: `region` of it, or all of it.
+        case retained(region: PixelRect?)
+    }
+
+    private func compose(_ root: Layer?, into target: Target = .direct) {
         UIThread.precondition("Compositor.render")
         drawnChangeCount = Layer.changeCount
         drawnRoot = root
@@ -206,11 +266,25 @@ public final class Compositor {
         lastDrawTexture = nil
 
         let start = MonotonicClock.nanoseconds()
-        backend.beginFrame(clearColor: configuration.clearColor)
-        currentClip = nil
         let (w, h) = backend.outputPixelSize
         let output = PixelRect(x: 0, y: 0, width: w, height: h)
-        if let root { draw(root, parentOrigin: .zero, parentOpacity: 1, clip: output) }
+        var clip = output
+        switch target {
+        case .retained(let region):
+            // Only `region` when the backend still holds the last frame; otherwise all of it.
+            if backend.beginRetainedFrame(clearColor: configuration.clearColor, region: region), let region {
+                clip = region.intersection(output)
+                statistics.redrawnRegion = clip
+            }
+            retainedFrameIsCurrent = true
+            lastFrameWasRetained = true
+        case .direct:
+            lastFrameWasRetained = false
+            backend.beginFrame(clearColor: configuration.clearColor)
+            retainedFrameIsCurrent = false
+        }
+        currentClip = nil
+        if let root { draw(root, parentOrigin: .zero, parentOpacity: 1, clip: clip) }
         setClip(nil)
         statistics.drawMilliseconds = MonotonicClock.milliseconds(since: start)
 
@@ -348,6 +422,83 @@ public final class Compositor {
         guard clip != currentClip else { return }
         currentClip = clip
         backend.setClip(clip)
+    }
+
+    // MARK: Changed regions
+
+    /// What a layer looked like when drawn: the pixels it may touch (its rectangle widened by two
+    /// pixels for anti-aliased edges, within its ancestors' clips), its version, its opacity with its
+    /// ancestors', and its place in the drawing order.
+    struct DrawnLayer: Equatable {
+        var pixels: PixelRect
+        var version: Int
+        var opacity: Double
+        var parent: ObjectIdentifier?
+        var position: Int
+    }
+
+    /// Compares the tree with how it was last drawn and remembers it as it is now. Returns the region
+    /// covering every layer that changed, where it was and where it is (empty: nothing that shows
+    /// changed), or nil when nothing changed at all.
+    private func changedRegion(_ root: Layer?) -> PixelRect? {
+        seenLayers.removeAll(keepingCapacity: true)
+        var region: PixelRect?
+        let (w, h) = backend.outputPixelSize
+        let output = PixelRect(x: 0, y: 0, width: w, height: h)
+        if let root {
+            collect(root, parentOrigin: .zero, parentOpacity: 1, clip: output, parent: nil, position: 0, into: &region)
+        }
+        for (key, drawn) in drawnLayers where seenLayers[key] == nil { Self.add(drawn.pixels, to: &region) }
+        swap(&drawnLayers, &seenLayers)
+        return region ?? (Layer.changeCount != drawnChangeCount ? PixelRect(x: 0, y: 0, width: 0, height: 0) : nil)
+    }
+
+    private func collect(_ layer: Layer, parentOrigin: Point, parentOpacity: Double, clip: PixelRect,
+                         parent: ObjectIdentifier?, position: Int, into region: inout PixelRect?) {
+        let opacity = parentOpacity * (layer.opacity.isNaN ? 0 : min(1, max(0, layer.opacity)))
+        guard !layer.isHidden, opacity > 0 else { return }
+        let frame = layer.frame.sanitized
+        let origin = Point(x: parentOrigin.x + frame.minX, y: parentOrigin.y + frame.minY)
+        let pixelRect = Rect(origin: origin, size: frame.size).scaled(by: scale)
+        let widened = Rect(x: pixelRect.minX - 2, y: pixelRect.minY - 2,
+                           width: pixelRect.width + 4, height: pixelRect.height + 4).nearestPixelRect
+        let pixels = pixelRect.isEmpty ? PixelRect(x: 0, y: 0, width: 0, height: 0) : widened.intersection(clip)
+        let id = ObjectIdentifier(layer)
+        let now = DrawnLayer(pixels: pixels, version: layer.version, opacity: opacity, parent: parent, position: position)
+        seenLayers[id] = now
+        if let before = drawnLayers[id] {
+            if before != now {
+                Self.add(before.pixels, to: &region)
+                Self.add(now.pixels, to: &region)
+            }
+        } else {
+            Self.add(now.pixels, to: &region)
+        }
+        let sublayers = layer.sublayersInDrawOrder
+        guard !sublayers.isEmpty else { return }
+        var childClip = clip
+        if layer.clipsToBounds { childClip = clip.intersection(pixelRect.nearestPixelRect) }
+        if layer.clipsToBounds && childClip.isEmpty { return }
+        for (index, sublayer) in sublayers.enumerated() {
+            collect(sublayer, parentOrigin: origin, parentOpacity: opacity, clip: childClip, parent: id,
+                    position: index, into: &region)
+        }
+    }
+
+    /// Grows `region` to cover `pixels` (an empty rectangle adds nothing but makes the region non-nil).
+    private static func add(_ pixels: PixelRect, to region: inout PixelRect?) {
+        guard !pixels.isEmpty else {
+            if region == nil { region = PixelRect(x: 0, y: 0, width: 0, height: 0) }
+            return
+        }
+        guard let current = region, !current.isEmpty else {
+            region = pixels
+            return
+        }
+        let x0 = min(current.x, pixels.x), y0 = min(current.y, pixels.y)
+        let x1 = max(current.x + current.width, pixels.x + pixels.width)
+        let y1 = max(current.y + current.height, pixels.y + pixels.height)
+        region = PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 
     // MARK: Corner pieces

@@ -39,57 +39,57 @@ public final class Layer {
     /// Position and size in the superlayer, in points. (main thread only)
     public var frame: Rect = .zero {
         willSet { checkThread("Layer.frame") }
-        didSet { if frame != oldValue { Self.noteChange() } }
+        didSet { if frame != oldValue { noteChange() } }
     }
     /// The committed bitmap, drawn stretched to `frame`. (main thread only)
     public var contents: Bitmap? {
         willSet { checkThread("Layer.contents") }
-        didSet { if contents?.identity != oldValue?.identity { Self.noteChange() } }
+        didSet { if contents?.identity != oldValue?.identity { noteChange() } }
     }
     /// Drawn under the contents; nil draws nothing. (main thread only)
     public var backgroundColor: Color? {
         willSet { checkThread("Layer.backgroundColor") }
-        didSet { if backgroundColor != oldValue { Self.noteChange() } }
+        didSet { if backgroundColor != oldValue { noteChange() } }
     }
     /// Multiplies into this layer and every descendant. (main thread only)
     public var opacity: Double = 1 {
         willSet { checkThread("Layer.opacity") }
-        didSet { if opacity != oldValue { Self.noteChange() } }
+        didSet { if opacity != oldValue { noteChange() } }
     }
     /// A hidden layer and its sublayers are not drawn. (main thread only)
     public var isHidden = false {
         willSet { checkThread("Layer.isHidden") }
-        didSet { if isHidden != oldValue { Self.noteChange() } }
+        didSet { if isHidden != oldValue { noteChange() } }
     }
     /// Clips sublayers to this layer's rectangle. (main thread only)
     public var clipsToBounds = false {
         willSet { checkThread("Layer.clipsToBounds") }
-        didSet { if clipsToBounds != oldValue { Self.noteChange() } }
+        didSet { if clipsToBounds != oldValue { noteChange() } }
     }
     /// Radius of the rounded corners, in points. (main thread only)
     public var cornerRadius: Double = 0 {
         willSet { checkThread("Layer.cornerRadius") }
-        didSet { if cornerRadius != oldValue { Self.noteChange() } }
+        didSet { if cornerRadius != oldValue { noteChange() } }
     }
     /// Which corners `cornerRadius` rounds. (main thread only)
     public var maskedCorners: CornerMask = .all {
         willSet { checkThread("Layer.maskedCorners") }
-        didSet { if maskedCorners != oldValue { Self.noteChange() } }
+        didSet { if maskedCorners != oldValue { noteChange() } }
     }
     /// How the corners are rounded. (main thread only)
     public var cornerRoundingMode: CornerRoundingMode = .compositorClip {
         willSet { checkThread("Layer.cornerRoundingMode") }
-        didSet { if cornerRoundingMode != oldValue { Self.noteChange() } }
+        didSet { if cornerRoundingMode != oldValue { noteChange() } }
     }
     /// The colour behind the layer, painted into the corner pieces of `.clipping`. (main thread only)
     public var cornerClipColor: Color? {
         willSet { checkThread("Layer.cornerClipColor") }
-        didSet { if cornerClipColor != oldValue { Self.noteChange() } }
+        didSet { if cornerClipColor != oldValue { noteChange() } }
     }
     /// Order among siblings: higher draws later (on top). (main thread only)
     public var zPosition: Double = 0 {
         willSet { checkThread("Layer.zPosition") }
-        didSet { if zPosition != oldValue { superlayer?.drawOrderIsStale = true; Self.noteChange() } }
+        didSet { if zPosition != oldValue { superlayer?.drawOrderIsStale = true; noteChange() } }
     }
 
     /// The layer's children, in insertion order. (main thread only)
@@ -105,6 +105,8 @@ public final class Layer {
     public init(name: String? = nil) {
         UIThread.precondition("Layer.init")
         self.name = name
+        Self.changeCount &+= 1
+        version = Self.changeCount
     }
 
     @inline(__always)
@@ -117,8 +119,19 @@ public final class Layer {
     /// draw. (main thread only)
     public private(set) static var changeCount = 0
 
+    /// The value of `changeCount` at this layer's last change of how it draws itself (any property
+    /// but its place among its siblings): unique to the layer and the change, so a compositor that
+    /// remembers it knows whether the layer is as it drew it. (main thread only)
+    public private(set) var version = 0
+
     @inline(__always)
     private static func noteChange() { changeCount &+= 1 }
+
+    @inline(__always)
+    private func noteChange() {
+        Self.changeCount &+= 1
+        version = Self.changeCount
+    }
 
     /// The layer's own coordinate space: origin zero, the frame's size.
     public var bounds: Rect { Rect(origin: .zero, size: frame.size) }

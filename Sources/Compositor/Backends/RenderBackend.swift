@@ -55,6 +55,17 @@ public protocol RenderBackend: AnyObject {
 
     /// Starts a frame: clears the output to `color`.
     func beginFrame(clearColor: Color)
+    /// True when the backend can keep each frame in a texture of its own, so that a later frame
+    /// redraws only the region that changed (`beginRetainedFrame`). The default is false: every frame
+    /// is drawn whole with `beginFrame`.
+    var retainsFrames: Bool { get }
+    /// Starts a frame drawn into the retained frame: with `region`, only that region is cleared to
+    /// `color` and may be drawn (the rest keeps the last retained frame's pixels); with nil, the whole
+    /// frame. `present` then shows the retained frame. Called only when `retainsFrames`.
+    /// - Returns: true when `region` is honoured: the pixels outside it are the last retained frame's.
+    ///   False when the whole frame must be drawn: no region was given, the retained frame is new (the
+    ///   output changed size), or none could be kept (an ordinary frame was begun instead).
+    func beginRetainedFrame(clearColor: Color, region: PixelRect?) -> Bool
     /// Restricts drawing to `rect`, or lifts the restriction with nil.
     func setClip(_ rect: PixelRect?)
     /// Fills a rectangle with a straight colour, alpha-blended.
@@ -78,6 +89,11 @@ public protocol RenderBackend: AnyObject {
 }
 
 extension RenderBackend {
+    public var retainsFrames: Bool { false }
+    public func beginRetainedFrame(clearColor: Color, region: PixelRect?) -> Bool {
+        beginFrame(clearColor: clearColor)
+        return false
+    }
     public func setCursor(_ cursor: Cursor) {}
     public func waitForEvents(timeout: Double?) -> [BackendEvent] { pollEvents() }
     public var uploadAlphaLayout: Bitmap.AlphaLayout { .premultiplied }

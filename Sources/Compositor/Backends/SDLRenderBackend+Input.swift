@@ -179,7 +179,11 @@ extension SDLRenderBackend {
         switch SDL_EventType(event.type) {
         case SDL_QUIT: return .input(.quit)
         case SDL_RENDER_TARGETS_RESET: return .renderTargetsReset
-        case SDL_RENDER_DEVICE_RESET: return .renderDeviceReset
+        case SDL_RENDER_DEVICE_RESET:
+            // The retained frame's texture went with the device.
+            if let texture = retainedFrame { SDL_DestroyTexture(texture) }
+            retainedFrame = nil
+            return .renderDeviceReset
         case SDL_WINDOWEVENT:
             if event.window.event == UInt8(SDL_WINDOWEVENT_SIZE_CHANGED.rawValue) {
                 return .input(.resized(Size(width: Double(event.window.data1) / scale,

@@ -62,6 +62,11 @@ public final class SDLRenderBackend: RenderBackend {
 
     let window: OpaquePointer
     let renderer: OpaquePointer
+    /// The retained frame (a render-target texture the size of the output) and whether the frame
+    /// being drawn goes into it. (main thread only)
+    var retainedFrame: OpaquePointer?
+    var retainedFrameSize = (width: 0, height: 0)
+    var drawsIntoRetainedFrame = false
     /// Output pixels per point: the forced scale, or the window's drawable size over its size.
     /// (main thread only)
     public internal(set) var scale: Double
@@ -257,6 +262,10 @@ public final class SDLRenderBackend: RenderBackend {
     }
 
     public func beginFrame(clearColor: Color) {
+        if drawsIntoRetainedFrame {
+            SDL_SetRenderTarget(renderer, nil)
+            drawsIntoRetainedFrame = false
+        }
         SDL_RenderSetClipRect(renderer, nil)
         SDL_SetRenderDrawColor(renderer, clearColor.red, clearColor.green, clearColor.blue, clearColor.alpha)
         SDL_RenderClear(renderer)
@@ -342,7 +351,66 @@ public final class SDLRenderBackend: RenderBackend {
         return try? Bitmap(width: width, height: height, scale: scale, premultipliedARGB: pixels)
     }
 
+    /// On the GPU renderers (OpenGL, OpenGL ES), which offer render targets: a frame kept in a
+    /// texture, of which a later frame redraws only what changed and which is copied whole to the
+    /// window at `present`. There a clip (a scissor) leaves what it keeps drawn exactly as without it.
+    /// Not on the software renderer, whose scaled copies round differently where a clip cuts them: it
+    /// draws every changed frame whole.
+    public var retainsFrames: Bool {
+        rendererName != "software" && SDL_RenderTargetSupported(renderer) == SDL_TRUE
+    }
+
+    /// The retained frame's pixels (tests compare them with the whole tree drawn), or nil.
+    func readRetainedFrame() -> Bitmap? {
+        guard let texture = retainedFrame, !drawsIntoRetainedFrame else { return nil }
+        guard SDL_SetRenderTarget(renderer, texture) == 0 else { return nil }
+        defer { SDL_SetRenderTarget(renderer, nil) }
+        return readPixels()
+    }
+
+    public func beginRetainedFrame(clearColor: Color, region: PixelRect?) -> Bool {
+        if drawsIntoRetainedFrame { SDL_SetRenderTarget(renderer, nil) }
+        drawsIntoRetainedFrame = false
+        var region = region
+        var honoured = region != nil
+        let size = outputPixelSize
+        if retainedFrame == nil || retainedFrameSize != size {
+            if let old = retainedFrame { SDL_DestroyTexture(old) }
+            retainedFrame = SDL_CreateTexture(renderer, SDL_PIXELFORMAT_ARGB8888.rawValue,
+                                              Int32(SDL_TEXTUREACCESS_TARGET.rawValue), Int32(size.width), Int32(size.height))
+            retainedFrameSize = size
+            if let texture = retainedFrame { SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_NONE) }
+            region = nil
+            honoured = false
+        }
+        guard let texture = retainedFrame, SDL_SetRenderTarget(renderer, texture) == 0 else {
+            // No texture to keep the frame in: an ordinary frame, which the compositor draws whole.
+            if let texture = retainedFrame { SDL_DestroyTexture(texture) }
+            retainedFrame = nil
+            beginFrame(clearColor: clearColor)
+            return false
+        }
+        drawsIntoRetainedFrame = true
+        SDL_RenderSetClipRect(renderer, nil)
+        SDL_SetRenderDrawColor(renderer, clearColor.red, clearColor.green, clearColor.blue, clearColor.alpha)
+        if let region {
+            SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_NONE)
+            var rect = SDL_Rect(x: Int32(clamping: region.x), y: Int32(clamping: region.y),
+                                w: Int32(clamping: region.width), h: Int32(clamping: region.height))
+            SDL_RenderFillRect(renderer, &rect)
+        } else {
+            SDL_RenderClear(renderer)
+        }
+        return honoured
+    }
+
     public func present() {
+        if drawsIntoRetainedFrame, let texture = retainedFrame {
+            SDL_SetRenderTarget(renderer, nil)
+            drawsIntoRetainedFrame = false
+            SDL_RenderSetClipRect(renderer, nil)
+            SDL_RenderCopy(renderer, texture, nil, nil)
+        }
         SDL_RenderPresent(renderer)
     }
 

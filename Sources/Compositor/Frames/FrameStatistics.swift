@@ -54,6 +54,9 @@ public struct FrameStatistics: Sendable, Equatable {
     /// False for a frame in which nothing had changed since the last one drawn: nothing was drawn or
     /// presented (`Compositor.renderIfChanged`).
     public var presented = true
+    /// The region of the output drawn again, on a backend that keeps the last frame
+    /// (`Compositor.redrawsChangedRegionsOnly`); nil when the whole output was drawn.
+    public var redrawnRegion: PixelRect?
 
     public init() {}
 }

@@ -1,0 +1,228 @@
+import Foundation
+import TesseraRandom
+import XCTest
+@testable import Compositor
+
+/// Frames that redraw only what changed. On a backend that keeps the last frame (the GPU renderers),
+/// every frame of a seeded run of random layer changes must leave the retained frame exactly as the
+/// whole tree drawn directly. The run needs OpenGL, so it runs in a window under Xvfb, in a child
+/// process of this test binary (SDL's video driver is chosen once per process).
+@MainActor
+final class ChangedRegionTests: XCTestCase {
+    private static let size = Size(width: 160, height: 120)
+    private static let childVariable = "TESSERA_CHANGED_REGION_CHILD"
+    private static var isChild: Bool { ProcessInfo.processInfo.environment[childVariable] != nil }
+
+    private static let palette: [Color] = [
+        Color(rgb: 0xD03030), Color(rgb: 0x3050D0), Color(rgb: 0x30A050), Color(rgb: 0xF0C020),
+        Color(rgb: 0x8040C0), Color(rgb: 0xFFFFFF), Color(red: 20, green: 160, blue: 200, alpha: 140),
+    ]
+
+    // MARK: In this process (the dummy driver's software renderer)
+
+    func testTheSoftwareRendererDrawsEveryChangedFrameWholeAndSkipsChangesThatDoNotShow() async throws {
+        if Self.isChild { return }
+        let backend = try SDLRenderBackend(.init(title: "regions", size: Self.size, scale: 1, headless: true))
+        XCTAssertFalse(backend.retainsFrames, "a clip changes how the software renderer rounds scaled copies")
+        let compositor = Compositor(backend: backend)
+        let root = Layer(name: "root")
+        root.frame = Rect(origin: .zero, size: Self.size)
+        root.backgroundColor = Color(rgb: 0x101010)
+        let hidden = Layer(name: "hidden")
+        hidden.isHidden = true
+        root.addSublayer(hidden)
+        XCTAssertTrue(compositor.renderIfChanged(root).presented)
+        hidden.backgroundColor = .white
+        XCTAssertFalse(compositor.renderIfChanged(root).presented, "a change to a hidden layer shows nowhere")
+        root.backgroundColor = Color(rgb: 0x202020)
+        let statistics = compositor.renderIfChanged(root)
+        XCTAssertTrue(statistics.presented)
+        XCTAssertNil(statistics.redrawnRegion, "drawn whole")
+    }
+
+    // MARK: In a window under Xvfb (OpenGL)
+
+    func testEveryFrameInAnOpenGLWindowMatchesTheWholeTreeDrawn() async throws {
+        if Self.isChild {
+            try runInWindow()
+            return
+        }
+        guard let xvfb = Self.which("Xvfb") else { throw XCTSkip("Xvfb is not installed (make test installs it)") }
+        let seed = ProcessInfo.processInfo.environment["TESSERA_REGION_SEED"].flatMap { UInt64($0, radix: 16) }
+            ?? UInt64.random(in: 0...UInt64.max)
+        print("ChangedRegionTests seed \(String(seed, radix: 16, uppercase: true)) (TESSERA_REGION_SEED replays it)")
+        try Self.withXvfb(xvfb) { display in
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            child.arguments = ["CompositorTests.ChangedRegionTests/testEveryFrameInAnOpenGLWindowMatchesTheWholeTreeDrawn"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["DISPLAY"] = display
+            environment["SDL_VIDEODRIVER"] = "x11"
+            environment[Self.childVariable] = "1"
+            environment["TESSERA_REGION_SEED"] = String(seed, radix: 16)
+            child.environment = environment
+            let pipe = Pipe()
+            child.standardOutput = pipe
+            child.standardError = pipe
+            try child.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.waitUntilExit()
+            XCTAssertEqual(child.terminationStatus, 0, output)
+            XCTAssertTrue(output.contains("region frames:"), output)
+            print(output.split(separator: "\n").filter { $0.hasPrefix("region frames") }.joined(separator: "\n"))
+        }
+    }
+
+    /// The child's run: a fixed seed, then the seed the parent chose, then the caret case.
+    private func runInWindow() throws {
+        let backend = try SDLRenderBackend(.init(title: "regions", size: Self.size, scale: 1, headless: false,
+                                                 renderDriver: .opengl))
+        XCTAssertEqual(backend.rendererName, "opengl")
+        XCTAssertTrue(backend.retainsFrames)
+        let seed = ProcessInfo.processInfo.environment["TESSERA_REGION_SEED"].flatMap { UInt64($0, radix: 16) } ?? 1
+        for seed in [0x7E55_E4A0_0000_0022, seed] {
+            let (partial, skipped) = try run(seed: seed, steps: 400, backend: backend)
+            print("region frames: seed \(String(seed, radix: 16, uppercase: true)): \(partial) partial, \(skipped) skipped")
+            XCTAssertGreaterThan(partial, 40, "many frames redrew a region only")
+            XCTAssertGreaterThan(skipped, 0, "changes that show nowhere present nothing")
+        }
+        try caret(backend: backend)
+    }
+
+    private func run(seed: UInt64, steps: Int, backend: SDLRenderBackend) throws -> (partial: Int, skipped: Int) {
+        var random = SeededRandom(seed: seed)
+        let clear = Color(rgb: 0x202020)
+        // The compositor under test draws changed regions into the retained frame; the reference draws
+        // the whole tree directly (leaving the retained frame alone).
+        let compositor = Compositor(backend: backend, configuration: .init(clearColor: clear))
+        let reference = Compositor(backend: backend, configuration: .init(clearColor: clear))
+        let root = Layer(name: "root")
+        root.frame = Rect(origin: .zero, size: Self.size)
+        var layers: [Layer] = []
+        func randomFrame() -> Rect {
+            Rect(x: Double(Int.random(in: -20...140, using: &random)) + (Bool.random(using: &random) ? 0.5 : 0),
+                 y: Double(Int.random(in: -20...100, using: &random)),
+                 width: Double(Int.random(in: 2...40, using: &random)), height: Double(Int.random(in: 2...30, using: &random)))
+        }
+        func makeLayer() -> Layer {
+            let layer = Layer(name: "l\(layers.count)")
+            layer.frame = randomFrame()
+            if Bool.random(using: &random) {
+                layer.backgroundColor = Self.palette.randomElement(using: &random)
+            } else {
+                layer.contents = TestContent.solid(Self.palette.randomElement(using: &random)!, width: 6, height: 6)
+            }
+            return layer
+        }
+        for _ in 0..<12 {
+            let layer = makeLayer()
+            (layers.randomElement(using: &random) ?? root).addSublayer(layer)
+            layers.append(layer)
+        }
+        compositor.renderIfChanged(root)
+        var partial = 0, skipped = 0, compared = 0
+        for step in 0..<steps {
+            let layer = layers.randomElement(using: &random)!
+            switch Int.random(in: 0..<13, using: &random) {
+            case 0: layer.frame.origin.x += Double(Int.random(in: -6...6, using: &random))
+            case 1: layer.frame = randomFrame()
+            case 2: layer.backgroundColor = Bool.random(using: &random) ? Self.palette.randomElement(using: &random) : nil
+            case 3: layer.contents = TestContent.solid(Self.palette.randomElement(using: &random)!, width: 6, height: 6)
+            case 4: layer.opacity = [0, 0.3, 0.7, 1].randomElement(using: &random)!
+            case 5: layer.isHidden.toggle()
+            case 6: layer.zPosition = Double(Int.random(in: -1...1, using: &random))
+            case 7: layer.clipsToBounds.toggle()
+            case 8:
+                layer.cornerRadius = Double(Int.random(in: 0...12, using: &random))
+                layer.cornerRoundingMode = CornerRoundingMode.allCases.randomElement(using: &random)!
+                layer.cornerClipColor = Bool.random(using: &random) ? clear : nil
+            case 9:
+                // Another parent (a layer refuses to go into its own subtree).
+                let parent = Bool.random(using: &random) ? root : layers.randomElement(using: &random)!
+                _ = parent.insertSublayer(layer, at: Int.random(in: 0...3, using: &random))
+            case 10:
+                layer.removeFromSuperlayer()
+                if Bool.random(using: &random) { root.addSublayer(layer) }
+            case 11:
+                let fresh = makeLayer()
+                (layers.randomElement(using: &random) ?? root).addSublayer(fresh)
+                layers.append(fresh)
+            default:
+                // Nothing that shows: a hidden layer changes, or nothing does.
+                if layer.isHidden { layer.backgroundColor = Self.palette.randomElement(using: &random) }
+            }
+            let statistics = compositor.renderIfChanged(root)
+            if statistics.redrawnRegion != nil { partial += 1 }
+            if !statistics.presented { skipped += 1 }
+            // A skipped frame must have been right to skip: the retained frame still shows the tree.
+            guard compositor.lastFrameWasRetained else { continue }
+            compared += 1
+            let retained = try XCTUnwrap(backend.readRetainedFrame())
+            let expected = try XCTUnwrap(reference.capture(root))
+            guard retained.pixels != expected.pixels else { continue }
+            let differing = zip(retained.pixels, expected.pixels).enumerated().filter { $0.element.0 != $0.element.1 }
+            let shown = differing.prefix(4).map {
+                "(\($0.offset % retained.width),\($0.offset / retained.width)) \(String($0.element.0, radix: 16)) vs \(String($0.element.1, radix: 16))"
+            }
+            XCTFail("seed \(String(seed, radix: 16, uppercase: true)) step \(step): \(differing.count) pixels differ, region "
+                    + "\(String(describing: statistics.redrawnRegion)): " + shown.joined(separator: ", "))
+            break
+        }
+        XCTAssertGreaterThan(compared, steps / 4, "frames compared")
+        return (partial, skipped)
+    }
+
+    /// A caret's blink redraws the few pixels around it.
+    private func caret(backend: SDLRenderBackend) throws {
+        let compositor = Compositor(backend: backend)
+        let root = Layer(name: "root")
+        root.frame = Rect(origin: .zero, size: Self.size)
+        root.backgroundColor = Color(rgb: 0x101010)
+        let caret = Layer(name: "caret")
+        caret.frame = Rect(x: 40, y: 30, width: 2, height: 18)
+        caret.backgroundColor = .white
+        root.addSublayer(caret)
+        compositor.renderIfChanged(root)
+        caret.isHidden = true
+        XCTAssertNil(compositor.renderIfChanged(root).redrawnRegion, "the first small change fills the retained frame")
+        caret.isHidden = false
+        let statistics = compositor.renderIfChanged(root)
+        XCTAssertEqual(statistics.redrawnRegion, PixelRect(x: 38, y: 28, width: 6, height: 22))
+        XCTAssertEqual(statistics.layersDrawn, 2, "the background under the caret, and the caret")
+        let retained = try XCTUnwrap(backend.readRetainedFrame())
+        XCTAssertEqual(Color(premultipliedARGB: retained.pixel(x: 41, y: 40)), .white)
+        XCTAssertEqual(Color(premultipliedARGB: retained.pixel(x: 80, y: 80)), Color(rgb: 0x101010))
+    }
+
+    // MARK: Helpers
+
+    private static func which(_ name: String) -> String? {
+        for folder in ["/usr/bin", "/usr/local/bin", "/bin"] where FileManager.default.isExecutableFile(atPath: "\(folder)/\(name)") {
+            return "\(folder)/\(name)"
+        }
+        return nil
+    }
+
+    private static func withXvfb(_ xvfb: String, _ body: (_ display: String) throws -> Void) throws {
+        guard let number = (200..<300).first(where: {
+            !FileManager.default.fileExists(atPath: "/tmp/.X\($0)-lock")
+                && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
+        }) else { throw XCTSkip("no free X display number") }
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: xvfb)
+        server.arguments = [":\(number)", "-screen", "0", "640x480x24", "-nolisten", "tcp"]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { server.terminate(); server.waitUntilExit() }
+        // Wait for the server's socket rather than for a fixed time.
+        let socket = "/tmp/.X11-unix/X\(number)"
+        var waited = 0
+        while !FileManager.default.fileExists(atPath: socket) && waited < 200 && server.isRunning {
+            usleep(50_000)
+            waited += 1
+        }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: socket), "Xvfb did not start on :\(number)")
+        try body(":\(number)")
+    }
+}
