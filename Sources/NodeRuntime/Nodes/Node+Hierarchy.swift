@@ -88,7 +88,11 @@ extension Node {
             return
         }
         let attach = { [self] in
+            let kept = subnode.layerIfLoaded != nil
             let sublayer = subnode.layer  // loads the subtree (didLoad) if it has not loaded yet
+            // A layer kept from before (the node was drawn by a rasterizing ancestor meanwhile, whose
+            // redraws took its changes instead of its layer) takes the node's state as it is now.
+            if kept { subnode.applyLayerStateInSubtree() }
             let position = layerPosition(for: subnode, in: layer)
             if sublayer.superlayer === layer {
                 // Moved within this node (to the top, say): the layer takes its new place too.

@@ -190,6 +190,15 @@ open class Node: @unchecked Sendable {
         runtime.mainQueue.enqueue { self.applyLayerState() }
     }
 
+    /// `applyLayerState` on this node and each loaded node below it that draws on its own layer (not
+    /// below a rasterizing node).
+    @MainActor
+    func applyLayerStateInSubtree() {
+        applyLayerState()
+        guard !isRasterizing else { return }
+        for subnode in subnodes where subnode.layerIfLoaded != nil { subnode.applyLayerStateInSubtree() }
+    }
+
     /// Copies the state to the layer in one batch.
     @MainActor
     func applyLayerState() {

@@ -167,4 +167,27 @@ final class RasterizedSubtreeMoveTests: XCTestCase {
         XCTAssertEqual(try colour(host, x: 10, y: 30), Color(rgb: 0x2E7D32), "not the contents it had before it left")
         host.setRootNode(nil)
     }
+
+    func testANodeThatVisitedARasterizedRowIsPlacedWhereItWasMovedThere() async throws {
+        let (host, rasterized, free) = try scene()
+        let node = ColorNode(Color(rgb: 0xD03030))
+        node.frame = Rect(x: 5, y: 5, width: 10, height: 10)
+        free.addSubnode(node)
+        try host.settle()
+        XCTAssertEqual(try colour(host, x: 10, y: 30), Color(rgb: 0xD03030))
+        rasterized.addSubnode(node)
+        try host.settle()
+        // While the row draws it, it moves and fades: its own layer, kept aside, is not told.
+        node.frame = Rect(x: 25, y: 5, width: 10, height: 10)
+        onBackgroundThread { node.opacity = 0.5 }
+        try host.settle()
+        free.addSubnode(node)
+        try host.settle()
+        let layer = try XCTUnwrap(node.layerIfLoaded)
+        XCTAssertEqual(layer.frame, Rect(x: 25, y: 5, width: 10, height: 10), "its layer where the node is")
+        XCTAssertEqual(layer.opacity, 0.5)
+        XCTAssertEqual(try colour(host, x: 10, y: 30), Color(rgb: 0x202020), "nothing left where it was")
+        XCTAssertNotEqual(try colour(host, x: 30, y: 30), Color(rgb: 0x202020), "drawn where it is")
+        host.setRootNode(nil)
+    }
 }
