@@ -86,13 +86,24 @@ final class GalleryApp {
 
     /// Makes the window (or the headless output) and the app, ready to run.
     static func make(options: GalleryOptions, assets: URL) throws -> GalleryApp {
-        let data = try ChatData(assets: assets)
+        // The 3.4 MB dataset is read and decoded on another thread while the window and its renderer
+        // are made (each takes tens of milliseconds); the first screen needs both.
+        let loaded = Locked<Result<ChatData, any Error>?>(nil)
+        let loading = DispatchGroup()
+        loading.enter()
+        DispatchQueue.global(qos: .userInitiated).async {
+            let result = Result { try ChatData(assets: assets) }
+            loaded.withLock { $0 = result }
+            loading.leave()
+        }
         let application = try Application(configuration: .init(title: "Tessera gallery", size: options.size,
                                                                scale: options.scale, headless: options.headless,
                                                                renderer: options.renderDriver,
                                                                backgroundColor: Color(rgb: 0x12161B),
                                                                frames: options.frames),
                                            rootController: nil)
+        loading.wait()
+        let data = try loaded.withLock { $0! }.get()
         let backend = application.backend
         // Tests read this line to tell a real window (x11, opengl) from the dummy driver's.
         report("gallery: renderer \(backend.rendererName), video driver \(backend.videoDriverName), " +
