@@ -238,8 +238,20 @@ open class ControlNode: Node, @unchecked Sendable {
         let inside = isInsideTrackingArea(touch)
         trackingInside = nil
         update { $0.isHighlighted = false }
-        sendActions(for: inside ? [.touchUpInside, .primaryActionTriggered] : .touchUpOutside)
+        guard inside else {
+            sendActions(for: .touchUpOutside)
+            return
+        }
+        sendActions(for: .touchUpInside)
+        activate()
+        sendActions(for: .primaryActionTriggered)
     }
+
+    /// The control was activated (a press released inside, or Space or Enter), before its targets
+    /// hear `.primaryActionTriggered`: a control with a value changes it here (and sends
+    /// `.valueChanged`). The default does nothing. - Thread: main
+    @MainActor
+    open func activate() {}
 
     @MainActor
     open override func touchesCancelled(_ touch: Touch) {
@@ -277,6 +289,7 @@ open class ControlNode: Node, @unchecked Sendable {
         guard isEnabled, modifiers.isDisjoint(with: [.control, .alt, .command]) else { return false }
         switch key {
         case .space, .enter:
+            activate()
             sendActions(for: .primaryActionTriggered)
             return true
         default:

@@ -98,7 +98,7 @@ final class ButtonNodeTests: XCTestCase {
         frame(host, [.pointerUp(centre(of: button), button: 1)])
         try host.settle()
         XCTAssertEqual(activations, 1)
-        XCTAssertEqual(events, [.touchDown, [.touchUpInside, .primaryActionTriggered]])
+        XCTAssertEqual(events, [.touchDown, .touchUpInside, .primaryActionTriggered])
         XCTAssertFalse(button.isHighlighted)
         XCTAssertEqual(button.titleNode.attributedText.string, "Send")
         XCTAssertEqual(try pixel(host, edge(of: button)), hovered, "the pointer still rests on it")
