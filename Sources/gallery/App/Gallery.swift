@@ -10,13 +10,13 @@ struct Gallery: ParsableCommand {
         commandName: "gallery",
         abstract: "Tessera's gallery: chats, a chat thread, photos and text, drawn in the background.",
         discussion: """
-            Keys: 1–4 switch screens, Escape goes back, F2 shows the frame-timing overlay, Ctrl+Q quits.
+            Keys: 1–5 switch screens, Escape goes back, F2 shows the frame-timing overlay, Ctrl+Q quits.
             Without a display (or with --headless) it runs SDL's dummy video driver and writes a screenshot.
             Benchmarks draw in a window too when there is a display (through --renderer), headless otherwise.
             """)
 
     enum Screen: String, ExpressibleByArgument, CaseIterable {
-        case chats, thread, photos, text
+        case chats, thread, photos, text, settings
         /// The compositor showcase: layers in each corner mode, no nodes.
         case layers
     }

@@ -3,7 +3,7 @@ import Foundation
 
 /// What the app was asked to show.
 struct GalleryOptions {
-    enum Screen: String, CaseIterable { case chats, thread, photos, text }
+    enum Screen: String, CaseIterable { case chats, thread, photos, text, settings }
     var screen: Screen = .chats
     var rows = 1000
     /// Pixels per point forced with `--scale`; nil follows the window's display.
@@ -30,6 +30,7 @@ final class GalleryApp {
     let tabBar: TabBarNode
     let chats: ChatsController
     let chatsNavigation: NavigationController
+    let settings: SettingsController
     let overlay = PerfOverlayNode()
     let history = FrameHistory()
     private(set) var overlayShown = false
@@ -63,8 +64,9 @@ final class GalleryApp {
         let firstThread = ThreadController(chat: data.chats.first { $0.messages.count > 12 } ?? data.chats[0], data: data)
         let photos = try PhotosController(data: data)
         let text = TextShowcaseController(data: data)
-        tabBar = TabBarNode(titles: ["Chats", "Thread", "Photos", "Text"])
-        tabs = TabController(controllers: [chatsNavigation, firstThread, photos, text], tabBar: tabBar, tabBarHeight: 48,
+        settings = SettingsController()
+        tabBar = TabBarNode(titles: ["Chats", "Thread", "Photos", "Text", "Settings"])
+        tabs = TabController(controllers: [chatsNavigation, firstThread, photos, text, settings], tabBar: tabBar, tabBarHeight: 48,
                              selectedIndex: GalleryOptions.Screen.allCases.firstIndex(of: options.screen) ?? 0)
         tabBar.select(tabs.selectedIndex)
         tabBar.onSelect = { [weak self] index in self?.tabs.select(index) }

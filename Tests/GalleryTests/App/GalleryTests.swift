@@ -91,11 +91,11 @@ final class GalleryTests: XCTestCase {
         frames(app, [.keyDown(.escape, modifiers: [])], count: 30)
         XCTAssertEqual(app.chatsNavigation.viewControllers.count, 1)
 
-        // Keys 1–4 and the tab bar switch screens.
+        // Keys 1–5 and the tab bar switch screens.
         frames(app, [.keyDown(.character("3"), modifiers: [])])
         XCTAssertEqual(app.tabs.selectedIndex, 2)
         XCTAssertTrue(app.tabBar.buttons[2].isSelected)
-        click(app, at: Point(x: 640 * 7 / 8, y: 480 - 24))
+        click(app, at: Point(x: 640 * 7 / 10, y: 480 - 24))
         XCTAssertEqual(app.tabs.selectedIndex, 3, "the fourth tab button selects the text screen")
 
         // Reveal a spoiler on the text screen by clicking on it.
@@ -193,6 +193,32 @@ final class GalleryTests: XCTestCase {
         frames(app, [.keyDown(.backspace, modifiers: [])])
         try app.settle()
         XCTAssertEqual(chats.list.numberOfRows, all, "an empty search shows every chat")
+        app.host.setRootController(nil)
+    }
+
+    func testTheSettingsScreensSwitchesAndButtonsWorkByPointerAndKeys() async throws {
+        let app = try makeApp(screen: .settings)
+        try app.settle()
+        let screen = app.settings.screen
+        XCTAssertFalse(screen.sounds.isOn)
+        func centre(_ node: Node) -> Point {
+            let origin = node.convertFromRoot(.zero)
+            return Point(x: -origin.x + node.frame.width / 2, y: -origin.y + node.frame.height / 2)
+        }
+        click(app, at: centre(screen.sounds))
+        try app.settle()
+        XCTAssertTrue(screen.sounds.isOn, "a click flips the switch")
+        let pixels = try XCTUnwrap(OffscreenRender.capture(app.host))
+        let thumb = centre(screen.sounds.thumb)
+        XCTAssertEqual(Color(premultipliedARGB: pixels.pixel(x: Int(thumb.x), y: Int(thumb.y))), .white, "its thumb")
+        XCTAssertGreaterThan(thumb.x, centre(screen.sounds).x, "at the right end")
+        // Tab goes on from the focused switch to the button; Space presses it; the disabled one is skipped.
+        frames(app, [.keyDown(.tab, modifiers: [])])
+        XCTAssertTrue(app.host.focusedNode === screen.clearCache)
+        frames(app, [.keyDown(.space, modifiers: [])])
+        XCTAssertEqual(ImageCache.shared.byteCount, 0, "the button cleared the image cache")
+        frames(app, [.keyDown(.tab, modifiers: [])])
+        XCTAssertFalse(app.host.focusedNode === screen.signOut, "a disabled button takes no focus")
         app.host.setRootController(nil)
     }
 

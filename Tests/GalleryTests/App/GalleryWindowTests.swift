@@ -418,7 +418,7 @@ final class GalleryWindowTests: XCTestCase {
                                            + extra + assetsArguments, environment: environment)
             XCTAssertEqual(status, 0, output)
             let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
-            XCTAssertEqual(report.screens.map(\.name), ["chats", "thread", "photos", "text"])
+            XCTAssertEqual(report.screens.map(\.name), ["chats", "thread", "photos", "text", "settings"])
             XCTAssertEqual(report.output.contains(x11Report), window, report.output)
             for screen in report.screens {
                 XCTAssertEqual(screen.presentsAfterSettle, 0, "\(screen.name) at rest presents nothing: \(output)")
