@@ -118,7 +118,22 @@ public final class ListNode: Node, @unchecked Sendable {
         didSet { if showsRangeOverlay != oldValue { rangeOverlay.setEnabled(showsRangeOverlay, in: self) } }
     }
 
+    /// Asked for more rows when the user comes near an end (`batchFetchingEdges`). (main thread only)
+    public weak var batchFetchingDelegate: ListBatchFetchingDelegate?
+    /// How near an end, in screenfuls of the viewport beyond what is shown, a batch fetch starts.
+    /// Default 2; 0 waits until the end is on screen. (main thread only)
+    public var leadingScreensForBatching = 2.0
+    /// The ends at which the list asks for more: the bottom by default; a chat that loads its history
+    /// asks at the top. (main thread only)
+    public var batchFetchingEdges: Set<ListEdge> = [.bottom]
+
     // MARK: State (main thread only)
+
+    /// The batch fetches the delegate has not completed, by edge. (main thread only)
+    var batchFetches: [ListEdge: ListBatchFetchContext] = [:]
+    /// Edges whose last fetch found nothing more: not asked again until `resetBatchFetching`.
+    /// (main thread only)
+    var exhaustedBatchEdges: Set<ListEdge> = []
 
     /// Row heights and offsets. (main thread only)
     var geometry = RowGeometry()
@@ -421,6 +436,7 @@ public final class ListNode: Node, @unchecked Sendable {
         measureInvalidatedRows()
         advanceMotion(to: now)
         updateRows()
+        beginBatchFetchesIfNear()
     }
 
     /// Adds the visible row area and its unready part to the frame's record. - Thread: main

@@ -164,6 +164,8 @@ public enum ListAnchor: Sendable, Hashable {
 public struct ListStatistics: Sendable, Equatable {
     /// Row nodes made by node blocks.
     public var nodesMade = 0
+    /// Batch fetches the list asked its `batchFetchingDelegate` for.
+    public var batchFetches = 0
     /// Row nodes released (left the measure range, deleted, reloaded, or the data reloaded).
     public var nodesReleased = 0
     /// Measure jobs queued on the scheduler.

@@ -135,11 +135,16 @@ final class ComposerNode: Node, @unchecked Sendable {
 /// A thread: a chat's messages with day separators, in a list that stacks from the bottom, and the
 /// composer under it.
 @MainActor
-final class ThreadController: ListScreenController, ListDataSource {
+final class ThreadController: ListScreenController, ListDataSource, ListBatchFetchingDelegate {
     let chat: ChatData.Chat
     let data: ChatData
     let screen: BarListScreenNode<ComposerNode>
     private var items: [ThreadItem]
+    /// The history above what the list holds, loaded a batch at a time as the user scrolls up (the
+    /// list's batch fetching at its top). (main thread only)
+    private var olderItems: [ThreadItem]
+    /// Items the thread starts with, and items each batch of history adds.
+    static let firstBatch = 40, olderBatch = 30
     /// The time a sent message gets ("2026-11-14T04:35"); the current time unless a test fixes it.
     /// (main thread only)
     var clock: () -> String = Format.now
@@ -157,15 +162,37 @@ final class ThreadController: ListScreenController, ListDataSource {
             if day != lastDay { items.append(.day(day)); lastDay = day }
             items.append(.message(message, replyTo: message.replyTo.flatMap { byID[$0] }, group: chat.group))
         }
-        self.items = items
+        let shown = min(items.count, Self.firstBatch)
+        self.items = Array(items.suffix(shown))
+        olderItems = Array(items.dropLast(shown))
         let list = ListNode()
         screen = BarListScreenNode(list: list, bar: ComposerNode(), at: .bottom)
         super.init(list: list, node: screen, debugName: "thread-\(chat.id)", backgroundColor: Theme.chatBackground,
                    estimatedRowHeight: 64)
         list.stacksFromBottom = true
         list.dataSource = self
+        list.batchFetchingEdges = [.top]
+        list.leadingScreensForBatching = 1
+        list.batchFetchingDelegate = self
         composer.onSubmit = { [weak self] text in self?.send(text) }
     }
+
+    /// Loads the next batch of history above the rows shown, without moving what is on screen.
+    func list(_ list: ListNode, beginBatchFetch context: ListBatchFetchContext) {
+        guard !olderItems.isEmpty else {
+            context.complete(loadedMore: false)
+            return
+        }
+        let batch = olderItems.suffix(Self.olderBatch)
+        olderItems.removeLast(batch.count)
+        items.insert(contentsOf: batch, at: 0)
+        list.insertRows(Array(0..<batch.count), anchor: .firstVisibleRow)
+        GalleryApp.report("gallery: loaded \(batch.count) older items, \(olderItems.count) left")
+        context.complete(loadedMore: !olderItems.isEmpty)
+    }
+
+    /// Items of history not loaded yet. (main thread only)
+    var olderItemCount: Int { olderItems.count }
 
     /// Adds an outgoing message at the bottom (the list stays pinned there and the bubble slides in)
     /// and empties the composer. Blank text sends nothing. - Thread: main

@@ -341,7 +341,9 @@ final class GalleryWindowTests: XCTestCase {
             XCTAssertTrue(gallery.read(until: "video driver"), gallery.output)
             XCTAssertTrue(gallery.output.contains(x11Report), "an X11 window with the OpenGL renderer: " + gallery.output)
             XCTAssertTrue(gallery.read(until: "screen ready"), "the first screen never finished: " + gallery.output)
-            let (searchStatus, windows) = try run(xdotool, ["search", "--name", "^Tessera gallery$"], environment: env)
+            // The window once it is mapped (bounded: `--sync` alone would wait for ever).
+            let (searchStatus, windows) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",
+                                                                       "^Tessera gallery$"], environment: env)
             let window = try XCTUnwrap(windows.split(separator: "\n").first.map(String.init), "window not found: \(searchStatus)")
 
             // A plain click on the link opens it.
@@ -433,6 +435,38 @@ final class GalleryWindowTests: XCTestCase {
         try check(["--headless"], environment: [:], window: false)
         try withXvfb { display in
             try check([], environment: ["DISPLAY": display, "SDL_VIDEODRIVER": "x11"], window: true)
+        }
+    }
+
+    /// In a window, driven from outside: Tab reaches the first switch of the Settings screen and Space
+    /// flips it; key 2 goes to the thread, and the wheel scrolled up there loads older messages.
+    func testSettingsByKeyboardAndOlderMessagesByWheelInTheWindow() async throws {
+        guard let xdotool = which("xdotool") else {
+            throw XCTSkip("xdotool is not installed (make test installs it)")
+        }
+        try withXvfb { display in
+            let x = ["DISPLAY": display]
+            let gallery = try Child(galleryBinary.path, ["--screen", "settings", "--frames", "1800"] + assetsArguments,
+                                    environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
+            defer { if gallery.process.isRunning { gallery.process.terminate() } }
+            XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
+            let (_, windows) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",
+                                                            "^Tessera gallery$"], environment: x)
+            let window = try XCTUnwrap(windows.split(separator: "\n").first.map(String.init), "window not found")
+            let (keyStatus, keyOutput) = try run(xdotool, ["windowfocus", "--sync", window, "key", "Tab", "space"], environment: x)
+            XCTAssertEqual(keyStatus, 0, keyOutput)
+            XCTAssertTrue(gallery.read(until: "gallery: notifications off"), "Tab and Space: " + gallery.output)
+            let (tabStatus, tabOutput) = try run(xdotool, ["key", "2"], environment: x)
+            XCTAssertEqual(tabStatus, 0, tabOutput)
+            // The wheel over the middle of the thread, upwards, until a batch of history comes in.
+            let (wheelStatus, wheelOutput) = try run(xdotool, ["mousemove", "--window", window, "480", "300",
+                                                               "click", "--repeat", "100", "--delay", "10", "4"], environment: x)
+            XCTAssertEqual(wheelStatus, 0, wheelOutput)
+            XCTAssertTrue(gallery.read(until: "gallery: loaded 30 older items"), "the wheel: " + gallery.output)
+            let (quitStatus, quitOutput) = try run(xdotool, ["key", "ctrl+q"], environment: x)
+            XCTAssertEqual(quitStatus, 0, quitOutput)
+            let (status, output) = gallery.finish()
+            XCTAssertEqual(status, 0, output)
         }
     }
 }
