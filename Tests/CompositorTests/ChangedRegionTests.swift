@@ -1,5 +1,6 @@
 import Foundation
 import TesseraRandom
+import TestSupport
 import XCTest
 @testable import Compositor
 
@@ -47,11 +48,10 @@ final class ChangedRegionTests: XCTestCase {
             try runInWindow()
             return
         }
-        guard let xvfb = Self.which("Xvfb") else { throw XCTSkip("Xvfb is not installed (make test installs it)") }
         let seed = ProcessInfo.processInfo.environment["TESSERA_REGION_SEED"].flatMap { UInt64($0, radix: 16) }
             ?? UInt64.random(in: 0...UInt64.max)
         print("ChangedRegionTests seed \(String(seed, radix: 16, uppercase: true)) (TESSERA_REGION_SEED replays it)")
-        try Self.withXvfb(xvfb) { display in
+        try Xvfb.withDisplay(numbers: 200..<300, screen: "640x480x24") { display in
             let child = Process()
             child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
             child.arguments = ["CompositorTests.ChangedRegionTests/testEveryFrameInAnOpenGLWindowMatchesTheWholeTreeDrawn"]
@@ -192,37 +192,5 @@ final class ChangedRegionTests: XCTestCase {
         let retained = try XCTUnwrap(backend.readRetainedFrame())
         XCTAssertEqual(Color(premultipliedARGB: retained.pixel(x: 41, y: 40)), .white)
         XCTAssertEqual(Color(premultipliedARGB: retained.pixel(x: 80, y: 80)), Color(rgb: 0x101010))
-    }
-
-    // MARK: Helpers
-
-    private static func which(_ name: String) -> String? {
-        for folder in ["/usr/bin", "/usr/local/bin", "/bin"] where FileManager.default.isExecutableFile(atPath: "\(folder)/\(name)") {
-            return "\(folder)/\(name)"
-        }
-        return nil
-    }
-
-    private static func withXvfb(_ xvfb: String, _ body: (_ display: String) throws -> Void) throws {
-        guard let number = (200..<300).first(where: {
-            !FileManager.default.fileExists(atPath: "/tmp/.X\($0)-lock")
-                && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
-        }) else { throw XCTSkip("no free X display number") }
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: xvfb)
-        server.arguments = [":\(number)", "-screen", "0", "640x480x24", "-nolisten", "tcp"]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer { server.terminate(); server.waitUntilExit() }
-        // Wait for the server's socket rather than for a fixed time.
-        let socket = "/tmp/.X11-unix/X\(number)"
-        var waited = 0
-        while !FileManager.default.fileExists(atPath: socket) && waited < 200 && server.isRunning {
-            usleep(50_000)
-            waited += 1
-        }
-        XCTAssertTrue(FileManager.default.fileExists(atPath: socket), "Xvfb did not start on :\(number)")
-        try body(":\(number)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Tessera
+import TestSupport
 import XCTest
 
 /// A screen with one button in the middle.
@@ -31,10 +32,10 @@ final class ControlWindowTests: XCTestCase {
             try runWindow()
             return
         }
-        guard let xvfb = Self.which("Xvfb"), let xdotool = Self.which("xdotool") else {
-            throw XCTSkip("Xvfb and xdotool are not installed (make test installs them)")
+        guard let xdotool = Xvfb.which("xdotool") else {
+            throw XCTSkip("xdotool is not installed (make test installs it)")
         }
-        try Self.withXvfb(xvfb) { display in
+        try Xvfb.withDisplay(numbers: 300..<400, screen: "640x480x24") { display in
             let child = Process()
             child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
             child.arguments = ["TesseraTests.ControlWindowTests/testAClickAndSpaceInAWindowActivateAButton"]
@@ -105,32 +106,5 @@ final class ControlWindowTests: XCTestCase {
         fflush(nil)
         app.runEventLoop(forSeconds: 20)
         XCTAssertEqual(activations, 2)
-    }
-
-    private static func which(_ name: String) -> String? {
-        ["/usr/bin", "/usr/local/bin", "/bin"].map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    private static func withXvfb(_ xvfb: String, _ body: (_ display: String) throws -> Void) throws {
-        guard let number = (300..<400).first(where: {
-            !FileManager.default.fileExists(atPath: "/tmp/.X\($0)-lock")
-                && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
-        }) else { throw XCTSkip("no free X display number") }
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: xvfb)
-        server.arguments = [":\(number)", "-screen", "0", "640x480x24", "-nolisten", "tcp"]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer { server.terminate(); server.waitUntilExit() }
-        // Wait for the server's socket rather than for a fixed time.
-        let socket = "/tmp/.X11-unix/X\(number)"
-        var waited = 0
-        while !FileManager.default.fileExists(atPath: socket) && waited < 200 && server.isRunning {
-            usleep(50_000)
-            waited += 1
-        }
-        XCTAssertTrue(FileManager.default.fileExists(atPath: socket), "Xvfb did not start on :\(number)")
-        try body(":\(number)")
     }
 }

@@ -26,14 +26,6 @@ final class GalleryWindowTests: XCTestCase {
     /// What the gallery prints once its window is open in a real X11 window.
     private let x11Report = "renderer opengl, video driver x11"
 
-    private func which(_ tool: String) -> String? {
-        for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let path = "\(folder)/\(tool)"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
-    }
-
     /// A child process whose standard output and error are read as they come.
     private final class Child {
         let process = Process()
@@ -77,32 +69,9 @@ final class GalleryWindowTests: XCTestCase {
         try Child(executable, arguments, environment: environment).finish()
     }
 
-    /// Runs `body` with a private X server on a display number nobody holds (no lock file, no socket).
+    /// Runs `body` with a private X server (see `Xvfb`).
     private func withXvfb(_ body: (_ display: String) throws -> Void) throws {
-        guard let xvfb = which("Xvfb") else {
-            throw XCTSkip("Xvfb is not installed (make test installs it)")
-        }
-        guard let number = (90..<190).first(where: {
-            !FileManager.default.fileExists(atPath: "/tmp/.X\($0)-lock")
-                && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
-        }) else { throw XCTSkip("no free X display number") }
-        let display = ":\(number)"
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: xvfb)
-        server.arguments = [display, "-screen", "0", "1280x1024x24", "-nolisten", "tcp"]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer { server.terminate(); server.waitUntilExit() }
-        // Wait for the server's socket rather than for a fixed time.
-        let socket = "/tmp/.X11-unix/X\(number)"
-        var waited = 0
-        while !FileManager.default.fileExists(atPath: socket) && waited < 200 && server.isRunning {
-            usleep(50_000)
-            waited += 1
-        }
-        XCTAssertTrue(FileManager.default.fileExists(atPath: socket), "Xvfb did not start on \(display)")
-        try body(display)
+        try Xvfb.withDisplay(numbers: 90..<190, body)
     }
 
     func testHeadlessCommandDrawsTheOverlayChart() async throws {
@@ -156,7 +125,7 @@ final class GalleryWindowTests: XCTestCase {
     /// keys arrive as SDL text input, Enter sends, and the window's last frame shows the new, short
     /// bubble at the bottom right, above the composer.
     func testTypingAMessageInTheWindowSendsIt() async throws {
-        guard let xdotool = which("xdotool") else {
+        guard let xdotool = Xvfb.which("xdotool") else {
             throw XCTSkip("xdotool is not installed (make test installs it)")
         }
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
@@ -236,7 +205,7 @@ final class GalleryWindowTests: XCTestCase {
     /// F2 pressed on the X server's keyboard reaches the gallery through SDL's event loop and shows
     /// the overlay, whose chart is drawn in the window's frame; Ctrl+Q quits.
     func testF2InTheWindowShowsTheOverlayChart() async throws {
-        guard let xdotool = which("xdotool") else {
+        guard let xdotool = Xvfb.which("xdotool") else {
             throw XCTSkip("xdotool is not installed (make test installs it)")
         }
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
@@ -316,7 +285,7 @@ final class GalleryWindowTests: XCTestCase {
     /// open it (so the mouse does reach the link). The window's last frame matches the screen rendered
     /// here at the offset the gallery reports.
     func testADragFromALinkInTheWindowScrollsTheListAndOpensNothing() async throws {
-        guard let xdotool = which("xdotool") else {
+        guard let xdotool = Xvfb.which("xdotool") else {
             throw XCTSkip("xdotool is not installed (make test installs it)")
         }
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: galleryBinary.path), "built gallery at \(galleryBinary.path)")
@@ -441,7 +410,7 @@ final class GalleryWindowTests: XCTestCase {
     /// In a window, driven from outside: Tab reaches the first switch of the Settings screen and Space
     /// flips it; key 2 goes to the thread, and the wheel scrolled up there loads older messages.
     func testSettingsByKeyboardAndOlderMessagesByWheelInTheWindow() async throws {
-        guard let xdotool = which("xdotool") else {
+        guard let xdotool = Xvfb.which("xdotool") else {
             throw XCTSkip("xdotool is not installed (make test installs it)")
         }
         try withXvfb { display in
