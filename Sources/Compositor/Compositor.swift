@@ -52,7 +52,9 @@ public final class Compositor {
     /// What the last frame drawn showed: the layers' change count, the root and the output size.
     /// (main thread only)
     private var drawnChangeCount = -1
-    private weak var drawnRoot: Layer?
+    /// The snapshot last drawn, and the time it was drawn at when it had animations. (main thread only)
+    private var drawnSnapshot: LayerSnapshot?
+    private var drawnRootSerial: Int?
     private var drawnOutputSize = (width: 0, height: 0)
     /// Frames rendered so far. (main thread only)
     public private(set) var frameIndex = 0
@@ -61,8 +63,8 @@ public final class Compositor {
     public var redrawsChangedRegionsOnly = true
     /// What each layer looked like when last drawn, to find the region a frame must draw again.
     /// (main thread only)
-    private var drawnLayers: [ObjectIdentifier: DrawnLayer] = [:]
-    private var seenLayers: [ObjectIdentifier: DrawnLayer] = [:]
+    private var drawnLayers: [Int: DrawnLayer] = [:]
+    private var seenLayers: [Int: DrawnLayer] = [:]
     /// True when the backend's retained frame holds the last frame drawn. (main thread only)
     private var retainedFrameIsCurrent = false
     /// True when the last frame was drawn into the retained frame (tests compare it). (main thread only)
@@ -153,53 +155,68 @@ public final class Compositor {
 
     // MARK: Frames
 
-    /// Draws the tree under `root` and presents it. Returns the frame's statistics.
+    /// Draws the tree under `root` and presents it. Returns the frame's statistics. With `time`,
+    /// layers' animations are drawn at that time (`LayerAnimation`); without, their model values.
     @discardableResult
-    public func render(_ root: Layer?) -> FrameStatistics {
-        _ = changedRegion(root)
-        compose(root)
-        let presentStart = MonotonicClock.nanoseconds()
-        backend.present()
-        statistics.presentMilliseconds = MonotonicClock.milliseconds(since: presentStart)
-        lastFrameStatistics = statistics
-        presentCount += 1
-        return statistics
+    public func render(_ root: Layer?, at time: Double? = nil) -> FrameStatistics {
+        UIThread.precondition("Compositor.render")
+        defer { drawnChangeCount = Layer.changeCount }
+        return render(snapshot: root?.snapshot(), at: time)
+    }
+
+    /// Draws `snapshot` and presents it. Returns the frame's statistics.
+    @discardableResult
+    public func render(snapshot: LayerSnapshot?, at time: Double? = nil) -> FrameStatistics {
+        _ = changedRegion(snapshot, at: time)
+        compose(snapshot, at: time)
+        return present()
     }
 
     /// Draws and presents `root` only when something on screen may differ from the last frame drawn:
-    /// a layer changed (`Layer.changeCount`), another root, another output size, or the renderer lost
-    /// its textures. Otherwise nothing is drawn or presented, and the statistics say so
-    /// (`presented == false`): a window at rest costs nothing here.
+    /// a layer changed (`Layer.changeCount`), another root, another output size, an animation still
+    /// running, or the renderer lost its textures. Otherwise nothing is drawn or presented, and the
+    /// statistics say so (`presented == false`): a window at rest costs nothing here.
     ///
     /// Only what changed is drawn again where the backend keeps the last frame
     /// (`redrawsChangedRegionsOnly`): the region covering every layer whose picture, place, opacity,
     /// clip or order changed (where it was and where it is) is cleared and redrawn, and a change that
     /// shows nowhere (a hidden layer's) draws and presents nothing. A region over a third of the
     /// output (a scroll, a new screen) is drawn whole and directly, without the retained frame's copy.
+    /// With `time`, animations are drawn at that time.
     @discardableResult
-    public func renderIfChanged(_ root: Layer?) -> FrameStatistics {
-        guard needsRender(root) else { return skippedFrame() }
+    public func renderIfChanged(_ root: Layer?, at time: Double? = nil) -> FrameStatistics {
+        UIThread.precondition("Compositor.renderIfChanged")
+        guard needsRender(root, at: time) else { return skippedFrame() }
+        defer { drawnChangeCount = Layer.changeCount }
+        return renderIfChanged(snapshot: root?.snapshot(), at: time)
+    }
+
+    /// `renderIfChanged` for a snapshot: what a compositor with a thread of its own calls with the
+    /// snapshot the UI thread last committed and the time of the frame it presents.
+    @discardableResult
+    public func renderIfChanged(snapshot root: LayerSnapshot?, at time: Double? = nil) -> FrameStatistics {
+        guard needsRender(snapshot: root, at: time) else { return skippedFrame() }
         let (w, h) = backend.outputPixelSize
-        let wholeFrameNeeded = root !== drawnRoot || pendingResets > 0 || frameIndex == 0
+        let wholeFrameNeeded = root?.id != drawnRootSerial || pendingResets > 0 || frameIndex == 0
             || w != drawnOutputSize.width || h != drawnOutputSize.height
-        let region = changedRegion(root)
+        let region = changedRegion(root, at: time)
         if !wholeFrameNeeded && (region?.isEmpty ?? true) {
             // Layers changed, but none that shows: the screen is as drawn.
-            drawnChangeCount = Layer.changeCount
+            noteDrawn(root, at: time)
             return skippedFrame()
         }
         guard redrawsChangedRegionsOnly && backend.retainsFrames else {
-            compose(root)
+            compose(root, at: time)
             return present()
         }
         guard let region, region.width * region.height * 3 <= w * h else {
             // A large change (a scroll, a new screen): drawn whole and directly, with no copy.
-            compose(root)
+            compose(root, at: time)
             return present()
         }
         // A small change: only its region is drawn again when the retained frame holds the last frame;
         // otherwise the whole frame is drawn into it, so that the next small change can be.
-        compose(root, into: .retained(region: !wholeFrameNeeded && retainedFrameIsCurrent ? region : nil))
+        compose(root, at: time, into: .retained(region: !wholeFrameNeeded && retainedFrameIsCurrent ? region : nil))
         return present()
     }
 
@@ -223,22 +240,44 @@ public final class Compositor {
     }
 
     /// True when `root` may look different from the last frame drawn.
-    public func needsRender(_ root: Layer?) -> Bool {
+    public func needsRender(_ root: Layer?, at time: Double? = nil) -> Bool {
+        UIThread.precondition("Compositor.needsRender")
+        return Layer.changeCount != drawnChangeCount || needsRender(snapshot: drawnSnapshot, at: time)
+            || root?.serial != drawnRootSerial
+    }
+
+    /// True when `snapshot` drawn at `time` may look different from the last frame drawn: another
+    /// snapshot, another output size, lost textures, or animations that were running at the last frame.
+    public func needsRender(snapshot: LayerSnapshot?, at time: Double? = nil) -> Bool {
         let (w, h) = backend.outputPixelSize
-        return Layer.changeCount != drawnChangeCount || root !== drawnRoot || pendingResets > 0
-            || w != drawnOutputSize.width || h != drawnOutputSize.height || frameIndex == 0
+        if snapshot !== drawnSnapshot || pendingResets > 0 || frameIndex == 0
+            || w != drawnOutputSize.width || h != drawnOutputSize.height { return true }
+        guard let time, let snapshot, let drawnTime, time != drawnTime else { return false }
+        return snapshot.isAnimating(at: drawnTime)
+    }
+
+    /// The time the last frame's animations were drawn at (nil: model values).
+    private var drawnTime: Double?
+
+    private func noteDrawn(_ root: LayerSnapshot?, at time: Double?) {
+        drawnSnapshot = root
+        drawnRootSerial = root?.id
+        drawnTime = time
     }
 
     /// Draws the tree under `root`, reads the pixels back, then presents. For tests and screenshots.
-    public func capture(_ root: Layer?) -> Bitmap? {
-        _ = changedRegion(root)
-        compose(root)
+    public func capture(_ root: Layer?, at time: Double? = nil) -> Bitmap? {
+        UIThread.precondition("Compositor.capture")
+        defer { drawnChangeCount = Layer.changeCount }
+        return capture(snapshot: root?.snapshot(), at: time)
+    }
+
+    /// Draws `snapshot`, reads the pixels back, then presents.
+    public func capture(snapshot root: LayerSnapshot?, at time: Double? = nil) -> Bitmap? {
+        _ = changedRegion(root, at: time)
+        compose(root, at: time)
         let pixels = backend.readPixels()
-        let presentStart = MonotonicClock.nanoseconds()
-        backend.present()
-        statistics.presentMilliseconds = MonotonicClock.milliseconds(since: presentStart)
-        lastFrameStatistics = statistics
-        presentCount += 1
+        _ = present()
         return pixels
     }
 
@@ -251,10 +290,8 @@ public final class Compositor {
         case retained(region: PixelRect?)
     }
 
-    private func compose(_ root: Layer?, into target: Target = .direct) {
-        UIThread.precondition("Compositor.render")
-        drawnChangeCount = Layer.changeCount
-        drawnRoot = root
+    private func compose(_ root: LayerSnapshot?, at time: Double?, into target: Target = .direct) {
+        noteDrawn(root, at: time)
         let outputSize = backend.outputPixelSize
         drawnOutputSize = (outputSize.width, outputSize.height)
         frameIndex += 1
@@ -284,7 +321,7 @@ public final class Compositor {
             retainedFrameIsCurrent = false
         }
         currentClip = nil
-        if let root { draw(root, parentOrigin: .zero, parentOpacity: 1, clip: clip) }
+        if let root { draw(root, at: time, parentOrigin: .zero, parentOpacity: 1, clip: clip) }
         setClip(nil)
         statistics.drawMilliseconds = MonotonicClock.milliseconds(since: start)
 
@@ -296,15 +333,16 @@ public final class Compositor {
     }
 
     /// The walk. `parentOrigin` is in points (root coordinates), `clip` in output pixels.
-    private func draw(_ layer: Layer, parentOrigin: Point, parentOpacity: Double, clip: PixelRect) {
-        let opacity = parentOpacity * (layer.opacity.isNaN ? 0 : min(1, max(0, layer.opacity)))
+    private func draw(_ layer: LayerSnapshot, at time: Double?, parentOrigin: Point, parentOpacity: Double,
+                      clip: PixelRect) {
+        let opacity = parentOpacity * layer.presentedOpacity(at: time)
         guard !layer.isHidden, opacity > 0 else { return }
         statistics.layersVisited += 1
 
-        let frame = layer.frame.sanitized
+        let frame = layer.presentedFrame(at: time)
         let origin = Point(x: parentOrigin.x + frame.minX, y: parentOrigin.y + frame.minY)
         let pixelRect = Rect(origin: origin, size: frame.size).scaled(by: scale)
-        let pixelRadii = layer.effectiveCornerRadii.scaled(by: scale)
+        let pixelRadii = layer.cornerRadii.scaled(by: scale)
         var mode = layer.cornerRoundingMode
         if mode == .clipping && layer.cornerClipColor == nil { mode = .compositorClip }
         let rounded = !pixelRadii.isZero
@@ -318,13 +356,13 @@ public final class Compositor {
             statistics.layersCulled += 1
         }
 
-        let sublayers = layer.sublayersInDrawOrder
+        let sublayers = layer.sublayers
         if !sublayers.isEmpty {
             var childClip = clip
             if layer.clipsToBounds { childClip = clip.intersection(pixelRect.nearestPixelRect) }
             if !(layer.clipsToBounds && childClip.isEmpty) {
                 for sublayer in sublayers {
-                    draw(sublayer, parentOrigin: origin, parentOpacity: opacity, clip: childClip)
+                    draw(sublayer, at: time, parentOrigin: origin, parentOpacity: opacity, clip: childClip)
                 }
             }
         }
@@ -335,7 +373,7 @@ public final class Compositor {
         }
     }
 
-    private func drawOwnContent(_ layer: Layer, in rect: Rect, radii: CornerRadii, rounded: Bool,
+    private func drawOwnContent(_ layer: LayerSnapshot, in rect: Rect, radii: CornerRadii, rounded: Bool,
                                 mode: CornerRoundingMode, opacity: Double) {
         // Opaque contents that fill the layer hide its background: the fill would be drawn for nothing.
         let contentsCover = !rounded && opacity >= 1 && layer.contents.map { !$0.isEmpty && $0.isKnownOpaque } == true
@@ -433,37 +471,38 @@ public final class Compositor {
         var pixels: PixelRect
         var version: Int
         var opacity: Double
-        var parent: ObjectIdentifier?
+        var parent: Int?
         var position: Int
     }
 
     /// Compares the tree with how it was last drawn and remembers it as it is now. Returns the region
     /// covering every layer that changed, where it was and where it is (empty: nothing that shows
     /// changed), or nil when nothing changed at all.
-    private func changedRegion(_ root: Layer?) -> PixelRect? {
+    private func changedRegion(_ root: LayerSnapshot?, at time: Double?) -> PixelRect? {
         seenLayers.removeAll(keepingCapacity: true)
         var region: PixelRect?
         let (w, h) = backend.outputPixelSize
         let output = PixelRect(x: 0, y: 0, width: w, height: h)
         if let root {
-            collect(root, parentOrigin: .zero, parentOpacity: 1, clip: output, parent: nil, position: 0, into: &region)
+            collect(root, at: time, parentOrigin: .zero, parentOpacity: 1, clip: output, parent: nil, position: 0,
+                    into: &region)
         }
         for (key, drawn) in drawnLayers where seenLayers[key] == nil { Self.add(drawn.pixels, to: &region) }
         swap(&drawnLayers, &seenLayers)
-        return region ?? (Layer.changeCount != drawnChangeCount ? PixelRect(x: 0, y: 0, width: 0, height: 0) : nil)
+        return region ?? (root !== drawnSnapshot ? PixelRect(x: 0, y: 0, width: 0, height: 0) : nil)
     }
 
-    private func collect(_ layer: Layer, parentOrigin: Point, parentOpacity: Double, clip: PixelRect,
-                         parent: ObjectIdentifier?, position: Int, into region: inout PixelRect?) {
-        let opacity = parentOpacity * (layer.opacity.isNaN ? 0 : min(1, max(0, layer.opacity)))
+    private func collect(_ layer: LayerSnapshot, at time: Double?, parentOrigin: Point, parentOpacity: Double,
+                         clip: PixelRect, parent: Int?, position: Int, into region: inout PixelRect?) {
+        let opacity = parentOpacity * layer.presentedOpacity(at: time)
         guard !layer.isHidden, opacity > 0 else { return }
-        let frame = layer.frame.sanitized
+        let frame = layer.presentedFrame(at: time)
         let origin = Point(x: parentOrigin.x + frame.minX, y: parentOrigin.y + frame.minY)
         let pixelRect = Rect(origin: origin, size: frame.size).scaled(by: scale)
         let widened = Rect(x: pixelRect.minX - 2, y: pixelRect.minY - 2,
                            width: pixelRect.width + 4, height: pixelRect.height + 4).nearestPixelRect
         let pixels = pixelRect.isEmpty ? PixelRect(x: 0, y: 0, width: 0, height: 0) : widened.intersection(clip)
-        let id = ObjectIdentifier(layer)
+        let id = layer.id
         let now = DrawnLayer(pixels: pixels, version: layer.version, opacity: opacity, parent: parent, position: position)
         seenLayers[id] = now
         if let before = drawnLayers[id] {
@@ -474,13 +513,13 @@ public final class Compositor {
         } else {
             Self.add(now.pixels, to: &region)
         }
-        let sublayers = layer.sublayersInDrawOrder
+        let sublayers = layer.sublayers
         guard !sublayers.isEmpty else { return }
         var childClip = clip
         if layer.clipsToBounds { childClip = clip.intersection(pixelRect.nearestPixelRect) }
         if layer.clipsToBounds && childClip.isEmpty { return }
         for (index, sublayer) in sublayers.enumerated() {
-            collect(sublayer, parentOrigin: origin, parentOpacity: opacity, clip: childClip, parent: id,
+            collect(sublayer, at: time, parentOrigin: origin, parentOpacity: opacity, clip: childClip, parent: id,
                     position: index, into: &region)
         }
     }

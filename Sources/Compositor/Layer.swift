@@ -91,6 +91,20 @@ public final class Layer {
         willSet { checkThread("Layer.zPosition") }
         didSet { if zPosition != oldValue { superlayer?.drawOrderIsStale = true; noteChange() } }
     }
+    /// Properties moving by themselves, handed to the compositor as data (see `LayerAnimation`): it
+    /// draws their values at the time of each frame, the model values above otherwise. Whoever adds
+    /// one keeps the model value in step and removes it when the motion is over. (main thread only)
+    public var animations: [LayerAnimation] = [] {
+        willSet { checkThread("Layer.animations") }
+        didSet { if !(animations.isEmpty && oldValue.isEmpty) { noteChange() } }
+    }
+
+    /// Unique for the process's life: snapshots and the compositor's memory of what it drew name the
+    /// layer by it. (any thread may read it)
+    public nonisolated let serial: Int
+    /// The last snapshot of this layer and whether it or a layer below changed since. (main thread only)
+    var cachedSnapshot: LayerSnapshot?
+    var snapshotIsStale = true
 
     /// The layer's children, in insertion order. (main thread only)
     public private(set) var sublayers: [Layer] = []
@@ -107,6 +121,23 @@ public final class Layer {
         self.name = name
         Self.changeCount &+= 1
         version = Self.changeCount
+        Self.serialCount &+= 1
+        serial = Self.serialCount
+    }
+
+    private static var serialCount = 0
+
+    /// Marks this layer's snapshot and its ancestors' as stale (up to the first already stale: its
+    /// ancestors are stale already).
+    private func markSnapshotStale() {
+        var layer: Layer? = self
+        while let current = layer, !current.snapshotIsStale {
+            current.snapshotIsStale = true
+            // Dropped now rather than at the next snapshot, which a detached layer may never take:
+            // the copy would keep contents the layer no longer holds alive.
+            current.cachedSnapshot = nil
+            layer = current.superlayer
+        }
     }
 
     @inline(__always)
@@ -131,6 +162,7 @@ public final class Layer {
     private func noteChange() {
         Self.changeCount &+= 1
         version = Self.changeCount
+        markSnapshotStale()
     }
 
     /// The layer's own coordinate space: origin zero, the frame's size.
@@ -163,6 +195,7 @@ public final class Layer {
         sublayers.insert(layer, at: position)
         layer.superlayer = self
         drawOrderIsStale = true
+        markSnapshotStale()
         Self.noteChange()
         return true
     }
@@ -175,6 +208,7 @@ public final class Layer {
             parent.sublayers.remove(at: index)
         }
         parent.drawOrderIsStale = true
+        parent.markSnapshotStale()
         superlayer = nil
         Self.noteChange()
     }
@@ -185,6 +219,7 @@ public final class Layer {
         for layer in sublayers { layer.superlayer = nil }
         sublayers.removeAll()
         drawOrderIsStale = true
+        markSnapshotStale()
         Self.noteChange()
     }
 

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import XCTest
 
 /// A private X server for the tests that drive a real window: Xvfb on a display number nobody holds.

@@ -43,6 +43,21 @@ public final class Animator: @unchecked Sendable {
         }
         Self.apply(property, progress: 0, to: layer)
         running.append(Running(layer: layer, property: property, start: now, duration: duration, completion: completion))
+        // Handed to the compositor too, which draws the same curve at its own frames' times.
+        let handed = Self.layerAnimations(property, start: now, duration: duration)
+        let replaced = Set(handed.map(\.property))
+        layer.animations = layer.animations.filter { !replaced.contains($0.property) } + handed
+    }
+
+    /// The animation as data for the compositor: the curve `apply` steps.
+    private static func layerAnimations(_ property: Property, start: Double, duration: Double) -> [LayerAnimation] {
+        switch property {
+        case let .opacity(from, to):
+            return [.interpolating(.opacity, from: from, to: to, start: start, duration: duration, curve: .easeOutQuadratic)]
+        case let .origin(from, to):
+            return [.interpolating(.originX, from: from.x, to: to.x, start: start, duration: duration, curve: .easeOutQuadratic),
+                    .interpolating(.originY, from: from.y, to: to.y, start: start, duration: duration, curve: .easeOutQuadratic)]
+        }
     }
 
     /// Lays a layer of `color` over `layer`'s contents (under its sublayers) and fades it out.
@@ -83,6 +98,13 @@ public final class Animator: @unchecked Sendable {
             Self.apply(animation.property, progress: progress, to: animation.layer)
             if progress >= 1 { finished.append(animation); return true }
             return false
+        }
+        for animation in finished {
+            // The model now holds the last value; the compositor's copy of the curve goes.
+            let end = animation.start + animation.duration
+            let handed = animation.layer.animations
+            let kept = handed.filter { !($0.start == animation.start && $0.end == end) }
+            if kept.count != handed.count { animation.layer.animations = kept }
         }
         for animation in finished { animation.completion?() }
         return running.count

@@ -234,7 +234,7 @@ public final class NodeHost {
         record.displayMilliseconds = lap()
 
         // Nothing changed on screen since the last frame drawn: nothing is drawn or presented.
-        record.compositor = compositor.renderIfChanged(rootLayer)
+        record.compositor = compositor.renderIfChanged(rootLayer, at: time)
         record.schedulerQueueDepth = runtime.scheduler.queueDepth
         record.cpuMilliseconds = ThreadCPUClock.milliseconds(since: cpuStart)
         record.wallMilliseconds = MonotonicClock.milliseconds(since: wallStart)

@@ -118,6 +118,7 @@ extension ListNode {
         retireDisappearingRows()
         placeAttachedRows()
         contentLayer?.frame = Rect(x: 0, y: -offset, width: 0, height: 0)
+        updateContentAnimation()
         if heldTarget != nil, isHeldTargetSettled(ranges) { heldTarget = nil }
         if stacksFromBottom, !isDragging { isPinnedToBottom = offset >= maximumOffset - 0.5 }
     }
@@ -355,6 +356,11 @@ extension ListNode {
                 record.placedY = y
                 node.frame = Rect(x: 0, y: y, width: rowWidth, height: geometry.heights[record.row])
             }
+            var animations: [LayerAnimation] = []
+            if let slide = record.slide {
+                let base = geometry.offset(ofRow: record.row)
+                animations.append(Self.slideAnimation(from: base + slide.delta, to: base, start: slide.start))
+            }
             if let fade = record.fadeIn, !fade.pending {
                 let progress = (now - fade.start) / Self.updateAnimationDuration
                 if progress >= 1 {
@@ -362,8 +368,10 @@ extension ListNode {
                     node.opacity = 1
                 } else {
                     node.opacity = ScrollPhysics.easeOut(progress)
+                    animations.append(Self.fadeAnimation(from: 0, to: 1, start: fade.start))
                 }
             }
+            handOver(animations, to: node)
             if let outgoing = record.outgoingNode, isRowReady(record) {
                 retireOutgoing(outgoing, of: record)
             }
@@ -382,7 +390,27 @@ extension ListNode {
                 return true
             }
             row.node.opacity = 1 - ScrollPhysics.easeOut(progress)
+            handOver([Self.fadeAnimation(from: 1, to: 0, start: row.start)], to: row.node)
             return false
         }
+    }
+
+    /// A row's slide of an animated update, as the compositor draws it between this thread's frames
+    /// (the same curve `placeAttachedRows` steps).
+    static func slideAnimation(from: Double, to: Double, start: Double) -> LayerAnimation {
+        LayerAnimation.interpolating(.originY, from: from, to: to, start: start, duration: updateAnimationDuration,
+                                    curve: .easeOutCubic)
+    }
+
+    /// A row's fade of an animated update.
+    static func fadeAnimation(from: Double, to: Double, start: Double) -> LayerAnimation {
+        LayerAnimation.interpolating(.opacity, from: from, to: to, start: start, duration: updateAnimationDuration,
+                                    curve: .easeOutCubic)
+    }
+
+    /// Gives the row's layer the animations running on it (none: the model values are drawn).
+    private func handOver(_ animations: [LayerAnimation], to node: Node) {
+        guard let layer = node.layerIfLoaded, !(animations.isEmpty && layer.animations.isEmpty) else { return }
+        layer.animations = animations
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 
 /// What moves a list's scroll position between frames. Every case is a closed form of time (see
 /// `ScrollPhysics`), evaluated at each frame's time.
-enum ScrollMotion {
+enum ScrollMotion: Sendable {
     /// At rest (or held by a touch that stopped a fling).
     case idle
     /// Following a drag: the offset is `origin − translation`, rubber-banded past the edges.
@@ -40,7 +40,7 @@ enum ScrollMotion {
 
 /// Where an animated or held scroll is going, re-resolved each frame so that heights measured on the
 /// way are taken into account.
-enum ScrollTarget: Equatable {
+enum ScrollTarget: Equatable, Sendable {
     case offset(Double)
     case start
     case end
@@ -159,66 +159,43 @@ extension ListNode {
 
     /// Evaluates the motion at `time`.
     func advanceMotion(to time: Double) {
-        switch motion {
-        case .idle, .dragging:
-            break
-        case let .decelerating(start, origin, velocity, rate):
-            var physics = self.physics
-            physics.decelerationRate = rate
-            let (position, speed) = physics.fling(origin: origin, velocity: velocity, elapsed: time - start)
-            let lower = minimumOffset, upper = max(lower, maximumOffset)
-            if position < lower || position > upper {
-                let towardsEnd = position > upper
-                let edge = towardsEnd ? upper : lower
-                if let crossing = physics.flingTime(origin: origin, velocity: velocity, reaching: edge) {
-                    let edgeVelocity = velocity * exp(-physics.decayConstant * crossing)
-                    motion = .bouncing(start: start + crossing, origin: edge, velocity: edgeVelocity, towardsEnd: towardsEnd)
-                } else {
-                    motion = .bouncing(start: time, origin: position, velocity: speed, towardsEnd: towardsEnd)
-                }
-                advanceMotion(to: time)
-            } else if physics.flingHasSettled(velocity: speed) {
-                offset = clamped(physics.flingRestingPosition(origin: origin, velocity: velocity))
-                motion = .idle
-            } else {
-                offset = position
-            }
-        case let .wheeling(lastEvent, velocity):
-            // The glide starts where the wheel stopped, at the time it is taken to have stopped, so
-            // the position stays a closed form of time however the frames fall.
-            let glideStart = lastEvent + physics.wheelInertiaDelay
-            guard time >= glideStart else { break }
+        var track = motionTrack()
+        let arrived = track.advance(to: time)
+        // The wheel's samples go once its glide has begun (or the wheel motion has ended).
+        if case .wheeling = motion, !{ if case .wheeling = track.motion { true } else { false } }() {
             wheelSamples.removeAll()
-            if abs(velocity) >= physics.minimumFlingVelocity {
-                motion = .decelerating(start: glideStart, origin: offset, velocity: velocity,
-                                       decelerationRate: physics.wheelDecelerationRate)
-                advanceMotion(to: time)
-            } else {
-                motion = .idle
-            }
-        case let .bouncing(start, origin, velocity, towardsEnd):
-            let rest = towardsEnd ? max(minimumOffset, maximumOffset) : minimumOffset
-            let (position, speed) = physics.spring(origin: origin, velocity: velocity, rest: rest, elapsed: time - start)
-            if physics.springHasSettled(position: position, velocity: speed, rest: rest) {
-                offset = rest
-                motion = .idle
-            } else {
-                offset = position
-            }
-        case let .animating(start, from, target, duration):
-            let progress = duration > 0 ? (time - start) / duration : 1
-            let destination = resolve(target)
-            if progress >= 1 {
-                offset = destination
-                motion = .idle
-                if case .row = target { heldTarget = target }
-            } else {
-                offset = from + (destination - from) * ScrollPhysics.easeOut(progress)
-            }
         }
+        motion = track.motion
+        offset = track.offset
+        if let arrived, case .row = arrived { heldTarget = arrived }
     }
 
-    /// Starts what follows a release: a bounce when overscrolled, a fling when fast enough, else rest.
+    /// The motion as it stands, with what it needs to go on by itself: a value the compositor can
+    /// run to any later time (`ListMotionTrack.offset(at:)`).
+    func motionTrack() -> ListMotionTrack {
+        var destination: Double?
+        if case let .animating(_, _, target, _) = motion { destination = resolve(target) }
+        return ListMotionTrack(motion: motion, offset: offset, physics: physics, lower: minimumOffset,
+                               upper: max(minimumOffset, maximumOffset), destination: destination)
+    }
+
+    /// Hands the motion to the compositor as an animation of the content layer's y, so that a frame
+    /// drawn while this thread is busy shows where the scroll has got to; none while the list is at
+    /// rest or follows a drag.
+    func updateContentAnimation() {
+        guard let contentLayer else { return }
+        guard isMovingByItself else {
+            if !contentLayer.animations.isEmpty { contentLayer.animations = [] }
+            return
+        }
+        let track = motionTrack()
+        contentLayer.animations = [LayerAnimation(.originY, start: now, end: .infinity) { time in
+            var copy = track
+            _ = copy.advance(to: time)
+            return -copy.offset
+        }]
+    }
+
     func startMotionAfterRelease(velocity: Double, at time: Double) {
         let lower = minimumOffset, upper = max(lower, maximumOffset)
         if offset < lower || offset > upper {
@@ -380,4 +357,78 @@ struct WheelSample {
     var time: Double
     /// Points the offset moved (positive towards the end).
     var delta: Double
+}
+
+/// A list's scroll motion as a value: where it is, how it moves (a fling, a bounce, an animated
+/// scroll, the glide after the wheel) and the bounds it moves in. Each step is a closed form of time
+/// from the motion's start, so running a copy to any time gives the offset the list itself reaches
+/// then: the list runs it every frame, and the compositor runs a copy between the list's frames.
+/// - Thread: any (a value)
+struct ListMotionTrack: Sendable {
+    var motion: ScrollMotion
+    var offset: Double
+    let physics: ScrollPhysics
+    /// The smallest and largest offsets at rest.
+    let lower: Double
+    let upper: Double
+    /// Where an animated scroll ends.
+    let destination: Double?
+
+    /// Moves the motion on to `time`; returns the target of an animated scroll that arrived.
+    mutating func advance(to time: Double) -> ScrollTarget? {
+        switch motion {
+        case .idle, .dragging:
+            return nil
+        case let .decelerating(start, origin, velocity, rate):
+            var physics = self.physics
+            physics.decelerationRate = rate
+            let (position, speed) = physics.fling(origin: origin, velocity: velocity, elapsed: time - start)
+            if position < lower || position > upper {
+                let towardsEnd = position > upper
+                let edge = towardsEnd ? upper : lower
+                if let crossing = physics.flingTime(origin: origin, velocity: velocity, reaching: edge) {
+                    let edgeVelocity = velocity * exp(-physics.decayConstant * crossing)
+                    motion = .bouncing(start: start + crossing, origin: edge, velocity: edgeVelocity, towardsEnd: towardsEnd)
+                } else {
+                    motion = .bouncing(start: time, origin: position, velocity: speed, towardsEnd: towardsEnd)
+                }
+                return advance(to: time)
+            } else if physics.flingHasSettled(velocity: speed) {
+                offset = min(max(physics.flingRestingPosition(origin: origin, velocity: velocity), lower), upper)
+                motion = .idle
+            } else {
+                offset = position
+            }
+        case let .wheeling(lastEvent, velocity):
+            // The glide starts where the wheel stopped, at the time it is taken to have stopped, so
+            // the position stays a closed form of time however the frames fall.
+            let glideStart = lastEvent + physics.wheelInertiaDelay
+            guard time >= glideStart else { return nil }
+            if abs(velocity) >= physics.minimumFlingVelocity {
+                motion = .decelerating(start: glideStart, origin: offset, velocity: velocity,
+                                       decelerationRate: physics.wheelDecelerationRate)
+                return advance(to: time)
+            }
+            motion = .idle
+        case let .bouncing(start, origin, velocity, towardsEnd):
+            let rest = towardsEnd ? upper : lower
+            let (position, speed) = physics.spring(origin: origin, velocity: velocity, rest: rest, elapsed: time - start)
+            if physics.springHasSettled(position: position, velocity: speed, rest: rest) {
+                offset = rest
+                motion = .idle
+            } else {
+                offset = position
+            }
+        case let .animating(start, from, target, duration):
+            let progress = duration > 0 ? (time - start) / duration : 1
+            let destination = self.destination ?? offset
+            if progress >= 1 {
+                offset = destination
+                motion = .idle
+                return target
+            }
+            offset = from + (destination - from) * ScrollPhysics.easeOut(progress)
+        }
+        return nil
+    }
 }
