@@ -5,8 +5,7 @@
 /// The compositor owns the only renderer in the process and runs on the UI thread (the main actor;
 /// see `UIThread`). It never draws contents itself: what it shows is exactly what was committed
 /// to `Layer.contents`.
-/// - Thread: main
-@MainActor
+/// - Thread: the thread that made it (see `ThreadOwner`): the UI thread, or a `CompositorThread`.
 public final class Compositor {
     /// Tunables.
     /// - Thread: any (a value)
@@ -40,11 +39,33 @@ public final class Compositor {
     }
 
     public let backend: RenderBackend
+    /// The thread that made the compositor, the only one that may use it.
+    public let owner = ThreadOwner()
     /// Output pixels per point. (main thread only)
-    public var scale: Double
-    public var configuration: Configuration {
-        didSet { textureCache.budgetBytes = configuration.textureBudgetBytes }
+    public var scale: Double {
+        didSet {
+            guard let thread, scale != oldValue else { return }
+            let scale = self.scale
+            thread.perform { compositor, _ in compositor.scale = scale }
+        }
     }
+    public var configuration: Configuration {
+        didSet {
+            textureCache.budgetBytes = configuration.textureBudgetBytes
+            if let thread {
+                let configuration = self.configuration
+                thread.perform { compositor, _ in compositor.configuration = configuration }
+            }
+        }
+    }
+    /// The compositor thread this compositor hands its frames to; nil when it draws them itself.
+    public let thread: CompositorThread?
+    /// The UI thread's side of a compositor thread: the last input sequence taken in, and the time
+    /// each event of the last batch was read. (UI thread only)
+    private var takenInput = 0
+    /// When each event `pollEvents` or `waitForEvents` returned last was read, in frame time (a
+    /// compositor thread's events only; empty otherwise).
+    public private(set) var lastEventTimes: [Double] = []
     /// Statistics of the most recent frame. (main thread only)
     public private(set) var lastFrameStatistics = FrameStatistics()
     /// Frames presented so far. (main thread only)
@@ -94,9 +115,23 @@ public final class Compositor {
         self.scale = scale.isFinite && scale > 0 ? scale : 1
         self.configuration = configuration
         self.textureCache = TextureCache(budgetBytes: configuration.textureBudgetBytes)
+        self.thread = nil
     }
 
-    isolated deinit {
+    /// The UI thread's compositor for a compositor thread: its frames commit the layers' snapshot to
+    /// `thread`, which draws and presents them; its events are the ones `thread` read; its size, scale
+    /// and renderer are what `thread` published; text input, the clipboard and the cursor go to
+    /// `thread` as commands. A `NodeHost` runs the same frames on it.
+    public init(thread: CompositorThread, configuration: Configuration = Configuration()) {
+        let info = thread.info
+        self.backend = RemoteRenderBackend(thread: thread)
+        self.scale = info.scale
+        self.configuration = configuration
+        self.textureCache = TextureCache(budgetBytes: configuration.textureBudgetBytes)
+        self.thread = thread
+    }
+
+    deinit {
         textureCache.removeAll(backend: backend)
         cornerPieces.values.forEach { backend.destroyTexture($0.texture) }
     }
@@ -108,7 +143,10 @@ public final class Compositor {
     }
 
     /// Bytes of live textures: contents and corner pieces.
-    public var liveTextureBytes: Int { textureCache.liveBytes + cornerPieces.totalCost }
+    public var liveTextureBytes: Int {
+        if let thread { return thread.lastFrameStatistics.liveTextureBytes }
+        return textureCache.liveBytes + cornerPieces.totalCost
+    }
 
     /// True when `bitmap` currently has textures (it was drawn and not evicted or reset since).
     public func isResident(_ bitmap: Bitmap) -> Bool { textureCache.isResident(bitmap) }
@@ -121,16 +159,31 @@ public final class Compositor {
     /// Drains the platform's events. Renderer resets are handled here (every texture is dropped and
     /// uploaded again when next drawn); the rest is returned for the app to route.
     public func pollEvents() -> [InputEvent] {
-        UIThread.precondition("Compositor.pollEvents")
+        owner.precondition("Compositor.pollEvents")
+        if let thread { return take(from: thread) }
         return handle(backend.pollEvents())
     }
 
     /// Blocks until the platform has an event, `UIWakeup.shared` is woken, or `timeout` seconds pass
     /// (nil: no limit), then returns the events, as `pollEvents()` does. An app with nothing to do
-    /// waits here instead of running frames. - Thread: main
+    /// waits here instead of running frames. With a compositor thread, the wait is `UIWakeup.shared`'s,
+    /// which that thread wakes when it has read input.
     public func waitForEvents(timeout: Double?) -> [InputEvent] {
-        UIThread.precondition("Compositor.waitForEvents")
+        owner.precondition("Compositor.waitForEvents")
+        if let thread {
+            let events = take(from: thread)
+            if !events.isEmpty { return events }
+            _ = UIWakeup.shared.wait(timeout: timeout)
+            return take(from: thread)
+        }
         return handle(backend.waitForEvents(timeout: timeout))
+    }
+
+    private func take(from thread: CompositorThread) -> [InputEvent] {
+        let timed = thread.takeEvents()
+        lastEventTimes = timed.map(\.time)
+        if let last = timed.last { takenInput = last.sequence }
+        return timed.map(\.event)
     }
 
     private func handle(_ events: [BackendEvent]) -> [InputEvent] {
@@ -147,7 +200,11 @@ public final class Compositor {
     /// Drops every texture; each is uploaded again from its layer's committed contents when next drawn.
     /// Nothing the layers hold is lost.
     public func handleRendererReset() {
-        UIThread.precondition("Compositor.handleRendererReset")
+        owner.precondition("Compositor.handleRendererReset")
+        if let thread {
+            thread.perform { compositor, _ in compositor.handleRendererReset() }
+            return
+        }
         textureCache.removeAll(backend: backend)
         cornerPieces.removeAll().forEach { backend.destroyTexture($0.value.texture) }
         pendingResets += 1
@@ -158,15 +215,18 @@ public final class Compositor {
     /// Draws the tree under `root` and presents it. Returns the frame's statistics. With `time`,
     /// layers' animations are drawn at that time (`LayerAnimation`); without, their model values.
     @discardableResult
+    @MainActor
     public func render(_ root: Layer?, at time: Double? = nil) -> FrameStatistics {
-        UIThread.precondition("Compositor.render")
+        owner.precondition("Compositor.render")
         defer { drawnChangeCount = Layer.changeCount }
+        if let thread { return handOver(root, to: thread) }
         return render(snapshot: root?.snapshot(), at: time)
     }
 
     /// Draws `snapshot` and presents it. Returns the frame's statistics.
     @discardableResult
     public func render(snapshot: LayerSnapshot?, at time: Double? = nil) -> FrameStatistics {
+        owner.precondition("Compositor.render")
         _ = changedRegion(snapshot, at: time)
         compose(snapshot, at: time)
         return present()
@@ -184,17 +244,34 @@ public final class Compositor {
     /// output (a scroll, a new screen) is drawn whole and directly, without the retained frame's copy.
     /// With `time`, animations are drawn at that time.
     @discardableResult
+    @MainActor
     public func renderIfChanged(_ root: Layer?, at time: Double? = nil) -> FrameStatistics {
-        UIThread.precondition("Compositor.renderIfChanged")
+        owner.precondition("Compositor.renderIfChanged")
         guard needsRender(root, at: time) else { return skippedFrame() }
         defer { drawnChangeCount = Layer.changeCount }
+        if let thread { return handOver(root, to: thread) }
         return renderIfChanged(snapshot: root?.snapshot(), at: time)
+    }
+
+    /// Commits `root`'s snapshot to the compositor thread, with the input taken in so far.
+    @MainActor
+    private func handOver(_ root: Layer?, to thread: CompositorThread) -> FrameStatistics {
+        let snapshot = root?.snapshot()
+        thread.commit(snapshot, inputSequence: takenInput)
+        drawnSnapshot = snapshot
+        drawnRootSerial = root?.serial
+        var statistics = FrameStatistics()
+        statistics.presented = false
+        statistics.handedToThread = true
+        statistics.frameIndex = frameIndex
+        return statistics
     }
 
     /// `renderIfChanged` for a snapshot: what a compositor with a thread of its own calls with the
     /// snapshot the UI thread last committed and the time of the frame it presents.
     @discardableResult
     public func renderIfChanged(snapshot root: LayerSnapshot?, at time: Double? = nil) -> FrameStatistics {
+        owner.precondition("Compositor.renderIfChanged")
         guard needsRender(snapshot: root, at: time) else { return skippedFrame() }
         let (w, h) = backend.outputPixelSize
         let wholeFrameNeeded = root?.id != drawnRootSerial || pendingResets > 0 || frameIndex == 0
@@ -240,8 +317,10 @@ public final class Compositor {
     }
 
     /// True when `root` may look different from the last frame drawn.
+    @MainActor
     public func needsRender(_ root: Layer?, at time: Double? = nil) -> Bool {
-        UIThread.precondition("Compositor.needsRender")
+        owner.precondition("Compositor.needsRender")
+        if thread != nil { return Layer.changeCount != drawnChangeCount || root?.serial != drawnRootSerial }
         return Layer.changeCount != drawnChangeCount || needsRender(snapshot: drawnSnapshot, at: time)
             || root?.serial != drawnRootSerial
     }
@@ -266,14 +345,24 @@ public final class Compositor {
     }
 
     /// Draws the tree under `root`, reads the pixels back, then presents. For tests and screenshots.
+    @MainActor
     public func capture(_ root: Layer?, at time: Double? = nil) -> Bitmap? {
-        UIThread.precondition("Compositor.capture")
+        owner.precondition("Compositor.capture")
         defer { drawnChangeCount = Layer.changeCount }
+        if let thread {
+            // Committed first, so the thread's next frames show it too; drawn there and read back.
+            _ = handOver(root, to: thread)
+            let snapshot = root?.snapshot()
+            return thread.performAndWait { compositor, _ in
+                compositor.capture(snapshot: snapshot, at: time ?? thread.now)
+            } ?? nil
+        }
         return capture(snapshot: root?.snapshot(), at: time)
     }
 
     /// Draws `snapshot`, reads the pixels back, then presents.
     public func capture(snapshot root: LayerSnapshot?, at time: Double? = nil) -> Bitmap? {
+        owner.precondition("Compositor.capture")
         _ = changedRegion(root, at: time)
         compose(root, at: time)
         let pixels = backend.readPixels()

@@ -49,9 +49,9 @@ public enum InputEvent: Sendable, Equatable {
     case textEditing(String, cursor: Int)
 }
 
-/// Text input and the clipboard, from the platform. `SDLRenderBackend` provides them through SDL.
-/// - Thread: main, every member.
-@MainActor
+/// Text input and the clipboard, from the platform. `SDLRenderBackend` provides them through SDL;
+/// a compositor thread's stand-in on the UI thread forwards them to it.
+/// - Thread: the thread that owns the compositor (the UI thread for the UI's compositor).
 public protocol TextInputPlatform: AnyObject {
     /// Starts delivering `textInput` and `textEditing` events (an input method may open), with its
     /// candidate window near `caret` (window points).

@@ -99,6 +99,13 @@ public final class Layer {
         didSet { if !(animations.isEmpty && oldValue.isEmpty) { noteChange() } }
     }
 
+    /// How a compositor on a thread of its own moves this layer by the wheel, ahead of the UI thread
+    /// (see `ScrollBinding`); nil: it does not. (main thread only)
+    public var scrollBinding: ScrollBinding? {
+        willSet { checkThread("Layer.scrollBinding") }
+        didSet { if scrollBinding != oldValue { markSnapshotStale() } }
+    }
+
     /// Unique for the process's life: snapshots and the compositor's memory of what it drew name the
     /// layer by it. (any thread may read it)
     public nonisolated let serial: Int

@@ -108,11 +108,15 @@ public final class LayerSnapshot: Sendable {
     public let animations: [LayerAnimation]
     /// True when this layer or one below it has animations.
     public let hasAnimations: Bool
+    /// How the wheel moves this layer on a compositor thread (`Layer.scrollBinding`).
+    public let scrollBinding: ScrollBinding?
+    /// True when this layer or one below it has a scroll binding.
+    public let hasScrollBinding: Bool
 
     init(id: Int, version: Int, name: String?, frame: Rect, contents: Bitmap?, backgroundColor: Color?,
          opacity: Double, isHidden: Bool, clipsToBounds: Bool, cornerRadii: CornerRadii,
          cornerRoundingMode: CornerRoundingMode, cornerClipColor: Color?, sublayers: [LayerSnapshot],
-         animations: [LayerAnimation]) {
+         animations: [LayerAnimation], scrollBinding: ScrollBinding?) {
         self.id = id
         self.version = version
         self.name = name
@@ -128,6 +132,29 @@ public final class LayerSnapshot: Sendable {
         self.sublayers = sublayers
         self.animations = animations
         self.hasAnimations = !animations.isEmpty || sublayers.contains(where: \.hasAnimations)
+        self.scrollBinding = scrollBinding
+        self.hasScrollBinding = scrollBinding != nil || sublayers.contains(where: \.hasScrollBinding)
+    }
+
+    /// This layer with other sublayers.
+    func with(sublayers: [LayerSnapshot]) -> LayerSnapshot {
+        LayerSnapshot(id: id, version: version, name: name, frame: frame, contents: contents,
+                      backgroundColor: backgroundColor, opacity: opacity, isHidden: isHidden,
+                      clipsToBounds: clipsToBounds, cornerRadii: cornerRadii, cornerRoundingMode: cornerRoundingMode,
+                      cornerClipColor: cornerClipColor, sublayers: sublayers, animations: animations,
+                      scrollBinding: scrollBinding)
+    }
+
+    /// This layer held at `y`, its animations of y dropped (the wheel moved it ahead of the UI thread).
+    func movedTo(y: Double) -> LayerSnapshot {
+        var frame = self.frame
+        frame.origin.y = y
+        return LayerSnapshot(id: id, version: version, name: name, frame: frame.sanitized, contents: contents,
+                             backgroundColor: backgroundColor, opacity: opacity, isHidden: isHidden,
+                             clipsToBounds: clipsToBounds, cornerRadii: cornerRadii,
+                             cornerRoundingMode: cornerRoundingMode, cornerClipColor: cornerClipColor,
+                             sublayers: sublayers, animations: animations.filter { $0.property != .originY },
+                             scrollBinding: scrollBinding)
     }
 
     /// The opacity drawn at `time` (nil: the model's).
@@ -181,7 +208,8 @@ extension Layer {
             backgroundColor: backgroundColor, opacity: opacity.isNaN ? 0 : min(1, max(0, opacity)),
             isHidden: isHidden, clipsToBounds: clipsToBounds, cornerRadii: effectiveCornerRadii,
             cornerRoundingMode: cornerRoundingMode, cornerClipColor: cornerClipColor,
-            sublayers: sublayersInDrawOrder.map { $0.snapshot() }, animations: animations)
+            sublayers: sublayersInDrawOrder.map { $0.snapshot() }, animations: animations,
+            scrollBinding: scrollBinding)
         cachedSnapshot = made
         snapshotIsStale = false
         return made

@@ -33,3 +33,32 @@ public enum UIThread {
         Contract.require(isCurrent, "\(operation()) must run on the UI thread", file: file, line: line)
     }
 }
+
+/// The thread an object of the compositor belongs to: the one that made it. A compositor and its
+/// backend run either on the UI thread (made there: a synchronous compositor, tests) or on a
+/// compositor thread of their own (`CompositorThread`); every use checks it and traps, naming the
+/// operation and the thread, when it comes from elsewhere (in release builds too).
+/// - Thread: any (a value)
+public struct ThreadOwner: Sendable {
+    private let thread: pthread_t
+    private let isUIThread: Bool
+
+    /// The calling thread.
+    public init() {
+        thread = pthread_self()
+        isUIThread = UIThread.isCurrent
+    }
+
+    /// True when the caller runs on the owning thread (for an object of the UI thread: as the main
+    /// actor, wherever its jobs run).
+    public var isCurrent: Bool {
+        isUIThread ? UIThread.isCurrent : pthread_equal(thread, pthread_self()) != 0
+    }
+
+    /// Traps, naming `operation` and the owning thread, unless the caller runs on it.
+    @inline(__always)
+    public func precondition(_ operation: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+        Contract.require(isCurrent, "\(operation()) must run on \(isUIThread ? "the UI thread" : "the compositor's thread")",
+                         file: file, line: line)
+    }
+}

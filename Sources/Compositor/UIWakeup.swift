@@ -24,6 +24,9 @@ public final class UIWakeup: @unchecked Sendable {
     /// Wakes since the process started. (guarded by condition)
     private var count = 0
 
+    /// A wake of its own, for another thread's event wait (a `CompositorThread`'s).
+    public init() {}
+
     /// Wakes the UI thread's wait (once until the next `reset()`).
     public func wake() {
         condition.lock()

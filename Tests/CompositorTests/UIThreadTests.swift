@@ -1,13 +1,16 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 @testable import Compositor
 
-/// Layers, the compositor and the backends belong to the UI thread (the main actor). The compiler
-/// refuses a call from another isolation; code that forces one across anyway (here through
-/// `callIgnoringIsolation`, as an `@unchecked Sendable` box or a C callback might) meets a
-/// precondition that names the operation, in release builds too. Checked in a child process (an exit
-/// test), since the check traps.
+/// Layers belong to the UI thread (the main actor); a compositor and its backend belong to the thread
+/// that made them (the UI thread, or a compositor thread of their own). The compiler refuses a layer
+/// call from another isolation and a compositor or backend crossing threads (neither is `Sendable`);
+/// code that forces one across anyway (here through `callIgnoringIsolation` and a box, as an
+/// `@unchecked Sendable` wrapper or a C callback might) meets a precondition that names the operation
+/// and the thread, in release builds too. Checked in a child process (an exit test), since the check
+/// traps.
 @Suite struct UIThreadTests {
     /// Smuggles a value past the compiler, as careless code might.
     final class Smuggled<Value>: @unchecked Sendable {
@@ -42,36 +45,44 @@ import Testing
 
     @Test func pollingEventsOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let compositor = await MainActor.run { Compositor(backend: RecordingRenderBackend(width: 10, height: 10)) }
-            Self.offTheUIThread { _ = compositor.pollEvents() }
+            let compositor = await MainActor.run { Smuggled(Compositor(backend: RecordingRenderBackend(width: 10, height: 10))) }
+            Self.offTheUIThread { _ = compositor.value.pollEvents() }
         }
         ContractTrap.expectMessage(result, "Compositor.pollEvents must run on the UI thread")
     }
 
     @Test func compositorOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let compositor = await MainActor.run { Compositor(backend: RecordingRenderBackend(width: 10, height: 10)) }
-            Self.offTheUIThread { compositor.render(nil) }
+            let compositor = await MainActor.run { Smuggled(Compositor(backend: RecordingRenderBackend(width: 10, height: 10))) }
+            Self.offTheUIThread { compositor.value.render(snapshot: nil) }
         }
         ContractTrap.expectMessage(result, "Compositor.render must run on the UI thread")
     }
 
-    @Test func openingAnSDLWindowOffTheUIThreadTraps() async {
+    @Test func aBackendMadeOnACompositorThreadIsRefusedOnTheUIThread() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            Self.offTheUIThread {
-                _ = try? SDLRenderBackend(.init(title: "off", size: Size(width: 8, height: 8), scale: 1, headless: true))
+            let made = DispatchSemaphore(value: 0)
+            let box = Mutex<Smuggled<SDLRenderBackend>?>(nil)
+            Thread.detachNewThread {
+                let backend = try? SDLRenderBackend(.init(title: "own", size: Size(width: 8, height: 8), scale: 1, headless: true))
+                box.withLock { $0 = backend.map { Smuggled($0) } }
+                made.signal()
+                Thread.sleep(forTimeInterval: 60)  // keeps its thread alive while the UI thread tries
             }
+            made.wait()
+            guard let backend = box.withLock({ $0 }) else { return }  // no SDL: exits 0, and the test fails
+            await MainActor.run { _ = backend.value.clipboardText() }
         }
-        ContractTrap.expectMessage(result, "SDLRenderBackend.init must run on the UI thread")
+        ContractTrap.expectMessage(result, "SDLRenderBackend.clipboardText must run on the compositor's thread")
     }
 
     @Test func readingTheClipboardOffTheUIThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let backend = await MainActor.run {
-                try? SDLRenderBackend(.init(title: "clip", size: Size(width: 8, height: 8), scale: 1, headless: true))
+                (try? SDLRenderBackend(.init(title: "clip", size: Size(width: 8, height: 8), scale: 1, headless: true))).map { Smuggled($0) }
             }
             guard let backend else { return }  // no SDL: exits 0, and the test fails
-            Self.offTheUIThread { _ = backend.clipboardText() }
+            Self.offTheUIThread { _ = backend.value.clipboardText() }
         }
         ContractTrap.expectMessage(result, "SDLRenderBackend.clipboardText must run on the UI thread")
     }

@@ -1,7 +1,6 @@
 /// A `RenderBackend` that draws nothing and records every call, for tests of draw order, uploads and
 /// texture lifetimes without SDL. Textures are numbered from 1 in the order they are made.
 /// - Thread: main
-@MainActor
 public final class RecordingRenderBackend: RenderBackend {
     /// One recorded call.
     public enum Call: Equatable, Sendable {

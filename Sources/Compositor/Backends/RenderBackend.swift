@@ -36,7 +36,6 @@ public enum BackendEvent: Sendable, Equatable {
 /// bitmap prepared for that layout on a worker (`Bitmap.prepared(forUpload:)`); a bitmap that was not
 /// is scanned or converted there, on the UI thread, and counted in `FrameStatistics.uploadPixelPasses`.
 /// - Thread: main (the UI thread), every member.
-@MainActor
 public protocol RenderBackend: AnyObject {
     /// A name for reports, such as SDL's renderer name ("software", "opengl").
     var rendererName: String { get }

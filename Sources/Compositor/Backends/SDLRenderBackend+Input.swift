@@ -14,7 +14,7 @@ extension SDLRenderBackend {
     /// has no wait of its own (SDL would poll every millisecond): there, the wake-up's own wait.
     public func waitForEvents(timeout: Double?) -> [BackendEvent] {
         if videoDriverName == "dummy" {
-            _ = UIWakeup.shared.wait(timeout: timeout)
+            _ = eventWake.wait(timeout: timeout)
             return drainEvents(after: nil)
         }
         var event = SDL_Event()
@@ -101,7 +101,7 @@ extension SDLRenderBackend {
     /// system then sends the motion like any other (`SDL_WarpMouseInWindow`). Under the dummy driver
     /// nothing moves.
     public func warpPointer(to point: Point) {
-        UIThread.precondition("SDLRenderBackend.warpPointer")
+        owner.precondition("SDLRenderBackend.warpPointer")
         SDL_WarpMouseInWindow(window, Int32((point.x * scale).rounded()), Int32((point.y * scale).rounded()))
     }
 
@@ -109,7 +109,7 @@ extension SDLRenderBackend {
     /// (`SDL_CreateSystemCursor`) and set with `SDL_SetCursor` only when the shape changes. Under the
     /// dummy driver SDL makes none, and the call changes nothing.
     public func setCursor(_ cursor: Cursor) {
-        UIThread.precondition("SDLRenderBackend.setCursor")
+        owner.precondition("SDLRenderBackend.setCursor")
         guard cursor != shownCursor else { return }
         shownCursor = cursor
         let made: OpaquePointer?
@@ -256,13 +256,13 @@ extension SDLRenderBackend {
 
 extension SDLRenderBackend: TextInputPlatform {
     public func startTextInput(caret: Rect) {
-        UIThread.precondition("SDLRenderBackend.startTextInput")
+        owner.precondition("SDLRenderBackend.startTextInput")
         setTextInputCaret(caret)
         SDL_StartTextInput()
     }
 
     public func setTextInputCaret(_ caret: Rect) {
-        UIThread.precondition("SDLRenderBackend.setTextInputCaret")
+        owner.precondition("SDLRenderBackend.setTextInputCaret")
         let caret = caret.sanitized
         // SDL places the input method's window in window coordinates.
         let units = windowUnitsPerPoint
@@ -274,12 +274,12 @@ extension SDLRenderBackend: TextInputPlatform {
     }
 
     public func stopTextInput() {
-        UIThread.precondition("SDLRenderBackend.stopTextInput")
+        owner.precondition("SDLRenderBackend.stopTextInput")
         SDL_StopTextInput()
     }
 
     public func clipboardText() -> String? {
-        UIThread.precondition("SDLRenderBackend.clipboardText")
+        owner.precondition("SDLRenderBackend.clipboardText")
         guard SDL_HasClipboardText() == SDL_TRUE, let raw = SDL_GetClipboardText() else { return nil }
         defer { SDL_free(raw) }
         let text = String(cString: raw)
@@ -287,7 +287,7 @@ extension SDLRenderBackend: TextInputPlatform {
     }
 
     public func setClipboardText(_ text: String) {
-        UIThread.precondition("SDLRenderBackend.setClipboardText")
+        owner.precondition("SDLRenderBackend.setClipboardText")
         _ = SDL_SetClipboardText(text)
     }
 }

@@ -30,7 +30,6 @@ public enum RenderDriver: String, Sendable, CaseIterable {
 /// renderers that accept a custom blend mode, textures stay premultiplied. Either way
 /// `uploadAlphaLayout` says which, and bitmaps prepared for it upload with a copy, no per-pixel work.
 /// - Thread: main
-@MainActor
 public final class SDLRenderBackend: RenderBackend {
     /// What kind of output to open.
     /// - Thread: any (a value)
@@ -51,6 +50,9 @@ public final class SDLRenderBackend: RenderBackend {
         /// Present in step with the display's refresh (`SDL_RENDERER_PRESENTVSYNC`), where the
         /// renderer offers it. Off by default: benchmarks time frames without waiting for the display.
         public var vsync: Bool
+        /// What ends this backend's event wait from other threads: the UI thread's (`UIWakeup.shared`)
+        /// for a backend on the UI thread, a wake of its own for one on a `CompositorThread`.
+        public var eventWake: UIWakeup = .shared
         public init(title: String = "Tessera", size: Size, scale: Double? = nil, headless: Bool = true,
                     resizable: Bool = false, renderDriver: RenderDriver = .auto, vsync: Bool = false) {
             self.title = title; self.size = size; self.scale = scale
@@ -61,6 +63,10 @@ public final class SDLRenderBackend: RenderBackend {
     }
 
     let window: OpaquePointer
+    /// What ends the event wait from other threads (see `Configuration.eventWake`).
+    let eventWake: UIWakeup
+    /// The thread that made the backend (its window, renderer and events), the only one that may use it.
+    public let owner = ThreadOwner()
     let renderer: OpaquePointer
     /// The retained frame (a render-target texture the size of the output) and whether the frame
     /// being drawn goes into it. (main thread only)
@@ -104,7 +110,6 @@ public final class SDLRenderBackend: RenderBackend {
     }
 
     public init(_ configuration: Configuration) throws {
-        UIThread.precondition("SDLRenderBackend.init")
         let forced = configuration.scale.flatMap { $0.isFinite && $0 > 0 ? min($0, 8) : nil }
         let scale = forced ?? 1
         self.scale = scale
@@ -158,6 +163,7 @@ public final class SDLRenderBackend: RenderBackend {
         }
         self.window = window
         self.renderer = renderer
+        self.eventWake = configuration.eventWake
         self.rendererName = rendererName
         self.graphicsDeviceName = rendererName.hasPrefix("opengl") ? Self.currentGLRendererString() : nil
         let side = Int(min(info.max_texture_width, info.max_texture_height))
@@ -182,7 +188,7 @@ public final class SDLRenderBackend: RenderBackend {
         // `SDL_PushEvent` (safe from any thread) puts on the queue.
         let wakeType = SDL_RegisterEvents(1)
         if wakeType != UInt32.max {
-            UIWakeup.shared.setPlatformWake {
+            configuration.eventWake.setPlatformWake {
                 var wake = SDL_Event()
                 wake.type = wakeType
                 _ = SDL_PushEvent(&wake)
@@ -209,7 +215,7 @@ public final class SDLRenderBackend: RenderBackend {
         return String(cString: text)
     }
 
-    isolated deinit {
+    deinit {
         // Textures belong to the renderer; destroying it frees them.
         SDL_DestroyRenderer(renderer)
         SDL_DestroyWindow(window)

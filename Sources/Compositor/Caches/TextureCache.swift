@@ -8,7 +8,6 @@
 /// A draw only stamps its entry with the frame; `finishFrame` applies the frame's draws to the order in
 /// one step, so drawing a layer costs one lookup however many textures are resident.
 /// - Thread: main
-@MainActor
 final class TextureCache {
     struct Tile {
         let texture: TextureHandle

@@ -7,7 +7,6 @@ import Darwin
 /// Paces frames. The real clock waits for 60 Hz deadlines (SDL's dummy driver does not pace vsync);
 /// the virtual clock is stepped by hand, so tests and benchmarks on it are deterministic.
 /// - Thread: main
-@MainActor
 public protocol FrameClock: AnyObject {
     /// Seconds since the clock started.
     var now: Double { get }
@@ -20,7 +19,6 @@ public protocol FrameClock: AnyObject {
 /// Frame deadlines from the monotonic clock, every `frameInterval` seconds. A frame that overruns its
 /// deadline by more than a whole interval re-bases the schedule instead of running frames back to back.
 /// - Thread: main
-@MainActor
 public final class RealFrameClock: FrameClock {
     public let frameInterval: Double
     private let start = MonotonicClock.nanoseconds()
@@ -59,7 +57,6 @@ public final class RealFrameClock: FrameClock {
 
 /// A clock that advances only when told: each `waitForNextFrame()` moves it one interval forward.
 /// - Thread: main
-@MainActor
 public final class VirtualFrameClock: FrameClock {
     public let frameInterval: Double
     public private(set) var now: Double = 0

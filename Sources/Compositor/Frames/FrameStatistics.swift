@@ -54,6 +54,10 @@ public struct FrameStatistics: Sendable, Equatable {
     /// False for a frame in which nothing had changed since the last one drawn: nothing was drawn or
     /// presented (`Compositor.renderIfChanged`).
     public var presented = true
+    /// True for a frame handed to a compositor thread (`Compositor(thread:)`): the UI thread committed
+    /// its layers' snapshot and that thread draws and presents it (its own statistics:
+    /// `CompositorThread.lastFrameStatistics`).
+    public var handedToThread = false
     /// The region of the output drawn again, on a backend that keeps the last frame
     /// (`Compositor.redrawsChangedRegionsOnly`); nil when the whole output was drawn.
     public var redrawnRegion: PixelRect?

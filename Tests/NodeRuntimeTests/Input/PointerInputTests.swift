@@ -34,7 +34,8 @@ final class PointerInputTests: XCTestCase {
 
     override func setUp() {
         super.setUp()
-        (host, backend) = MainActor.assumeIsolated { makeHost(width: 400, height: 300) }
+        let made = MainActor.assumeIsolated { UncheckedBox(makeHost(width: 400, height: 300)) }
+        (host, backend) = made.value
     }
 
     override func tearDown() {
@@ -249,4 +250,10 @@ final class PointerInputTests: XCTestCase {
         settleLayout()
         XCTAssertEqual(host.cursor, .hand, "the new layout puts the link under the pointer")
     }
+}
+
+/// Carries the host and backend made on the main actor out of `assumeIsolated` (the same thread).
+private struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -1,0 +1,377 @@
+import Foundation
+import Synchronization
+
+/// A compositor on a thread of its own: the thread owns SDL's window, its events and its renderer,
+/// and draws the layer snapshots the UI thread commits, with their animations at the time of each
+/// frame it presents. A UI thread that stalls (a slow handler, a long layout) stops committing, but
+/// what moves by itself on screen (a fling, a bounce, the glide after the wheel, fades and slides
+/// handed over as `LayerAnimation`s) goes on moving, frame after frame, and the wheel moves a list
+/// at once (see `ScrollBinding`).
+///
+/// Why this thread and not the main one: SDL's render API is single-threaded, and its events belong
+/// to the thread that made the window, so the window, its events and its renderer stay together on
+/// one thread, the compositor's; Swift's main actor is the process's main thread, which stays the UI
+/// thread, where nodes, layout and the app's code run. SDL allows video on a thread other than the
+/// main one on Linux (X11, Wayland and the dummy driver).
+///
+/// The UI thread talks to it through values only: `commit(_:inputSequence:)` hands over a snapshot
+/// (the newest wins), `takeEvents()` collects the input it read, `perform(_:)` and
+/// `performAndWait(timeout:_:)` run a command on it (text input, the clipboard, the cursor, a
+/// screenshot). `Compositor(thread:)` wraps this for a `NodeHost`, so the host runs the same frames
+/// with either compositor.
+/// - Thread: any (every member)
+public final class CompositorThread: Sendable {
+    /// What the UI thread reads about the window and renderer, published by the compositor thread.
+    /// - Thread: any (a value)
+    public struct Info: Sendable {
+        public var rendererName: String
+        public var videoDriverName: String
+        public var graphicsDeviceName: String?
+        public var outputPixelSize: (width: Int, height: Int)
+        /// The window's pixels per point.
+        public var scale: Double
+        public var maximumTextureSize: Int
+        public var uploadAlphaLayout: Bitmap.AlphaLayout
+        /// The display's refresh rate, where SDL knows it.
+        public var refreshRate: Double?
+        public var retainsFrames: Bool
+    }
+
+    /// An input event as the compositor thread read it: when (in the frame time of `now`), and its
+    /// place in the order of all events it read (from 1).
+    /// - Thread: any (a value)
+    public struct TimedEvent: Sendable {
+        public let event: InputEvent
+        public let time: Double
+        public let sequence: Int
+    }
+
+    /// A frame the compositor thread presented.
+    /// - Thread: any (a value)
+    public struct PresentedFrame: Sendable {
+        /// The frame's time (animations were drawn at it).
+        public let time: Double
+        /// What was drawn.
+        public let snapshot: LayerSnapshot?
+        public let statistics: FrameStatistics
+        /// Wheel motion drawn ahead of the UI thread, by layer serial (see `ScrollBinding`).
+        public let wheelOffsets: [Int: Double]
+    }
+
+    private struct State {
+        var snapshot: LayerSnapshot?
+        /// The last input sequence the UI thread had taken in when it made `snapshot`.
+        var consumedInput = 0
+        var inbox: [TimedEvent] = []
+        var commands: [@Sendable (Compositor, SDLRenderBackend) -> Void] = []
+        var info: Info?
+        var failure: String?
+        var stopping = false
+        var lastStatistics = FrameStatistics()
+        var presentCount = 0
+        var snapshotsCommitted = 0
+    }
+
+    private let state = Mutex(State())
+    /// Ends the compositor thread's event wait: a commit, a command, a stop.
+    private let wake = UIWakeup()
+    private let started = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    /// The frame-time origin shared with the UI thread's clock, in `MonotonicClock` nanoseconds.
+    public let timeOrigin: UInt64
+    /// Called on the compositor thread after each frame it presents (benchmarks read the offsets).
+    private let frameObserver: (@Sendable (PresentedFrame) -> Void)?
+
+    /// Starts the thread, which opens the window and its renderer as `backend` says (its event wake
+    /// is the thread's own) and makes a compositor with `compositor`; returns once they exist.
+    /// - Parameters:
+    ///   - timeOrigin: the `MonotonicClock` nanoseconds of frame time 0 (the UI thread's clock's), so
+    ///     animations are drawn at the times the UI thread gave them.
+    ///   - frameObserver: called on the compositor thread after each presented frame.
+    /// - Throws: the backend's error when the window or renderer cannot be made.
+    public init(backend: SDLRenderBackend.Configuration, compositor: Compositor.Configuration = .init(),
+                timeOrigin: UInt64 = MonotonicClock.nanoseconds(),
+                frameObserver: (@Sendable (PresentedFrame) -> Void)? = nil) throws {
+        self.timeOrigin = timeOrigin
+        self.frameObserver = frameObserver
+        var backendConfiguration = backend
+        backendConfiguration.eventWake = wake
+        let configuration = backendConfiguration
+        let compositorConfiguration = compositor
+        let thread = Thread { [self] in
+            let made: (SDLRenderBackend, Compositor)
+            do {
+                let backend = try SDLRenderBackend(configuration)
+                made = (backend, Compositor(backend: backend, scale: backend.scale, configuration: compositorConfiguration))
+            } catch {
+                state.withLock { $0.failure = "\(error)" }
+                started.signal()
+                finished.signal()
+                return
+            }
+            publishInfo(made.0, made.1)
+            started.signal()
+            run(backend: made.0, compositor: made.1)
+            finished.signal()
+        }
+        thread.name = "tessera.compositor"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+        started.wait()
+        if let failure = state.withLock({ $0.failure }) { throw SDLBackendError(message: failure) }
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The frame time now: seconds since `timeOrigin`.
+    public var now: Double { Double(MonotonicClock.nanoseconds() &- timeOrigin) / 1e9 }
+
+    /// The window and renderer as last published.
+    public var info: Info {
+        state.withLock { $0.info }!
+    }
+
+    /// Statistics of the compositor thread's last presented frame.
+    public var lastFrameStatistics: FrameStatistics { state.withLock { $0.lastStatistics } }
+    /// Frames the compositor thread presented.
+    public var presentCount: Int { state.withLock { $0.presentCount } }
+
+    // MARK: The UI thread's side
+
+    /// Hands over the tree to draw from now on (the newest commit wins), made after the UI thread
+    /// had taken in the events up to `inputSequence`.
+    public func commit(_ snapshot: LayerSnapshot?, inputSequence: Int) {
+        let changed = state.withLock { state -> Bool in
+            state.consumedInput = max(state.consumedInput, inputSequence)
+            guard state.snapshot !== snapshot else { return false }
+            state.snapshot = snapshot
+            state.snapshotsCommitted += 1
+            return true
+        }
+        if changed { wake.wake() }
+    }
+
+    /// The input read since the last call, oldest first.
+    public func takeEvents() -> [TimedEvent] {
+        state.withLock { state in
+            defer { state.inbox.removeAll() }
+            return state.inbox
+        }
+    }
+
+    /// Runs `command` on the compositor thread, before its next frame.
+    public func perform(_ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Void) {
+        state.withLock { $0.commands.append(command) }
+        wake.wake()
+    }
+
+    /// Runs `command` on the compositor thread and waits for its result, at most `timeout` seconds
+    /// (nil when it did not come in time, or the thread has stopped). For what needs an answer: the
+    /// clipboard's text, a screenshot.
+    public func performAndWait<Result: Sendable>(timeout: Double = 2,
+                                                _ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Result) -> Result? {
+        let answer = Mutex<Result?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.commands.append { compositor, backend in
+                let result = command(compositor, backend)
+                answer.withLock { $0 = result }
+                done.signal()
+            }
+            return true
+        }
+        guard accepted else { return nil }
+        wake.wake()
+        guard done.wait(timeout: .now() + max(0, timeout)) == .success else { return nil }
+        return answer.withLock { $0 }
+    }
+
+    /// Stops the thread (its window closes) and waits for it, at most 2 s. Harmless twice.
+    public func stop() {
+        let first = state.withLock { state -> Bool in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        wake.wake()
+        _ = finished.wait(timeout: .now() + 2)
+    }
+
+    // MARK: The compositor thread's side
+
+    private func publishInfo(_ backend: SDLRenderBackend, _ compositor: Compositor) {
+        let info = Info(rendererName: backend.rendererName, videoDriverName: backend.videoDriverName,
+                        graphicsDeviceName: backend.graphicsDeviceName, outputPixelSize: backend.outputPixelSize,
+                        scale: backend.scale, maximumTextureSize: backend.maximumTextureSize,
+                        uploadAlphaLayout: backend.uploadAlphaLayout, refreshRate: backend.refreshRate,
+                        retainsFrames: backend.retainsFrames)
+        state.withLock { $0.info = info }
+    }
+
+    private func run(backend: SDLRenderBackend, compositor: Compositor) {
+        let interval = 1 / max(24, min(240, backend.refreshRate ?? 60))
+        var nextFrame = 0.0
+        var sequence = 0
+        var scrolls = WheelScrolls()
+        while true {
+            wake.reset()
+            let (commands, snapshot, consumed, stopping) = state.withLock { state in
+                defer { state.commands.removeAll() }
+                return (state.commands, state.snapshot, state.consumedInput, state.stopping)
+            }
+            for command in commands { command(compositor, backend) }
+            if stopping { break }
+            scrolls.commit(snapshot, consumedInput: consumed)
+
+            var events = compositor.pollEvents()
+            var now = self.now
+            if !events.isEmpty { forward(&events, at: now, sequence: &sequence, scrolls: &scrolls, backend: backend, compositor: compositor) }
+
+            let shown = scrolls.apply(to: snapshot)
+            if compositor.needsRender(snapshot: shown, at: now) && now >= nextFrame - 0.0005 {
+                let statistics = compositor.renderIfChanged(snapshot: shown, at: now)
+                if statistics.presented {
+                    nextFrame = max(nextFrame + interval, now + interval / 2)
+                    state.withLock {
+                        $0.lastStatistics = statistics
+                        $0.presentCount += 1
+                    }
+                    frameObserver?(PresentedFrame(time: now, snapshot: shown, statistics: statistics,
+                                                  wheelOffsets: scrolls.offsets))
+                }
+            }
+            now = self.now
+            // At rest: wait for an event, a commit or a command. Moving: until the next frame is due.
+            let moving = shown?.isAnimating(at: now) == true || compositor.needsRender(snapshot: shown, at: now)
+            let timeout: Double? = moving ? max(0, nextFrame - now) : nil
+            events = compositor.waitForEvents(timeout: timeout)
+            if !events.isEmpty {
+                forward(&events, at: self.now, sequence: &sequence, scrolls: &scrolls, backend: backend, compositor: compositor)
+            }
+        }
+    }
+
+    /// Hands input to the UI thread (and wakes it); the wheel also moves a bound scroll at once.
+    private func forward(_ events: inout [InputEvent], at time: Double, sequence: inout Int,
+                         scrolls: inout WheelScrolls, backend: SDLRenderBackend, compositor: Compositor) {
+        var timed: [TimedEvent] = []
+        var windowChanged = false
+        for event in events {
+            sequence += 1
+            switch event {
+            case let .pointerMoved(point), let .pointerDown(point, _, _), let .pointerUp(point, _):
+                scrolls.pointer = point
+            case .pointerLeftWindow:
+                scrolls.pointer = nil
+            case let .wheel(_, dy):
+                let snapshot = state.withLock { $0.snapshot }
+                scrolls.wheel(dy: dy, sequence: sequence, in: snapshot, at: time, scale: compositor.scale)
+            case .resized, .contentsScaleChanged:
+                windowChanged = true
+            default:
+                break
+            }
+            timed.append(TimedEvent(event: event, time: time, sequence: sequence))
+        }
+        events.removeAll()
+        if windowChanged { publishInfo(backend, compositor) }
+        state.withLock { $0.inbox.append(contentsOf: timed) }
+        UIWakeup.shared.wake()
+    }
+}
+
+/// A scroll the compositor can move by the wheel without the UI thread: a list's content layer says
+/// how (`Layer.scrollBinding`), and the compositor thread moves its y at the wheel's event, ahead of
+/// the UI thread, which takes the same event in its next frame and moves the list the same distance
+/// from the same place (its motion run to the event's time). Until the UI thread's snapshot says it
+/// has taken the event in, the compositor draws the layer where the wheel put it.
+/// - Thread: any (a value)
+public struct ScrollBinding: Sendable, Hashable {
+    /// The scrolling layer's window rectangle at the time of the snapshot (its viewport, in points):
+    /// the wheel moves it while the pointer is inside.
+    public var viewport: Rect
+    /// The content offset where the layer's y is 0; the layer's y is `-(offset - origin)`.
+    public var origin: Double
+    /// The smallest and largest offsets the wheel may reach.
+    public var lower: Double
+    public var upper: Double
+    /// Points per wheel step.
+    public var wheelStep: Double
+    public init(viewport: Rect, origin: Double = 0, lower: Double, upper: Double, wheelStep: Double) {
+        self.viewport = viewport
+        self.origin = origin
+        self.lower = lower
+        self.upper = max(lower, upper)
+        self.wheelStep = wheelStep
+    }
+}
+
+/// The compositor thread's wheel motion ahead of the UI thread, per bound scroll layer.
+struct WheelScrolls {
+    struct Ahead {
+        /// The offset the wheel moved the layer to.
+        var offset: Double
+        /// The sequence of the last wheel event in it.
+        var sequence: Int
+    }
+
+    var pointer: Point?
+    private var ahead: [Int: Ahead] = [:] {
+        didSet { aheadGeneration += 1 }
+    }
+    private var aheadGeneration = 0
+    /// The last snapshot `apply` was given, the motion it applied and its result: the same inputs
+    /// give the same object, so a compositor at rest sees nothing new to draw.
+    private var applied: (input: LayerSnapshot?, generation: Int, output: LayerSnapshot?)?
+
+    /// The offsets drawn ahead, by layer serial.
+    var offsets: [Int: Double] { ahead.mapValues(\.offset) }
+
+    /// Forgets motion the UI thread has taken in.
+    mutating func commit(_ snapshot: LayerSnapshot?, consumedInput: Int) {
+        guard !ahead.isEmpty, ahead.values.contains(where: { $0.sequence <= consumedInput }) else { return }
+        ahead = ahead.filter { $0.value.sequence > consumedInput }
+    }
+
+    /// Moves the bound scroll under the pointer by one wheel event.
+    mutating func wheel(dy: Double, sequence: Int, in snapshot: LayerSnapshot?, at time: Double, scale: Double) {
+        guard let pointer, dy.isFinite, dy != 0, let snapshot,
+              let (layer, binding) = Self.boundLayer(at: pointer, in: snapshot) else { return }
+        let current = ahead[layer.id]?.offset
+            ?? binding.origin - layer.presentedFrame(at: time).minY
+        let moved = min(max(current - dy * binding.wheelStep, binding.lower), binding.upper)
+        ahead[layer.id] = Ahead(offset: PixelGeometry.alignedUp(moved, scale: scale), sequence: sequence)
+    }
+
+    /// `snapshot` with the layers the wheel moved ahead placed where it put them.
+    mutating func apply(to snapshot: LayerSnapshot?) -> LayerSnapshot? {
+        guard let snapshot, !ahead.isEmpty else { return snapshot }
+        if let applied, applied.input === snapshot, applied.generation == aheadGeneration { return applied.output }
+        let output = Self.replacing(snapshot, ahead)
+        applied = (snapshot, aheadGeneration, output)
+        return output
+    }
+
+    private static func replacing(_ layer: LayerSnapshot, _ ahead: [Int: Ahead]) -> LayerSnapshot {
+        if let moved = ahead[layer.id], let binding = layer.scrollBinding {
+            return layer.movedTo(y: binding.origin - moved.offset)
+        }
+        guard layer.hasScrollBinding else { return layer }
+        let sublayers = layer.sublayers.map { replacing($0, ahead) }
+        if zip(sublayers, layer.sublayers).allSatisfy({ $0 === $1 }) { return layer }
+        return layer.with(sublayers: sublayers)
+    }
+
+    /// The topmost layer with a binding whose viewport holds `point`.
+    static func boundLayer(at point: Point, in snapshot: LayerSnapshot) -> (LayerSnapshot, ScrollBinding)? {
+        guard snapshot.hasScrollBinding else { return nil }
+        for sublayer in snapshot.sublayers.reversed() where !sublayer.isHidden {
+            if let found = boundLayer(at: point, in: sublayer) { return found }
+        }
+        if let binding = snapshot.scrollBinding, binding.viewport.contains(point) { return (snapshot, binding) }
+        return nil
+    }
+}
