@@ -67,9 +67,17 @@ public final class Compositor {
     /// compositor thread's events only; empty otherwise).
     public private(set) var lastEventTimes: [Double] = []
     /// Statistics of the most recent frame. (main thread only)
-    public private(set) var lastFrameStatistics = FrameStatistics()
+    public var lastFrameStatistics: FrameStatistics {
+        get { thread?.lastFrameStatistics ?? localFrameStatistics }
+        set { localFrameStatistics = newValue }
+    }
+    private var localFrameStatistics = FrameStatistics()
     /// Frames presented so far. (main thread only)
-    public private(set) var presentCount = 0
+    public var presentCount: Int {
+        get { thread?.presentCount ?? localPresentCount }
+        set { localPresentCount = newValue }
+    }
+    private var localPresentCount = 0
     /// What the last frame drawn showed: the layers' change count, the root and the output size.
     /// (main thread only)
     private var drawnChangeCount = -1
@@ -558,6 +566,8 @@ public final class Compositor {
     /// ancestors', and its place in the drawing order.
     struct DrawnLayer: Equatable {
         var pixels: PixelRect
+        /// The rectangle in root points, exactly: a move by less than a pixel may still draw otherwise.
+        var frame: Rect
         var version: Int
         var opacity: Double
         var parent: Int?
@@ -592,7 +602,7 @@ public final class Compositor {
                            width: pixelRect.width + 4, height: pixelRect.height + 4).nearestPixelRect
         let pixels = pixelRect.isEmpty ? PixelRect(x: 0, y: 0, width: 0, height: 0) : widened.intersection(clip)
         let id = layer.id
-        let now = DrawnLayer(pixels: pixels, version: layer.version, opacity: opacity, parent: parent, position: position)
+        let now = DrawnLayer(pixels: pixels, frame: Rect(origin: origin, size: frame.size), version: layer.version, opacity: opacity, parent: parent, position: position)
         seenLayers[id] = now
         if let before = drawnLayers[id] {
             if before != now {

@@ -69,6 +69,7 @@ public final class CompositorThread: Sendable {
         var stopping = false
         var lastStatistics = FrameStatistics()
         var presentCount = 0
+        var firstPresent: UInt64?
         var snapshotsCommitted = 0
     }
 
@@ -80,7 +81,7 @@ public final class CompositorThread: Sendable {
     /// The frame-time origin shared with the UI thread's clock, in `MonotonicClock` nanoseconds.
     public let timeOrigin: UInt64
     /// Called on the compositor thread after each frame it presents (benchmarks read the offsets).
-    private let frameObserver: (@Sendable (PresentedFrame) -> Void)?
+    private let frameObserver: Mutex<(@Sendable (PresentedFrame) -> Void)?>
 
     /// Starts the thread, which opens the window and its renderer as `backend` says (its event wake
     /// is the thread's own) and makes a compositor with `compositor`; returns once they exist.
@@ -93,7 +94,7 @@ public final class CompositorThread: Sendable {
                 timeOrigin: UInt64 = MonotonicClock.nanoseconds(),
                 frameObserver: (@Sendable (PresentedFrame) -> Void)? = nil) throws {
         self.timeOrigin = timeOrigin
-        self.frameObserver = frameObserver
+        self.frameObserver = Mutex(frameObserver)
         var backendConfiguration = backend
         backendConfiguration.eventWake = wake
         let configuration = backendConfiguration
@@ -133,10 +134,17 @@ public final class CompositorThread: Sendable {
         state.withLock { $0.info }!
     }
 
+    /// Sets what is called on the compositor thread after each frame it presents (nil: nothing).
+    public func setFrameObserver(_ observer: (@Sendable (PresentedFrame) -> Void)?) {
+        frameObserver.withLock { $0 = observer }
+    }
+
     /// Statistics of the compositor thread's last presented frame.
     public var lastFrameStatistics: FrameStatistics { state.withLock { $0.lastStatistics } }
     /// Frames the compositor thread presented.
     public var presentCount: Int { state.withLock { $0.presentCount } }
+    /// When it presented its first frame, in `MonotonicClock` nanoseconds; nil before.
+    public var firstPresentNanoseconds: UInt64? { state.withLock { $0.firstPresent } }
 
     // MARK: The UI thread's side
 
@@ -238,9 +246,12 @@ public final class CompositorThread: Sendable {
                     state.withLock {
                         $0.lastStatistics = statistics
                         $0.presentCount += 1
+                        if $0.firstPresent == nil { $0.firstPresent = MonotonicClock.nanoseconds() }
                     }
-                    frameObserver?(PresentedFrame(time: now, snapshot: shown, statistics: statistics,
-                                                  wheelOffsets: scrolls.offsets))
+                    if let observer = frameObserver.withLock({ $0 }) {
+                        observer(PresentedFrame(time: now, snapshot: shown, statistics: statistics,
+                                                wheelOffsets: scrolls.offsets))
+                    }
                 }
             }
             now = self.now
@@ -268,7 +279,7 @@ public final class CompositorThread: Sendable {
                 scrolls.pointer = nil
             case let .wheel(_, dy):
                 let snapshot = state.withLock { $0.snapshot }
-                scrolls.wheel(dy: dy, sequence: sequence, in: snapshot, at: time, scale: compositor.scale)
+                scrolls.wheel(dy: dy, sequence: sequence, in: snapshot, at: time)
             case .resized, .contentsScaleChanged:
                 windowChanged = true
             default:
@@ -337,13 +348,14 @@ struct WheelScrolls {
     }
 
     /// Moves the bound scroll under the pointer by one wheel event.
-    mutating func wheel(dy: Double, sequence: Int, in snapshot: LayerSnapshot?, at time: Double, scale: Double) {
+    mutating func wheel(dy: Double, sequence: Int, in snapshot: LayerSnapshot?, at time: Double) {
         guard let pointer, dy.isFinite, dy != 0, let snapshot,
               let (layer, binding) = Self.boundLayer(at: pointer, in: snapshot) else { return }
         let current = ahead[layer.id]?.offset
             ?? binding.origin - layer.presentedFrame(at: time).minY
-        let moved = min(max(current - dy * binding.wheelStep, binding.lower), binding.upper)
-        ahead[layer.id] = Ahead(offset: PixelGeometry.alignedUp(moved, scale: scale), sequence: sequence)
+        // As the list does: from where it is, held within its bounds, one step per notch.
+        func clamped(_ value: Double) -> Double { min(max(value, binding.lower), binding.upper) }
+        ahead[layer.id] = Ahead(offset: clamped(clamped(current) - dy * binding.wheelStep), sequence: sequence)
     }
 
     /// `snapshot` with the layers the wheel moved ahead placed where it put them.

@@ -47,6 +47,11 @@ public final class Application {
         public var screenshot: String?
         /// Present in step with the display's refresh where the renderer offers it.
         public var vsync: Bool
+        /// Composite on a thread of its own (`CompositorThread`), which owns the window, its events
+        /// and its renderer, so that scrolling and animations go on while the UI thread is busy. Nil
+        /// (the default): with a window, yes; headless, no (headless frames run on their own time
+        /// line, drawn on the UI thread, which tests rely on).
+        public var compositorThread: Bool?
 
         public init(title: String = "Tessera", size: Size = Size(width: 800, height: 600), scale: Double? = nil,
                     headless: Bool? = nil, resizable: Bool = true, renderer: RenderDriver = .auto,
@@ -62,6 +67,7 @@ public final class Application {
             self.frames = frames
             self.screenshot = screenshot
             self.vsync = vsync
+            self.compositorThread = nil
         }
 
         /// A headless configuration for tests: the dummy driver, 1 pixel per point unless given.
@@ -110,8 +116,13 @@ public final class Application {
     public let configuration: Configuration
     /// The host running the node tree.
     public let host: NodeHost
-    /// The SDL window (or dummy output) and its renderer.
-    public let backend: SDLRenderBackend
+    /// The SDL window (or dummy output) and its renderer, when they belong to the UI thread; nil
+    /// when a compositor thread owns them (`compositorThread`).
+    public let backend: SDLRenderBackend?
+    /// The compositor thread, when frames are drawn on one (`Configuration.compositorThread`).
+    public let compositorThread: CompositorThread?
+    /// The renderer's and video driver's names, the window's scale and the display's refresh rate.
+    public let renderer: RendererDescription
     /// True when running on SDL's dummy video driver, without a window.
     public let isHeadless: Bool
     /// The compositor drawing the host's layers.
@@ -124,7 +135,7 @@ public final class Application {
     public private(set) var isQuitting = false
 
     /// Paces the window's frames; headless frames step their time instead.
-    private let clock: FrameClock
+    private let clock: RealFrameClock
     /// The clock's time at the event loop's last frame (headless: how far to move the host's time).
     private var lastLoopFrame: Double?
 
@@ -141,20 +152,47 @@ public final class Application {
         }
         self.configuration = configuration
         isHeadless = headless
-        do {
-            backend = try SDLRenderBackend(.init(title: configuration.title, size: configuration.size,
-                                                 scale: configuration.scale, headless: headless,
-                                                 resizable: configuration.resizable,
-                                                 renderDriver: configuration.renderer, vsync: configuration.vsync))
-        } catch {
-            throw Failure("cannot open the window: \(error)")
+        let backendConfiguration = SDLRenderBackend.Configuration(
+            title: configuration.title, size: configuration.size, scale: configuration.scale, headless: headless,
+            resizable: configuration.resizable, renderDriver: configuration.renderer, vsync: configuration.vsync)
+        let compositorConfiguration = Compositor.Configuration(clearColor: configuration.backgroundColor)
+        let compositor: Compositor
+        if configuration.compositorThread ?? !headless {
+            // The thread opens the window and its renderer; frame time 0 is shared with this clock.
+            let origin = MonotonicClock.nanoseconds()
+            let thread: CompositorThread
+            do {
+                thread = try CompositorThread(backend: backendConfiguration, compositor: compositorConfiguration,
+                                              timeOrigin: origin)
+            } catch {
+                throw Failure("cannot open the window: \(error)")
+            }
+            let info = thread.info
+            backend = nil
+            compositorThread = thread
+            renderer = RendererDescription(rendererName: info.rendererName, videoDriverName: info.videoDriverName,
+                                           graphicsDeviceName: info.graphicsDeviceName, scale: info.scale,
+                                           refreshRate: info.refreshRate, compositorThread: true)
+            compositor = Compositor(thread: thread, configuration: compositorConfiguration)
+            clock = RealFrameClock(framesPerSecond: info.refreshRate ?? 60, origin: origin)
+        } else {
+            let made: SDLRenderBackend
+            do {
+                made = try SDLRenderBackend(backendConfiguration)
+            } catch {
+                throw Failure("cannot open the window: \(error)")
+            }
+            backend = made
+            compositorThread = nil
+            renderer = RendererDescription(rendererName: made.rendererName, videoDriverName: made.videoDriverName,
+                                           graphicsDeviceName: made.graphicsDeviceName, scale: made.scale,
+                                           refreshRate: made.refreshRate, compositorThread: false)
+            compositor = Compositor(backend: made, scale: made.scale, configuration: compositorConfiguration)
+            // Frames paced by the display's refresh where SDL knows it.
+            clock = RealFrameClock(framesPerSecond: made.refreshRate ?? 60)
         }
-        let compositor = Compositor(backend: backend, scale: backend.scale,
-                                    configuration: .init(clearColor: configuration.backgroundColor))
         host = NodeHost(compositor: compositor)
         Runtime.shared.contentsScale = compositor.scale
-        // Frames paced by the display's refresh where SDL knows it.
-        clock = RealFrameClock(framesPerSecond: backend.refreshRate ?? 60)
         if let rootController { host.setRootController(rootController) }
     }
 
@@ -222,7 +260,7 @@ public final class Application {
                 if let timer = host.nextTimerTime(after: host.time) { timeout = min(timeout, max(0, timer - loopTime())) }
                 if let end { timeout = min(timeout, max(0, end - now)) }
                 events = compositor.waitForEvents(timeout: timeout)
-                (clock as? RealFrameClock)?.restart()
+                clock.restart()
                 // Woken with nothing to do (the main actor's turn, a timer not yet due): look again.
                 if events.isEmpty && !host.needsFrame && !timerIsDue() { continue }
             }
@@ -243,7 +281,8 @@ public final class Application {
     /// own time line (which tests step by hand) moved on by the wall time since the loop's last frame,
     /// at least one frame interval, so timers fall due while the loop waits as they do in a window.
     private func loopTime() -> Double {
-        guard isHeadless else { return clock.now }
+        // A compositor thread draws animations on the clock's time line, headless too.
+        guard isHeadless && compositorThread == nil else { return clock.now }
         let elapsed = lastLoopFrame.map { clock.now - $0 } ?? 0
         return host.time + max(clock.frameInterval, elapsed)
     }
@@ -251,19 +290,37 @@ public final class Application {
     /// Ends `run()` after the current frame.
     public func quit() { isQuitting = true }
 
+    /// Moves the pointer to `point` (window points) as if the user had: for benchmarks and tests
+    /// that need it inside the window.
+    public func warpPointer(to point: Point) {
+        if let backend {
+            backend.warpPointer(to: point)
+        } else {
+            compositorThread?.perform { _, backend in backend.warpPointer(to: point) }
+        }
+    }
+
+    isolated deinit {
+        // The thread holds the window: it closes with the application.
+        compositorThread?.stop()
+    }
+
     /// Runs one frame now with `events` (nil: whatever the platform has queued): at the clock's time
     /// with a window; headless, one frame interval after the host's last frame (so frames a test ran
     /// on the host directly keep one time line with these).
     @discardableResult
     public func frame(events: [InputEvent]? = nil) -> FrameRecord {
-        frame(events: events, at: isHeadless ? host.time + clock.frameInterval : clock.now)
+        frame(events: events, at: isHeadless && compositorThread == nil ? host.time + clock.frameInterval : clock.now)
     }
 
     @discardableResult
     private func frame(events: [InputEvent]?, at time: Double) -> FrameRecord {
         let events = events ?? compositor.pollEvents()
         if events.contains(.quit) { isQuitting = true }
-        let record = host.runFrame(time: time, events: events)
+        // A compositor thread says when it read each event: the wheel moves a list from where its
+        // motion was then, as the compositor thread did.
+        let times = compositor.lastEventTimes
+        let record = host.runFrame(time: time, events: events, eventTimes: times.count == events.count ? times : nil)
         frameCount += 1
         Self.runMainActorJobs()
         onFrame?(record)
@@ -342,4 +399,16 @@ extension App {
         let root = app.makeRootController()
         Application.run(app.configuration) { root }
     }
+}
+
+/// What an application runs on: the renderer and video driver SDL gave it, the window's scale, the
+/// display's refresh rate, and whether a compositor thread draws its frames.
+/// - Thread: any (a value)
+public struct RendererDescription: Sendable {
+    public let rendererName: String
+    public let videoDriverName: String
+    public let graphicsDeviceName: String?
+    public let scale: Double
+    public let refreshRate: Double?
+    public let compositorThread: Bool
 }

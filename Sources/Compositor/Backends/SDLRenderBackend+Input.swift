@@ -61,6 +61,30 @@ extension SDLRenderBackend {
 
     /// Puts text events on SDL's queue, as an input method would: `textInput` split into pieces that
     /// fit SDL's event (at character boundaries), `textEditing` as one event. Other events are ignored.
+    /// Puts a pointer motion or a wheel turn on SDL's queue, as the window system would (tests and
+    /// benchmarks drive a compositor thread's input so). Other events are ignored.
+    package func pushPointerEvent(_ input: InputEvent) {
+        owner.precondition("SDLRenderBackend.pushPointerEvent")
+        var event = SDL_Event()
+        switch input {
+        case let .pointerMoved(point):
+            event.type = SDL_MOUSEMOTION.rawValue
+            event.motion.windowID = SDL_GetWindowID(window)
+            event.motion.x = Int32((point.x * scale).rounded())
+            event.motion.y = Int32((point.y * scale).rounded())
+        case let .wheel(dx, dy):
+            event.type = SDL_MOUSEWHEEL.rawValue
+            event.wheel.windowID = SDL_GetWindowID(window)
+            event.wheel.x = Int32(dx.rounded())
+            event.wheel.y = Int32(dy.rounded())
+            event.wheel.preciseX = Float(dx)
+            event.wheel.preciseY = Float(dy)
+        default:
+            return
+        }
+        SDL_PushEvent(&event)
+    }
+
     package func pushTextEvent(_ input: InputEvent) {
         func fill<T>(_ field: inout T, with bytes: some Collection<UInt8>) {
             withUnsafeMutableBytes(of: &field) { raw in

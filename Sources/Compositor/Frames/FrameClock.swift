@@ -21,17 +21,21 @@ public protocol FrameClock: AnyObject {
 /// - Thread: main
 public final class RealFrameClock: FrameClock {
     public let frameInterval: Double
-    private let start = MonotonicClock.nanoseconds()
-    /// The next deadline in seconds since `start`. (main thread only)
+    /// Time 0 of the clock, in `MonotonicClock` nanoseconds: a compositor thread given the same
+    /// origin draws animations on the same time line.
+    public let origin: UInt64
+    /// The next deadline in seconds since `origin`. (main thread only)
     private var nextDeadline: Double
 
-    public init(framesPerSecond: Double = 60) {
+    /// A clock at `framesPerSecond` whose time 0 is `origin` (default: now).
+    public init(framesPerSecond: Double = 60, origin: UInt64 = MonotonicClock.nanoseconds()) {
         let fps = framesPerSecond.isFinite && framesPerSecond > 0 ? framesPerSecond : 60
         frameInterval = 1 / fps
+        self.origin = origin
         nextDeadline = frameInterval
     }
 
-    public var now: Double { Double(MonotonicClock.nanoseconds() &- start) / 1e9 }
+    public var now: Double { Double(MonotonicClock.nanoseconds() &- origin) / 1e9 }
 
     @discardableResult
     public func waitForNextFrame() -> Double {

@@ -41,6 +41,9 @@ public final class NodeHost {
 
     /// Range controllers called every frame, held weakly; see `addFrameParticipant`. (main thread only)
     private var participants: [WeakFrameParticipant] = []
+    /// When the event being routed happened (the frame's time unless the compositor thread said).
+    /// (main thread only)
+    var eventTime = 0.0
     /// Where the pointer was last seen, in window points: wheel events go to the node under it; nil
     /// once it has left the window. (main thread only)
     var pointerLocation: Point?
@@ -172,7 +175,7 @@ public final class NodeHost {
 
     /// Runs one frame at `time` with the given input. Returns its record.
     @discardableResult
-    public func runFrame(time: Double, events: [InputEvent]) -> FrameRecord {
+    public func runFrame(time: Double, events: [InputEvent], eventTimes: [Double]? = nil) -> FrameRecord {
         UIThread.precondition("NodeHost.runFrame")
         // Wall time read first and last, so the CPU time's span lies inside it.
         let wallStart = MonotonicClock.nanoseconds()
@@ -197,7 +200,11 @@ public final class NodeHost {
             return Double(now &- mark) / 1_000_000
         }
         hoverIsCurrent = false
-        for event in events { route(event) }
+        for (index, event) in events.enumerated() {
+            eventTime = eventTimes.flatMap { index < $0.count && $0[index].isFinite ? min($0[index], time) : nil } ?? time
+            route(event)
+        }
+        eventTime = time
         for recognizer in touchRecognizers { recognizer.frameDidAdvance(to: time) }
         claimTouchIfRecognized()
         updateFocus(at: time)
@@ -461,7 +468,7 @@ extension NodeHost {
         guard let root = rootNode, let point = pointerLocation,
               var node = root.hitTest(root.convertFromRoot(point)) else { return }
         while true {
-            if let scrollable = node as? WheelScrollable, scrollable.scrollWheel(dx: dx, dy: dy, at: time) { return }
+            if let scrollable = node as? WheelScrollable, scrollable.scrollWheel(dx: dx, dy: dy, at: eventTime) { return }
             guard let parent = node.eventSupernode else { return }
             node = parent
         }

@@ -184,6 +184,12 @@ extension ListNode {
     /// rest or follows a drag.
     func updateContentAnimation() {
         guard let contentLayer else { return }
+        // The wheel moves the content on a compositor thread at once, within these bounds.
+        let binding = isReady ? layerIfLoaded.map { layer in
+            ScrollBinding(viewport: layer.frameInRoot, lower: minimumOffset, upper: max(minimumOffset, maximumOffset),
+                          wheelStep: wheelStep)
+        } : nil
+        if contentLayer.scrollBinding != binding { contentLayer.scrollBinding = binding }
         guard isMovingByItself else {
             if !contentLayer.animations.isEmpty { contentLayer.animations = [] }
             return
@@ -295,6 +301,10 @@ extension ListNode {
         UIThread.precondition("ListNode.scrollWheel(dx:dy:at:)")
         guard isReady, dy.isFinite, dy != 0 else { return false }
         if isDragging { return true }
+        // A motion running by itself is taken to the event's time first: the wheel stops it where it
+        // was then (where a compositor thread showed it when it read the event), not where this
+        // thread last saw it.
+        if time.isFinite, time > now, isMovingByItself { advanceMotion(to: time) }
         heldTarget = nil
         let requested = -dy * wheelStep
         let start = clamped(offset)

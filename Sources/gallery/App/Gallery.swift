@@ -32,6 +32,7 @@ struct Gallery: ParsableCommand {
         case typing
         case policies
         case idle
+        case stall
     }
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
@@ -63,6 +64,11 @@ struct Gallery: ParsableCommand {
     @Flag(help: "Draw the synchronous way, on the main thread as nodes become visible (the baseline).")
     var sync = false
 
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Composite on a thread of its own, which owns the window, its events and its renderer (default: in a window yes, headless no).",
+        discussion: "With it, scrolling and animations go on while the UI thread is busy."))
+    var compositorThread: Bool?
+
     @Flag(help: "Show the frame-timing overlay from the start.")
     var overlay = false
 
@@ -83,7 +89,7 @@ struct Gallery: ParsableCommand {
     @Option(help: "With --bench fling: run each mode this many times, interleaved, and report medians and worst ratios.")
     var runs: Int = 1
 
-    @Option(help: "With --bench idle: seconds each screen stays at rest (default 10).")
+    @Option(help: "With --bench idle: seconds each screen stays at rest (default 10); with --bench stall: seconds of flinging per mode (default 4).")
     var seconds: Double = 10
 
     @Option(help: "Layers in the compositor benchmark.")
@@ -186,6 +192,7 @@ struct Gallery: ParsableCommand {
         options.headless = runHeadless
         options.renderDriver = renderer
         options.showsOverlay = overlay
+        options.compositorThread = compositorThread
         do {
             try GalleryApp.make(options: options, assets: assetsFolder).run()
         } catch let error as ChatData.LoadError {
@@ -238,6 +245,15 @@ struct Gallery: ParsableCommand {
             print(LayoutBenchmark(cellCount: 10_000, rounds: frames ?? 5).run().table)
         case .idle:
             let result = try IdleBenchmark(assets: assetsFolder, seconds: seconds, output: output)
+                .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            print(result.table)
+            if let json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                try encoder.encode(result.report).write(to: URL(fileURLWithPath: json))
+            }
+        case .stall:
+            let result = try StallBenchmark(assets: assetsFolder, seconds: seconds == 10 ? 4 : seconds, output: output)
                 .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
             print(result.table)
             if let json {

@@ -26,6 +26,13 @@ struct BenchmarkOutput {
             + (backend.graphicsDeviceName.map { ", device \($0)" } ?? "")
     }
 
+    /// The same words for an application's renderer, which may be on a compositor thread.
+    static func describe(_ renderer: RendererDescription) -> String {
+        "renderer \(renderer.rendererName), video driver \(renderer.videoDriverName)"
+            + (renderer.graphicsDeviceName.map { ", device \($0)" } ?? "")
+            + (renderer.compositorThread ? ", compositor thread" : "")
+    }
+
     /// What the reports of the benchmarks that present nothing say instead.
     nonisolated static let noRenderer = "renderer none, video driver none (CPU only: nothing is presented)"
 }

@@ -34,7 +34,7 @@ final class ComposerTests: XCTestCase {
         let thread = try XCTUnwrap(app.tabs.selectedController as? ThreadController)
         thread.clock = { "2026-11-20T08:21" }
         try app.settle()
-        return (app, thread, application.backend)
+        return (app, thread, application.backend!)
     }
 
     private func frames(_ app: GalleryApp, _ events: [InputEvent] = [], count: Int = 1) {

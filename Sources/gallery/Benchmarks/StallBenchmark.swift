@@ -1,0 +1,223 @@
+import Tessera
+import Foundation
+import Synchronization
+
+/// What a user sees while the app's code stalls: the chat list is flung again and again while the
+/// UI thread is blocked for 100 ms (a busy loop, as slow app code would be) every 500 ms, once with
+/// the compositor on a thread of its own and once with it on the UI thread. Every frame presented is
+/// recorded with the list's offset as drawn. It reports the frames dropped while the list moved (a
+/// gap between presents longer than a frame interval counts the frames it skipped), the largest step
+/// of the offset measured in frames of the motion's speed just before it (1 is smooth; a frozen list
+/// that catches up after a stall jumps by about six), and, with the compositor thread, how many
+/// frame intervals a wheel turned during a stall took to reach the screen.
+/// - Thread: main
+@MainActor
+struct StallBenchmark {
+    /// One mode's figures.
+    struct Mode: Codable {
+        /// "compositor thread" or "UI thread".
+        var name: String
+        /// Frames presented while flinging.
+        var frames: Int
+        /// Frames presented while the UI thread was blocked.
+        var framesDuringStalls: Int
+        var stalls: Int
+        /// Frames skipped while the list moved.
+        var droppedFrames: Int
+        /// The largest offset step, in frames of the motion's speed before it.
+        var largestJumpFrames: Double
+        /// Frame intervals from a wheel turn during a stall to the first frame showing it (the worst
+        /// of `wheelTurns`); nil where the wheel waits for the UI thread.
+        var wheelLatencyFrames: Double?
+        var wheelTurns: Int
+    }
+
+    /// The JSON report (`--json`).
+    struct Report: Codable {
+        var benchmark = "stall"
+        var output: String
+        var headless: Bool
+        var stallMilliseconds = 100.0
+        var stallPeriodMilliseconds = 500.0
+        var frameIntervalMilliseconds: Double
+        /// The compositor thread's figures, which the promise is about.
+        var droppedFrames: Int
+        var largestJumpFrames: Double
+        var wheelLatencyFrames: Double?
+        var compositorThread: Mode
+        /// The same run with the compositor on the UI thread, for comparison.
+        var uiThread: Mode
+    }
+
+    let assets: URL
+    let seconds: Double
+    var output = BenchmarkOutput()
+    static let stall = 0.1
+    static let period = 0.5
+    static let flingSpeed = 2500.0
+
+    func run(progress: (String) -> Void) throws -> (table: String, report: Report) {
+        let (threaded, description, interval) = try measure(compositorThread: true)
+        progress(line(threaded))
+        let (baseline, _, _) = try measure(compositorThread: false)
+        progress(line(baseline))
+        let report = Report(output: description, headless: output.headless, frameIntervalMilliseconds: interval * 1000,
+                            droppedFrames: threaded.droppedFrames, largestJumpFrames: threaded.largestJumpFrames,
+                            wheelLatencyFrames: threaded.wheelLatencyFrames, compositorThread: threaded,
+                            uiThread: baseline)
+        var lines = [String(format: "stall benchmark (release build, %@): the chat list flung for %.0f s per mode, "
+                            + "the UI thread blocked %.0f ms every %.0f ms", description as NSString, seconds,
+                            Self.stall * 1000, Self.period * 1000),
+                     "  mode                frames  during stalls  dropped  largest jump (frames)  wheel → screen (frames)"]
+        lines.append(line(threaded))
+        lines.append(line(baseline))
+        return (lines.joined(separator: "\n"), report)
+    }
+
+    private func line(_ m: Mode) -> String {
+        "  " + m.name.padded(to: 18) + String(format: "%8d %14d %8d %22.2f", m.frames, m.framesDuringStalls,
+                                               m.droppedFrames, m.largestJumpFrames)
+            + (m.wheelLatencyFrames.map { String(format: " %24.2f (%d turns)", $0, m.wheelTurns) } ?? "  —")
+    }
+
+    /// A frame presented: when, and the list's content y as drawn.
+    struct Sample {
+        var time: Double
+        var y: Double
+        var wheelMoved: Bool
+    }
+
+    private func measure(compositorThread: Bool) throws -> (Mode, String, Double) {
+        var options = GalleryOptions()
+        options.screen = .chats
+        options.rows = 10_000
+        options.headless = output.headless
+        options.renderDriver = output.renderDriver
+        options.compositorThread = compositorThread
+        let app = try GalleryApp.make(options: options, assets: assets)
+        defer { app.host.setRootController(nil) }
+        let application = app.application
+        let list = app.chats.list
+        try application.settle(timeout: 30)
+        let middle = Point(x: options.size.width / 2, y: options.size.height / 2)
+        if let thread = application.compositorThread {
+            thread.perform { _, backend in backend.pushPointerEvent(.pointerMoved(middle)) }
+        } else {
+            application.frame(events: [.pointerMoved(middle)])
+        }
+        try application.settle(timeout: 30)
+        guard let content = list.layer.sublayers.first(where: { $0.name == "list-content" }) else {
+            throw Application.Failure("the chat list has no content layer")
+        }
+        let serial = content.serial
+        let clockOrigin = application.compositorThread?.timeOrigin
+        let samples = Mutex<[Sample]>([])
+        let interval = 1 / (application.renderer.refreshRate ?? 60)
+
+        if let thread = application.compositorThread {
+            thread.setFrameObserver { frame in
+                guard let layer = frame.snapshot.flatMap({ Self.find(serial, in: $0) }) else { return }
+                let y = layer.presentedFrame(at: frame.time).minY
+                samples.withLock { $0.append(Sample(time: frame.time, y: y, wheelMoved: frame.wheelOffsets[serial] != nil)) }
+            }
+        } else {
+            application.onFrame = { record in
+                guard record.compositor.presented else { return }
+                let now = Double(MonotonicClock.nanoseconds()) / 1e9
+                samples.withLock { $0.append(Sample(time: now, y: -list.contentOffset, wheelMoved: false)) }
+            }
+        }
+        func now() -> Double {
+            if let clockOrigin { return Double(MonotonicClock.nanoseconds() &- clockOrigin) / 1e9 }
+            return Double(MonotonicClock.nanoseconds()) / 1e9
+        }
+
+        // Fling, and block the UI thread for `stall` every `period`, from the app's own frames.
+        var stalls: [ClosedRange<Double>] = []
+        var lastStall = now()
+        var direction = 1.0
+        list.fling(velocity: Self.flingSpeed)
+        let previous = application.onFrame
+        application.onFrame = { record in
+            previous?(record)
+            if now() - lastStall >= Self.period {
+                let start = now()
+                Self.busy(for: Self.stall)
+                lastStall = now()
+                stalls.append(start...lastStall)
+            }
+            if !list.isScrolling {
+                direction = -direction
+                list.fling(velocity: direction * Self.flingSpeed)
+            }
+        }
+        application.runEventLoop(forSeconds: seconds)
+        application.onFrame = previous
+        let flung = samples.withLock { $0 }
+
+        // The wheel during a stall (a compositor thread only moves the list by itself).
+        var latencies: [Double] = []
+        if let thread = application.compositorThread {
+            application.onFrame = nil
+            list.setContentOffset(list.contentHeight / 2, animated: false)
+            try application.settle(timeout: 30)
+            for turn in 0..<5 {
+                samples.withLock { $0.removeAll() }
+                let turned = now()
+                thread.perform { _, backend in backend.pushPointerEvent(.wheel(dx: 0, dy: turn % 2 == 0 ? -1 : 1)) }
+                Self.busy(for: Self.stall)
+                if let shown = samples.withLock({ $0.first(where: \.wheelMoved) }) {
+                    latencies.append(max(0, shown.time - turned) / interval)
+                }
+                try application.settle(timeout: 30)
+            }
+        }
+
+        var mode = Self.figures(flung, stalls: stalls, interval: interval)
+        mode.name = compositorThread ? "compositor thread" : "UI thread"
+        mode.wheelLatencyFrames = latencies.isEmpty ? nil : latencies.max()
+        mode.wheelTurns = latencies.count
+        if compositorThread && latencies.count < 5 {
+            // A turn that never showed during its stall counts as the whole stall.
+            mode.wheelLatencyFrames = Self.stall / interval
+        }
+        return (mode, BenchmarkOutput.describe(application.renderer), interval)
+    }
+
+    /// Dropped frames and the largest jump, from the frames presented while flinging.
+    static func figures(_ samples: [Sample], stalls: [ClosedRange<Double>], interval: Double) -> Mode {
+        var dropped = 0
+        var largest = 0.0
+        for i in 1..<max(1, samples.count) {
+            let a = samples[i - 1], b = samples[i]
+            let moving = a.y != b.y || (i >= 2 && samples[i - 2].y != a.y)
+            if moving {
+                dropped += max(0, Int((b.time - a.time) / interval + 0.5) - 1)
+            }
+            guard i >= 2 else { continue }
+            let before = samples[i - 2]
+            let dt = a.time - before.time
+            guard dt > 0 else { continue }
+            let speed = abs(a.y - before.y) / dt
+            guard speed >= 30 else { continue }
+            largest = max(largest, abs(b.y - a.y) / (speed * interval))
+        }
+        let during = samples.filter { sample in stalls.contains { $0.contains(sample.time) } }.count
+        return Mode(name: "", frames: samples.count, framesDuringStalls: during, stalls: stalls.count,
+                    droppedFrames: dropped, largestJumpFrames: largest, wheelLatencyFrames: nil, wheelTurns: 0)
+    }
+
+    /// Keeps the UI thread busy for `seconds`, as slow app code would.
+    static func busy(for seconds: Double) {
+        let end = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        var spin = 0
+        while MonotonicClock.nanoseconds() < end { spin &+= 1 }
+        _ = spin
+    }
+
+    nonisolated static func find(_ serial: Int, in snapshot: LayerSnapshot) -> LayerSnapshot? {
+        if snapshot.id == serial { return snapshot }
+        for sublayer in snapshot.sublayers { if let found = find(serial, in: sublayer) { return found } }
+        return nil
+    }
+}

@@ -1,0 +1,158 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TestSupport
+import XCTest
+@testable import Compositor
+
+/// A compositor on a thread of its own: it draws what the UI thread committed, goes on drawing
+/// animations while the UI thread commits nothing, moves a bound scroll by the wheel before the UI
+/// thread has seen the event, and draws the same pixels a compositor on the UI thread draws.
+@MainActor
+final class CompositorThreadTests: XCTestCase {
+    /// The frames a thread presented, and a way to wait for one that meets a condition.
+    final class Frames: Sendable {
+        private let frames = Mutex<[CompositorThread.PresentedFrame]>([])
+        private let arrived = DispatchSemaphore(value: 0)
+
+        func record(_ frame: CompositorThread.PresentedFrame) {
+            frames.withLock { $0.append(frame) }
+            arrived.signal()
+        }
+
+        var all: [CompositorThread.PresentedFrame] { frames.withLock { $0 } }
+
+        /// Waits (at most `timeout` seconds) until a presented frame meets `condition`.
+        func waitFor(timeout: Double = 10, _ condition: (CompositorThread.PresentedFrame) -> Bool) -> CompositorThread.PresentedFrame? {
+            let deadline = DispatchTime.now() + timeout
+            while true {
+                if let found = all.first(where: condition) { return found }
+                guard arrived.wait(timeout: deadline) == .success else { return all.first(where: condition) }
+            }
+        }
+    }
+
+    private func makeThread(_ frames: Frames, size: Double = 100) throws -> CompositorThread {
+        try CompositorThread(backend: .init(title: "compositor thread", size: Size(width: size, height: size), scale: 1,
+                                            headless: true, renderDriver: .software),
+                             compositor: .init(clearColor: Color(rgb: 0x000000)),
+                             frameObserver: { frames.record($0) })
+    }
+
+    private func box(_ color: UInt32, _ frame: Rect) -> Layer {
+        let layer = Layer(name: String(color, radix: 16))
+        layer.frame = frame
+        layer.backgroundColor = Color(rgb: color)
+        return layer
+    }
+
+    func testAnAnimationGoesOnWhileTheUIThreadCommitsNothing() async throws {
+        let frames = Frames()
+        let thread = try makeThread(frames)
+        defer { thread.stop() }
+        let root = box(0x000000, Rect(x: 0, y: 0, width: 100, height: 100))
+        let moving = box(0xFF0000, Rect(x: 0, y: 80, width: 20, height: 20))
+        let start = thread.now
+        moving.animations = [.interpolating(.originY, from: 0, to: 80, start: start, duration: 0.3, curve: .linear)]
+        root.addSublayer(moving)
+        // One commit; from here the UI thread does nothing at all.
+        thread.commit(root.snapshot(), inputSequence: 0)
+        let last = frames.waitFor { $0.time >= start + 0.3 }
+        XCTAssertNotNil(last, "the thread drew the animation to its end without the UI thread")
+        // (The thread's very first frame, before any commit, draws nothing.)
+        let ys = frames.all.compactMap { frame in frame.snapshot.map { $0.sublayers[0].presentedFrame(at: frame.time).minY } }
+        XCTAssertGreaterThanOrEqual(ys.count, 3, "frames drawn along the way: \(ys)")
+        XCTAssertEqual(ys, ys.sorted(), "the box only moves down")
+        XCTAssertEqual(ys.last, 80)
+        XCTAssertTrue(ys.contains { $0 > 0 && $0 < 80 }, "drawn in between: \(ys)")
+
+        // At its end the thread rests: two round trips through its loop present nothing.
+        let presents = thread.presentCount
+        _ = thread.performAndWait { _, _ in 0 }
+        _ = thread.performAndWait { _, _ in 0 }
+        XCTAssertEqual(thread.presentCount, presents, "nothing is drawn once nothing moves")
+
+        let snapshot = root.snapshot()
+        let time = thread.now
+        let pixels = try XCTUnwrap(thread.performAndWait { compositor, _ in compositor.capture(snapshot: snapshot, at: time) } ?? nil)
+        XCTAssertEqual(pixels.pixel(x: 10, y: 90), 0xFFFF_0000, "the box where the animation ended")
+        XCTAssertEqual(pixels.pixel(x: 10, y: 10), 0xFF00_0000)
+    }
+
+    func testTheThreadDrawsWhatACompositorOnTheUIThreadDraws() async throws {
+        let frames = Frames()
+        let thread = try makeThread(frames, size: 120)
+        defer { thread.stop() }
+        let local = try SDLRenderBackend(.init(title: "oracle", size: Size(width: 120, height: 120), scale: 1,
+                                               headless: true, renderDriver: .software))
+        let oracle = Compositor(backend: local, configuration: .init(clearColor: Color(rgb: 0x000000)))
+        let root = box(0x203040, Rect(x: 0, y: 0, width: 120, height: 120))
+        let card = box(0xE0E0E0, Rect(x: 10, y: 10, width: 100, height: 60))
+        card.cornerRadius = 12
+        let fading = box(0x3080FF, Rect(x: 20, y: 80, width: 80, height: 30))
+        fading.opacity = 0.5
+        fading.animations = [.interpolating(.opacity, from: 0, to: 1, start: 0, duration: 1, curve: .easeOutCubic)]
+        let image = try BitmapContext(pixelWidth: 40, pixelHeight: 20, scale: 1)
+        var drawing = image
+        drawing.fill(Rect(x: 0, y: 0, width: 40, height: 20), color: Color(rgb: 0x40C040))
+        let picture = box(0xFFFFFF, Rect(x: 30, y: 20, width: 40, height: 20))
+        picture.contents = drawing.makeBitmap()
+        card.addSublayer(picture)
+        root.addSublayer(card)
+        root.addSublayer(fading)
+        let snapshot = root.snapshot()
+        for time in [0.0, 0.25, 0.5, 2.0] {
+            let drawn = try XCTUnwrap(thread.performAndWait { compositor, _ in compositor.capture(snapshot: snapshot, at: time) } ?? nil)
+            let expected = try XCTUnwrap(oracle.capture(snapshot: snapshot, at: time))
+            let (difference, _) = GoldenImage.compare(drawn, expected, tolerance: 0)
+            XCTAssertEqual(difference.differingPixels, 0, "at \(time) s: \(difference)")
+            XCTAssertFalse(difference.sizesDiffer)
+        }
+    }
+
+    func testTheWheelMovesABoundScrollBeforeTheUIThreadSeesIt() async throws {
+        let frames = Frames()
+        let thread = try makeThread(frames)
+        defer { thread.stop() }
+        let root = box(0x000000, Rect(x: 0, y: 0, width: 100, height: 100))
+        let viewport = box(0x101010, Rect(x: 0, y: 0, width: 100, height: 100))
+        viewport.clipsToBounds = true
+        let content = Layer(name: "content")
+        content.frame = Rect(x: 0, y: 0, width: 0, height: 0)
+        content.scrollBinding = ScrollBinding(viewport: Rect(x: 0, y: 0, width: 100, height: 100), lower: 0, upper: 300,
+                                              wheelStep: 48)
+        for index in 0..<8 {
+            content.addSublayer(box(index % 2 == 0 ? 0xFF0000 : 0x00FF00, Rect(x: 0, y: Double(index) * 50, width: 100, height: 50)))
+        }
+        viewport.addSublayer(content)
+        root.addSublayer(viewport)
+        thread.commit(root.snapshot(), inputSequence: 0)
+        XCTAssertNotNil(frames.waitFor { _ in true }, "the first frame")
+
+        // The user turns the wheel towards the end, once, over the content.
+        thread.perform { _, backend in
+            backend.pushPointerEvent(.pointerMoved(Point(x: 50, y: 50)))
+            backend.pushPointerEvent(.wheel(dx: 0, dy: -1))
+        }
+        let moved = frames.waitFor { $0.wheelOffsets[content.serial] == 48 }
+        XCTAssertNotNil(moved, "the wheel moved the content before any commit")
+        let events = thread.takeEvents()
+        let wheel = try XCTUnwrap(events.first { if case .wheel = $0.event { true } else { false } })
+        XCTAssertEqual(events.map(\.sequence), events.map(\.sequence).sorted())
+        let ahead = try XCTUnwrap(thread.performAndWait { compositor, _ in compositor.backend.readPixels() } ?? nil)
+        XCTAssertEqual(ahead.pixel(x: 50, y: 1), 0xFFFF_0000, "row 0 still shows at the top (moved by 48)")
+        XCTAssertEqual(ahead.pixel(x: 50, y: 3), 0xFF00_FF00, "row 1 starts 2 points down")
+
+        // The UI thread takes the event in and commits the content where it put it: the thread
+        // follows the commit from then on, with nothing of its own left ahead.
+        // (Something else changes too, so that the commit shows in a frame of its own.)
+        content.frame = Rect(x: 0, y: -48, width: 0, height: 0)
+        content.sublayers[0].backgroundColor = Color(rgb: 0x0000FF)
+        thread.commit(root.snapshot(), inputSequence: wheel.sequence)
+        let caughtUp = frames.waitFor { frame in
+            frame.wheelOffsets.isEmpty && frame.snapshot?.sublayers[0].sublayers[0].frame.minY == -48
+                && frame.snapshot?.sublayers[0].sublayers[0].sublayers[0].backgroundColor == Color(rgb: 0x0000FF)
+        }
+        XCTAssertNotNil(caughtUp, "the committed offset replaces the thread's own")
+    }
+}
