@@ -241,8 +241,10 @@ public final class CompositorThread: Sendable {
             let shown = scrolls.apply(to: snapshot)
             if compositor.needsRender(snapshot: shown, at: now) && now >= nextFrame - 0.0005 {
                 let statistics = compositor.renderIfChanged(snapshot: shown, at: now)
+                // The next frame is a frame away, drawn or not: a motion too small to show this
+                // time is looked at again then, not in a loop.
+                nextFrame = max(nextFrame + interval, now + interval / 2)
                 if statistics.presented {
-                    nextFrame = max(nextFrame + interval, now + interval / 2)
                     state.withLock {
                         $0.lastStatistics = statistics
                         $0.presentCount += 1

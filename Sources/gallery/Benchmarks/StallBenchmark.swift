@@ -134,6 +134,7 @@ struct StallBenchmark {
 
         // Fling, and block the UI thread for `stall` every `period`, from the app's own frames.
         var stalls: [ClosedRange<Double>] = []
+        var flings: [Double] = [now()]
         var lastStall = now()
         var direction = 1.0
         list.fling(velocity: Self.flingSpeed)
@@ -148,6 +149,7 @@ struct StallBenchmark {
             }
             if !list.isScrolling {
                 direction = -direction
+                flings.append(now())
                 list.fling(velocity: direction * Self.flingSpeed)
             }
         }
@@ -173,7 +175,7 @@ struct StallBenchmark {
             }
         }
 
-        var mode = Self.figures(flung, stalls: stalls, interval: interval)
+        var mode = Self.figures(flung, stalls: stalls, flings: flings, interval: interval)
         mode.name = compositorThread ? "compositor thread" : "UI thread"
         mode.wheelLatencyFrames = latencies.isEmpty ? nil : latencies.max()
         mode.wheelTurns = latencies.count
@@ -184,23 +186,28 @@ struct StallBenchmark {
         return (mode, BenchmarkOutput.describe(application.renderer), interval)
     }
 
-    /// Dropped frames and the largest jump, from the frames presented while flinging.
-    static func figures(_ samples: [Sample], stalls: [ClosedRange<Double>], interval: Double) -> Mode {
+    /// Dropped frames and the largest jump, from the frames presented while flinging. A step is
+    /// measured against the speed of the last step between frames a frame apart before it (so a gap
+    /// does not hide a jump), and the steps just after a new fling starts are left out (a fling from
+    /// rest is no jump).
+    static func figures(_ samples: [Sample], stalls: [ClosedRange<Double>], flings: [Double], interval: Double) -> Mode {
         var dropped = 0
         var largest = 0.0
+        var speed: Double?
         for i in 1..<max(1, samples.count) {
             let a = samples[i - 1], b = samples[i]
+            let dt = b.time - a.time
             let moving = a.y != b.y || (i >= 2 && samples[i - 2].y != a.y)
-            if moving {
-                dropped += max(0, Int((b.time - a.time) / interval + 0.5) - 1)
+            if moving { dropped += max(0, Int(dt / interval + 0.5) - 1) }
+            let restarted = flings.contains { $0 > (i >= 2 ? samples[i - 2].time : a.time) && $0 <= b.time }
+            if restarted {
+                speed = nil
+                continue
             }
-            guard i >= 2 else { continue }
-            let before = samples[i - 2]
-            let dt = a.time - before.time
-            guard dt > 0 else { continue }
-            let speed = abs(a.y - before.y) / dt
-            guard speed >= 30 else { continue }
-            largest = max(largest, abs(b.y - a.y) / (speed * interval))
+            if let speed, speed >= 30 {
+                largest = max(largest, abs(b.y - a.y) / (speed * interval))
+            }
+            if dt > 0 && dt <= 1.5 * interval { speed = abs(b.y - a.y) / dt }
         }
         let during = samples.filter { sample in stalls.contains { $0.contains(sample.time) } }.count
         return Mode(name: "", frames: samples.count, framesDuringStalls: during, stalls: stalls.count,
