@@ -566,8 +566,6 @@ public final class Compositor {
     /// ancestors', and its place in the drawing order.
     struct DrawnLayer: Equatable {
         var pixels: PixelRect
-        /// The rectangle in root points, exactly: a move by less than a pixel may still draw otherwise.
-        var frame: Rect
         var version: Int
         var opacity: Double
         var parent: Int?
@@ -602,7 +600,7 @@ public final class Compositor {
                            width: pixelRect.width + 4, height: pixelRect.height + 4).nearestPixelRect
         let pixels = pixelRect.isEmpty ? PixelRect(x: 0, y: 0, width: 0, height: 0) : widened.intersection(clip)
         let id = layer.id
-        let now = DrawnLayer(pixels: pixels, frame: Rect(origin: origin, size: frame.size), version: layer.version, opacity: opacity, parent: parent, position: position)
+        let now = DrawnLayer(pixels: pixels, version: layer.version, opacity: opacity, parent: parent, position: position)
         seenLayers[id] = now
         if let before = drawnLayers[id] {
             if before != now {

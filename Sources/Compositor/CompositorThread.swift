@@ -69,6 +69,7 @@ public final class CompositorThread: Sendable {
         var stopping = false
         var lastStatistics = FrameStatistics()
         var presentCount = 0
+        var recentFrames: [FrameTiming] = []
         var firstPresent: UInt64?
         var snapshotsCommitted = 0
     }
@@ -100,19 +101,10 @@ public final class CompositorThread: Sendable {
         let configuration = backendConfiguration
         let compositorConfiguration = compositor
         let thread = Thread { [self] in
-            let made: (SDLRenderBackend, Compositor)
-            do {
-                let backend = try SDLRenderBackend(configuration)
-                made = (backend, Compositor(backend: backend, scale: backend.scale, configuration: compositorConfiguration))
-            } catch {
-                state.withLock { $0.failure = "\(error)" }
-                started.signal()
-                finished.signal()
-                return
-            }
-            publishInfo(made.0, made.1)
-            started.signal()
-            run(backend: made.0, compositor: made.1)
+            // The window, renderer and compositor live and die inside `open`: gone (destroyed on this
+            // thread) before `finished` lets a waiting `stop()` return, so no other thread touches
+            // SDL's video while they are torn down.
+            open(configuration, compositorConfiguration)
             finished.signal()
         }
         thread.name = "tessera.compositor"
@@ -143,6 +135,20 @@ public final class CompositorThread: Sendable {
     public var lastFrameStatistics: FrameStatistics { state.withLock { $0.lastStatistics } }
     /// Frames the compositor thread presented.
     public var presentCount: Int { state.withLock { $0.presentCount } }
+
+    /// One frame the compositor thread presented: when (frame time) and how long it took to draw and
+    /// present (milliseconds, uploads included).
+    /// - Thread: any (a value)
+    public struct FrameTiming: Sendable {
+        public let time: Double
+        public let milliseconds: Double
+    }
+
+    /// The last frames presented (at most `keptFrames`), oldest first: the compositor's own frame
+    /// times, apart from the UI thread's.
+    public var recentFrames: [FrameTiming] { state.withLock { $0.recentFrames } }
+    /// How many presented frames `recentFrames` keeps.
+    public static let keptFrames = 120
     /// When it presented its first frame, in `MonotonicClock` nanoseconds; nil before.
     public var firstPresentNanoseconds: UInt64? { state.withLock { $0.firstPresent } }
 
@@ -197,7 +203,7 @@ public final class CompositorThread: Sendable {
         return answer.withLock { $0 }
     }
 
-    /// Stops the thread (its window closes) and waits for it, at most 2 s. Harmless twice.
+    /// Stops the thread (its window closes) and waits for it to be gone, at most 10 s. Harmless twice.
     public func stop() {
         let first = state.withLock { state -> Bool in
             defer { state.stopping = true }
@@ -205,10 +211,30 @@ public final class CompositorThread: Sendable {
         }
         guard first else { return }
         wake.wake()
-        _ = finished.wait(timeout: .now() + 2)
+        _ = finished.wait(timeout: .now() + 10)
     }
 
     // MARK: The compositor thread's side
+
+    /// The longest the thread waits at rest before it looks again.
+    static let restingWait = 0.25
+
+    /// The thread's life: makes the backend and compositor, runs the loop, then lets them go.
+    private func open(_ configuration: SDLRenderBackend.Configuration, _ compositorConfiguration: Compositor.Configuration) {
+        let backend: SDLRenderBackend
+        do {
+            backend = try SDLRenderBackend(configuration)
+        } catch {
+            state.withLock { $0.failure = "\(error)" }
+            started.signal()
+            return
+        }
+        let compositor = Compositor(backend: backend, scale: backend.scale, configuration: compositorConfiguration)
+        publishInfo(backend, compositor)
+        started.signal()
+        run(backend: backend, compositor: compositor)
+        withExtendedLifetime((compositor, backend)) {}
+    }
 
     private func publishInfo(_ backend: SDLRenderBackend, _ compositor: Compositor) {
         let info = Info(rendererName: backend.rendererName, videoDriverName: backend.videoDriverName,
@@ -249,6 +275,9 @@ public final class CompositorThread: Sendable {
                         $0.lastStatistics = statistics
                         $0.presentCount += 1
                         if $0.firstPresent == nil { $0.firstPresent = MonotonicClock.nanoseconds() }
+                        if $0.recentFrames.count >= Self.keptFrames { $0.recentFrames.removeFirst() }
+                        $0.recentFrames.append(FrameTiming(time: now, milliseconds: statistics.drawMilliseconds
+                                                           + statistics.presentMilliseconds))
                     }
                     if let observer = frameObserver.withLock({ $0 }) {
                         observer(PresentedFrame(time: now, snapshot: shown, statistics: statistics,
@@ -257,9 +286,10 @@ public final class CompositorThread: Sendable {
                 }
             }
             now = self.now
-            // At rest: wait for an event, a commit or a command. Moving: until the next frame is due.
+            // At rest: wait for an event, a commit or a command (or a quarter of a second, a bound
+            // that no lost wake-up can turn into a frozen window). Moving: until the next frame is due.
             let moving = shown?.isAnimating(at: now) == true || compositor.needsRender(snapshot: shown, at: now)
-            let timeout: Double? = moving ? max(0, nextFrame - now) : nil
+            let timeout = moving ? max(0, nextFrame - now) : Self.restingWait
             events = compositor.waitForEvents(timeout: timeout)
             if !events.isEmpty {
                 forward(&events, at: self.now, sequence: &sequence, scrolls: &scrolls, backend: backend, compositor: compositor)
@@ -273,6 +303,8 @@ public final class CompositorThread: Sendable {
         var timed: [TimedEvent] = []
         var windowChanged = false
         for event in events {
+            // A motion to where the pointer already was changes nothing (SDL reports a warp twice).
+            if case let .pointerMoved(point) = event, point == scrolls.pointer { continue }
             sequence += 1
             switch event {
             case let .pointerMoved(point), let .pointerDown(point, _, _), let .pointerUp(point, _):

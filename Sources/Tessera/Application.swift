@@ -245,6 +245,10 @@ public final class Application {
             end = min(end ?? framesEnd, framesEnd)
         }
         let wakeup = UIWakeup.shared
+        // The last frame saw work under way off this thread (a draw running, a layout measured) that
+        // may end without a result to commit: one quiet frame once it is done lets the host see
+        // itself settled (`settle`, a "ready" report), instead of waiting for the next input.
+        var workWasPending = false
         while !isQuitting {
             if let limit = configuration.frames, frameCount >= limit { break }
             if let end, clock.now >= end { break }
@@ -259,13 +263,16 @@ public final class Application {
                 var timeout = Self.mainActorTurnInterval
                 if let timer = host.nextTimerTime(after: host.time) { timeout = min(timeout, max(0, timer - loopTime())) }
                 if let end { timeout = min(timeout, max(0, end - now)) }
+                if workWasPending { timeout = min(timeout, clock.frameInterval) }
                 events = compositor.waitForEvents(timeout: timeout)
                 clock.restart()
+                let quietFrameDue = workWasPending && host.pendingWork.isEmpty
                 // Woken with nothing to do (the main actor's turn, a timer not yet due): look again.
-                if events.isEmpty && !host.needsFrame && !timerIsDue() { continue }
+                if events.isEmpty && !host.needsFrame && !timerIsDue() && !quietFrameDue { continue }
             }
             if events.contains(.quit) { isQuitting = true; break }
             frame(events: events, at: loopTime())
+            workWasPending = !host.pendingWork.isEmpty
             lastLoopFrame = clock.now
             if host.needsFrame { clock.waitForNextFrame() }
         }
@@ -298,6 +305,14 @@ public final class Application {
         } else {
             compositorThread?.perform { _, backend in backend.warpPointer(to: point) }
         }
+    }
+
+    /// Closes the window now: a compositor thread stops (its window and renderer go with it) and
+    /// the loop quits. An app that makes another `Application` in the same process closes the first
+    /// one before: SDL's events are the process's, read by the thread that owns the window.
+    public func close() {
+        isQuitting = true
+        compositorThread?.stop()
     }
 
     isolated deinit {

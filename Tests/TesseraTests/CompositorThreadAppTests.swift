@@ -92,7 +92,10 @@ final class CompositorThreadAppTests: XCTestCase {
 
     func testAFlungListKeepsMovingWhileTheUIThreadIsBlocked() async throws {
         let (app, list, _, presented) = try makeApp()
-        defer { app.host.setRootController(nil) }
+        defer {
+            app.host.setRootController(nil)
+            app.close()
+        }
         list.fling(velocity: 1_500)
         app.frame()  // the list hands its motion to the compositor thread
         let before = presented.all.count
@@ -122,7 +125,10 @@ final class CompositorThreadAppTests: XCTestCase {
 
     func testTheWheelDuringABlockReachesTheScreenAndTheUIThreadAgrees() async throws {
         let (app, list, _, presented) = try makeApp()
-        defer { app.host.setRootController(nil) }
+        defer {
+            app.host.setRootController(nil)
+            app.close()
+        }
         let thread = try XCTUnwrap(app.compositorThread)
         thread.perform { _, backend in backend.pushPointerEvent(.pointerMoved(Point(x: 80, y: 120))) }
         app.frame(events: app.compositor.waitForEvents(timeout: 5))
@@ -146,7 +152,10 @@ final class CompositorThreadAppTests: XCTestCase {
 
     func testTheScreenAfterQuiescenceEqualsASynchronousRender() async throws {
         let (app, list, _, _) = try makeApp()
-        defer { app.host.setRootController(nil) }
+        defer {
+            app.host.setRootController(nil)
+            app.close()
+        }
         list.fling(velocity: 2_500)
         try app.settle()
         let onThread = try app.capture()

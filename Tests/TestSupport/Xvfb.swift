@@ -42,3 +42,58 @@ public enum Xvfb {
         try body(display)
     }
 }
+
+extension Xvfb {
+    /// What the X server shows on `display` now, read from outside the app with `xwd -root` (the
+    /// screen's pixels as the window system has them): width, height and opaque ARGB pixels, row by
+    /// row. Nil when `xwd` is missing or its output is not a 24/32-bit ZPixmap dump.
+    public static func screenshot(display: String) -> (width: Int, height: Int, pixels: [UInt32])? {
+        guard let xwd = which("xwd") else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: xwd)
+        process.arguments = ["-root", "-silent", "-display", display]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return parseXWD([UInt8](data))
+    }
+
+    /// Reads an XWD file (X Window Dump, version 7): a big-endian header of 25 fields, the window's
+    /// name, the colour map, then the pixels.
+    public static func parseXWD(_ bytes: [UInt8]) -> (width: Int, height: Int, pixels: [UInt32])? {
+        func field(_ index: Int) -> Int? {
+            let offset = index * 4
+            guard offset + 4 <= bytes.count else { return nil }
+            return bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+        }
+        guard let headerSize = field(0), field(1) == 7, field(2) == 2,  // ZPixmap
+              let width = field(4), let height = field(5), let byteOrder = field(7),
+              let bitsPerPixel = field(11), let bytesPerLine = field(12),
+              let redMask = field(15), let greenMask = field(16), let blueMask = field(17),
+              let colours = field(19), bitsPerPixel == 32 || bitsPerPixel == 24,
+              width > 0, height > 0, width <= 16384, height <= 16384 else { return nil }
+        let start = headerSize + colours * 12
+        let bytesPer = bitsPerPixel / 8
+        guard bytesPerLine >= width * bytesPer, start + bytesPerLine * height <= bytes.count else { return nil }
+        func shift(_ mask: Int) -> Int { mask == 0 ? 0 : mask.trailingZeroBitCount }
+        var pixels = [UInt32](repeating: 0, count: width * height)
+        for y in 0..<height {
+            let row = start + y * bytesPerLine
+            for x in 0..<width {
+                let at = row + x * bytesPer
+                var value = 0
+                for b in 0..<bytesPer {
+                    let byte = Int(bytes[at + b])
+                    value |= byteOrder == 0 ? byte << (8 * b) : byte << (8 * (bytesPer - 1 - b))
+                }
+                let r = (value & redMask) >> shift(redMask), g = (value & greenMask) >> shift(greenMask)
+                let bl = (value & blueMask) >> shift(blueMask)
+                pixels[y * width + x] = 0xFF00_0000 | UInt32(r & 0xFF) << 16 | UInt32(g & 0xFF) << 8 | UInt32(bl & 0xFF)
+            }
+        }
+        return (width, height, pixels)
+    }
+}

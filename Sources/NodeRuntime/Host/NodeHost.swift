@@ -305,8 +305,9 @@ public final class NodeHost {
     }
 
     /// A touch in `phase` at `point` with the button and click count of the touch that is down.
+    /// Stamped with the time the event was read (a compositor thread says; otherwise the frame's).
     private func makeTouch(_ phase: Touch.Phase, at point: Point) -> Touch {
-        Touch(phase: phase, location: point, timestamp: time, button: touchButton, clickCount: touchClickCount)
+        Touch(phase: phase, location: point, timestamp: eventTime, button: touchButton, clickCount: touchClickCount)
     }
 
     /// Starts a touch on the node under `point`, or on the container that takes it (a moving list).

@@ -240,7 +240,10 @@ extension ListNode {
     }
 
     /// A touch that lands on a moving list stops it where it is (and does not select a row).
-    func touchDidBegin() {
+    func touchDidBegin(at time: Double) {
+        // A press stops a moving list where the screen showed it at the press: its motion is run to
+        // the press's time first (a compositor thread may have drawn it on since this thread's frame).
+        if isMovingByItself, time.isFinite, time > now { advanceMotion(to: time) }
         if isMovingByItself {
             motion = .idle
             touchStoppedScrolling = true

@@ -267,7 +267,7 @@ public final class ListNode: Node, @unchecked Sendable {
 
     public override func touchesBegan(_ touch: Touch) {
         super.touchesBegan(touch)
-        touchDidBegin()
+        touchDidBegin(at: touch.timestamp)
     }
 
     public override func touchesEnded(_ touch: Touch) {

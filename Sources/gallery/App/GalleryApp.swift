@@ -80,6 +80,7 @@ final class GalleryApp {
         host.keyHandler = { [weak self] key, modifiers in
             guard let self else { return false }
             if key == .function(2) { self.toggleOverlay(); return true }
+            if key == .function(8) { Self.blockUIThread(for: Self.demonstratedStall); return true }
             if key == .character("q") && modifiers.contains(.control) { self.application.quit(); return true }
             return false
         }
@@ -126,6 +127,20 @@ final class GalleryApp {
 
     /// Prints a status line and flushes it, so that a reader at the other end of a pipe sees it while
     /// the gallery runs.
+    /// How long F8 blocks the UI thread.
+    static let demonstratedStall = 1.5
+
+    /// F8: blocks the UI thread in a busy loop for `seconds`, as slow app code would, saying so
+    /// before and after. With a compositor thread the window goes on scrolling (wheel, fling) and
+    /// animating meanwhile; without one it freezes. A window test drives it from outside.
+    static func blockUIThread(for seconds: Double) {
+        report(String(format: "gallery: blocking the UI thread for %.1f s", seconds))
+        let end = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        var spins = 0
+        while MonotonicClock.nanoseconds() < end { spins &+= 1 }
+        report("gallery: UI thread unblocked after \(spins > 0 ? "the stall" : "nothing")")
+    }
+
     static func report(_ line: String) {
         print(line)
         fflush(nil)
@@ -196,7 +211,7 @@ final class GalleryApp {
             force = true
         }
         overlay.update(history: history, record: record, checkerboardPercent: record.checkerboardPercent,
-                       time: record.time, force: force)
+                       time: record.time, compositorThread: application.compositorThread, force: force)
         overlay.layoutIfNeeded()
     }
 

@@ -129,7 +129,8 @@ final class PerfOverlayNode: Node, @unchecked Sendable {
     }
 
     /// Shows the history, at most once per `refreshInterval` of frame time (`force`: now).
-    func update(history: FrameHistory, record: FrameRecord, checkerboardPercent: Double, time: Double, force: Bool = false) {
+    func update(history: FrameHistory, record: FrameRecord, checkerboardPercent: Double, time: Double,
+                compositorThread: CompositorThread? = nil, force: Bool = false) {
         guard force || !(time - lastUpdate < Self.refreshInterval) else { return }
         lastUpdate = time
         refreshCount += 1
@@ -141,7 +142,7 @@ final class PerfOverlayNode: Node, @unchecked Sendable {
         let draws = stats.byKind[.draw] ?? DisplayScheduler.Statistics.Counts()
         let workerMean = samples.isEmpty ? 0 : samples.map(\.workerMilliseconds).reduce(0, +) / Double(samples.count)
         let main = history.percentiles(\.totalMilliseconds)
-        let lines = [
+        var lines = [
             String(format: "%.0f Hz refresh  %.0f fps  main thread p50 %.2f  p95 %.2f  p99 %.2f ms  over budget %d of %d",
                    1 / Self.refreshInterval, history.framesPerSecond, main.percentile(0.5), main.percentile(0.95), main.percentile(0.99),
                    history.framesOverBudget, history.frameCount),
@@ -161,8 +162,20 @@ final class PerfOverlayNode: Node, @unchecked Sendable {
                    Self.bytes(ImageDecoder.decodeMemoryUsage.inUse) as NSString,
                    Self.bytes(ImageDecoder.decodeMemoryUsage.peak) as NSString),
         ]
+        if let compositorThread { lines.insert(Self.compositorFigures(compositorThread), at: 2) }
         figures.attributedText = AttributedText(lines.joined(separator: "\n"),
                                                 attributes: TextAttributes(font: .monospaced(size: 10), color: Color(rgb: 0xE6EDF3)))
+    }
+
+    /// The figures' line on the compositor thread's own frames: how many it presented a second and
+    /// what one took to draw and present, apart from the UI thread's.
+    static func compositorFigures(_ thread: CompositorThread) -> String {
+        let frames = thread.recentFrames
+        let span = (frames.last?.time ?? 0) - (frames.first?.time ?? 0)
+        let rate = frames.count > 1 && span > 0 ? Double(frames.count - 1) / span : 0
+        let times = Percentiles(frames.map(\.milliseconds))
+        return String(format: "compositor thread  %.0f fps  frame p50 %.2f  p99 %.2f ms  presents %d", rate,
+                      times.percentile(0.5), times.percentile(0.99), thread.presentCount)
     }
 
     /// The figures' line on where the UI thread's frame time went: its CPU time per frame, and the

@@ -79,8 +79,11 @@ struct IdleBenchmark {
         options.headless = output.headless
         options.renderDriver = output.renderDriver
         let app = try GalleryApp.make(options: options, assets: assets)
-        defer { app.host.setRootController(nil) }
         let application = app.application
+        defer {
+            app.host.setRootController(nil)
+            application.close()
+        }
         var settleFrames = try application.settle(timeout: 30)
         if caret, let thread = app.tabs.controllers[GalleryOptions.Screen.allCases.firstIndex(of: .thread)!] as? ThreadController {
             app.host.focus(thread.composer)
@@ -91,10 +94,24 @@ struct IdleBenchmark {
         if application.isHeadless {
             application.frame(events: [.pointerMoved(middle)])
         } else {
-            // The window system's motion event, waited for (it may come through a compositor thread).
+            // The window system's motion event, waited for (at most 2 s; it may come through a
+            // compositor thread), with whatever comes before it.
             application.warpPointer(to: middle)
-            application.frame(events: application.compositor.waitForEvents(timeout: 1))
-            for _ in 0..<2 { application.frame() }
+            let deadline = MonotonicClock.nanoseconds() + 2_000_000_000
+            var moved = false
+            while !moved && MonotonicClock.nanoseconds() < deadline {
+                let events = application.compositor.waitForEvents(timeout: 0.25)
+                moved = events.contains { if case .pointerMoved = $0 { true } else { false } }
+                application.frame(events: events)
+            }
+            // SDL reports a warp twice (its own motion at once, then the X server's): taken in until
+            // a third of a second passes with no event.
+            var quiet = false
+            while !quiet && MonotonicClock.nanoseconds() < deadline + 2_000_000_000 {
+                let events = application.compositor.waitForEvents(timeout: 0.35)
+                quiet = events.isEmpty
+                if !quiet { application.frame(events: events) }
+            }
         }
         settleFrames += try application.settle(timeout: 30)
 

@@ -30,6 +30,13 @@ struct StallBenchmark {
         /// of `wheelTurns`); nil where the wheel waits for the UI thread.
         var wheelLatencyFrames: Double?
         var wheelTurns: Int
+        /// The UI thread's frames (`NodeHost.runFrame`, wall time), p50 and p99, in milliseconds.
+        var uiFrameP50Milliseconds = 0.0
+        var uiFrameP99Milliseconds = 0.0
+        /// The frames presented: drawing and presenting them (on the compositor thread, or at the end
+        /// of the UI thread's frame), p50 and p99, in milliseconds.
+        var compositorFrameP50Milliseconds = 0.0
+        var compositorFrameP99Milliseconds = 0.0
     }
 
     /// The JSON report (`--json`).
@@ -77,7 +84,10 @@ struct StallBenchmark {
     private func line(_ m: Mode) -> String {
         "  " + m.name.padded(to: 18) + String(format: "%8d %14d %8d %22.2f", m.frames, m.framesDuringStalls,
                                                m.droppedFrames, m.largestJumpFrames)
-            + (m.wheelLatencyFrames.map { String(format: " %24.2f (%d turns)", $0, m.wheelTurns) } ?? "  —")
+            + (m.wheelLatencyFrames.map { String(format: " %24.2f (%d turns)", $0, m.wheelTurns) } ?? String(repeating: " ", count: 24) + "—")
+            + String(format: "\n  %@UI thread frame p50 %.2f p99 %.2f ms, frames drawn and presented p50 %.2f p99 %.2f ms",
+                     String(repeating: " ", count: 18) as NSString, m.uiFrameP50Milliseconds, m.uiFrameP99Milliseconds,
+                     m.compositorFrameP50Milliseconds, m.compositorFrameP99Milliseconds)
     }
 
     /// A frame presented: when, and the list's content y as drawn.
@@ -85,6 +95,8 @@ struct StallBenchmark {
         var time: Double
         var y: Double
         var wheelMoved: Bool
+        /// Drawing and presenting the frame, in milliseconds.
+        var milliseconds = 0.0
     }
 
     private func measure(compositorThread: Bool) throws -> (Mode, String, Double) {
@@ -95,8 +107,11 @@ struct StallBenchmark {
         options.renderDriver = output.renderDriver
         options.compositorThread = compositorThread
         let app = try GalleryApp.make(options: options, assets: assets)
-        defer { app.host.setRootController(nil) }
         let application = app.application
+        defer {
+            app.host.setRootController(nil)
+            application.close()
+        }
         let list = app.chats.list
         try application.settle(timeout: 30)
         let middle = Point(x: options.size.width / 2, y: options.size.height / 2)
@@ -118,13 +133,20 @@ struct StallBenchmark {
             thread.setFrameObserver { frame in
                 guard let layer = frame.snapshot.flatMap({ Self.find(serial, in: $0) }) else { return }
                 let y = layer.presentedFrame(at: frame.time).minY
-                samples.withLock { $0.append(Sample(time: frame.time, y: y, wheelMoved: frame.wheelOffsets[serial] != nil)) }
+                let milliseconds = frame.statistics.drawMilliseconds + frame.statistics.presentMilliseconds
+                samples.withLock {
+                    $0.append(Sample(time: frame.time, y: y, wheelMoved: frame.wheelOffsets[serial] != nil,
+                                     milliseconds: milliseconds))
+                }
             }
         } else {
             application.onFrame = { record in
                 guard record.compositor.presented else { return }
                 let now = Double(MonotonicClock.nanoseconds()) / 1e9
-                samples.withLock { $0.append(Sample(time: now, y: -list.contentOffset, wheelMoved: false)) }
+                let milliseconds = record.compositor.drawMilliseconds + record.compositor.presentMilliseconds
+                samples.withLock {
+                    $0.append(Sample(time: now, y: -list.contentOffset, wheelMoved: false, milliseconds: milliseconds))
+                }
             }
         }
         func now() -> Double {
@@ -139,8 +161,10 @@ struct StallBenchmark {
         var direction = 1.0
         list.fling(velocity: Self.flingSpeed)
         let previous = application.onFrame
+        var uiFrames: [Double] = []
         application.onFrame = { record in
             previous?(record)
+            uiFrames.append(record.wallMilliseconds)
             if now() - lastStall >= Self.period {
                 let start = now()
                 Self.busy(for: Self.stall)
@@ -179,6 +203,11 @@ struct StallBenchmark {
         mode.name = compositorThread ? "compositor thread" : "UI thread"
         mode.wheelLatencyFrames = latencies.isEmpty ? nil : latencies.max()
         mode.wheelTurns = latencies.count
+        let ui = Percentiles(uiFrames), drawn = Percentiles(flung.map(\.milliseconds))
+        mode.uiFrameP50Milliseconds = ui.percentile(0.5)
+        mode.uiFrameP99Milliseconds = ui.percentile(0.99)
+        mode.compositorFrameP50Milliseconds = drawn.percentile(0.5)
+        mode.compositorFrameP99Milliseconds = drawn.percentile(0.99)
         if compositorThread && latencies.count < 5 {
             // A turn that never showed during its stall counts as the whole stall.
             mode.wheelLatencyFrames = Self.stall / interval

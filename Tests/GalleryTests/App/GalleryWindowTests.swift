@@ -1,6 +1,7 @@
 import Compositor
 import Tessera
 import Foundation
+import Glibc
 import NodeRuntime
 import TestSupport
 import XCTest
@@ -54,6 +55,21 @@ final class GalleryWindowTests: XCTestCase {
                 output += String(decoding: data, as: UTF8.self)
             }
             return true
+        }
+
+        /// Reads what the child has written so far without waiting for more; returns the output.
+        func drainAvailable() -> String {
+            let descriptor = pipe.fileHandleForReading.fileDescriptor
+            let flags = fcntl(descriptor, F_GETFL)
+            _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+            defer { _ = fcntl(descriptor, F_SETFL, flags) }
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = Glibc.read(descriptor, &buffer, buffer.count)
+                guard count > 0 else { break }
+                output += String(decoding: buffer[0..<count], as: UTF8.self)
+            }
+            return output
         }
 
         /// Reads the rest of the output and waits for the exit.
@@ -438,4 +454,56 @@ final class GalleryWindowTests: XCTestCase {
             XCTAssertEqual(status, 0, output)
         }
     }
+
+    /// A stalled app still scrolls: in a real window, F8 blocks the UI thread in a busy loop for
+    /// 1.5 s; meanwhile the wheel, turned with xdotool, moves the chat list on the compositor thread.
+    /// Screenshots taken from outside (`xwd`) show the list moved by three wheel steps before the
+    /// gallery says the UI thread is free again.
+    func testTheListScrollsInTheWindowWhileTheUIThreadIsBlocked() async throws {
+        guard let xdotool = Xvfb.which("xdotool") else { throw XCTSkip("xdotool is not installed (make test installs it)") }
+        guard Xvfb.which("xwd") != nil else { throw XCTSkip("xwd is not installed (make test installs x11-apps)") }
+        try withXvfb { display in
+            let x = ["DISPLAY": display]
+            let gallery = try Child(galleryBinary.path, ["--frames", "3600"] + assetsArguments,
+                                    environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
+            defer { if gallery.process.isRunning { gallery.process.terminate() } }
+            XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
+            XCTAssertTrue(gallery.output.contains("compositor thread"), gallery.output)
+            let (_, windows) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name", "^Tessera gallery$"],
+                                       environment: x)
+            let window = try XCTUnwrap(windows.split(separator: "\n").first.map(String.init), "window not found")
+            let (moveStatus, moveOutput) = try run(xdotool, ["windowfocus", "--sync", window, "mousemove", "--window", window,
+                                                             "\(Int(viewport.width / 2))", "\(Int(viewport.height / 2))"],
+                                                   environment: x)
+            XCTAssertEqual(moveStatus, 0, moveOutput)
+            XCTAssertEqual(try run(xdotool, ["key", "F8"], environment: x).status, 0)
+            XCTAssertTrue(gallery.read(until: "blocking the UI thread"), gallery.output)
+            let before = try XCTUnwrap(Xvfb.screenshot(display: display), "xwd read the screen")
+            XCTAssertEqual(try run(xdotool, ["click", "--repeat", "3", "--delay", "30", "5"], environment: x).status, 0)
+            // Screens read until the list shows the wheel's motion (or a second has passed).
+            var after = before
+            let deadline = Date().addingTimeInterval(1)
+            while after.pixels == before.pixels && Date() < deadline {
+                after = try XCTUnwrap(Xvfb.screenshot(display: display))
+            }
+            let stillBlocked = !gallery.drainAvailable().contains("UI thread unblocked")
+            XCTAssertNotEqual(after.pixels, before.pixels, "the list moved on screen")
+            XCTAssertTrue(stillBlocked, "the screen changed while the UI thread was still blocked: " + gallery.output)
+            // Three wheel steps of 48 points: rows of the new screen are the old one's, 144 pixels up.
+            let shift = 144
+            var shiftedRows = 0
+            for y in 0..<(before.height - shift) {
+                let row = after.pixels[(y * after.width)..<((y + 1) * after.width)]
+                let source = before.pixels[((y + shift) * before.width)..<((y + shift + 1) * before.width)]
+                let old = before.pixels[(y * before.width)..<((y + 1) * before.width)]
+                if row.elementsEqual(source) && !row.elementsEqual(old) { shiftedRows += 1 }
+            }
+            XCTAssertGreaterThan(shiftedRows, 200, "rows moved up by three wheel steps")
+            XCTAssertTrue(gallery.read(until: "UI thread unblocked"), gallery.output)
+            XCTAssertEqual(try run(xdotool, ["key", "ctrl+q"], environment: x).status, 0)
+            let (status, output) = gallery.finish()
+            XCTAssertEqual(status, 0, output)
+        }
+    }
+
 }

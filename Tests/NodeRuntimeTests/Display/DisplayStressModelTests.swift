@@ -542,9 +542,19 @@ final class DisplayStressModelTests: XCTestCase {
         return .init(seed: seed, operations: operations, mutatorThreads: threads)
     }
 
-    private func run(_ configuration: DisplayStressModel.Configuration) throws {
+    private func run(_ configuration: DisplayStressModel.Configuration, compositorThread: Bool = false) throws {
         TextFixtures.useRepositoryFonts()
-        let host = try PixelOracle.makeHost(size: StressScene.size)
+        let host: NodeHost
+        if compositorThread {
+            // The same model with frames handed to a compositor thread: the screen it settles on is
+            // drawn there, from the snapshots the UI thread committed.
+            let thread = try CompositorThread(backend: .init(title: "stress", size: StressScene.size, scale: 1, headless: true),
+                                              compositor: .init(clearColor: Color(rgb: 0x202020)))
+            host = NodeHost(compositor: Compositor(thread: thread, configuration: .init(clearColor: Color(rgb: 0x202020))))
+        } else {
+            host = try PixelOracle.makeHost(size: StressScene.size)
+        }
+        defer { host.compositor.thread?.stop() }
         let report = try DisplayStressModel(configuration: configuration).run(host: host)
         print(String(format: "stress model: seed 0x%llX, %d operations on %d threads in %.2f s (%.0f ops/s), %d frames; "
                      + "invariants: %d commits in generation order, ticker %d commits in %d frames, %d nodes converged, "
@@ -569,6 +579,12 @@ final class DisplayStressModelTests: XCTestCase {
 
     func testRandomSeed() async throws {
         try run(configuration())
+    }
+
+    /// The model with a compositor thread drawing the frames: the settled screen, drawn on that
+    /// thread from the last committed snapshot, equals a synchronous render of the same state.
+    func testRandomSeedAcrossTheCompositorThread() async throws {
+        try run(configuration(operations: 10_000), compositorThread: true)
     }
 
     /// Seeds that once broke an invariant. Their operations replay exactly; the interleaving does not,
