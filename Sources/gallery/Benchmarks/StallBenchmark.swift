@@ -215,10 +215,12 @@ struct StallBenchmark {
         return (mode, BenchmarkOutput.describe(application.renderer), interval)
     }
 
-    /// Dropped frames and the largest jump, from the frames presented while flinging. A step is
-    /// measured against the speed of the last step between frames a frame apart before it (so a gap
-    /// does not hide a jump), and the steps just after a new fling starts are left out (a fling from
-    /// rest is no jump).
+    /// Dropped frames and the largest jump, from the frames presented while flinging. A gap between
+    /// presents drops the frames in which the offset would have moved a whole pixel (a compositor
+    /// draws nothing for a change that shows nowhere). A step is measured against the speed of the last
+    /// step between frames a frame apart before it (so a gap does not hide a jump), where that speed
+    /// is at least two pixels a frame, and the steps just after a new fling starts are left out (a
+    /// fling from rest is no jump).
     static func figures(_ samples: [Sample], stalls: [ClosedRange<Double>], flings: [Double], interval: Double) -> Mode {
         var dropped = 0
         var largest = 0.0
@@ -226,14 +228,18 @@ struct StallBenchmark {
         for i in 1..<max(1, samples.count) {
             let a = samples[i - 1], b = samples[i]
             let dt = b.time - a.time
-            let moving = a.y != b.y || (i >= 2 && samples[i - 2].y != a.y)
-            if moving { dropped += max(0, Int(dt / interval + 0.5) - 1) }
+            // A frame is missing where the motion would have shown in it: a slow end of a fling that
+            // moves less than a pixel a frame is drawn only when it reaches the next pixel.
+            let intervals = Int(dt / interval + 0.5)
+            let visibleSteps = Int(abs(b.y - a.y))
+            if intervals > 1 && visibleSteps > 1 { dropped += min(intervals, visibleSteps) - 1 }
             let restarted = flings.contains { $0 > (i >= 2 ? samples[i - 2].time : a.time) && $0 <= b.time }
             if restarted {
                 speed = nil
                 continue
             }
-            if let speed, speed >= 30 {
+            // Against steps of at least two pixels a frame (below that, the pixel grid rounds steps).
+            if let speed, speed * interval >= 2 {
                 largest = max(largest, abs(b.y - a.y) / (speed * interval))
             }
             if dt > 0 && dt <= 1.5 * interval { speed = abs(b.y - a.y) / dt }
