@@ -30,22 +30,30 @@ final class SettingsRowNode: Node, @unchecked Sendable {
     }
 }
 
-/// The settings screen: switches for notifications, previews and sounds, and buttons to clear the
-/// image cache and to sign out (disabled: there is no account). Each control says on standard output
-/// what it did, so a test driving a window can follow it.
-final class SettingsScreenNode: Node, @unchecked Sendable {
+/// The settings screen's content: switches for notifications, previews and sounds, buttons to clear
+/// the image cache and to sign out (disabled: there is no account), then the chat settings. Each of
+/// the first controls says on standard output what it did, so a test driving a window can follow it.
+final class SettingsContentNode: Node, @unchecked Sendable {
     let notifications = SwitchNode(isOn: true)
     let previews = SwitchNode(isOn: true)
     let sounds = SwitchNode(isOn: false)
     let clearCache = ButtonNode(title: "Clear image cache", attributes: Theme.text(15, color: .white))
     let signOut = ButtonNode(title: "Sign out", attributes: Theme.text(15, color: .white))
     let heading = TextNode("Settings", attributes: Theme.text(22, bold: true))
+    let chatsHeading = TextNode("Chats", attributes: Theme.text(18, bold: true))
     private let rows: [SettingsRowNode]
+    /// The chat settings below the buttons: switches that only switch.
+    let chatRows: [SettingsRowNode]
 
     override init() {
         rows = [SettingsRowNode("Notifications", control: notifications),
                 SettingsRowNode("Message previews", control: previews),
                 SettingsRowNode("Sounds", control: sounds)]
+        chatRows = [("Send with Enter", true), ("Read receipts", true), ("Link previews", true),
+                    ("Large emoji", true), ("Auto-download photos", true), ("Auto-play stickers", false),
+                    ("Compact chat list", false), ("Spell check", true), ("Archive muted chats", false),
+                    ("Show seconds in times", false)]
+            .map { SettingsRowNode($0.0, control: SwitchNode(isOn: $0.1)) }
         super.init()
         backgroundColor = Color(rgb: 0xF1F3F5)
         for button in [clearCache, signOut] {
@@ -60,15 +68,35 @@ final class SettingsScreenNode: Node, @unchecked Sendable {
         for row in rows { addSubnode(row) }
         addSubnode(clearCache)
         addSubnode(signOut)
+        addSubnode(chatsHeading)
+        for row in chatRows { addSubnode(row) }
     }
 
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
-        let rows = self.rows
+        let rows = self.rows, chatRows = self.chatRows
         return VStack(alignItems: .stretch) {
             heading.inset(EdgeInsets(top: 20, left: 16, bottom: 12, right: 16))
             rows
             HStack(spacing: 12) { clearCache; signOut }.inset(EdgeInsets(top: 20, left: 16, bottom: 16, right: 16))
+            chatsHeading.inset(EdgeInsets(top: 12, left: 16, bottom: 12, right: 16))
+            chatRows
         }
+    }
+}
+
+/// The settings screen: its content in a scroll node (the wheel, a drag or a fling move it when the
+/// window is shorter than the content).
+final class SettingsScreenNode: ScrollNode, @unchecked Sendable {
+    let content = SettingsContentNode()
+    var notifications: SwitchNode { content.notifications }
+    var previews: SwitchNode { content.previews }
+    var sounds: SwitchNode { content.sounds }
+    var clearCache: ButtonNode { content.clearCache }
+    var signOut: ButtonNode { content.signOut }
+
+    init() {
+        super.init(content: content)
+        backgroundColor = Color(rgb: 0xF1F3F5)
     }
 }
 

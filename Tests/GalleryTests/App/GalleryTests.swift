@@ -244,6 +244,31 @@ final class GalleryTests: XCTestCase {
         app.host.setRootController(nil)
     }
 
+    /// The settings are longer than the window: the wheel scrolls them (a scroll node) to the last
+    /// row, which then shows above the tab bar.
+    func testTheSettingsScrollByTheWheelToTheirLastRow() async throws {
+        let app = try makeApp(screen: .settings)
+        try app.settle()
+        let screen = app.settings.screen
+        let last = try XCTUnwrap(screen.content.chatRows.last)
+        let viewport = app.host.viewportSize
+        func bottomOfLast() -> Double { -last.convertFromRoot(.zero).y + last.frame.height }
+        XCTAssertGreaterThan(bottomOfLast(), viewport.height, "the last row starts below the window")
+        frames(app, [.pointerMoved(Point(x: viewport.width / 2, y: viewport.height / 2))])
+        for _ in 0..<40 { frames(app, [.wheel(dx: 0, dy: -1)]) }
+        try app.settle()
+        XCTAssertGreaterThan(screen.contentOffset.y, 0)
+        XCTAssertEqual(screen.contentOffset.y + screen.bounds.height, screen.contentSize.height, accuracy: 0.5,
+                       "scrolled to the end")
+        XCTAssertLessThanOrEqual(bottomOfLast(), viewport.height - 48 + 0.5, "the last row shows above the tab bar")
+        let pixels = try XCTUnwrap(OffscreenRender.capture(app.host))
+        let toggle = try XCTUnwrap(last.control as? SwitchNode)
+        let origin = toggle.convertFromRoot(.zero)
+        let track = pixels.pixel(x: Int(-origin.x + 6), y: Int(-origin.y + toggle.frame.height / 2))
+        XCTAssertNotEqual(Color(premultipliedARGB: track), Color(rgb: 0xF1F3F5), "its switch is drawn there")
+        app.host.setRootController(nil)
+    }
+
     func testF2TogglesThePerfOverlayThatReadsTheFrameRecords() async throws {
         let app = try makeApp(screen: .chats)
         try app.settle()

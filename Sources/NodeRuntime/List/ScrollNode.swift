@@ -1,0 +1,395 @@
+public import Compositor
+import Foundation
+
+/// The directions a `ScrollNode` moves its content in.
+/// - Thread: any (a value)
+public struct ScrollAxes: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public static let vertical = ScrollAxes(rawValue: 1)
+    public static let horizontal = ScrollAxes(rawValue: 2)
+    public static let both: ScrollAxes = [.vertical, .horizontal]
+}
+
+/// A viewport onto one content node of any size: the content is measured like any layout, unbounded
+/// along the scrolling axes and at the viewport's size across them, and moves under the wheel, a drag
+/// (with rubber banding past the edges), a fling with the list's deceleration and bounce, and
+/// `setContentOffset(_:animated:)`. Thin scroll indicators show where the viewport is while it moves.
+///
+/// Like a list, it hands its motion to the compositor as data (`LayerAnimation`), so a fling goes on
+/// while the UI thread is busy, and the wheel moves it on a compositor thread at once
+/// (`ScrollBinding`, vertical).
+///
+/// - Thread: made and configured on any thread (`axes`, `showsScrollIndicators`); scrolling and the
+///   queries are UI-thread API.
+open class ScrollNode: Node, @unchecked Sendable {
+    /// What scrolls. - Thread: any
+    public let contentNode: Node
+
+    private struct Settings {
+        var axes: ScrollAxes = .vertical
+        var showsScrollIndicators = true
+    }
+    private let settings = Locked(Settings())
+
+    /// The directions the content moves in (default vertical). - Thread: any
+    public var axes: ScrollAxes {
+        get { settings.withLock { $0.axes } }
+        set {
+            settings.withLock { $0.axes = newValue }
+            setNeedsLayout()
+        }
+    }
+
+    /// Whether thin bars show the viewport's place while the content moves (default true).
+    /// - Thread: any
+    public var showsScrollIndicators: Bool {
+        get { settings.withLock { $0.showsScrollIndicators } }
+        set { settings.withLock { $0.showsScrollIndicators = newValue } }
+    }
+
+    /// Points per wheel step. (main thread only)
+    @MainActor public var wheelStep = 48.0
+    /// The deceleration, bounce and wheel tuning, shared with lists. (main thread only)
+    @MainActor public var physics = ScrollPhysics()
+
+    // Main-thread state.
+    @MainActor private var offset = Point.zero
+    @MainActor private var motion = (x: ScrollMotion.idle, y: ScrollMotion.idle)
+    @MainActor private var now = 0.0
+    @MainActor private var measuredContentSize = Size.zero
+    @MainActor private var lastMoved = -Double.infinity
+    @MainActor private var indicators: (vertical: Layer, horizontal: Layer)?
+
+    /// Seconds the indicators stay after the content stops.
+    static let indicatorLinger = 0.6
+
+    /// A scroll node showing `content`.
+    public init(content: Node) {
+        contentNode = content
+        super.init()
+        clipsToBounds = true
+        addSubnode(content)
+    }
+
+    // MARK: Queries and scrolling (main thread)
+
+    /// The viewport's top-left corner in the content. - Thread: main
+    @MainActor
+    public var contentOffset: Point {
+        UIThread.precondition("ScrollNode.contentOffset")
+        return offset
+    }
+
+    /// The content's measured size. - Thread: main
+    @MainActor
+    public var contentSize: Size {
+        UIThread.precondition("ScrollNode.contentSize")
+        return measuredContentSize
+    }
+
+    /// True while a drag, a fling, a bounce or an animated scroll moves the content. - Thread: main
+    @MainActor
+    public var isScrolling: Bool {
+        UIThread.precondition("ScrollNode.isScrolling")
+        return !(isIdle(motion.x) && isIdle(motion.y))
+    }
+
+    /// Scrolls so that the viewport's corner is at `point` (clamped to the content; a NaN or infinite
+    /// coordinate leaves that axis alone). - Thread: main
+    @MainActor
+    public func setContentOffset(_ point: Point, animated: Bool) {
+        UIThread.precondition("ScrollNode.setContentOffset")
+        let target = Point(x: point.x.isFinite ? point.x : offset.x, y: point.y.isFinite ? point.y : offset.y)
+        let (lower, upper) = offsetLimits()
+        let clampedX = min(max(target.x, lower.x), upper.x), clampedY = min(max(target.y, lower.y), upper.y)
+        if animated {
+            motion.x = .animating(start: now, from: offset.x, target: .offset(clampedX), duration: physics.animationDuration)
+            motion.y = .animating(start: now, from: offset.y, target: .offset(clampedY), duration: physics.animationDuration)
+        } else {
+            motion = (.idle, .idle)
+            offset = Point(x: clampedX, y: clampedY)
+            placeContent()
+        }
+    }
+
+    /// Starts a fling at `velocity` points per second (positive: towards the end of each axis).
+    /// - Thread: main
+    @MainActor
+    public func fling(velocity: Point) {
+        UIThread.precondition("ScrollNode.fling(velocity:)")
+        guard velocity.x.isFinite, velocity.y.isFinite else { return }
+        release(velocity: velocity, at: now)
+    }
+
+    /// A press stops moving content where it is (run to the press's time first).
+    open override func touchesBegan(_ touch: Touch) {
+        super.touchesBegan(touch)
+        MainActor.assumeIsolated {
+            if isScrolling && !isDragging(motion.y) {
+                if touch.timestamp > now { advance(to: touch.timestamp) }
+                motion = (.idle, .idle)
+                placeContent()
+            }
+        }
+    }
+
+    // MARK: Layout
+
+    open override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
+        if let preferredSize { return preferredSize }
+        return Size(width: constrainedSize.width.isFinite ? constrainedSize.width : 0,
+                    height: constrainedSize.height.isFinite ? constrainedSize.height : 0)
+    }
+
+    /// Measures the content for the viewport (unbounded along the scrolling axes) and places it.
+    open override func layout() {
+        super.layout()
+        let size = bounds.size, axes = self.axes
+        let minimum = Size(width: axes.contains(.horizontal) ? 0 : size.width, height: axes.contains(.vertical) ? 0 : size.height)
+        let maximum = Size(width: axes.contains(.horizontal) ? .infinity : size.width,
+                           height: axes.contains(.vertical) ? .infinity : size.height)
+        let measured = contentNode.layoutThatFits(SizeRange(min: minimum, max: maximum)).size
+        measuredContentSize = Size(width: measured.width.isFinite ? measured.width : size.width,
+                                   height: measured.height.isFinite ? measured.height : size.height)
+        if isIdle(motion.x) && isIdle(motion.y) {
+            let (lower, upper) = offsetLimits()
+            offset = Point(x: min(max(offset.x, lower.x), upper.x), y: min(max(offset.y, lower.y), upper.y))
+        }
+        placeContent()
+    }
+
+    open override func didLoad() {
+        super.didLoad()
+        let pan = PanGestureRecognizer { [weak self] recognizer in
+            guard let self, let pan = recognizer as? PanGestureRecognizer else { return }
+            self.handlePan(pan)
+        }
+        addGestureRecognizer(pan)
+        let vertical = Layer(name: "scroll-indicator-vertical"), horizontal = Layer(name: "scroll-indicator-horizontal")
+        for bar in [vertical, horizontal] {
+            bar.backgroundColor = Color(red: 120, green: 120, blue: 120, alpha: 170)
+            bar.cornerRadius = 1.5
+            bar.zPosition = 1_000
+            bar.opacity = 0
+            layer.addSublayer(bar)
+        }
+        indicators = (vertical, horizontal)
+    }
+
+    // MARK: Motion
+
+    private func isIdle(_ motion: ScrollMotion) -> Bool {
+        if case .idle = motion { return true }
+        return false
+    }
+
+    private func isDragging(_ motion: ScrollMotion) -> Bool {
+        if case .dragging = motion { return true }
+        return false
+    }
+
+    /// The smallest and largest offsets at rest for the content measured now.
+    @MainActor
+    private func offsetLimits() -> (lower: Point, upper: Point) {
+        let size = bounds.size, axes = self.axes
+        let upperX = axes.contains(.horizontal) ? max(0, measuredContentSize.width - size.width) : 0
+        let upperY = axes.contains(.vertical) ? max(0, measuredContentSize.height - size.height) : 0
+        return (.zero, Point(x: upperX, y: upperY))
+    }
+
+    @MainActor
+    private func track(_ motion: ScrollMotion, offset: Double, lower: Double, upper: Double) -> ListMotionTrack {
+        var destination: Double?
+        if case let .animating(_, _, target, _) = motion, case let .offset(value) = target { destination = value }
+        return ListMotionTrack(motion: motion, offset: offset, physics: physics, lower: lower, upper: upper,
+                               destination: destination)
+    }
+
+    @MainActor
+    private func tracks() -> (x: ListMotionTrack, y: ListMotionTrack) {
+        let (lower, upper) = offsetLimits()
+        return (track(motion.x, offset: offset.x, lower: lower.x, upper: upper.x),
+                track(motion.y, offset: offset.y, lower: lower.y, upper: upper.y))
+    }
+
+    @MainActor
+    private func advance(to time: Double) {
+        var (x, y) = tracks()
+        _ = x.advance(to: time)
+        _ = y.advance(to: time)
+        if x.offset != offset.x || y.offset != offset.y { lastMoved = time }
+        motion = (x.motion, y.motion)
+        offset = Point(x: x.offset, y: y.offset)
+    }
+
+    @MainActor
+    private func release(velocity: Point, at time: Double) {
+        let (lower, upper) = offsetLimits()
+        func start(_ position: Double, _ speed: Double, _ low: Double, _ high: Double, axis: ScrollAxes) -> ScrollMotion {
+            guard axes.contains(axis) else { return .idle }
+            if position < low || position > high {
+                return .bouncing(start: time, origin: position, velocity: speed, towardsEnd: position > high)
+            }
+            if abs(speed) >= physics.minimumFlingVelocity {
+                return .decelerating(start: time, origin: position, velocity: speed, decelerationRate: physics.decelerationRate)
+            }
+            return .idle
+        }
+        motion = (start(offset.x, velocity.x, lower.x, upper.x, axis: .horizontal),
+                  start(offset.y, velocity.y, lower.y, upper.y, axis: .vertical))
+    }
+
+    @MainActor
+    private func handlePan(_ pan: PanGestureRecognizer) {
+        let time = pan.lastTouch?.timestamp ?? now
+        let (lower, upper) = offsetLimits()
+        let translation = pan.translation(in: nil)
+        let size = bounds.size
+        switch pan.state {
+        case .began:
+            let rawX = physics.unbanded(offset.x, lower: lower.x, upper: upper.x, dimension: size.width)
+            let rawY = physics.unbanded(offset.y, lower: lower.y, upper: upper.y, dimension: size.height)
+            motion = (.dragging(origin: rawX + translation.x), .dragging(origin: rawY + translation.y))
+        case .changed:
+            guard case .dragging(let originX) = motion.x, case .dragging(let originY) = motion.y else { return }
+            let x = axes.contains(.horizontal)
+                ? physics.rubberBanded(originX - translation.x, lower: lower.x, upper: upper.x, dimension: size.width) : offset.x
+            let y = axes.contains(.vertical)
+                ? physics.rubberBanded(originY - translation.y, lower: lower.y, upper: upper.y, dimension: size.height) : offset.y
+            offset = Point(x: x, y: y)
+            lastMoved = time
+            placeContent()
+        case .ended:
+            guard isDragging(motion.y) else { return }
+            release(velocity: Point(x: -pan.velocity.x, y: -pan.velocity.y), at: time)
+        case .cancelled, .failed:
+            guard isDragging(motion.y) else { return }
+            release(velocity: .zero, at: time)
+        case .possible, .recognized:
+            break
+        }
+    }
+
+    /// Puts the content at the offset, hands its motion to the compositor, and shows the indicators.
+    @MainActor
+    private func placeContent() {
+        guard isNodeLoaded else { return }
+        let origin = Point(x: -offset.x, y: -offset.y)
+        if contentNode.frame.origin != origin || contentNode.frame.size != measuredContentSize {
+            contentNode.frame = Rect(origin: origin, size: measuredContentSize)
+        }
+        if let content = contentNode.layerIfLoaded {
+            var animations: [LayerAnimation] = []
+            let movingX = !isIdle(motion.x) && !isDragging(motion.x), movingY = !isIdle(motion.y) && !isDragging(motion.y)
+            if movingX || movingY {
+                let (x, y) = tracks()
+                if movingX {
+                    animations.append(LayerAnimation(.originX, start: now, end: .infinity) { time in
+                        var copy = x
+                        _ = copy.advance(to: time)
+                        return -copy.offset
+                    })
+                }
+                if movingY {
+                    animations.append(LayerAnimation(.originY, start: now, end: .infinity) { time in
+                        var copy = y
+                        _ = copy.advance(to: time)
+                        return -copy.offset
+                    })
+                }
+            }
+            if !(animations.isEmpty && content.animations.isEmpty) { content.animations = animations }
+            let (lower, upper) = offsetLimits()
+            let binding = axes.contains(.vertical) && upper.y > lower.y
+                ? ScrollBinding(viewport: layer.frameInRoot, lower: lower.y, upper: upper.y, wheelStep: wheelStep) : nil
+            if content.scrollBinding != binding { content.scrollBinding = binding }
+        }
+        updateIndicators()
+    }
+
+    @MainActor
+    private func updateIndicators() {
+        guard let indicators else { return }
+        let size = bounds.size
+        let shown = showsScrollIndicators && (isScrolling || now - lastMoved < Self.indicatorLinger)
+        let thickness = 3.0, inset = 2.0
+        let content = measuredContentSize
+        let vertical = axes.contains(.vertical) && content.height > size.height && size.height > 0
+        let horizontal = axes.contains(.horizontal) && content.width > size.width && size.width > 0
+        if vertical {
+            let length = max(20, size.height * size.height / content.height)
+            let travel = max(0, size.height - length - 2 * inset)
+            let progress = min(1, max(0, offset.y / max(1, content.height - size.height)))
+            indicators.vertical.frame = Rect(x: size.width - thickness - inset, y: inset + travel * progress,
+                                             width: thickness, height: length)
+        }
+        if horizontal {
+            let length = max(20, size.width * size.width / content.width)
+            let travel = max(0, size.width - length - 2 * inset)
+            let progress = min(1, max(0, offset.x / max(1, content.width - size.width)))
+            indicators.horizontal.frame = Rect(x: inset + travel * progress, y: size.height - thickness - inset,
+                                               width: length, height: thickness)
+        }
+        indicators.vertical.opacity = shown && vertical ? 1 : 0
+        indicators.horizontal.opacity = shown && horizontal ? 1 : 0
+    }
+}
+
+extension ScrollNode: FrameParticipant, WheelScrollable, TouchIntercepting {
+    /// Moves the content to `time`. The host calls it once a frame. - Thread: main
+    @MainActor
+    public func frameWillStartDisplays(at time: Double) {
+        UIThread.precondition("ScrollNode.frameWillStartDisplays")
+        if time.isFinite { now = max(now, time) }
+        guard isNodeLoaded else { return }
+        if !(isIdle(motion.x) && isIdle(motion.y)) && !isDragging(motion.y) { advance(to: now) }
+        placeContent()
+    }
+
+    /// - Thread: main
+    @MainActor
+    public func frameWillComposite(_ record: inout FrameRecord) {}
+
+    /// False while the content moves or the indicators still show. - Thread: main
+    @MainActor
+    public var isSettled: Bool {
+        !isScrolling && !(showsScrollIndicators && now - lastMoved < Self.indicatorLinger)
+    }
+
+    /// The wheel moves the vertical axis (the horizontal one where only that scrolls); `dx` moves
+    /// the horizontal axis. - Thread: main
+    @MainActor
+    public func scrollWheel(dx: Double, dy: Double) -> Bool {
+        scrollWheel(dx: dx, dy: dy, at: now)
+    }
+
+    /// - Thread: main
+    @MainActor
+    public func scrollWheel(dx: Double, dy: Double, at time: Double) -> Bool {
+        UIThread.precondition("ScrollNode.scrollWheel")
+        guard dx.isFinite, dy.isFinite, dx != 0 || dy != 0, !isDragging(motion.y) else { return false }
+        if time.isFinite, time > now, isScrolling { advance(to: time) }
+        let (lower, upper) = offsetLimits()
+        var x = offset.x, y = offset.y
+        if axes.contains(.vertical) {
+            y = min(max(min(max(y, lower.y), upper.y) - dy * wheelStep, lower.y), upper.y)
+        }
+        if axes.contains(.horizontal) {
+            let step = axes == .horizontal && dx == 0 ? dy : -dx
+            x = min(max(min(max(x, lower.x), upper.x) - step * wheelStep, lower.x), upper.x)
+        }
+        guard x != offset.x || y != offset.y else { return false }
+        motion = (.idle, .idle)
+        offset = Point(x: x, y: y)
+        lastMoved = time.isFinite ? time : now
+        placeContent()
+        return true
+    }
+
+    /// A touch on moving content stops it rather than reaching what it shows.
+    @MainActor
+    func interceptsTouch(startingOn node: Node) -> Bool {
+        !(isIdle(motion.x) && isIdle(motion.y)) && !isDragging(motion.y)
+    }
+}
