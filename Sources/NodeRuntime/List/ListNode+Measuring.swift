@@ -292,7 +292,16 @@ extension ListNode {
         let node = result.node
         let row = record.row
         let changedSinceMeasured = node.layoutVersion != result.layoutVersion
+        let delta = result.size.height - geometry.heights[row]
         geometry.setHeight(result.size.height, ofRow: row, measured: true)
+        // The rows below a row on screen that grew or shrank slide to their new places (the first
+        // visible row and those above it stay: the anchor keeps them, or the offset does).
+        if animatesRowHeightChanges, delta != 0, record.isAttached, let first = visibleRows?.lowerBound, row >= first {
+            for other in records.values where other.row > row && other.isAttached {
+                let remaining = other.slide.map { $0.delta * (1 - ScrollPhysics.easeOut((now - $0.start) / Self.updateAnimationDuration)) } ?? 0
+                other.slide = (delta: remaining - delta, start: now)
+            }
+        }
         node.frame = Rect(x: 0, y: geometry.offset(ofRow: row), width: result.size.width, height: result.size.height)
         node.applyLayout(result.layout, runsLayoutHooks: !record.layoutHooksPending)
         dirtyRows.insert(row)

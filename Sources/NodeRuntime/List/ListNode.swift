@@ -107,6 +107,10 @@ public final class ListNode: Node, @unchecked Sendable {
     public var wheelStep = 48.0
     /// Points scrolled by the arrow keys. (main thread only)
     public var keyStep = 40.0
+    /// When a row on screen is measured again at another height (its node called `setNeedsLayout`),
+    /// the rows below it slide to their new places over the batch updates' duration instead of
+    /// jumping (default true). (main thread only)
+    public var animatesRowHeightChanges = true
 
     /// Called with the row under a tap (a touch that did not scroll and did not stop a fling).
     /// (main thread only)
@@ -413,7 +417,9 @@ public final class ListNode: Node, @unchecked Sendable {
     /// False while the list moves, places rows or fades deleted ones out: `NodeHost.settle` waits
     /// for it. - Thread: main
     public var isSettled: Bool {
-        !isScrolling && disappearingRows.isEmpty && measuredRows.withLock { $0.isEmpty }
+        !isScrolling && disappearingRows.isEmpty
+            && !records.values.contains(where: { $0.slide.map { now - $0.start < Self.updateAnimationDuration } ?? false })
+            && measuredRows.withLock { $0.isEmpty }
             && rowsNeedingMeasure.withLock { $0.isEmpty }
     }
 
