@@ -1,0 +1,90 @@
+import Compositor
+import Foundation
+import Synchronization
+import TestSupport
+import XCTest
+@testable import NodeRuntime
+
+/// A card that shows a title over a badge, or, expanded, a detail over the title: its layout spec
+/// decides which subnodes exist (`automaticallyManagesSubnodes`).
+private final class ExpandableNode: Node, @unchecked Sendable {
+    let title = Node(), detail = Node(), badge = Node()
+    private let expansion = Mutex(false)
+    var expanded: Bool {
+        get { expansion.withLock { $0 } }
+        set { expansion.withLock { $0 = newValue } }
+    }
+
+    override init() {
+        super.init()
+        automaticallyManagesSubnodes = true
+        backgroundColor = Color(rgb: 0x000000)
+        title.backgroundColor = Color(rgb: 0xFF0000)
+        title.preferredSize = Size(width: 200, height: 40)
+        detail.backgroundColor = Color(rgb: 0x00FF00)
+        detail.preferredSize = Size(width: 200, height: 60)
+        badge.backgroundColor = Color(rgb: 0x0000FF)
+        badge.preferredSize = Size(width: 200, height: 30)
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        expanded ? VStack(spacing: 0) { detail; title } as any LayoutSpec : VStack(spacing: 0) { title; badge }
+    }
+}
+
+/// `transitionLayout`: measured off the UI thread, then the staying subnode slides, the new one fades
+/// in, the removed one fades out where it was, and the completion runs at the end.
+@MainActor
+final class LayoutTransitionTests: XCTestCase {
+    func testAnExpandingCardSlidesFadesInAndFadesOut() async throws {
+        let (host, _) = try OffscreenRender.makeHost(size: Size(width: 200, height: 200), configuration: .init(clearColor: Color(rgb: 0)))
+        let card = ExpandableNode()
+        host.setRootNode(card)
+        var time = 0.0
+        settle(host, time: &time)
+        let titleLayer = try XCTUnwrap(card.title.layerIfLoaded)
+        XCTAssertEqual(titleLayer.frame.minY, 0)
+        XCTAssertTrue(card.badge.supernode === card)
+
+        card.expanded = true
+        let completed = Mutex(false)
+        card.transitionLayout(duration: 0.25) { completed.withLock { $0 = true } }
+        // The layout comes back from its background measurement; frames follow it.
+        Node.backgroundLayouts.wait()
+        var titleYs: [Double] = []
+        var detailOpacities: [Double] = []
+        var ghostSeen = false
+        var middle: Bitmap?
+        for step in 0..<30 {
+            time += 1.0 / 60
+            host.runFrame(time: time, events: [])
+            titleYs.append(titleLayer.frame.minY)
+            if let detail = card.detail.layerIfLoaded { detailOpacities.append(detail.opacity) }
+            if card.layer.sublayers.contains(where: { $0.name == "transition-removed" }) { ghostSeen = true }
+            if step == 6 { middle = OffscreenRender.capture(host) }
+        }
+        XCTAssertEqual(titleYs.last, 60, "the title ends below the detail")
+        XCTAssertEqual(titleYs, titleYs.sorted(), "it only moves down")
+        XCTAssertTrue(titleYs.contains { $0 > 1 && $0 < 59 }, "through the places between: \(titleYs)")
+        XCTAssertTrue(detailOpacities.contains { $0 > 0.05 && $0 < 0.95 }, "the detail fades in: \(detailOpacities)")
+        XCTAssertEqual(detailOpacities.last, 1)
+        XCTAssertTrue(ghostSeen, "the badge fades out where it was")
+        XCTAssertFalse(card.layer.sublayers.contains { $0.name == "transition-removed" }, "and is gone after")
+        XCTAssertNil(card.badge.supernode)
+        XCTAssertTrue(completed.withLock { $0 })
+        // Mid-way, on pixels: the badge's blue still shows faintly where it was (y 40–70).
+        let pixels = try XCTUnwrap(middle)
+        let blue = pixels.pixel(x: 100, y: 65) & 0xFF
+        XCTAssertGreaterThan(blue, 20, "the fading badge")
+        host.setRootNode(nil)
+    }
+
+    func testANodeNotShowingJustLaysOutAgain() async throws {
+        let card = ExpandableNode()
+        card.frame = Rect(x: 0, y: 0, width: 200, height: 200)
+        card.expanded = true
+        let completed = Mutex(false)
+        card.transitionLayout { completed.withLock { $0 = true } }
+        XCTAssertTrue(completed.withLock { $0 }, "no animation without a layer")
+    }
+}
