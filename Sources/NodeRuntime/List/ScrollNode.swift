@@ -29,6 +29,7 @@ open class ScrollNode: Node, @unchecked Sendable {
     private struct Settings {
         var axes: ScrollAxes = .vertical
         var showsScrollIndicators = true
+        var isPagingEnabled = false
     }
     private let settings = Locked(Settings())
 
@@ -46,6 +47,14 @@ open class ScrollNode: Node, @unchecked Sendable {
     public var showsScrollIndicators: Bool {
         get { settings.withLock { $0.showsScrollIndicators } }
         set { settings.withLock { $0.showsScrollIndicators = newValue } }
+    }
+
+    /// Pages: the content comes to rest only at whole multiples of the viewport's size (a pager: one
+    /// item a page). A release moves to the next page in the direction of a quick flick, else to the
+    /// nearest page; a wheel notch and the arrow keys move one page. - Thread: any
+    public var isPagingEnabled: Bool {
+        get { settings.withLock { $0.isPagingEnabled } }
+        set { settings.withLock { $0.isPagingEnabled = newValue } }
     }
 
     /// Points per wheel step. (main thread only)
@@ -225,6 +234,10 @@ open class ScrollNode: Node, @unchecked Sendable {
 
     @MainActor
     private func release(velocity: Point, at time: Double) {
+        if isPagingEnabled {
+            snapToPage(velocity: velocity, at: time)
+            return
+        }
         let (lower, upper) = offsetLimits()
         func start(_ position: Double, _ speed: Double, _ low: Double, _ high: Double, axis: ScrollAxes) -> ScrollMotion {
             guard axes.contains(axis) else { return .idle }
@@ -238,6 +251,100 @@ open class ScrollNode: Node, @unchecked Sendable {
         }
         motion = (start(offset.x, velocity.x, lower.x, upper.x, axis: .horizontal),
                   start(offset.y, velocity.y, lower.y, upper.y, axis: .vertical))
+    }
+
+    /// The page the offset is on (rounded), along the paging axis: horizontal when the node scrolls
+    /// that way, vertical otherwise.
+    @MainActor
+    public var currentPage: Int {
+        UIThread.precondition("ScrollNode.currentPage")
+        let (page, position) = pageGeometry()
+        return page > 0 ? Int((position / page).rounded()) : 0
+    }
+
+    /// The number of pages the content makes along the paging axis. - Thread: main
+    @MainActor
+    public var pageCount: Int {
+        UIThread.precondition("ScrollNode.pageCount")
+        let (page, _) = pageGeometry()
+        let length = axes.contains(.horizontal) ? measuredContentSize.width : measuredContentSize.height
+        return page > 0 ? max(1, Int((length / page).rounded(.up))) : 1
+    }
+
+    /// Scrolls to `page` (clamped to the pages there are). - Thread: main
+    @MainActor
+    public func scrollToPage(_ page: Int, animated: Bool) {
+        UIThread.precondition("ScrollNode.scrollToPage")
+        let (size, _) = pageGeometry()
+        let target = Double(min(max(0, page), pageCount - 1)) * size
+        let point = axes.contains(.horizontal) ? Point(x: target, y: offset.y) : Point(x: offset.x, y: target)
+        setContentOffset(point, animated: animated)
+    }
+
+    /// The page's size and the offset, along the paging axis.
+    @MainActor
+    private func pageGeometry() -> (page: Double, position: Double) {
+        axes.contains(.horizontal) ? (bounds.width, offset.x) : (bounds.height, offset.y)
+    }
+
+    /// Moves to a page after a release: the next one in a quick flick's direction from the page the
+    /// content was on, else the nearest.
+    @MainActor
+    private func snapToPage(velocity: Point, at time: Double) {
+        let (size, position) = pageGeometry()
+        guard size > 0 else { return }
+        let speed = axes.contains(.horizontal) ? velocity.x : velocity.y
+        let from = (position / size).rounded(.down)
+        var page = (position / size).rounded()
+        if abs(speed) >= Self.pageFlickVelocity { page = speed > 0 ? from + 1 : from }
+        let target = min(max(0, page), Double(pageCount - 1)) * size
+        let (lower, upper) = offsetLimits()
+        func animate(_ from: Double, _ to: Double) -> ScrollMotion {
+            from == to ? .idle : .animating(start: time, from: from, target: .offset(to), duration: physics.animationDuration)
+        }
+        if axes.contains(.horizontal) {
+            motion = (animate(offset.x, min(max(target, lower.x), upper.x)), .idle)
+        } else {
+            motion = (.idle, animate(offset.y, min(max(target, lower.y), upper.y)))
+        }
+    }
+
+    /// A release faster than this (points per second) turns the page.
+    static let pageFlickVelocity = 300.0
+
+    /// Moves with the keys: ←/→ and ↑/↓ by a page when paging (by `wheelStep` otherwise), Page Up/Down
+    /// by a page, Home/End to the ends. Returns true when the key moved it (a controller passes its
+    /// keys here). - Thread: main
+    @MainActor
+    public func handleKey(_ key: Key, modifiers: KeyModifiers = []) -> Bool {
+        UIThread.precondition("ScrollNode.handleKey")
+        guard isNodeLoaded else { return false }
+        let horizontal = axes.contains(.horizontal), vertical = axes.contains(.vertical)
+        let (size, _) = pageGeometry()
+        let step = isPagingEnabled ? size : wheelStep
+        var target = offset
+        switch key {
+        case .left where horizontal: target.x -= step
+        case .right where horizontal: target.x += step
+        case .up where vertical: target.y -= step
+        case .down where vertical: target.y += step
+        case .pageUp: if vertical { target.y -= bounds.height } else { target.x -= bounds.width }
+        case .pageDown: if vertical { target.y += bounds.height } else { target.x += bounds.width }
+        case .home: target = .zero
+        case .end: target = Point(x: .greatestFiniteMagnitude, y: .greatestFiniteMagnitude)
+        default: return false
+        }
+        if isPagingEnabled, size > 0, key != .end {
+            let position = horizontal ? target.x : target.y
+            let snapped = (position / size).rounded() * size
+            if horizontal { target.x = snapped } else { target.y = snapped }
+        }
+        let (lower, upper) = offsetLimits()
+        let clamped = Point(x: min(max(target.x, lower.x), upper.x), y: min(max(target.y, lower.y), upper.y))
+        guard clamped != offset else { return false }
+        setContentOffset(clamped, animated: true)
+        lastMoved = now
+        return true
     }
 
     @MainActor
@@ -370,6 +477,20 @@ extension ScrollNode: FrameParticipant, WheelScrollable, TouchIntercepting {
         UIThread.precondition("ScrollNode.scrollWheel")
         guard dx.isFinite, dy.isFinite, dx != 0 || dy != 0, !isDragging(motion.y) else { return false }
         if time.isFinite, time > now, isScrolling { advance(to: time) }
+        if isPagingEnabled {
+            // A notch turns a page (from the page it is going to, when it is moving to one).
+            let turn = axes.contains(.horizontal) ? (dx != 0 ? dx : -dy) : -dy
+            var page = currentPage
+            if case let .animating(_, _, .offset(target), _) = (axes.contains(.horizontal) ? motion.x : motion.y) {
+                let (size, _) = pageGeometry()
+                if size > 0 { page = Int((target / size).rounded()) }
+            }
+            let next = min(max(0, page + (turn > 0 ? 1 : -1)), pageCount - 1)
+            guard next != page else { return false }
+            scrollToPage(next, animated: true)
+            lastMoved = time.isFinite ? time : now
+            return true
+        }
         let (lower, upper) = offsetLimits()
         var x = offset.x, y = offset.y
         if axes.contains(.vertical) {

@@ -162,4 +162,53 @@ final class ScrollNodeTests: XCTestCase {
         let pixels = try XCTUnwrap(OffscreenRender.capture(host))
         XCTAssertEqual(pixels.pixel(x: 10, y: 150), argb(StripesNode.color(2)), "content x 106 is the third stripe")
     }
+
+    /// Drags to the left by `distance` in steps of 10 points, holds still, and releases.
+    private func dragLeft(_ host: NodeHost, by distance: Double) {
+        frame(host, [.pointerDown(Point(x: 150, y: 150), button: 1, clicks: 1)])
+        var x = 150.0
+        while x > 150 - distance {
+            x -= 10
+            frame(host, [.pointerMoved(Point(x: x, y: 150))])
+        }
+        for _ in 0..<12 { frame(host, [.pointerMoved(Point(x: x, y: 150))]) }
+        frame(host, [.pointerUp(Point(x: x, y: 150), button: 1)])
+    }
+
+    func testAPagerComesToRestOnPagesAndTurnsThemByDragWheelAndKeys() async throws {
+        let (host, scroll) = try makeScroll(horizontal: true)
+        defer { host.setRootNode(nil) }
+        scroll.isPagingEnabled = true
+        XCTAssertEqual(scroll.pageCount, 5, "1,000 points of content in pages of 200")
+        // A short drag (50 points past the slop) springs back to the page it left.
+        dragLeft(host, by: 60)
+        try rest(host)
+        XCTAssertEqual(scroll.contentOffset.x, 0)
+        // A drag past half a page turns it.
+        dragLeft(host, by: 130)
+        try rest(host)
+        XCTAssertEqual(scroll.contentOffset.x, 200)
+        XCTAssertEqual(scroll.currentPage, 1)
+        // A quick flick turns it too, however short.
+        frame(host, [.pointerDown(Point(x: 150, y: 150), button: 1, clicks: 1)])
+        for step in 1...3 { frame(host, [.pointerMoved(Point(x: 150 - Double(step) * 12, y: 150))]) }
+        frame(host, [.pointerUp(Point(x: 114, y: 150), button: 1)])
+        try rest(host)
+        XCTAssertEqual(scroll.contentOffset.x, 400, "a flick of 26 points turned one page")
+        // A wheel notch, then the keys.
+        frame(host, [.pointerMoved(Point(x: 100, y: 150)), .wheel(dx: 0, dy: -1)])
+        try rest(host)
+        XCTAssertEqual(scroll.currentPage, 3)
+        XCTAssertTrue(scroll.handleKey(.left))
+        try rest(host)
+        XCTAssertEqual(scroll.contentOffset.x, 400)
+        XCTAssertTrue(scroll.handleKey(.end))
+        try rest(host)
+        XCTAssertEqual(scroll.contentOffset.x, 800)
+        XCTAssertFalse(scroll.handleKey(.right), "no page after the last")
+        let pixels = try XCTUnwrap(OffscreenRender.capture(host))
+        XCTAssertEqual(pixels.pixel(x: 10, y: 150), argb(StripesNode.color(16)), "the last page, exactly on its edge")
+        XCTAssertEqual(pixels.pixel(x: 190, y: 150), argb(StripesNode.color(19)))
+    }
+
 }
