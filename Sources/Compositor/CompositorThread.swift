@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A compositor on a thread of its own: the thread owns SDL's window, its events and its renderer,
 /// and draws the layer snapshots the UI thread commits, with their animations at the time of each
@@ -74,7 +73,7 @@ public final class CompositorThread: Sendable {
         var snapshotsCommitted = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     /// Ends the compositor thread's event wait: a commit, a command, a stop.
     private let wake = UIWakeup()
     private let started = DispatchSemaphore(value: 0)
@@ -82,7 +81,7 @@ public final class CompositorThread: Sendable {
     /// The frame-time origin shared with the UI thread's clock, in `MonotonicClock` nanoseconds.
     public let timeOrigin: UInt64
     /// Called on the compositor thread after each frame it presents (benchmarks read the offsets).
-    private let frameObserver: Mutex<(@Sendable (PresentedFrame) -> Void)?>
+    private let frameObserver: Guarded<(@Sendable (PresentedFrame) -> Void)?>
 
     /// Starts the thread, which opens the window and its renderer as `backend` says (its event wake
     /// is the thread's own) and makes a compositor with `compositor`; returns once they exist.
@@ -95,7 +94,7 @@ public final class CompositorThread: Sendable {
                 timeOrigin: UInt64 = MonotonicClock.nanoseconds(),
                 frameObserver: (@Sendable (PresentedFrame) -> Void)? = nil) throws {
         self.timeOrigin = timeOrigin
-        self.frameObserver = Mutex(frameObserver)
+        self.frameObserver = Guarded(frameObserver)
         var backendConfiguration = backend
         backendConfiguration.eventWake = wake
         let configuration = backendConfiguration
@@ -186,7 +185,7 @@ public final class CompositorThread: Sendable {
     /// clipboard's text, a screenshot.
     public func performAndWait<Result: Sendable>(timeout: Double = 2,
                                                 _ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Result) -> Result? {
-        let answer = Mutex<Result?>(nil)
+        let answer = Guarded<Result?>(nil)
         let done = DispatchSemaphore(value: 0)
         let accepted = state.withLock { state -> Bool in
             guard !state.stopping else { return false }
@@ -419,5 +418,21 @@ struct WheelScrolls {
         }
         if let binding = snapshot.scrollBinding, binding.viewport.contains(point) { return (snapshot, binding) }
         return nil
+    }
+}
+
+/// A value behind a lock (`NSLock`, which ThreadSanitizer understands), taken only for short,
+/// non-blocking accesses that call out to nothing.
+/// - Thread: any
+final class Guarded<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import TestSupport
 import XCTest
 @testable import Compositor
@@ -12,7 +11,7 @@ import XCTest
 final class CompositorThreadTests: XCTestCase {
     /// The frames a thread presented, and a way to wait for one that meets a condition.
     final class Frames: Sendable {
-        private let frames = Mutex<[CompositorThread.PresentedFrame]>([])
+        private let frames = Guarded<[CompositorThread.PresentedFrame]>([])
         private let arrived = DispatchSemaphore(value: 0)
 
         func record(_ frame: CompositorThread.PresentedFrame) {

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Tessera
 import TestSupport
 import XCTest
@@ -40,7 +39,7 @@ final class CompositorThreadAppTests: XCTestCase {
             let y: Double
             let wheelAhead: Bool
         }
-        private let frames = Mutex<[Frame]>([])
+        private let frames = Locked<[Frame]>([])
         private let arrived = DispatchSemaphore(value: 0)
 
         func record(_ frame: Frame) {

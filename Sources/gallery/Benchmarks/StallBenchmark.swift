@@ -1,6 +1,5 @@
 import Tessera
 import Foundation
-import Synchronization
 
 /// What a user sees while the app's code stalls: the chat list is flung again and again while the
 /// UI thread is blocked for 100 ms (a busy loop, as slow app code would be) every 500 ms, once with
@@ -126,7 +125,7 @@ struct StallBenchmark {
         }
         let serial = content.serial
         let clockOrigin = application.compositorThread?.timeOrigin
-        let samples = Mutex<[Sample]>([])
+        let samples = Locked<[Sample]>([])
         let interval = 1 / (application.renderer.refreshRate ?? 60)
 
         if let thread = application.compositorThread {

@@ -1,6 +1,5 @@
 import Compositor
 import Foundation
-import Synchronization
 import TestSupport
 import XCTest
 @testable import NodeRuntime
@@ -9,7 +8,7 @@ import XCTest
 /// decides which subnodes exist (`automaticallyManagesSubnodes`).
 private final class ExpandableNode: Node, @unchecked Sendable {
     let title = Node(), detail = Node(), badge = Node()
-    private let expansion = Mutex(false)
+    private let expansion = Locked(false)
     var expanded: Bool {
         get { expansion.withLock { $0 } }
         set { expansion.withLock { $0 = newValue } }
@@ -47,7 +46,7 @@ final class LayoutTransitionTests: XCTestCase {
         XCTAssertTrue(card.badge.supernode === card)
 
         card.expanded = true
-        let completed = Mutex(false)
+        let completed = Locked(false)
         card.transitionLayout(duration: 0.25) { completed.withLock { $0 = true } }
         // The layout comes back from its background measurement; frames follow it.
         Node.backgroundLayouts.wait()
@@ -83,7 +82,7 @@ final class LayoutTransitionTests: XCTestCase {
         let card = ExpandableNode()
         card.frame = Rect(x: 0, y: 0, width: 200, height: 200)
         card.expanded = true
-        let completed = Mutex(false)
+        let completed = Locked(false)
         card.transitionLayout { completed.withLock { $0 = true } }
         XCTAssertTrue(completed.withLock { $0 }, "no animation without a layer")
     }
