@@ -24,6 +24,13 @@ extension NodeHost {
         }
         node?.didBecomeFocused()
         updateTextInput()
+        // A focused node inside scroll nodes is scrolled into view (Tab reaching a control below the
+        // fold brings it up).
+        var ancestor = node?.supernode
+        while let current = ancestor, let focused = node {
+            if let scroll = current as? ScrollNode { scroll.scrollToVisible(focused, animated: true) }
+            ancestor = current.supernode
+        }
     }
 
     /// Offers an event to the focused node, then each event ancestor (supernodes, and from a list row

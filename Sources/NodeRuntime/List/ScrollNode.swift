@@ -253,6 +253,34 @@ open class ScrollNode: Node, @unchecked Sendable {
                   start(offset.y, velocity.y, lower.y, upper.y, axis: .vertical))
     }
 
+    /// Scrolls the least that shows `node` (a node inside the content) whole, with a margin of 8 points
+    /// where there is room; nothing when it shows already or is not inside. - Thread: main
+    @MainActor
+    public func scrollToVisible(_ node: Node, animated: Bool) {
+        UIThread.precondition("ScrollNode.scrollToVisible")
+        var rect = node.frame
+        var parent = node.supernode
+        while let current = parent, current !== contentNode {
+            rect = rect.offsetBy(dx: current.frame.minX, dy: current.frame.minY)
+            parent = current.supernode
+        }
+        guard parent === contentNode || node === contentNode else { return }
+        if node === contentNode { rect = Rect(origin: .zero, size: rect.size) }
+        let margin = 8.0, size = bounds.size
+        func reveal(_ minimum: Double, _ maximum: Double, _ current: Double, _ length: Double) -> Double {
+            if maximum - minimum + 2 * margin > length || minimum - margin < current { return minimum - margin }
+            if maximum + margin > current + length { return maximum + margin - length }
+            return current
+        }
+        let target = Point(x: axes.contains(.horizontal) ? reveal(rect.minX, rect.maxX, offset.x, size.width) : offset.x,
+                           y: axes.contains(.vertical) ? reveal(rect.minY, rect.maxY, offset.y, size.height) : offset.y)
+        let (lower, upper) = offsetLimits()
+        let clamped = Point(x: min(max(target.x, lower.x), upper.x), y: min(max(target.y, lower.y), upper.y))
+        guard clamped != offset else { return }
+        setContentOffset(clamped, animated: animated)
+        lastMoved = now
+    }
+
     /// The page the offset is on (rounded), along the paging axis: horizontal when the node scrolls
     /// that way, vertical otherwise.
     @MainActor

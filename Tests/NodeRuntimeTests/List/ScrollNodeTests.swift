@@ -211,4 +211,43 @@ final class ScrollNodeTests: XCTestCase {
         XCTAssertEqual(pixels.pixel(x: 190, y: 150), argb(StripesNode.color(19)))
     }
 
+
+    func testFocusingAControlBelowTheFoldScrollsItIntoView() async throws {
+        let (host, _) = try OffscreenRender.makeHost(size: Size(width: 200, height: 300), configuration: .init(clearColor: Color(rgb: 0)))
+        let buttons = (0..<12).map { ButtonNode(title: "Button \($0)", attributes: TextAttributes(font: .system(size: 14))) }
+        let content = ButtonColumnNode(buttons: buttons)
+        let scroll = ScrollNode(content: content)
+        host.setRootNode(scroll)
+        TextFixtures.useRepositoryFonts()
+        try rest(host)
+        let last = try XCTUnwrap(buttons.last)
+        func top(of node: Node) -> Double { -node.convertFromRoot(.zero).y }
+        XCTAssertGreaterThan(top(of: last), 300, "the last button starts below the viewport")
+        host.focus(last)
+        XCTAssertTrue(host.focusedNode === last)
+        try rest(host)
+        XCTAssertGreaterThan(scroll.contentOffset.y, 0)
+        XCTAssertLessThanOrEqual(top(of: last) + last.frame.height, 300, "it shows whole")
+        XCTAssertGreaterThanOrEqual(top(of: last), 0)
+        // Back to the first: up again.
+        host.focus(buttons[0])
+        try rest(host)
+        XCTAssertEqual(top(of: buttons[0]), 8, "it shows with the 8-point margin above it")
+        host.setRootNode(nil)
+    }
+
+}
+
+/// Buttons in a column, 40 points apart.
+private final class ButtonColumnNode: Node, @unchecked Sendable {
+    let buttons: [ButtonNode]
+    init(buttons: [ButtonNode]) {
+        self.buttons = buttons
+        super.init()
+        buttons.forEach { addSubnode($0) }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack(spacing: 20, alignItems: .start) { buttons }.inset(EdgeInsets(all: 10))
+    }
 }
