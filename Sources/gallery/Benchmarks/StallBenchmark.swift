@@ -218,8 +218,8 @@ struct StallBenchmark {
     /// presents drops the frames in which the offset would have moved a whole pixel (a compositor
     /// draws nothing for a change that shows nowhere). A step is measured against the speed of the last
     /// step between frames a frame apart before it (so a gap does not hide a jump), where that speed
-    /// is at least two pixels a frame, and the steps just after a new fling starts are left out (a
-    /// fling from rest is no jump).
+    /// is at least two pixels a frame. The frames just after a new fling starts from rest are left
+    /// out of both (the motion reaches the compositor with the UI thread's next commit).
     static func figures(_ samples: [Sample], stalls: [ClosedRange<Double>], flings: [Double], interval: Double) -> Mode {
         var dropped = 0
         var largest = 0.0
@@ -227,16 +227,18 @@ struct StallBenchmark {
         for i in 1..<max(1, samples.count) {
             let a = samples[i - 1], b = samples[i]
             let dt = b.time - a.time
-            // A frame is missing where the motion would have shown in it: a slow end of a fling that
-            // moves less than a pixel a frame is drawn only when it reaches the next pixel.
-            let intervals = Int(dt / interval + 0.5)
-            let visibleSteps = Int(abs(b.y - a.y))
-            if intervals > 1 && visibleSteps > 1 { dropped += min(intervals, visibleSteps) - 1 }
+            // A new fling from rest is the app's doing, not the compositor's: its first frames (the
+            // UI thread's commit of the motion) count neither as drops nor as jumps.
             let restarted = flings.contains { $0 > (i >= 2 ? samples[i - 2].time : a.time) && $0 <= b.time }
             if restarted {
                 speed = nil
                 continue
             }
+            // A frame is missing where the motion would have shown in it: a slow end of a fling that
+            // moves less than a pixel a frame is drawn only when it reaches the next pixel.
+            let intervals = Int(dt / interval + 0.5)
+            let visibleSteps = Int(abs(b.y - a.y))
+            if intervals > 1 && visibleSteps > 1 { dropped += min(intervals, visibleSteps) - 1 }
             // Against steps of at least two pixels a frame (below that, the pixel grid rounds steps).
             if let speed, speed * interval >= 2 {
                 largest = max(largest, abs(b.y - a.y) / (speed * interval))
