@@ -188,12 +188,15 @@ public final class LayerSnapshot: Sendable {
         return sublayers.contains { $0.isAnimating(at: time) }
     }
 
-    /// The first layer found, depth first, with `name`.
-    public func first(named wanted: String) -> LayerSnapshot? {
-        if name == wanted { return self }
-        for sublayer in sublayers { if let found = sublayer.first(named: wanted) { return found } }
+    /// The first layer found, depth first, that `matches`.
+    public func first(where matches: (LayerSnapshot) -> Bool) -> LayerSnapshot? {
+        if matches(self) { return self }
+        for sublayer in sublayers { if let found = sublayer.first(where: matches) { return found } }
         return nil
     }
+
+    /// The layer whose `Layer.serial` is `serial`, in this tree.
+    public func layer(serial: Int) -> LayerSnapshot? { first { $0.id == serial } }
 }
 
 extension Layer {

@@ -76,17 +76,11 @@ final class CompositorThreadAppTests: XCTestCase {
         let presented = Presented()
         let serial = content.serial
         try XCTUnwrap(app.compositorThread).setFrameObserver { frame in
-            guard let layer = frame.snapshot.flatMap({ Self.find(serial, in: $0) }) else { return }
+            guard let layer = frame.snapshot?.layer(serial: serial) else { return }
             presented.record(.init(time: frame.time, y: layer.presentedFrame(at: frame.time).minY,
                                    wheelAhead: frame.wheelOffsets[serial] != nil))
         }
         return (app, list, content, presented)
-    }
-
-    nonisolated static func find(_ serial: Int, in snapshot: LayerSnapshot) -> LayerSnapshot? {
-        if snapshot.id == serial { return snapshot }
-        for sublayer in snapshot.sublayers { if let found = find(serial, in: sublayer) { return found } }
-        return nil
     }
 
     func testAFlungListKeepsMovingWhileTheUIThreadIsBlocked() async throws {

@@ -194,24 +194,13 @@ extension ListNode {
             if !contentLayer.animations.isEmpty { contentLayer.animations = [] }
             return
         }
-        let track = motionTrack()
-        contentLayer.animations = [LayerAnimation(.originY, start: now, end: .infinity) { time in
-            var copy = track
-            _ = copy.advance(to: time)
-            return -copy.offset
-        }]
+        contentLayer.animations = [motionTrack().contentAnimation(.originY, from: now)]
     }
 
     func startMotionAfterRelease(velocity: Double, at time: Double) {
-        let lower = minimumOffset, upper = max(lower, maximumOffset)
-        if offset < lower || offset > upper {
-            motion = .bouncing(start: time, origin: offset, velocity: velocity, towardsEnd: offset > upper)
-        } else if abs(velocity) >= physics.minimumFlingVelocity {
-            motion = .decelerating(start: time, origin: offset, velocity: velocity,
-                                   decelerationRate: physics.decelerationRate)
-        } else {
-            motion = .idle
-        }
+        let lower = minimumOffset
+        motion = ListMotionTrack.motionAfterRelease(at: offset, velocity: velocity, lower: lower,
+                                                    upper: max(lower, maximumOffset), physics: physics, time: time)
     }
 
     // MARK: Touches
@@ -386,6 +375,30 @@ struct ListMotionTrack: Sendable {
     let upper: Double
     /// Where an animated scroll ends.
     let destination: Double?
+
+    /// What a release at `position` with `velocity` starts: a bounce back from past an edge, a fling
+    /// fast enough to glide, or rest.
+    static func motionAfterRelease(at position: Double, velocity: Double, lower: Double, upper: Double,
+                                   physics: ScrollPhysics, time: Double) -> ScrollMotion {
+        if position < lower || position > upper {
+            return .bouncing(start: time, origin: position, velocity: velocity, towardsEnd: position > upper)
+        }
+        if abs(velocity) >= physics.minimumFlingVelocity {
+            return .decelerating(start: time, origin: position, velocity: velocity, decelerationRate: physics.decelerationRate)
+        }
+        return .idle
+    }
+
+    /// The motion as a layer animation of `property` (a content layer's origin, which sits at minus
+    /// the offset) from `start` on: the compositor runs a copy to each frame's time.
+    func contentAnimation(_ property: LayerAnimation.Property, from start: Double) -> LayerAnimation {
+        let track = self
+        return LayerAnimation(property, start: start, end: .infinity) { time in
+            var copy = track
+            _ = copy.advance(to: time)
+            return -copy.offset
+        }
+    }
 
     /// Moves the motion on to `time`; returns the target of an animated scroll that arrived.
     mutating func advance(to time: Double) -> ScrollTarget? {

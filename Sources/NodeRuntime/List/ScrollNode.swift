@@ -241,13 +241,8 @@ open class ScrollNode: Node, @unchecked Sendable {
         let (lower, upper) = offsetLimits()
         func start(_ position: Double, _ speed: Double, _ low: Double, _ high: Double, axis: ScrollAxes) -> ScrollMotion {
             guard axes.contains(axis) else { return .idle }
-            if position < low || position > high {
-                return .bouncing(start: time, origin: position, velocity: speed, towardsEnd: position > high)
-            }
-            if abs(speed) >= physics.minimumFlingVelocity {
-                return .decelerating(start: time, origin: position, velocity: speed, decelerationRate: physics.decelerationRate)
-            }
-            return .idle
+            return ListMotionTrack.motionAfterRelease(at: position, velocity: speed, lower: low, upper: high,
+                                                      physics: physics, time: time)
         }
         motion = (start(offset.x, velocity.x, lower.x, upper.x, axis: .horizontal),
                   start(offset.y, velocity.y, lower.y, upper.y, axis: .vertical))
@@ -419,20 +414,8 @@ open class ScrollNode: Node, @unchecked Sendable {
             let movingX = !isIdle(motion.x) && !isDragging(motion.x), movingY = !isIdle(motion.y) && !isDragging(motion.y)
             if movingX || movingY {
                 let (x, y) = tracks()
-                if movingX {
-                    animations.append(LayerAnimation(.originX, start: now, end: .infinity) { time in
-                        var copy = x
-                        _ = copy.advance(to: time)
-                        return -copy.offset
-                    })
-                }
-                if movingY {
-                    animations.append(LayerAnimation(.originY, start: now, end: .infinity) { time in
-                        var copy = y
-                        _ = copy.advance(to: time)
-                        return -copy.offset
-                    })
-                }
+                if movingX { animations.append(x.contentAnimation(.originX, from: now)) }
+                if movingY { animations.append(y.contentAnimation(.originY, from: now)) }
             }
             if !(animations.isEmpty && content.animations.isEmpty) { content.animations = animations }
             let (lower, upper) = offsetLimits()

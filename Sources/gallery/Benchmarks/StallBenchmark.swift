@@ -130,7 +130,7 @@ struct StallBenchmark {
 
         if let thread = application.compositorThread {
             thread.setFrameObserver { frame in
-                guard let layer = frame.snapshot.flatMap({ Self.find(serial, in: $0) }) else { return }
+                guard let layer = frame.snapshot?.layer(serial: serial) else { return }
                 let y = layer.presentedFrame(at: frame.time).minY
                 let milliseconds = frame.statistics.drawMilliseconds + frame.statistics.presentMilliseconds
                 samples.withLock {
@@ -258,9 +258,4 @@ struct StallBenchmark {
         _ = spin
     }
 
-    nonisolated static func find(_ serial: Int, in snapshot: LayerSnapshot) -> LayerSnapshot? {
-        if snapshot.id == serial { return snapshot }
-        for sublayer in snapshot.sublayers { if let found = find(serial, in: sublayer) { return found } }
-        return nil
-    }
 }
