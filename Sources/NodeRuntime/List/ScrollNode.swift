@@ -105,10 +105,14 @@ open class ScrollNode: Node, @unchecked Sendable {
     }
 
     /// Scrolls so that the viewport's corner is at `point` (clamped to the content; a NaN or infinite
-    /// coordinate leaves that axis alone). - Thread: main
+    /// coordinate leaves that axis alone, reported once in `diagnostics`). - Thread: main
     @MainActor
     public func setContentOffset(_ point: Point, animated: Bool) {
         UIThread.precondition("ScrollNode.setContentOffset")
+        if !point.x.isFinite || !point.y.isFinite {
+            reportOnce(.invalidParameter, property: "setContentOffset",
+                       "setContentOffset(\(point)) has a coordinate that is not a number; that axis keeps its offset")
+        }
         let target = Point(x: point.x.isFinite ? point.x : offset.x, y: point.y.isFinite ? point.y : offset.y)
         let (lower, upper) = offsetLimits()
         let clampedX = min(max(target.x, lower.x), upper.x), clampedY = min(max(target.y, lower.y), upper.y)
@@ -122,12 +126,16 @@ open class ScrollNode: Node, @unchecked Sendable {
         }
     }
 
-    /// Starts a fling at `velocity` points per second (positive: towards the end of each axis).
-    /// - Thread: main
+    /// Starts a fling at `velocity` points per second (positive: towards the end of each axis). A
+    /// velocity that is not a number is ignored and reported once in `diagnostics`. - Thread: main
     @MainActor
     public func fling(velocity: Point) {
         UIThread.precondition("ScrollNode.fling(velocity:)")
-        guard velocity.x.isFinite, velocity.y.isFinite else { return }
+        guard velocity.x.isFinite, velocity.y.isFinite else {
+            reportOnce(.invalidParameter, property: "fling(velocity:)",
+                       "fling(velocity: \(velocity)) is not a speed; ignored, the content keeps its motion")
+            return
+        }
         release(velocity: velocity, at: now)
     }
 

@@ -150,6 +150,19 @@ final class ScrollNodeTests: XCTestCase {
         }
     }
 
+    func testNonsenseOffsetsAndSpeedsAreReportedAndChangeNothing() async throws {
+        let (host, scroll) = try makeScroll()
+        defer { host.setRootNode(nil) }
+        scroll.setContentOffset(Point(x: 0, y: 120), animated: false)
+        scroll.setContentOffset(Point(x: .nan, y: .infinity), animated: false)
+        scroll.fling(velocity: Point(x: 0, y: .nan))
+        XCTAssertEqual(scroll.contentOffset, Point(x: 0, y: 120))
+        XCTAssertFalse(scroll.isScrolling)
+        let messages = scroll.diagnostics.map(\.message)
+        XCTAssertTrue(messages.contains { $0.contains("setContentOffset") }, "\(messages)")
+        XCTAssertTrue(messages.contains { $0.contains("fling(velocity:") }, "\(messages)")
+    }
+
     func testTheHorizontalAxisTakesTheWheel() async throws {
         let (host, scroll) = try makeScroll(horizontal: true)
         defer { host.setRootNode(nil) }
