@@ -61,7 +61,7 @@ extension ListNode {
     /// Starts a fetch at each edge the viewport is near, with none running and not exhausted.
     func beginBatchFetchesIfNear() {
         guard let delegate = batchFetchingDelegate, isReady, interfaceState.contains(.visible) else { return }
-        let height = bounds.height
+        let height = viewportLength
         guard height > 0 else { return }
         let screens = leadingScreensForBatching.isFinite ? max(0, leadingScreensForBatching) : 0
         for edge in ListEdge.allCases where batchFetchingEdges.contains(edge) {

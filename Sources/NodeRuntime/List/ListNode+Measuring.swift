@@ -98,7 +98,14 @@ extension ListNode {
 
     /// The size range rows are measured in: the list's width, any height.
     var rowSizeRange: SizeRange {
-        SizeRange(min: Size(width: rowWidth, height: 0), max: Size(width: rowWidth, height: .infinity))
+        if isHorizontal {
+            let length = rowsFillViewport ? viewportLength : 0
+            return SizeRange(min: Size(width: length, height: rowWidth),
+                             max: Size(width: rowsFillViewport ? length : .infinity, height: rowWidth))
+        }
+        let length = rowsFillViewport ? viewportLength : 0
+        return SizeRange(min: Size(width: rowWidth, height: length),
+                         max: Size(width: rowWidth, height: rowsFillViewport ? length : .infinity))
     }
 
     /// Queues the row's node block and measurement on the display scheduler.
@@ -107,6 +114,7 @@ extension ListNode {
         let block = dataSource.nodeBlockForRow(at: record.row, in: self)
         let range = rowSizeRange
         let scale = contentsScale
+        let horizontal = isHorizontal
         let generation = record.generation
         let inbox = measuredRows
         let counters = measureCounters
@@ -122,7 +130,7 @@ extension ListNode {
                     counters.cancelled.add(1, ordering: .relaxed)
                     return .cancelled
                 }
-                let (node, layout, size) = ListNode.makeAndMeasure(block, in: range, scale: scale)
+                let (node, layout, size) = ListNode.makeAndMeasure(block, in: range, scale: scale, horizontal: horizontal)
                 let result = MeasuredRow(boundRecord: recordBox, generation: generation, node: node,
                                          layout: layout, size: size, layoutVersion: node.layoutVersion)
                 inbox.withLock { $0.append(result) }
@@ -143,7 +151,8 @@ extension ListNode {
             record.job?.cancel()
             record.job = nil
             let block = dataSource.nodeBlockForRow(at: row, in: self)
-            let (node, layout, size) = Self.makeAndMeasure(block, in: rowSizeRange, scale: contentsScale)
+            let (node, layout, size) = Self.makeAndMeasure(block, in: rowSizeRange, scale: contentsScale,
+                                                           horizontal: isHorizontal)
             made.append(MeasuredRow(boundRecord: UIThreadBound(record), generation: record.generation, node: node,
                                     layout: layout, size: size, layoutVersion: node.layoutVersion))
         }
@@ -153,13 +162,20 @@ extension ListNode {
     /// Runs a node block and measures the node at the list's width. The layout carries every
     /// descendant's layout, so applying it on the UI thread measures nothing again.
     /// - Thread: display worker (or main for `loadsRowsOnMainThread`)
-    nonisolated static func makeAndMeasure(_ block: RowNodeBlock, in range: SizeRange, scale: Double) -> (Node, Layout, Size) {
+    nonisolated static func makeAndMeasure(_ block: RowNodeBlock, in range: SizeRange, scale: Double,
+                                           horizontal: Bool) -> (Node, Layout, Size) {
         let node = block()
         // The row measures and draws at its list's scale (it is not the list's subnode).
         node.contentsScale = scale
         let layout = node.layoutThatFits(range)
-        let height = PixelGeometry.alignedUp(layout.size.height, scale: scale)
-        return (node, layout, Size(width: range.max.width, height: max(0, height)))
+        return (node, layout, rowExtent(of: layout, in: range, scale: scale, horizontal: horizontal))
+    }
+
+    /// A measured row's extent, as the list keeps it: `width` across the scroll axis (the range's),
+    /// `height` along it (the layout's, rounded up to the pixel grid).
+    nonisolated static func rowExtent(of layout: Layout, in range: SizeRange, scale: Double, horizontal: Bool) -> Size {
+        let length = PixelGeometry.alignedUp(horizontal ? layout.size.width : layout.size.height, scale: scale)
+        return Size(width: horizontal ? range.max.height : range.max.width, height: max(0, length))
     }
 
     /// Sends the rows whose node tree called `setNeedsLayout` (from any thread) to be measured again
@@ -184,6 +200,7 @@ extension ListNode {
         let generation = record.generation
         let range = rowSizeRange
         let scale = contentsScale
+        let horizontal = isHorizontal
         let inbox = measuredRows
         let recordBox = UIThreadBound(record)
         let isVisible = node.interfaceState.contains(.visible)
@@ -198,9 +215,8 @@ extension ListNode {
                 guard !isCancelled() else { return .cancelled }
                 let node = nodeBox.node
                 let layout = node.layoutThatFits(range)
-                let height = PixelGeometry.alignedUp(layout.size.height, scale: scale)
                 var result = MeasuredRow(boundRecord: recordBox, generation: generation, node: node, layout: layout,
-                                         size: Size(width: range.max.width, height: max(0, height)),
+                                         size: ListNode.rowExtent(of: layout, in: range, scale: scale, horizontal: horizontal),
                                          layoutVersion: node.layoutVersion)
                 result.remeasureRequest = request
                 inbox.withLock { $0.append(result) }
@@ -265,7 +281,7 @@ extension ListNode {
             let row = record.row
             if geometry.heights[row] != result.size.height { counts.heightCorrections += 1 }
             geometry.setHeight(result.size.height, ofRow: row, measured: true)
-            node.frame = Rect(x: 0, y: geometry.offset(ofRow: row), width: result.size.width, height: result.size.height)
+            node.frame = rowFrame(at: geometry.offset(ofRow: row), length: result.size.height)
             // Frames now (preloading needs sizes); the `layout()` hooks once the row enters display.
             node.applyLayout(result.layout, runsLayoutHooks: false)
             record.layoutHooksPending = true
@@ -302,7 +318,7 @@ extension ListNode {
                 other.slide = (delta: remaining - delta, start: now)
             }
         }
-        node.frame = Rect(x: 0, y: geometry.offset(ofRow: row), width: result.size.width, height: result.size.height)
+        node.frame = rowFrame(at: geometry.offset(ofRow: row), length: result.size.height)
         node.applyLayout(result.layout, runsLayoutHooks: !record.layoutHooksPending)
         dirtyRows.insert(row)
         record.placedY = .nan
@@ -316,6 +332,7 @@ extension ListNode {
     /// until the new ones are ready.
     func rowWidthDidChange(to width: Double) {
         rowWidth = width
+        measuredViewportLength = viewportLength
         lastPass = nil
         geometry.markAllUnmeasured()
         for record in records.values {
@@ -384,7 +401,7 @@ extension ListNode {
 
     /// The visible row area (square points) and the part of it not ready, this frame.
     func measureCheckerboard() -> (area: Double, missing: Double) {
-        let top = offset, bottom = offset + bounds.height
+        let top = offset, bottom = offset + viewportLength
         guard let visible = geometry.rows(overlapping: top, bottom) else { return (0, 0) }
         var area = 0.0, missing = 0.0
         var y = geometry.offset(ofRow: visible.lowerBound)
@@ -416,10 +433,10 @@ extension ListNode {
         case .automatic where stacksFromBottom && isPinnedToBottom:
             return .bottom(maximumOffset: maximumOffset)
         case .automatic, .firstVisibleRow:
-            guard let visible = geometry.rows(overlapping: offset, offset + bounds.height) else { return .none }
+            guard let visible = geometry.rows(overlapping: offset, offset + viewportLength) else { return .none }
             return .row(visible.lowerBound, screenY: geometry.offset(ofRow: visible.lowerBound) - offset)
         case .lastVisibleRow:
-            guard let visible = geometry.rows(overlapping: offset, offset + bounds.height) else { return .none }
+            guard let visible = geometry.rows(overlapping: offset, offset + viewportLength) else { return .none }
             return .row(visible.upperBound, screenY: geometry.offset(ofRow: visible.upperBound) - offset)
         }
     }

@@ -33,7 +33,7 @@ extension ListNode {
 
     /// The content interval an extent covers around the viewport, leading in the scroll direction.
     func interval(for extent: ListRangeTuning.Extent) -> (top: Double, bottom: Double) {
-        let height = bounds.height
+        let height = viewportLength
         let forward = leadingDirection > 0
         let before = (forward ? extent.trailing : extent.leading) * height
         let after = (forward ? extent.leading : extent.trailing) * height
@@ -44,7 +44,7 @@ extension ListNode {
         func rows(_ interval: (top: Double, bottom: Double)) -> ClosedRange<Int>? {
             geometry.rows(overlapping: interval.top, interval.bottom)
         }
-        return RowRanges(visible: rows((offset, offset + bounds.height)),
+        return RowRanges(visible: rows((offset, offset + viewportLength)),
                          display: rows(interval(for: tuning.display)),
                          preload: rows(interval(for: tuning.preload)),
                          measure: rows(interval(for: tuning.measure)))
@@ -117,7 +117,7 @@ extension ListNode {
         lastPass = PassState(ranges: ranges, attached: context.attached, direction: leadingDirection, cap: context.cap)
         retireDisappearingRows()
         placeAttachedRows()
-        contentLayer?.frame = Rect(x: 0, y: -offset, width: 0, height: 0)
+        contentLayer?.frame = isHorizontal ? Rect(x: -offset, y: 0, width: 0, height: 0) : Rect(x: 0, y: -offset, width: 0, height: 0)
         updateContentAnimation()
         if heldTarget != nil, isHeldTargetSettled(ranges) { heldTarget = nil }
         if stacksFromBottom, !isDragging { isPinnedToBottom = offset >= maximumOffset - 0.5 }
@@ -162,7 +162,7 @@ extension ListNode {
         init(list: ListNode, ranges: RowRanges, tuning: ListRangeTuning) {
             self.ranges = ranges
             cap = list.rowStateCap
-            let height = list.bounds.height
+            let height = list.viewportLength
             top = list.offset
             bottom = list.offset + height
             attachTop = top - height * ListNode.attachmentMargin
@@ -354,12 +354,13 @@ extension ListNode {
             }
             if y != record.placedY {
                 record.placedY = y
-                node.frame = Rect(x: 0, y: y, width: rowWidth, height: geometry.heights[record.row])
+                node.frame = rowFrame(at: y, length: geometry.heights[record.row])
             }
             var animations: [LayerAnimation] = []
             if let slide = record.slide {
                 let base = geometry.offset(ofRow: record.row)
-                animations.append(Self.slideAnimation(from: base + slide.delta, to: base, start: slide.start))
+                animations.append(Self.slideAnimation(isHorizontal ? .originX : .originY, from: base + slide.delta, to: base,
+                                                       start: slide.start))
             }
             if let fade = record.fadeIn, !fade.pending {
                 let progress = (now - fade.start) / Self.updateAnimationDuration
@@ -397,8 +398,8 @@ extension ListNode {
 
     /// A row's slide of an animated update, as the compositor draws it between this thread's frames
     /// (the same curve `placeAttachedRows` steps).
-    static func slideAnimation(from: Double, to: Double, start: Double) -> LayerAnimation {
-        LayerAnimation.interpolating(.originY, from: from, to: to, start: start, duration: updateAnimationDuration,
+    static func slideAnimation(_ property: LayerAnimation.Property, from: Double, to: Double, start: Double) -> LayerAnimation {
+        LayerAnimation.interpolating(property, from: from, to: to, start: start, duration: updateAnimationDuration,
                                     curve: .easeOutCubic)
     }
 

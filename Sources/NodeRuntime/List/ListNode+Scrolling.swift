@@ -134,7 +134,7 @@ extension ListNode {
             let index = min(max(0, row), geometry.count - 1)
             let top = geometry.offset(ofRow: index)
             let height = geometry.heights[index]
-            let viewport = bounds.height
+            let viewport = viewportLength
             switch position {
             case .top:
                 return clamped(top)
@@ -185,7 +185,7 @@ extension ListNode {
     func updateContentAnimation() {
         guard let contentLayer else { return }
         // The wheel moves the content on a compositor thread at once, within these bounds.
-        let binding = isReady ? layerIfLoaded.map { layer in
+        let binding = isReady && !isHorizontal ? layerIfLoaded.map { layer in
             ScrollBinding(viewport: layer.frameInRoot, lower: minimumOffset, upper: max(minimumOffset, maximumOffset),
                           wheelStep: wheelStep)
         } : nil
@@ -194,13 +194,55 @@ extension ListNode {
             if !contentLayer.animations.isEmpty { contentLayer.animations = [] }
             return
         }
-        contentLayer.animations = [motionTrack().contentAnimation(.originY, from: now)]
+        contentLayer.animations = [motionTrack().contentAnimation(isHorizontal ? .originX : .originY, from: now)]
     }
 
     func startMotionAfterRelease(velocity: Double, at time: Double) {
+        if isPagingEnabled, let page = pageAfterRelease(velocity: velocity) {
+            motion = .animating(start: time, from: offset, target: .row(page, .top), duration: physics.animationDuration)
+            return
+        }
         let lower = minimumOffset
         motion = ListMotionTrack.motionAfterRelease(at: offset, velocity: velocity, lower: lower,
                                                     upper: max(lower, maximumOffset), physics: physics, time: time)
+    }
+
+    /// Points a second past which a release turns the page whatever the distance dragged.
+    static let pageFlickVelocity = 300.0
+
+    /// The row a paging list comes to rest at after a release with `velocity`: the next one in the
+    /// direction of a flick, else the one whose larger part shows. Nil for a list without rows.
+    func pageAfterRelease(velocity: Double) -> Int? {
+        guard geometry.count > 0 else { return nil }
+        let position = min(max(offset, 0), max(0, geometry.totalHeight - 1))
+        guard let row = geometry.row(containing: position) else { return nil }
+        let start = geometry.offset(ofRow: row)
+        let length = geometry.heights[row]
+        let fraction = length > 0 ? (position - start) / length : 0
+        var page = row
+        if velocity > Self.pageFlickVelocity, fraction > 0 || offset > start {
+            page = row + 1
+        } else if velocity < -Self.pageFlickVelocity {
+            page = row
+        } else if fraction > 0.5 {
+            page = row + 1
+        }
+        return min(max(0, page), geometry.count - 1)
+    }
+
+    /// The page a paging list is on, or heading to (an animated scroll's row). Nil without rows.
+    var currentPageTarget: Int? {
+        if case let .animating(_, _, .row(row, _), _) = motion { return row }
+        guard geometry.count > 0 else { return nil }
+        let position = clamped(offset) + viewportLength / 2
+        return geometry.row(containing: max(0, position))
+    }
+
+    /// Moves a paging list by `pages` (animated), from the page it is heading to.
+    func turnPage(by pages: Int) {
+        guard let current = currentPageTarget else { return }
+        let page = min(max(0, current + pages), geometry.count - 1)
+        scroll(toTarget: .row(page, .top), animated: true)
     }
 
     // MARK: Touches
@@ -208,18 +250,18 @@ extension ListNode {
     func handlePan(_ pan: PanGestureRecognizer) {
         let time = pan.lastTouch?.timestamp ?? now
         let lower = minimumOffset, upper = max(lower, maximumOffset)
-        let translation = pan.translation(in: nil).y
+        let translation = mainCoordinate(of: pan.translation(in: nil))
         switch pan.state {
         case .began:
             heldTarget = nil
-            let raw = physics.unbanded(offset, lower: lower, upper: upper, dimension: bounds.height)
+            let raw = physics.unbanded(offset, lower: lower, upper: upper, dimension: viewportLength)
             motion = .dragging(origin: raw + translation)
         case .changed:
             guard case .dragging(let origin) = motion else { return }
-            offset = physics.rubberBanded(origin - translation, lower: lower, upper: upper, dimension: bounds.height)
+            offset = physics.rubberBanded(origin - translation, lower: lower, upper: upper, dimension: viewportLength)
         case .ended:
             guard isDragging else { return }
-            startMotionAfterRelease(velocity: -pan.velocity.y, at: time)
+            startMotionAfterRelease(velocity: -mainCoordinate(of: pan.velocity), at: time)
         case .cancelled, .failed:
             guard isDragging else { return }
             startMotionAfterRelease(velocity: 0, at: time)
@@ -267,6 +309,12 @@ extension ListNode {
     func handleTap(at point: Point) {
         guard !touchStoppedScrolling, let row = row(at: point) else { return }
         onSelectRow?(row)
+        if let onSelectRowAtPoint {
+            let frame = frameOfRow(row)
+            let main = mainCoordinate(of: point) + offset
+            let local = isHorizontal ? Point(x: main - frame.minX, y: point.y) : Point(x: point.x, y: main - frame.minY)
+            onSelectRowAtPoint(row, local)
+        }
     }
 
     // MARK: Wheel and keys
@@ -291,14 +339,23 @@ extension ListNode {
     @MainActor
     public func scrollWheel(dx: Double, dy: Double, at time: Double) -> Bool {
         UIThread.precondition("ListNode.scrollWheel(dx:dy:at:)")
-        guard isReady, dy.isFinite, dy != 0 else { return false }
+        // Along the axis: a horizontal list takes the wheel's horizontal motion (positive: to the
+        // right, towards its end), else its vertical motion as a vertical list does.
+        let horizontalMotion = isHorizontal && dx.isFinite && dx != 0
+        let amount = horizontalMotion ? -dx : dy
+        guard isReady, amount.isFinite, amount != 0 else { return false }
         if isDragging { return true }
+        if isPagingEnabled {
+            // A page a wheel step; a touchpad's fractions add up within a step.
+            turnPage(by: amount < 0 ? 1 : -1)
+            return true
+        }
         // A motion running by itself is taken to the event's time first: the wheel stops it where it
         // was then (where a compositor thread showed it when it read the event), not where this
         // thread last saw it.
         if time.isFinite, time > now, isMovingByItself { advanceMotion(to: time) }
         heldTarget = nil
-        let requested = -dy * wheelStep
+        let requested = -amount * wheelStep
         let start = clamped(offset)
         offset = clamped(start + requested)
         let moved = offset - start
@@ -330,7 +387,25 @@ extension ListNode {
     public func handleKey(_ key: Key, modifiers: KeyModifiers = []) -> Bool {
         UIThread.precondition("ListNode.handleKey")
         guard isReady else { return false }
-        let page = max(bounds.height / 2, bounds.height - keyStep)
+        let page = max(viewportLength / 2, viewportLength - keyStep)
+        if isPagingEnabled {
+            switch key {
+            case .left, .up, .pageUp: turnPage(by: -1)
+            case .right, .down, .pageDown, .space: turnPage(by: modifiers.contains(.shift) && key == .space ? -1 : 1)
+            case .home: scroll(toTarget: .start, animated: true)
+            case .end: scroll(toTarget: .end, animated: true)
+            default: return false
+            }
+            return true
+        }
+        if isHorizontal {
+            switch key {
+            case .left: scrollAnimated(by: -keyStep); return true
+            case .right: scrollAnimated(by: keyStep); return true
+            case .up, .down: return false
+            default: break
+            }
+        }
         switch key {
         case .up: scrollAnimated(by: -keyStep)
         case .down: scrollAnimated(by: keyStep)

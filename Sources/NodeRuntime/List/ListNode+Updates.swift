@@ -105,7 +105,7 @@ extension ListNode {
                 records[newRow] = record
             }
             for (node, screenY) in fading {
-                node.frame = Rect(x: 0, y: screenY + offset, width: node.frame.width, height: node.frame.height)
+                node.frame = rowFrame(at: screenY + offset, length: isHorizontal ? node.frame.width : node.frame.height)
                 disappearingRows.append(DisappearingRow(node: node, start: now))
             }
         }
@@ -166,7 +166,7 @@ extension ListNode {
     /// visible survivor is taken, else the nearest survivor below (or above) the viewport.
     func captureAnchor(_ anchor: ListAnchor, survives: (Int) -> Bool) -> AnchorSnapshot {
         if heldTarget != nil { return .held }
-        let top = offset, bottom = offset + bounds.height
+        let top = offset, bottom = offset + viewportLength
         guard anchor != .contentOffset, geometry.count > 0 else { return .none }
         let fromBottom = anchor == .lastVisibleRow
         let visible = geometry.rows(overlapping: top, bottom)

@@ -47,7 +47,7 @@ import Foundation
 /// - Thread: the list may be made on any thread like any node; every list member below is UI-thread
 ///   only (checked), except where noted. Row nodes are made on display workers.
 @MainActor
-public final class ListNode: Node, @unchecked Sendable {
+public class ListNode: Node, @unchecked Sendable {
     /// Makes a row's node; runs on a display worker. Capture only `Sendable` values.
     public typealias RowNodeBlock = @Sendable () -> Node
 
@@ -99,6 +99,31 @@ public final class ListNode: Node, @unchecked Sendable {
     /// range, as a table view does: the synchronous baseline. (main thread only)
     public var loadsRowsOnMainThread = false
 
+    /// Which way the list scrolls: `.vertical` (the default) stacks rows top to bottom, `.horizontal`
+    /// places them left to right, each measured at the list's height with any width. Every other
+    /// property keeps its meaning along the axis: a row's "height" and `contentHeight` are lengths
+    /// along it, `.top`/`.bottom` are its start and end, the wheel's vertical motion scrolls a
+    /// horizontal list too (its horizontal motion first), ←/→ step it. Changing it reloads the rows.
+    /// The wheel moves a horizontal list on the UI thread only (a compositor thread runs its flings and
+    /// glides; `ScrollBinding` is vertical). (main thread only)
+    public var scrollDirection = ListScrollDirection.vertical {
+        didSet {
+            if scrollDirection != oldValue {
+                needsReload = true
+                if isReady { reloadData() }
+            }
+        }
+    }
+
+    /// Paging: a release comes to rest with a row's start at the viewport's start (the nearest, or
+    /// the next one in the direction of a flick), and the arrow keys move one row, animated. Meant for
+    /// rows as long as the viewport (`PagerNode`). (main thread only)
+    public var isPagingEnabled = false
+
+    /// Rows are measured exactly as long as the viewport along the axis (pages), and again when it
+    /// changes. (main thread only)
+    var rowsFillViewport = false
+
     /// The laws of motion for drags, flings, bounces and animated scrolls. (main thread only)
     public var physics = ScrollPhysics()
 
@@ -115,6 +140,9 @@ public final class ListNode: Node, @unchecked Sendable {
     /// Called with the row under a tap (a touch that did not scroll and did not stop a fling).
     /// (main thread only)
     public var onSelectRow: ((Int) -> Void)?
+    /// As `onSelectRow`, with the tap's point in the row's coordinates (a collection finds the item
+    /// under it). (main thread only)
+    var onSelectRowAtPoint: ((Int, Point) -> Void)?
 
     /// Draws the range overlay: a strip at the right edge mapping the rows near the viewport, each tinted
     /// by its interface state, and a tint over visible rows that are not ready. (main thread only)
@@ -163,8 +191,11 @@ public final class ListNode: Node, @unchecked Sendable {
     /// A stack-from-bottom list at its bottom stays there as rows come and heights change.
     /// (main thread only)
     var isPinnedToBottom = false
-    /// The width rows were measured at. (main thread only)
+    /// The extent across the scroll axis rows were measured at (a vertical list's width, a horizontal
+    /// list's height). (main thread only)
     var rowWidth = 0.0
+    /// The viewport's length along the axis when rows were last measured (pages fill it). (main thread only)
+    var measuredViewportLength = 0.0
     /// The scale rows were made at. (main thread only)
     lazy var rowScale = contentsScale
     /// The list's size at the last frame. (main thread only)
@@ -205,13 +236,23 @@ public final class ListNode: Node, @unchecked Sendable {
         clipsToBounds = true
     }
 
+    /// A list scrolling along `scrollDirection`, its rows pages (paging, each as long as the viewport)
+    /// when `pages` is set (`PagerNode`). - Thread: any
+    nonisolated init(scrollDirection: ListScrollDirection, pages: Bool) {
+        self.scrollDirection = scrollDirection
+        self.isPagingEnabled = pages
+        self.rowsFillViewport = pages
+        super.init()
+        clipsToBounds = true
+    }
+
     isolated deinit {
         // Jobs still queued would only make nodes nobody wants.
         for record in records.values { record.job?.cancel() }
     }
 
-    /// True once the list can measure rows: loaded, with a width.
-    var isReady: Bool { isNodeLoaded && bounds.width > 0 }
+    /// True once the list can measure rows: loaded, with an extent across its axis.
+    var isReady: Bool { isNodeLoaded && crossExtent > 0 }
 
     // MARK: Node hooks
 
@@ -295,7 +336,8 @@ public final class ListNode: Node, @unchecked Sendable {
         UIThread.precondition("ListNode.reloadData")
         // Before the list has a width, the reload happens again once it has one.
         needsReload = !isReady
-        rowWidth = bounds.width
+        rowWidth = crossExtent
+        measuredViewportLength = viewportLength
         for record in records.values { release(record) }
         records.removeAll()
         lastPass = nil
@@ -359,7 +401,7 @@ public final class ListNode: Node, @unchecked Sendable {
     public func frameOfRow(_ row: Int) -> Rect {
         UIThread.precondition("ListNode.frameOfRow")
         Contract.require(row >= 0 && row < geometry.count, "ListNode.frameOfRow: row \(row) out of 0..<\(geometry.count)")
-        return Rect(x: 0, y: geometry.offset(ofRow: row), width: rowWidth, height: geometry.heights[row])
+        return rowFrame(at: geometry.offset(ofRow: row), length: geometry.heights[row])
     }
 
     /// Whether the row's height has been measured (it stays measured after its node is released).
@@ -374,16 +416,17 @@ public final class ListNode: Node, @unchecked Sendable {
     @MainActor
     public var visibleRows: ClosedRange<Int>? {
         UIThread.precondition("ListNode.visibleRows")
-        return geometry.rows(overlapping: offset, offset + bounds.height)
+        return geometry.rows(overlapping: offset, offset + viewportLength)
     }
 
     /// The row at `point` in the list's coordinates, if any. - Thread: main
     @MainActor
     public func row(at point: Point) -> Int? {
         UIThread.precondition("ListNode.row(at:)")
-        let y = point.y + offset
-        guard point.x >= 0, point.x < bounds.width, y >= 0, y < geometry.totalHeight else { return nil }
-        return geometry.row(containing: y)
+        let position = mainCoordinate(of: point) + offset
+        let across = isHorizontal ? point.y : point.x
+        guard across >= 0, across < crossExtent, position >= 0, position < geometry.totalHeight else { return nil }
+        return geometry.row(containing: position)
     }
 
     /// Which range tuning applies now. - Thread: main
@@ -430,7 +473,7 @@ public final class ListNode: Node, @unchecked Sendable {
         UIThread.precondition("ListNode.frameWillStartDisplays")
         if time.isFinite { now = max(now, time) }
         guard isNodeLoaded else { return }
-        if needsReload && bounds.width > 0 { reloadData() }
+        if needsReload && crossExtent > 0 { reloadData() }
         viewportDidChange()
         guard isReady else { return }
         if contentsScale != rowScale {
@@ -463,6 +506,8 @@ public final class ListNode: Node, @unchecked Sendable {
     /// The height assumed for `row` until it is measured: the data source's estimate, else
     /// `estimatedRowHeight`, else `defaultEstimatedRowHeight`, skipping each that is no estimate.
     func estimatedHeight(forRow row: Int) -> Double {
+        // Pages are exactly as long as the viewport.
+        if rowsFillViewport, viewportLength > 0 { return roundedToPixels(viewportLength) }
         let listEstimate = usableEstimate(estimatedRowHeight, named: "estimatedRowHeight")
         let estimate = usableEstimate(dataSource?.estimatedHeightForRow(at: row, in: self),
                                       named: "the data source's estimated height for row \(row)",
@@ -493,12 +538,12 @@ public final class ListNode: Node, @unchecked Sendable {
     /// The smallest offset at rest: 0, or for a short stack-from-bottom list the (negative) offset that
     /// puts its content at the bottom.
     var minimumOffset: Double {
-        stacksFromBottom ? min(0, geometry.totalHeight - bounds.height) : 0
+        stacksFromBottom ? min(0, geometry.totalHeight - viewportLength) : 0
     }
 
     /// The largest offset at rest.
     var maximumOffset: Double {
-        stacksFromBottom ? geometry.totalHeight - bounds.height : max(0, geometry.totalHeight - bounds.height)
+        stacksFromBottom ? geometry.totalHeight - viewportLength : max(0, geometry.totalHeight - viewportLength)
     }
 
     func clamped(_ value: Double) -> Double {
@@ -510,12 +555,14 @@ public final class ListNode: Node, @unchecked Sendable {
         let size = bounds.size
         guard size != viewportSize else { return }
         viewportSize = size
-        guard isNodeLoaded, size.width > 0 else { return }
+        guard isNodeLoaded, crossExtent > 0 else { return }
         if needsReload {
             reloadData()
             return
         }
-        if size.width != rowWidth { rowWidthDidChange(to: size.width) }
+        if crossExtent != rowWidth || (rowsFillViewport && viewportLength != measuredViewportLength) {
+            rowWidthDidChange(to: crossExtent)
+        }
         if stacksFromBottom && isPinnedToBottom {
             offset = maximumOffset
         } else if !isScrolling {
@@ -529,3 +576,30 @@ public final class ListNode: Node, @unchecked Sendable {
 // In extensions, so that only the members that implement them are UI-thread isolated: a list is
 // made and configured on any thread like any node.
 extension ListNode: FrameParticipant, WheelScrollable, TouchIntercepting {}
+
+// MARK: - The scroll axis
+
+/// Which way a `ListNode` scrolls. - Thread: any
+public enum ListScrollDirection: Sendable, Hashable {
+    case vertical
+    case horizontal
+}
+
+extension ListNode {
+    var isHorizontal: Bool { scrollDirection == .horizontal }
+
+    /// The viewport's length along the scroll axis.
+    var viewportLength: Double { isHorizontal ? bounds.width : bounds.height }
+
+    /// The viewport's extent across the scroll axis: what rows are measured at.
+    var crossExtent: Double { isHorizontal ? bounds.height : bounds.width }
+
+    /// A point's coordinate along the scroll axis.
+    func mainCoordinate(of point: Point) -> Double { isHorizontal ? point.x : point.y }
+
+    /// A row's frame in content coordinates from where it starts along the axis and its length.
+    func rowFrame(at position: Double, length: Double) -> Rect {
+        isHorizontal ? Rect(x: position, y: 0, width: length, height: rowWidth)
+                     : Rect(x: 0, y: position, width: rowWidth, height: length)
+    }
+}
