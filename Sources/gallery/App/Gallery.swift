@@ -83,6 +83,9 @@ struct Gallery: ParsableCommand {
     @Option(help: "Fling speed in points per second (--bench fling).")
     var speed: Double = 3000
 
+    @Option(help: "With --bench fling: what scrolls, \(FlingBenchmark.Arrangement.allCases.map(\.rawValue).joined(separator: ", ")) (default list).")
+    var layout: FlingBenchmark.Arrangement = .list
+
     @Flag(help: "With --bench fling: run the floor, async and sync passes in one process.")
     var compare = false
 
@@ -140,6 +143,7 @@ struct Gallery: ParsableCommand {
             throw ValidationError("--speed must be in (0, 100000] points per second (got \(speed))")
         }
         if compare && bench != .fling { throw ValidationError("--compare goes with --bench fling") }
+        if layout != .list && bench != .fling { throw ValidationError("--layout goes with --bench fling") }
         guard (1...50).contains(runs) else { throw ValidationError("--runs must be in 1...50 (got \(runs))") }
         if runs != 1 && bench != .fling && bench != .policies { throw ValidationError("--runs goes with --bench fling or policies") }
         guard seconds.isFinite && seconds > 0 && seconds <= 3600 else {
@@ -212,7 +216,7 @@ struct Gallery: ParsableCommand {
         switch bench {
         case .fling:
             let result = try FlingCommand(assets: assetsFolder, rows: rows ?? 10_000, frames: frames ?? 600, speed: speed,
-                                          compare: compare, runs: runs, output: output)
+                                          compare: compare, runs: runs, output: output, arrangement: layout)
                 .run { line in
                     FileHandle.standardError.write(Data((line + "\n").utf8))
                 }
@@ -323,3 +327,5 @@ enum AssetLocator {
             .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
     }
 }
+
+extension FlingBenchmark.Arrangement: ExpressibleByArgument {}

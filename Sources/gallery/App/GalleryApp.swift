@@ -33,6 +33,7 @@ final class GalleryApp {
     let chats: ChatsController
     let chatsNavigation: NavigationController
     let settings: SettingsController
+    let photos: PhotosController
     let overlay = PerfOverlayNode()
     let history = FrameHistory()
     private(set) var overlayShown = false
@@ -64,7 +65,7 @@ final class GalleryApp {
         chats = ChatsController(data: data, rows: options.rows)
         chatsNavigation = NavigationController(rootController: chats)
         let firstThread = ThreadController(chat: data.chats.first { $0.messages.count > 12 } ?? data.chats[0], data: data)
-        let photos = try PhotosController(data: data)
+        photos = try PhotosController(data: data)
         let text = TextShowcaseController(data: data)
         settings = SettingsController()
         tabBar = TabBarNode(titles: ["Chats", "Thread", "Photos", "Text", "Settings"])

@@ -41,6 +41,13 @@ struct FlingBenchmark {
         case floor, async, sync
     }
 
+    /// What scrolls (`--layout`): the chat list; the same rows in a three-column grid (a
+    /// `CollectionNode` over `GridLayout`); or a horizontal collection of them, eight rows across, each
+    /// item 400 points wide, scrolled sideways.
+    enum Arrangement: String, CaseIterable, Codable, Sendable {
+        case list, grid, horizontal
+    }
+
     let data: ChatData
     /// Each row's avatar file (made for at least `rows` rows).
     let avatars: DistinctAvatarFiles
@@ -48,6 +55,13 @@ struct FlingBenchmark {
     let frames: Int
     let speed: Double
     let mode: Mode
+    let arrangement: Arrangement
+
+    /// Columns of the grid, and rows across the horizontal collection.
+    nonisolated static let gridColumns = 3
+    nonisolated static let horizontalRows = 8
+    /// The width of a horizontal collection's items.
+    static let horizontalItemWidth = 400.0
 
     nonisolated static let viewport = Size(width: 1280, height: 800)
     /// The UI thread's budget at 60 Hz, in milliseconds.
@@ -55,13 +69,15 @@ struct FlingBenchmark {
     /// The host's frame phases, in the order `Measurement.phaseTotals` keeps them.
     nonisolated static let phaseNames = FramePhase.allCases.map(\.rawValue)
 
-    init(data: ChatData, avatars: DistinctAvatarFiles, rows: Int, frames: Int, speed: Double, mode: Mode) {
+    init(data: ChatData, avatars: DistinctAvatarFiles, rows: Int, frames: Int, speed: Double, mode: Mode,
+         arrangement: Arrangement = .list) {
         self.data = data
         self.avatars = avatars
         self.rows = max(1, rows)
         self.frames = max(1, frames)
         self.speed = speed.isFinite ? max(0, speed) : 3000
         self.mode = mode
+        self.arrangement = arrangement
     }
 
     /// What one mode measured in one run: a value per timed frame, and the run's totals.
@@ -112,15 +128,30 @@ struct FlingBenchmark {
         let configuration = ChatRowNode.Configuration(avatarFiles: .distinct(avatars), decodesAvatarInDraw: mode == .sync,
                                                       imageCache: ImageCache(budgetBytes: 8 << 20))
         let source = FlingRows(data: data, count: rows, configuration: configuration)
-        let list = ListNode()
+        // A collection scrolls through its list: the same ranges, tuning and statistics.
+        let collection: CollectionNode?
+        let list: ListNode
+        switch arrangement {
+        case .list:
+            collection = nil
+            list = ListNode()
+        case .grid, .horizontal:
+            let node = CollectionNode()
+            node.collectionLayout = GridLayout(columns: .fixed(arrangement == .grid ? Self.gridColumns : Self.horizontalRows))
+            node.scrollDirection = arrangement == .grid ? .vertical : .horizontal
+            collection = node
+            list = node.list
+        }
         list.debugName = "fling"
-        list.estimatedRowHeight = ChatRowNode.height  // the window's clear colour is the list's background
+        list.estimatedRowHeight = arrangement == .horizontal ? Self.horizontalItemWidth : ChatRowNode.height
+        // The window's clear colour is the list's background.
+        let viewportLength = arrangement == .horizontal ? Self.viewport.width : Self.viewport.height
         let pathLength = speed * Double(frames) / 60
         // The floor keeps every row of the path drawn, and nothing past its end: ahead, the ranges
         // reach exactly to the last screen of the path; behind, over the whole of it.
         func floorTuning(at offset: Double) -> ListRangeTuning {
-            let extent = ListRangeTuning.Extent(leading: max(0, pathLength - offset) / Self.viewport.height,
-                                                trailing: pathLength / Self.viewport.height + 1)
+            let extent = ListRangeTuning.Extent(leading: max(0, pathLength - offset) / viewportLength,
+                                                trailing: pathLength / viewportLength + 1)
             return ListRangeTuning(display: extent, preload: extent, measure: extent)
         }
         func scroll(to offset: Double) {
@@ -141,8 +172,14 @@ struct FlingBenchmark {
             list.fullRangeTuning = floorTuning(at: 0)
             list.minimumRangeTuning = list.fullRangeTuning
         }
-        list.dataSource = source
-        harness.show(list, participants: [list])
+        if let collection {
+            source.itemWidth = arrangement == .horizontal ? Self.horizontalItemWidth : nil
+            harness.show(collection, participants: [list])
+            collection.dataSource = source
+        } else {
+            list.dataSource = source
+            harness.show(list, participants: [list])
+        }
 
         // Warm-up, untimed: the list shows its first screen and has been nudged towards the end (a list
         // in use runs with its full ranges, leading the way the fling goes), and everything it started
@@ -155,7 +192,7 @@ struct FlingBenchmark {
             // Draw and upload every row of the path once, then come back to the top.
             var offset = 0.0
             while offset < pathLength {
-                offset = min(pathLength, offset + Self.viewport.height / 2)
+                offset = min(pathLength, offset + viewportLength / 2)
                 scroll(to: offset)
                 settle()
             }
@@ -225,6 +262,7 @@ struct FlingBenchmark {
         if mode == .sync { measurement.rendersCompleted += runtime.counters.snapshot.displaysStarted - displaysBefore }
 
         harness.tearDown()
+        withExtendedLifetime(source) {}  // lists and collections hold their data sources weakly
         return measurement
     }
 
@@ -265,8 +303,9 @@ extension FlingBenchmark {
         }
 
         /// Runs `mode` once: `frames` frames at `speed` points a second.
-        func run(_ mode: Mode, frames: Int, speed: Double) throws -> Measurement {
-            try FlingBenchmark(data: data, avatars: avatars, rows: rows, frames: frames, speed: speed, mode: mode).run(on: backend)
+        func run(_ mode: Mode, frames: Int, speed: Double, arrangement: Arrangement = .list) throws -> Measurement {
+            try FlingBenchmark(data: data, avatars: avatars, rows: rows, frames: frames, speed: speed, mode: mode,
+                               arrangement: arrangement).run(on: backend)
         }
 
         func remove() { avatars.remove() }
@@ -275,14 +314,16 @@ extension FlingBenchmark {
 
 // MARK: - The rows
 
-/// The list's data source: row `i` shows dataset row `i` (the dataset repeats) in the app's chat row,
-/// its avatar loaded as `configuration` says.
+/// The list's (or collection's) data source: row `i` shows dataset row `i` (the dataset repeats) in
+/// the app's chat row, its avatar loaded as `configuration` says.
 /// - Thread: main
 @MainActor
-final class FlingRows: ListDataSource {
+final class FlingRows: ListDataSource, CollectionDataSource {
     let data: ChatData
     let count: Int
     let configuration: ChatRowNode.Configuration
+    /// A collection's items are this wide (a horizontal one's); nil: as wide as their cell.
+    var itemWidth: Double?
 
     init(data: ChatData, count: Int, configuration: ChatRowNode.Configuration) {
         self.data = data
@@ -297,5 +338,17 @@ final class FlingRows: ListDataSource {
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
         let model = ChatRowNode.Model(data: data, row: row, configuration: configuration)
         return { ChatRowNode(model) }
+    }
+
+    func numberOfItems(in collection: CollectionNode) -> Int { count }
+
+    func nodeBlockForItem(at item: Int, in collection: CollectionNode) -> CollectionNode.ItemNodeBlock {
+        let model = ChatRowNode.Model(data: data, row: item, configuration: configuration)
+        let width = itemWidth
+        return {
+            let node = ChatRowNode(model)
+            if let width { node.style.width = .points(width) }
+            return node
+        }
     }
 }

@@ -17,9 +17,10 @@ struct FlingCommand {
     let compare: Bool
     let runs: Int
     let output: BenchmarkOutput
+    let arrangement: FlingBenchmark.Arrangement
 
     init(assets: URL, rows: Int, frames: Int, speed: Double, compare: Bool, runs: Int = 1,
-         output: BenchmarkOutput = BenchmarkOutput()) {
+         output: BenchmarkOutput = BenchmarkOutput(), arrangement: FlingBenchmark.Arrangement = .list) {
         self.assets = assets
         self.rows = rows
         self.frames = frames
@@ -27,6 +28,7 @@ struct FlingCommand {
         self.compare = compare
         self.runs = max(1, runs)
         self.output = output
+        self.arrangement = arrangement
     }
 
     /// The modes of run `run` (from 0), in the order they run.
@@ -45,7 +47,7 @@ struct FlingCommand {
         var measurements: [[FlingBenchmark.Measurement]] = []
         for run in 0..<runs {
             let measured = try Self.modeOrder(run: run, compare: compare).map { mode in
-                try fixture.run(mode, frames: frames, speed: speed)
+                try fixture.run(mode, frames: frames, speed: speed, arrangement: arrangement)
             }
             measurements.append(measured)
             progress("fling run \(run + 1)/\(runs): " + measured.map {
@@ -55,7 +57,7 @@ struct FlingCommand {
         let report = FlingReport(rows: rows, frames: frames, speed: speed, renderer: backend.rendererName,
                                  videoDriver: backend.videoDriverName, graphicsDevice: backend.graphicsDeviceName,
                                  workers: Runtime.shared.scheduler.workerCount,
-                                 runs: measurements)
+                                 runs: measurements, layout: arrangement)
         let table = ([report.table] + FlingReport.slowFrameLines(measurements)).joined(separator: "\n")
         return (report, table)
     }

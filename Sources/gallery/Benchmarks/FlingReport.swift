@@ -195,6 +195,8 @@ struct FlingReport: Codable, Equatable {
     }
 
     var scenario = "fling"
+    /// What scrolled: `list`, `grid` or `horizontal` (`--layout`).
+    var layout = FlingBenchmark.Arrangement.list
     var rows: Int
     var frames: Int
     var speedPointsPerSecond: Double
@@ -218,7 +220,8 @@ struct FlingReport: Codable, Equatable {
 
     /// The report of `runs`: each a run's measurements, in the order its modes ran.
     init(rows: Int, frames: Int, speed: Double, renderer: String, videoDriver: String, graphicsDevice: String? = nil,
-         workers: Int, runs: [[FlingBenchmark.Measurement]]) {
+         workers: Int, runs: [[FlingBenchmark.Measurement]], layout: FlingBenchmark.Arrangement = .list) {
+        self.layout = layout
         self.rows = rows
         self.frames = frames
         speedPointsPerSecond = speed
@@ -259,7 +262,9 @@ struct FlingReport: Codable, Equatable {
 
     /// The report as the benchmark prints it.
     var table: String {
-        var lines = [String(format: "fling benchmark: %d rows, %d frames at %.0f px/s, %d×%d, ", rows, frames, speedPointsPerSecond,
+        let what = layout == .list ? "rows" : layout == .grid ? "rows in a \(FlingBenchmark.gridColumns)-column grid"
+            : "rows in a horizontal collection (\(FlingBenchmark.horizontalRows) across)"
+        var lines = [String(format: "fling benchmark: %d \(what), %d frames at %.0f px/s, %d×%d, ", rows, frames, speedPointsPerSecond,
                             viewport.width, viewport.height)
                      + "renderer \(renderer), video driver \(videoDriver)" + (graphicsDevice.map { ", device \($0)" } ?? "")
                      + ", \(workers) workers, \(cores) cores; \(runs) run\(runs == 1 ? "" : "s") of "

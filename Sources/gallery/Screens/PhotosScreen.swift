@@ -1,64 +1,190 @@
 import Tessera
 import Foundation
 
-/// A row of the photo grid: photos aspect-filled in square tiles, each column rounding its corners a
+/// A tile of the photo grid: the photo aspect-filled in a square, each column rounding its corners a
 /// different way (baked into the bitmap, corner pieces, clipped by the compositor).
-final class PhotoRowNode: Node, @unchecked Sendable {
-    static let columns = 3
+enum PhotoTile {
     static let spacing = 4.0
-    let tiles: [ImageNode]
 
-    init(paths: [String], row: Int) {
-        tiles = paths.enumerated().map { column, path in
-            let tile = ImageNode()
-            tile.source = .file(path)
-            tile.contentMode = .aspectFill
-            tile.emptyColor = Color(rgb: 0x2A323C)
-            switch (row + column) % 3 {
-            case 0:
-                tile.imageCornerRadii = CornerRadii(topLeft: 18, topRight: 4, bottomLeft: 4, bottomRight: 18)
-            case 1:
-                tile.cornerRadius = 12
-                tile.cornerRoundingMode = .clipping
-                tile.cornerClipColor = Color(rgb: 0x12161B)
-            default:
-                tile.cornerRadius = 24
-                tile.cornerRoundingMode = .compositorClip
-            }
-            return tile
+    /// The tile of `item` showing `path`.
+    static func make(path: String, item: Int) -> ImageNode {
+        let tile = ImageNode()
+        tile.source = .file(path)
+        tile.contentMode = .aspectFill
+        tile.emptyColor = Color(rgb: 0x2A323C)
+        switch (item / 3 + item % 3) % 3 {
+        case 0:
+            tile.imageCornerRadii = CornerRadii(topLeft: 18, topRight: 4, bottomLeft: 4, bottomRight: 18)
+        case 1:
+            tile.cornerRadius = 12
+            tile.cornerRoundingMode = .clipping
+            tile.cornerClipColor = Color(rgb: 0x12161B)
+        default:
+            tile.cornerRadius = 24
+            tile.cornerRoundingMode = .compositorClip
         }
-        super.init()
-        isTransactionContainer = true
-        tiles.forEach { addSubnode($0) }
-    }
-
-    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
-        HStack(spacing: Self.spacing) {
-            tiles.map { $0.ratio(1).flexGrow(1).flexBasis(.points(0)) }
-        }
-        .inset(EdgeInsets(top: Self.spacing / 2, left: Self.spacing, bottom: Self.spacing / 2, right: Self.spacing))
+        return tile
     }
 }
 
-/// Every photo of the assets, repeated into a long grid.
+/// One story of the strip: the chat's photo in a ringed circle, its name below.
+final class StoryNode: Node, @unchecked Sendable {
+    static let size = Size(width: 84, height: 104)
+    let ring = Node()
+    let avatar = ImageNode()
+    let name: TextNode
+
+    init(title: String, path: String) {
+        ring.backgroundColor = Theme.accent
+        ring.cornerRadius = 32
+        ring.cornerRoundingMode = .compositorClip
+        ring.preferredSize = Size(width: 64, height: 64)
+        avatar.source = .file(path)
+        avatar.contentMode = .aspectFill
+        avatar.imageCornerRadii = CornerRadii(29)
+        avatar.emptyColor = Color(rgb: 0x2A323C)
+        avatar.preferredSize = Size(width: 58, height: 58)
+        name = TextNode(String(title.split(separator: " ").first ?? ""), attributes: Theme.text(12, color: .white))
+        name.maximumNumberOfLines = 1
+        name.truncationMode = .end
+        super.init()
+        isTransactionContainer = true
+        ring.addSubnode(avatar)
+        [ring, name].forEach { addSubnode($0) }
+        style.width = .points(Self.size.width)
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack(spacing: 6, alignItems: .center) {
+            avatar.centered().background(ring).width(.points(64)).height(.points(64)).flexShrink(0)
+            name
+        }
+        .inset(EdgeInsets(top: 10, left: 4, bottom: 4, right: 4))
+    }
+}
+
+/// The Photos screen: a strip of stories that scrolls sideways, the photos in a grid below it (both
+/// collections), and a pager over them when a photo is opened.
+final class PhotosScreenNode: Node, @unchecked Sendable {
+    let stories: CollectionNode
+    let grid: CollectionNode
+    /// The open photo's pager, over the rest; nil when closed. (main thread)
+    @MainActor var pager: PagerNode?
+
+    init(stories: CollectionNode, grid: CollectionNode) {
+        self.stories = stories
+        self.grid = grid
+        super.init()
+        [stories, grid].forEach { addSubnode($0) }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack {
+            stories.height(.points(StoryNode.size.height)).flexShrink(0)
+            grid.flexGrow(1).flexShrink(1)
+        }
+    }
+
+    override func layout() {
+        super.layout()
+        pager?.frame = bounds
+    }
+}
+
+/// Every photo of the assets, repeated into a long grid under a strip of the chats' stories; a click
+/// on a photo opens it in a pager (←/→ turn, Escape closes).
 @MainActor
-final class PhotosController: ListScreenController, ListDataSource {
+final class PhotosController: ListScreenController, CollectionDataSource, ListDataSource {
     let paths: [String]
-    let rowCount: Int
+    let itemCount: Int
+    let storyChats: [(title: String, path: String)]
+    let screen: PhotosScreenNode
 
     init(data: ChatData, rows: Int = 60) throws {
         paths = try AssetLocator.photoNames(in: data.assets).map { data.photoPath("photos/" + $0) }
-        rowCount = rows
-        let list = ListNode()
-        super.init(list: list, node: list, debugName: "photos", backgroundColor: Color(rgb: 0x12161B), estimatedRowHeight: 140)
-        list.dataSource = self
+        itemCount = rows * 3
+        storyChats = data.chats.compactMap { chat in chat.avatar.map { (chat.title, data.photoPath($0)) } }
+        let stories = CollectionNode()
+        stories.scrollDirection = .horizontal
+        stories.collectionLayout = GridLayout.list()
+        stories.list.debugName = "stories"
+        stories.backgroundColor = Color(rgb: 0x12161B)
+        let grid = CollectionNode()
+        grid.collectionLayout = GridLayout(columns: .fixed(3), spacing: PhotoTile.spacing, lineSpacing: PhotoTile.spacing,
+                                           itemAspectRatio: 1)
+        screen = PhotosScreenNode(stories: stories, grid: grid)
+        super.init(list: grid.list, node: screen, debugName: "photos", backgroundColor: Color(rgb: 0x12161B),
+                   estimatedRowHeight: 140)
+        grid.list.batchFetchingEdges = []
+        stories.dataSource = self
+        grid.dataSource = self
+        grid.onSelectItem = { [weak self] item in self?.openPhoto(item) }
     }
 
-    func numberOfRows(in list: ListNode) -> Int { paths.isEmpty ? 0 : rowCount }
+    // MARK: Collections
+
+    func numberOfItems(in collection: CollectionNode) -> Int {
+        if collection === screen.stories { return storyChats.count }
+        return paths.isEmpty ? 0 : itemCount
+    }
+
+    func nodeBlockForItem(at item: Int, in collection: CollectionNode) -> CollectionNode.ItemNodeBlock {
+        if collection === screen.stories {
+            let story = storyChats[item]
+            return { StoryNode(title: story.title, path: story.path) }
+        }
+        let path = paths[item % paths.count]
+        return { PhotoTile.make(path: path, item: item) }
+    }
+
+    // MARK: The pager (its pages are the grid's photos)
+
+    func numberOfRows(in list: ListNode) -> Int { paths.isEmpty ? 0 : itemCount }
 
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
-        let columns = PhotoRowNode.columns
-        let rowPaths = (0..<columns).map { paths[(row * columns + $0) % paths.count] }
-        return { PhotoRowNode(paths: rowPaths, row: row) }
+        let path = paths[row % paths.count]
+        return {
+            let photo = ImageNode()
+            photo.source = .file(path)
+            photo.contentMode = .aspectFit
+            photo.backgroundColor = .black
+            return photo
+        }
+    }
+
+    /// The photo opened in the pager, if one is. - Thread: main
+    var openedPhoto: Int? { screen.pager?.currentPage }
+
+    /// Opens `item` in a pager over the screen. - Thread: main
+    func openPhoto(_ item: Int) {
+        guard screen.pager == nil else { return }
+        let pager = PagerNode()
+        pager.debugName = "photo-pager"
+        pager.backgroundColor = .black
+        screen.pager = pager
+        screen.addSubnode(pager)
+        pager.frame = screen.bounds
+        pager.dataSource = self
+        pager.scrollToPage(item, animated: false)
+    }
+
+    /// Closes the pager, leaving the grid with the photo it showed in view. - Thread: main
+    func closePhoto() {
+        guard let pager = screen.pager else { return }
+        let item = pager.currentPage
+        pager.removeFromSupernode()
+        screen.pager = nil
+        if item < itemCount { screen.grid.scroll(toItem: item, at: .visible, animated: false) }
+    }
+
+    override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
+        if let pager = screen.pager {
+            if key == .escape {
+                closePhoto()
+                return true
+            }
+            return pager.handleKey(key, modifiers: modifiers)
+        }
+        return super.handleKey(key, modifiers: modifiers)
     }
 }

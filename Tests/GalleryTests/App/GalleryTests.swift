@@ -269,6 +269,59 @@ final class GalleryTests: XCTestCase {
         app.host.setRootController(nil)
     }
 
+    /// Where `node`'s top-left corner is in the window.
+    private func windowOrigin(of node: Node) -> Point {
+        let local = node.convertFromRoot(.zero)
+        return Point(x: -local.x, y: -local.y)
+    }
+
+    func testPhotosAreAGridUnderAStripOfStoriesAndOpenInAPager() async throws {
+        let app = try makeApp(screen: .photos)
+        try app.settle()
+        let photos = app.photos
+        let screen = photos.screen
+        XCTAssertEqual(screen.grid.list.numberOfRows, 60, "three photos a line")
+        XCTAssertGreaterThan(screen.stories.numberOfItems, 5)
+        // The strip scrolls sideways under the wheel; the grid does not move.
+        let strip = windowOrigin(of: screen.stories)
+        frames(app, [.pointerMoved(Point(x: strip.x + 200, y: strip.y + 40)), .wheel(dx: 0, dy: -1)])
+        try app.settle()
+        XCTAssertGreaterThan(screen.stories.list.contentOffset, 0)
+        XCTAssertEqual(screen.grid.list.contentOffset, 0)
+        // A click on the second photo opens it; the pager shows it letterboxed in black.
+        let tile = try XCTUnwrap(screen.grid.frameOfItem(1))
+        let gridOrigin = windowOrigin(of: screen.grid)
+        click(app, at: Point(x: gridOrigin.x + tile.midX, y: gridOrigin.y + tile.midY))
+        try app.settle()
+        XCTAssertEqual(photos.openedPhoto, 1)
+        let pager = try XCTUnwrap(screen.pager)
+        XCTAssertEqual(pager.frame, screen.bounds)
+        XCTAssertEqual((pager.nodeForPage(1) as? ImageNode)?.source, .file(photos.paths[1]))
+        var pixels = try XCTUnwrap(OffscreenRender.capture(app.host))
+        let pagerOrigin = windowOrigin(of: pager)
+        let middle = Point(x: pagerOrigin.x + pager.bounds.width / 2, y: pagerOrigin.y + pager.bounds.height / 2)
+        // The photos are square: fitted to the pager's height, they leave black bands at the sides.
+        XCTAssertEqual(pixels.pixel(x: Int(pagerOrigin.x) + 10, y: Int(middle.y)), 0xFF00_0000, "the letterbox")
+        let shown = pixels.pixel(x: Int(middle.x), y: Int(middle.y))
+        XCTAssertNotEqual(shown, 0xFF00_0000, "the photo")
+        GoldenImage.assertMatches(pixels, named: "screen-photos-pager", in: "GalleryTests", tolerance: 6)
+        // → turns to the next photo, which the pixels show.
+        frames(app, [.keyDown(.right, modifiers: [])])
+        try app.settle()
+        XCTAssertEqual(photos.openedPhoto, 2)
+        XCTAssertEqual(pager.contentOffset, 2 * pager.bounds.width)
+        pixels = try XCTUnwrap(OffscreenRender.capture(app.host))
+        XCTAssertNotEqual(pixels.pixel(x: Int(middle.x), y: Int(middle.y)), shown, "another photo")
+        // Escape closes it and the grid shows again.
+        frames(app, [.keyDown(.escape, modifiers: [])])
+        try app.settle()
+        XCTAssertNil(screen.pager)
+        XCTAssertNil(pager.supernode)
+        pixels = try XCTUnwrap(OffscreenRender.capture(app.host))
+        XCTAssertNotEqual(pixels.pixel(x: Int(pagerOrigin.x) + 10, y: Int(middle.y)), 0xFF00_0000, "the grid again")
+        app.host.setRootController(nil)
+    }
+
     func testF2TogglesThePerfOverlayThatReadsTheFrameRecords() async throws {
         let app = try makeApp(screen: .chats)
         try app.settle()
