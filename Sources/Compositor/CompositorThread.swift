@@ -310,9 +310,9 @@ public final class CompositorThread: Sendable {
                 scrolls.pointer = point
             case .pointerLeftWindow:
                 scrolls.pointer = nil
-            case let .wheel(_, dy):
+            case let .wheel(dx, dy):
                 let snapshot = state.withLock { $0.snapshot }
-                scrolls.wheel(dy: dy, sequence: sequence, in: snapshot, at: time)
+                scrolls.wheel(dx: dx, dy: dy, sequence: sequence, in: snapshot, at: time)
             case .resized, .contentsScaleChanged:
                 windowChanged = true
             default:
@@ -344,7 +344,12 @@ public struct ScrollBinding: Sendable, Hashable {
     public var upper: Double
     /// Points per wheel step.
     public var wheelStep: Double
-    public init(viewport: Rect, origin: Double = 0, lower: Double, upper: Double, wheelStep: Double) {
+    /// The layer scrolls along x (a horizontal list): the wheel's horizontal motion moves it, or its
+    /// vertical motion where there is none, as the list itself takes them; its x is `-(offset - origin)`.
+    public var isHorizontal: Bool
+    public init(viewport: Rect, origin: Double = 0, lower: Double, upper: Double, wheelStep: Double,
+                isHorizontal: Bool = false) {
+        self.isHorizontal = isHorizontal
         self.viewport = viewport
         self.origin = origin
         self.lower = lower
@@ -381,14 +386,19 @@ struct WheelScrolls {
     }
 
     /// Moves the bound scroll under the pointer by one wheel event.
-    mutating func wheel(dy: Double, sequence: Int, in snapshot: LayerSnapshot?, at time: Double) {
-        guard let pointer, dy.isFinite, dy != 0, let snapshot,
+    mutating func wheel(dx: Double, dy: Double, sequence: Int, in snapshot: LayerSnapshot?, at time: Double) {
+        guard let pointer, let snapshot,
               let (layer, binding) = Self.boundLayer(at: pointer, in: snapshot) else { return }
+        // Along the binding's axis, as the list takes the wheel: a horizontal scroll's own motion is
+        // dx (positive to the right, towards the end), else dy.
+        let amount = binding.isHorizontal && dx.isFinite && dx != 0 ? -dx : dy
+        guard amount.isFinite, amount != 0 else { return }
+        let presented = layer.presentedFrame(at: time)
         let current = ahead[layer.id]?.offset
-            ?? binding.origin - layer.presentedFrame(at: time).minY
+            ?? binding.origin - (binding.isHorizontal ? presented.minX : presented.minY)
         // As the list does: from where it is, held within its bounds, one step per notch.
         func clamped(_ value: Double) -> Double { min(max(value, binding.lower), binding.upper) }
-        ahead[layer.id] = Ahead(offset: clamped(clamped(current) - dy * binding.wheelStep), sequence: sequence)
+        ahead[layer.id] = Ahead(offset: clamped(clamped(current) - amount * binding.wheelStep), sequence: sequence)
     }
 
     /// `snapshot` with the layers the wheel moved ahead placed where it put them.
@@ -402,7 +412,7 @@ struct WheelScrolls {
 
     private static func replacing(_ layer: LayerSnapshot, _ ahead: [Int: Ahead]) -> LayerSnapshot {
         if let moved = ahead[layer.id], let binding = layer.scrollBinding {
-            return layer.movedTo(y: binding.origin - moved.offset)
+            return layer.moved(to: binding.origin - moved.offset, horizontally: binding.isHorizontal)
         }
         guard layer.hasScrollBinding else { return layer }
         let sublayers = layer.sublayers.map { replacing($0, ahead) }

@@ -145,15 +145,17 @@ public final class LayerSnapshot: Sendable {
                       scrollBinding: scrollBinding)
     }
 
-    /// This layer held at `y`, its animations of y dropped (the wheel moved it ahead of the UI thread).
-    func movedTo(y: Double) -> LayerSnapshot {
+    /// This layer held at `position` along y (or x, `horizontally`), its animations of that coordinate
+    /// dropped (the wheel moved it ahead of the UI thread).
+    func moved(to position: Double, horizontally: Bool = false) -> LayerSnapshot {
         var frame = self.frame
-        frame.origin.y = y
+        if horizontally { frame.origin.x = position } else { frame.origin.y = position }
+        let dropped: LayerAnimation.Property = horizontally ? .originX : .originY
         return LayerSnapshot(id: id, version: version, name: name, frame: frame.sanitized, contents: contents,
                              backgroundColor: backgroundColor, opacity: opacity, isHidden: isHidden,
                              clipsToBounds: clipsToBounds, cornerRadii: cornerRadii,
                              cornerRoundingMode: cornerRoundingMode, cornerClipColor: cornerClipColor,
-                             sublayers: sublayers, animations: animations.filter { $0.property != .originY },
+                             sublayers: sublayers, animations: animations.filter { $0.property != dropped },
                              scrollBinding: scrollBinding)
     }
 

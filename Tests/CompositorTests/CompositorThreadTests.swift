@@ -158,4 +158,39 @@ final class CompositorThreadTests: XCTestCase {
         }
         XCTAssertNotNil(caughtUp, "the committed offset replaces the thread's own")
     }
+
+    func testTheWheelMovesAHorizontalBoundScrollAlongX() async throws {
+        let frames = Frames()
+        let thread = try makeThread(frames)
+        defer { thread.stop() }
+        let root = box(0x000000, Rect(x: 0, y: 0, width: 100, height: 100))
+        let viewport = box(0x101010, Rect(x: 0, y: 0, width: 100, height: 100))
+        viewport.clipsToBounds = true
+        let content = Layer(name: "content")
+        content.scrollBinding = ScrollBinding(viewport: Rect(x: 0, y: 0, width: 100, height: 100), lower: 0, upper: 300,
+                                              wheelStep: 48, isHorizontal: true)
+        for index in 0..<8 {
+            content.addSublayer(box(index % 2 == 0 ? 0xFF0000 : 0x00FF00, Rect(x: Double(index) * 50, y: 0, width: 50, height: 100)))
+        }
+        viewport.addSublayer(content)
+        root.addSublayer(viewport)
+        thread.commit(root.snapshot(), inputSequence: 0)
+        XCTAssertNotNil(frames.waitFor { _ in true }, "the first frame")
+
+        // The horizontal motion moves it to the right's content; a vertical notch then moves it on.
+        thread.perform { _, backend in
+            backend.pushPointerEvent(.pointerMoved(Point(x: 50, y: 50)))
+            backend.pushPointerEvent(.wheel(dx: 1, dy: 0))
+        }
+        XCTAssertNotNil(frames.waitFor { $0.wheelOffsets[content.serial] == 48 }, "dx moved it along x")
+        var pixels = try XCTUnwrap(thread.performAndWait { compositor, _ in compositor.backend.readPixels() } ?? nil)
+        XCTAssertEqual(pixels.pixel(x: 1, y: 50), 0xFFFF_0000, "column 0 still at the left edge (moved by 48)")
+        XCTAssertEqual(pixels.pixel(x: 3, y: 50), 0xFF00_FF00, "column 1 starts 2 points in")
+        thread.perform { _, backend in backend.pushPointerEvent(.wheel(dx: 0, dy: -1)) }
+        XCTAssertNotNil(frames.waitFor { $0.wheelOffsets[content.serial] == 96 }, "dy moves it along x where there is no dx")
+        pixels = try XCTUnwrap(thread.performAndWait { compositor, _ in compositor.backend.readPixels() } ?? nil)
+        XCTAssertEqual(pixels.pixel(x: 3, y: 50), 0xFF00_FF00, "column 1 (50..100) at 96 − 96 + 3")
+        XCTAssertEqual(pixels.pixel(x: 5, y: 50), 0xFFFF_0000, "column 2 starts 4 points in")
+        _ = thread.takeEvents()
+    }
 }

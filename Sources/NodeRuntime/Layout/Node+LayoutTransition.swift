@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 import Foundation
 
 /// What a layout transition remembers of a node before the new layout: where it was in its

@@ -185,9 +185,10 @@ extension ListNode {
     func updateContentAnimation() {
         guard let contentLayer else { return }
         // The wheel moves the content on a compositor thread at once, within these bounds.
-        let binding = isReady && !isHorizontal ? layerIfLoaded.map { layer in
+        // (Not for pages: the wheel turns a whole page, animated, which the list hands over itself.)
+        let binding = isReady && !isPagingEnabled ? layerIfLoaded.map { layer in
             ScrollBinding(viewport: layer.frameInRoot, lower: minimumOffset, upper: max(minimumOffset, maximumOffset),
-                          wheelStep: wheelStep)
+                          wheelStep: wheelStep, isHorizontal: isHorizontal)
         } : nil
         if contentLayer.scrollBinding != binding { contentLayer.scrollBinding = binding }
         guard isMovingByItself else {

@@ -103,9 +103,9 @@ public class ListNode: Node, @unchecked Sendable {
     /// places them left to right, each measured at the list's height with any width. Every other
     /// property keeps its meaning along the axis: a row's "height" and `contentHeight` are lengths
     /// along it, `.top`/`.bottom` are its start and end, the wheel's vertical motion scrolls a
-    /// horizontal list too (its horizontal motion first), ←/→ step it. Changing it reloads the rows.
-    /// The wheel moves a horizontal list on the UI thread only (a compositor thread runs its flings and
-    /// glides; `ScrollBinding` is vertical). (main thread only)
+    /// horizontal list too (its horizontal motion first), ←/→ step it; on a compositor thread the
+    /// wheel moves either kind ahead of the UI thread (`ScrollBinding.isHorizontal`). Changing it
+    /// reloads the rows. (main thread only)
     public var scrollDirection = ListScrollDirection.vertical {
         didSet {
             if scrollDirection != oldValue {

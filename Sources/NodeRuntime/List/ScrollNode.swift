@@ -18,7 +18,7 @@ public struct ScrollAxes: OptionSet, Sendable, Hashable {
 ///
 /// Like a list, it hands its motion to the compositor as data (`LayerAnimation`), so a fling goes on
 /// while the UI thread is busy, and the wheel moves it on a compositor thread at once
-/// (`ScrollBinding`, vertical).
+/// (`ScrollBinding`: along y, or x for a node that scrolls only horizontally; not while paging).
 ///
 /// - Thread: made and configured on any thread (`axes`, `showsScrollIndicators`); scrolling and the
 ///   queries are UI-thread API.
@@ -427,8 +427,18 @@ open class ScrollNode: Node, @unchecked Sendable {
             }
             if !(animations.isEmpty && content.animations.isEmpty) { content.animations = animations }
             let (lower, upper) = offsetLimits()
-            let binding = axes.contains(.vertical) && upper.y > lower.y
-                ? ScrollBinding(viewport: layer.frameInRoot, lower: lower.y, upper: upper.y, wheelStep: wheelStep) : nil
+            // The wheel on a compositor thread: along the one axis (y where both scroll); none for
+            // pages, which the wheel turns whole, animated.
+            let binding: ScrollBinding?
+            if isPagingEnabled {
+                binding = nil
+            } else if axes == .horizontal {
+                binding = upper.x > lower.x ? ScrollBinding(viewport: layer.frameInRoot, lower: lower.x, upper: upper.x,
+                                                            wheelStep: wheelStep, isHorizontal: true) : nil
+            } else {
+                binding = axes.contains(.vertical) && upper.y > lower.y
+                    ? ScrollBinding(viewport: layer.frameInRoot, lower: lower.y, upper: upper.y, wheelStep: wheelStep) : nil
+            }
             if content.scrollBinding != binding { content.scrollBinding = binding }
         }
         updateIndicators()
