@@ -63,6 +63,30 @@ public struct ControlEvents: OptionSet, Hashable, Sendable {
 /// tracking and focus belong to the UI thread.
 /// - Thread: any for `isEnabled`, `isSelected`, `controlState`; main for the rest.
 open class ControlNode: Node, @unchecked Sendable {
+    // MARK: Accessibility
+
+    /// A control is an element. - Thread: any
+    open override var isAccessibilityElementByDefault: Bool { true }
+
+    /// A button, pressable, focusable, with its selected and disabled states; labelled by the texts
+    /// inside it. - Thread: main
+    open override func accessibilityDefaults() -> AccessibilityDescription {
+        var states: AccessibilityStates = [.focusable]
+        if !isEnabled { states.insert(.disabled) }
+        if isSelected { states.insert(.selected) }
+        return AccessibilityDescription(role: .button, label: Node.accessibilityText(under: self), states: states,
+                                        actions: [.press], exposesChildren: false)
+    }
+
+    /// `.press` activates the control as Space does (`primaryActionTriggered`). - Thread: main
+    open override func performAccessibilityAction(_ action: AccessibilityAction) -> Bool {
+        guard action == .press else { return super.performAccessibilityAction(action) }
+        guard isEnabled else { return false }
+        activate()
+        sendActions(for: .primaryActionTriggered)
+        return true
+    }
+
     /// A registered target: remove it with `removeTarget(_:)`.
     public struct Target: Hashable, Sendable {
         fileprivate let id: Int

@@ -7,6 +7,16 @@ import Foundation
 /// sends nothing. Its size is 44×24 points unless its layout gives it another.
 /// - Thread: any for its properties; see `ControlNode`.
 open class SwitchNode: ControlNode, @unchecked Sendable {
+    /// A switch: checkable, checked when on, its value "on" or "off". - Thread: main
+    open override func accessibilityDefaults() -> AccessibilityDescription {
+        var description = super.accessibilityDefaults()
+        description.role = .switch
+        description.states.insert(.checkable)
+        if isOn { description.states.insert(.checked) }
+        description.value = isOn ? "on" : "off"
+        return description
+    }
+
     private struct Look {
         var isOn = false
         var onColor = Color(rgb: 0x2E7D32)

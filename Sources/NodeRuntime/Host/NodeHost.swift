@@ -11,6 +11,11 @@ public final class NodeHost {
     public let runtime: Runtime
     /// The node that fills the window. (main thread only)
     public private(set) var rootNode: Node?
+    /// The nodes of the last accessibility tree, by element id, for the actions a screen reader asks
+    /// for (weak: the tree does not keep a node alive). (main thread only)
+    var accessibilityNodes: [Int: AccessibilityNodeReference] = [:]
+    /// The version of the last accessibility tree. (main thread only)
+    var accessibilityVersion = 0
     /// The controller whose node is the root, when the root was set with `setRootController(_:)`.
     /// (main thread only)
     public private(set) var rootController: NodeController?

@@ -18,6 +18,17 @@ import Foundation
 ///   `calculateSizeThatFits(_:)`).
 /// - Thread: properties any; hooks main; drawing on display workers.
 public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
+    // MARK: Accessibility
+
+    /// An image is an element (label it with `accessibilityLabel`; one without a label is read as
+    /// "image"). - Thread: any
+    public override var isAccessibilityElementByDefault: Bool { true }
+
+    /// - Thread: main
+    public override func accessibilityDefaults() -> AccessibilityDescription {
+        AccessibilityDescription(role: .image)
+    }
+
     /// Where loading stands.
     public enum LoadState: Sendable, Equatable {
         case empty

@@ -48,6 +48,35 @@ import Foundation
 ///   only (checked), except where noted. Row nodes are made on display workers.
 @MainActor
 public class ListNode: Node, @unchecked Sendable {
+    // MARK: Accessibility
+
+    /// A list is an element; its rows are list items, read by index whether or not they have a node.
+    /// - Thread: any
+    public override var isAccessibilityElementByDefault: Bool { true }
+
+    /// A list that scrolls by a screenful. - Thread: main
+    public override func accessibilityDefaults() -> AccessibilityDescription {
+        AccessibilityDescription(role: .list, actions: [.scrollForward, .scrollBackward])
+    }
+
+    /// Scrolls by a screenful (a page for a pager). - Thread: main
+    public override func performAccessibilityAction(_ action: AccessibilityAction) -> Bool {
+        switch action {
+        case .scrollForward, .increment:
+            if isPagingEnabled { turnPage(by: 1) } else { scrollAccessibly(by: viewportLength * 0.9) }
+            return true
+        case .scrollBackward, .decrement:
+            if isPagingEnabled { turnPage(by: -1) } else { scrollAccessibly(by: -viewportLength * 0.9) }
+            return true
+        default:
+            return super.performAccessibilityAction(action)
+        }
+    }
+
+    private func scrollAccessibly(by delta: Double) {
+        scroll(toTarget: .offset(clamped(offset) + delta), animated: true)
+    }
+
     /// Makes a row's node; runs on a display worker. Capture only `Sendable` values.
     public typealias RowNodeBlock = @Sendable () -> Node
 

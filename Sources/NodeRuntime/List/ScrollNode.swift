@@ -23,6 +23,31 @@ public struct ScrollAxes: OptionSet, Sendable, Hashable {
 /// - Thread: made and configured on any thread (`axes`, `showsScrollIndicators`); scrolling and the
 ///   queries are UI-thread API.
 open class ScrollNode: Node, @unchecked Sendable {
+    // MARK: Accessibility
+
+    /// A scroll area is an element holding its content's elements. - Thread: any
+    open override var isAccessibilityElementByDefault: Bool { true }
+
+    /// A scroll area that scrolls forward and backward by a screenful. - Thread: main
+    open override func accessibilityDefaults() -> AccessibilityDescription {
+        AccessibilityDescription(role: .scrollArea, actions: [.scrollForward, .scrollBackward])
+    }
+
+    /// Scrolls by a screenful along its axis (vertical where both scroll). - Thread: main
+    open override func performAccessibilityAction(_ action: AccessibilityAction) -> Bool {
+        let sign: Double
+        switch action {
+        case .scrollForward: sign = 1
+        case .scrollBackward: sign = -1
+        default: return super.performAccessibilityAction(action)
+        }
+        let offset = contentOffset
+        let step = Point(x: axes == .horizontal ? sign * bounds.width * 0.9 : 0,
+                         y: axes == .horizontal ? 0 : sign * bounds.height * 0.9)
+        setContentOffset(Point(x: offset.x + step.x, y: offset.y + step.y), animated: true)
+        return true
+    }
+
     /// What scrolls. - Thread: any
     public let contentNode: Node
 

@@ -77,6 +77,10 @@ open class Node: @unchecked Sendable {
         var rootLayoutInvalidationObserver: (@Sendable () -> Void)?
         /// Values this node replaced by their fallbacks, reported once per property (`diagnostics`).
         var diagnostics = NodeDiagnostics()
+        /// What the app set for screen readers (nil: nothing, the kind's defaults apply).
+        var accessibility: AccessibilityOverrides?
+        /// The node's element id in accessibility trees (0 until first asked).
+        var accessibilityID = 0
     }
 
     /// Guarded node state, reached only through `state`.
@@ -296,6 +300,26 @@ open class Node: @unchecked Sendable {
     /// to search those too. - Thread: main
     @MainActor
     open func hitTest(_ point: Point) -> Node? { defaultHitTest(point) }
+
+    /// Whether a node of this kind is a screen reader's element when the app says nothing
+    /// (`isAccessibilityElement` overrides it): false for a plain node, whose elements belong to the
+    /// nearest element above; true for text, images and controls. - Thread: any
+    open var isAccessibilityElementByDefault: Bool { false }
+
+    /// How this kind of node presents itself to a screen reader: its role, and the label, value,
+    /// states and actions its content gives (a text node's string, a switch's state). What the app
+    /// sets (`accessibilityLabel`, …) goes over it (`accessibilityDescription()`). The default: no
+    /// role, no label. - Thread: main
+    @MainActor
+    open func accessibilityDefaults() -> AccessibilityDescription { AccessibilityDescription() }
+
+    /// Performs `action` for a screen reader; returns whether it did anything. The default runs the
+    /// custom action of that name (`accessibilityCustomActions`); controls press, lists scroll.
+    /// - Thread: main
+    @MainActor
+    open func performAccessibilityAction(_ action: AccessibilityAction) -> Bool {
+        performCustomAccessibilityAction(action)
+    }
 
     /// A pointer went down on this interactive node. - Thread: main
     @MainActor

@@ -14,6 +14,32 @@ public import Compositor
 /// - Main: the touch overrides, `cursor(at:)`, and the calls of `linkTapHandler`.
 /// - Display worker: `draw(_:in:info:)`, with the parameters captured on the main thread.
 public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
+    // MARK: Accessibility
+
+    /// Text is read: a text node is a static-text element. - Thread: any
+    public override var isAccessibilityElementByDefault: Bool { true }
+
+    /// Static text labelled by its string; its links are link elements inside it (`accessibilityLinks`).
+    /// - Thread: main
+    public override func accessibilityDefaults() -> AccessibilityDescription {
+        let string = attributedText.string
+        return AccessibilityDescription(role: .staticText, label: string, states: [], text: AccessibilityText(string: string))
+    }
+
+    /// The text's links in order: their text and value (what `linkTapHandler` gets). - Thread: any
+    public var accessibilityLinks: [(text: String, link: String)] {
+        attributedText.runs.compactMap { run in run.attributes.link.map { (run.text, $0) } }
+    }
+
+    /// Opens the link at `index` of `accessibilityLinks` as a click would. - Thread: main
+    @MainActor
+    public func activateAccessibilityLink(at index: Int) -> Bool {
+        let links = accessibilityLinks
+        guard index >= 0, index < links.count, let handler = linkTapHandler else { return false }
+        handler(links[index].link)
+        return true
+    }
+
     /// What a draw needs: the text, its options, and the layout measured for the node's width when
     /// one is known (else the worker measures, through the cache).
     /// - Thread: any (a value)

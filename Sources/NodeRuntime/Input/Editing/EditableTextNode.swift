@@ -22,6 +22,31 @@ public import Compositor
 /// - Main: editing (keys, text input, clicks), `selectedRange`, `markedText`, `undo()`/`redo()`,
 ///   `onChange`/`onSubmit` calls.
 public final class EditableTextNode: Node, @unchecked Sendable {
+    // MARK: Accessibility
+
+    /// A text field is an element. - Thread: any
+    public override var isAccessibilityElementByDefault: Bool { true }
+
+    /// A text field: its placeholder as label, its text as value, with the caret and selection.
+    /// AT-SPI offsets count Unicode scalars; the field keeps UTF-16 offsets, converted here.
+    /// - Thread: main
+    public override func accessibilityDefaults() -> AccessibilityDescription {
+        let string = text
+        let utf16 = Array(string.utf16)
+        func scalars(_ offset: Int) -> Int {
+            let clamped = min(max(0, offset), utf16.count)
+            return String(decoding: utf16[0..<clamped], as: UTF16.self).unicodeScalars.count
+        }
+        let range = selectedRange
+        let selection = range.isEmpty ? nil : scalars(range.lowerBound)..<scalars(range.upperBound)
+        var states: AccessibilityStates = [.editable, .focusable]
+        if isMultiline { states.insert(.multiLine) }
+        return AccessibilityDescription(role: .textField, label: placeholder, value: string, states: states,
+                                        text: AccessibilityText(string: string, caretOffset: scalars(range.upperBound),
+                                                                selection: selection, isEditable: true),
+                                        exposesChildren: false)
+    }
+
     /// What Enter does.
     public enum ReturnKeyBehavior: Sendable {
         /// Enter calls `onSubmit`; Shift+Enter adds a line.
