@@ -37,6 +37,21 @@ private final class FormNode: Node, @unchecked Sendable {
     }
 }
 
+/// A row holding one text, `height` points tall.
+private final class LabelRowNode: Node, @unchecked Sendable {
+    let label: TextNode
+    init(text: String, height: Double) {
+        label = TextNode(text)
+        super.init()
+        label.style.height = .points(height)
+        addSubnode(label)
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack { label }
+    }
+}
+
 /// The accessibility tree a host builds: roles, labels, values and states from each kind's defaults
 /// and the app's settings, reading order, lists read by index, and the actions a screen reader asks for.
 @MainActor
@@ -161,14 +176,7 @@ final class AccessibilityTreeTests: XCTestCase {
         let (host, _) = try OffscreenRender.makeHost(size: Size(width: 100, height: 100))
         defer { host.setRootNode(nil) }
         let source = TestListSource(count: 1_000, height: 20)
-        source.makeNode = { identity, height in
-            let row = Node()
-            row.automaticallyManagesSubnodes = true
-            let text = TextNode("Row \(identity)")
-            text.style.height = .points(height)
-            row.addSubnode(text)
-            return row
-        }
+        source.makeNode = { identity, height in LabelRowNode(text: "Row \(identity)", height: height) }
         let list = ListNode()
         list.dataSource = source
         host.setRootNode(list)
