@@ -39,6 +39,8 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
+        // LittleCMS, which converts the colours an image's profile or colour chunks describe to sRGB.
+        .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // ICU for line breaking, grapheme clusters and bidi (libicu-dev comes with HarfBuzz).
         .systemLibrary(name: "CICU", pkgConfig: "icu-uc", providers: [.apt(["libicu-dev"])]),
         // fontconfig, for the fonts that have the characters a text's own font lacks.
@@ -61,7 +63,7 @@ let package = Package(
         // `BundledFonts` finds it without the generated `Bundle.module`, which traps when it is missing.
         .target(
             name: "NodeRuntime",
-            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "TesseraICU", "CFontconfig",
+            dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "TesseraICU", "CFontconfig",
                            "CHarfBuzz", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Resources/Fonts")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
@@ -100,7 +102,7 @@ let package = Package(
         .systemLibrary(name: "CAllocationCount", path: "Tests/CAllocationCount"),
         .testTarget(
             name: "NodeRuntimeTests",
-            dependencies: ["NodeRuntime", "Compositor", "TestSupport", "TesseraRandom", "CWebP", "CAllocationCount"],
+            dependencies: ["NodeRuntime", "Compositor", "TestSupport", "TesseraRandom", "CWebP", "CLCMS", "CAllocationCount"],
             exclude: ["Goldens", "FuzzRegressions", "ImageFixtures"]
         ),
         .testTarget(

@@ -20,6 +20,8 @@ typedef struct TesseraPNG {
     void *context;
     TesseraPNGReadFunction read;
     char message[200];
+    /// The last warning libpng gave (a chunk it refused, such as a colour profile it found invalid).
+    char warning[200];
 } TesseraPNG;
 
 static inline void tessera_png_error(png_structp png, png_const_charp message) {
@@ -30,7 +32,9 @@ static inline void tessera_png_error(png_structp png, png_const_charp message) {
 }
 
 static inline void tessera_png_warning(png_structp png, png_const_charp message) {
-    (void)png; (void)message;
+    TesseraPNG *reader = (TesseraPNG *)png_get_error_ptr(png);
+    strncpy(reader->warning, message ? message : "unknown warning", sizeof reader->warning - 1);
+    reader->warning[sizeof reader->warning - 1] = 0;
 }
 
 static inline void tessera_png_read(png_structp png, png_bytep out, png_size_t count) {
@@ -43,8 +47,9 @@ static inline void tessera_png_read(png_structp png, png_bytep out, png_size_t c
 /// Reads the header and sets up 8-bit RGBA output (palette, grey, 16-bit and tRNS expanded; straight
 /// alpha, opaque files filled with 0xFF). `maximumSide` bounds each side and `chunkLimit` the memory
 /// any one chunk may inflate to. Bytes come from `read(context, …)`, which Tessera gives only the
-/// chunks it needs; libpng still keeps no ancillary chunk and caches at most a few. Returns 0, or -1
-/// with a message.
+/// chunks it needs (the colour profile among them); libpng keeps no unknown chunk and caches at most
+/// a few. No gamma or colour transform is asked of libpng: Tessera converts colours itself. Returns
+/// 0, or -1 with a message.
 static inline int tessera_png_open(TesseraPNG *reader, void *context, TesseraPNGReadFunction read,
                                    unsigned int maximumSide, size_t chunkLimit) {
     memset(reader, 0, sizeof *reader);
@@ -68,6 +73,22 @@ static inline int tessera_png_open(TesseraPNG *reader, void *context, TesseraPNG
     png_set_interlace_handling(reader->png);
     png_read_update_info(reader->png, reader->info);
     return 0;
+}
+
+/// The ICC profile of the image's iCCP chunk, inflated and checked by libpng (its header, its tag
+/// table, its colour space against the image's colour type). Returns 1 with `profile` and `length`
+/// set (valid until `tessera_png_close`), or 0 when there is none or libpng refused it (the reason
+/// is then the last `warning`).
+static inline int tessera_png_profile(const TesseraPNG *reader, const unsigned char **profile, unsigned int *length) {
+    png_charp name = NULL;
+    int compression = 0;
+    png_bytep data = NULL;
+    png_uint_32 size = 0;
+    if (png_get_iCCP(reader->png, reader->info, &name, &compression, &data, &size) != PNG_INFO_iCCP) return 0;
+    if (data == NULL || size == 0) return 0;
+    *profile = data;
+    *length = size;
+    return 1;
 }
 
 static inline unsigned int tessera_png_width(const TesseraPNG *r) { return png_get_image_width(r->png, r->info); }

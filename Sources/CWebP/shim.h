@@ -29,11 +29,13 @@ static inline int tessera_webp_first_frame(const uint8_t *data, size_t size,
 }
 
 /// Decodes the bitstream at `data` cropped to the given rectangle of the full image and scaled to
-/// `width` × `height`, into premultiplied BGRA (ARGB8888 words on little-endian machines) at `out`.
+/// `width` × `height`, into 4-byte pixels of `mode` at `out`: `MODE_bgrA` (premultiplied BGRA,
+/// ARGB8888 words on little-endian machines), `MODE_BGRA` or `MODE_RGBA` (straight alpha).
 /// Returns libwebp's status (0 for success).
 static inline int tessera_webp_decode(const uint8_t *data, size_t size,
                                       int cropLeft, int cropTop, int cropWidth, int cropHeight,
-                                      int width, int height, uint8_t *out, size_t outSize) {
+                                      int width, int height, WEBP_CSP_MODE mode, uint8_t *out, size_t outSize) {
+    if (mode != MODE_bgrA && mode != MODE_BGRA && mode != MODE_RGBA) return VP8_STATUS_INVALID_PARAM;
     WebPDecoderConfig config;
     if (!WebPInitDecoderConfig(&config)) return VP8_STATUS_INVALID_PARAM;
     config.options.use_cropping = 1;
@@ -46,7 +48,7 @@ static inline int tessera_webp_decode(const uint8_t *data, size_t size,
         config.options.scaled_width = width;
         config.options.scaled_height = height;
     }
-    config.output.colorspace = MODE_bgrA;
+    config.output.colorspace = mode;
     config.output.is_external_memory = 1;
     config.output.u.RGBA.rgba = out;
     config.output.u.RGBA.stride = width * 4;

@@ -77,12 +77,18 @@ public enum TestImageFiles {
         return ~crc
     }
 
-    /// `jpeg` with an EXIF block carrying `orientation` (1–8) inserted after its start marker.
-    public static func jpeg(_ jpeg: [UInt8], withOrientation orientation: Int) -> [UInt8] {
-        // "Exif\0\0", a big-endian TIFF header, one IFD with one entry: Orientation (0x0112), SHORT, 1.
+    /// EXIF data from its TIFF header on, as a PNG's `eXIf` chunk holds it: big-endian, one image
+    /// directory with one entry, Orientation (0x0112), SHORT, `orientation` (1–8).
+    public static func exifTIFF(orientation: Int) -> [UInt8] {
         var tiff: [UInt8] = Array("MM".utf8) + [0, 42] + be32(8)
         tiff += [0, 1] + [0x01, 0x12, 0, 3] + be32(1) + [0, UInt8(orientation), 0, 0] + be32(0)
-        let payload = Array("Exif".utf8) + [0, 0] + tiff
+        return tiff
+    }
+
+    /// `jpeg` with an EXIF block carrying `orientation` (1–8) inserted after its start marker.
+    public static func jpeg(_ jpeg: [UInt8], withOrientation orientation: Int) -> [UInt8] {
+        // "Exif\0\0", then the TIFF structure.
+        let payload = Array("Exif".utf8) + [0, 0] + exifTIFF(orientation: orientation)
         let length = payload.count + 2
         let segment: [UInt8] = [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
         return Array(jpeg[0..<2]) + segment + Array(jpeg[2...])

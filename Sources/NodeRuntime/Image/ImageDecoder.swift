@@ -9,17 +9,28 @@ internal import CWebP
 /// costs a few bytes of reading. Then each format decodes at the size shown:
 /// - JPEG through libjpeg, reduced 2, 4 or 8 times by its scaled IDCT while decoding, EXIF orientation
 ///   applied;
-/// - PNG through libpng, one row at a time folded into an area filter (memory follows the width);
-/// - WebP through libwebp, which crops and scales as it decodes;
+/// - PNG through libpng, one row at a time folded into an area filter (memory follows the width),
+///   `eXIf` orientation applied;
+/// - WebP through libwebp, which crops and scales as it decodes; a bitstream without alpha is opaque;
 /// - GIF (first frame) through giflib;
 /// - BMP through the Compositor's SDL_image decode (`Bitmap(encoded:)`) whole, then shrunk, behind the
 ///   same checks and a working-memory check of its full size.
 /// Every decode reserves its working memory among the decodes running at once (`concurrentDecodeBytes`).
 ///
+/// Colours come out in sRGB, converted with LittleCMS from what the file says they are: a JPEG's ICC
+/// profile (APP2 segments, RGB, grey or CMYK), a WebP's (`ICCP`), and a PNG's colour chunks in the
+/// order its specification gives them, `cICP` (BT.709, Display P3, DCI-P3 and BT.2020 primaries with
+/// the sRGB, BT.709, linear or power curves), then `iCCP`, then `sRGB`, then `gAMA` and `cHRM`. GIF
+/// and BMP colours are shown as stored. Fallback: colour information that cannot be used (a profile
+/// LittleCMS cannot read, one of the wrong colour space for the pixels, one over 4 MB or cut short,
+/// `cICP`'s HDR curves PQ and HLG, a malformed chunk) is ignored — a PNG's next colour chunk is used,
+/// else the pixels are shown as stored, as sRGB — and said once per image and reason through
+/// `TesseraLog.images`. Conversions are made once per profile and kept (`ColourConversions`).
+///
 /// The work follows the pixels the image declares, not what else the file holds: a file is read only
 /// as far as its image needs (`EncodedReader`), metadata is skipped by its length without being read
-/// or kept, at most `maximumMetadataBlocks` blocks of it, and a progressive JPEG is refused as its
-/// 401st scan starts.
+/// or kept (but for orientation and colour), at most `maximumMetadataBlocks` blocks of it, and a
+/// progressive JPEG is refused as its 401st scan starts.
 /// - Thread: any (display workers in practice)
 public enum ImageDecoder {
     /// Caps on what a header may claim.
@@ -117,6 +128,13 @@ public enum ImageDecoder {
     /// - Thread: any (display workers in practice)
     public static func decode(_ source: ImageSource, for target: Target, limits: Limits = Limits(),
                               isCancelled: @Sendable () -> Bool = { false }) throws -> Bitmap? {
+        try decode(source, for: target, limits: limits, notes: DecodeNotes(source: source.description), isCancelled: isCancelled)
+    }
+
+    /// `decode(_:for:limits:isCancelled:)`, keeping in `notes` what the decode did instead of what the
+    /// file asked (colour information it could not use).
+    static func decode(_ source: ImageSource, for target: Target, limits: Limits, notes: DecodeNotes,
+                       isCancelled: @Sendable () -> Bool) throws -> Bitmap? {
         guard target.width > 0, target.height > 0 else {
             throw ImageError.decodeFailed(source.description, reason: "a target of \(target.width)×\(target.height) pixels")
         }
@@ -129,7 +147,7 @@ public enum ImageDecoder {
         let (reader, layout) = try open(source, limits: limits)
         if isCancelled() { return nil }
         return try withoutActuallyEscaping(isCancelled) { isCancelled in
-            try decode(reader, layout: layout, source: source, for: target, limits: limits, isCancelled: isCancelled)
+            try decode(reader, layout: layout, source: source, for: target, limits: limits, notes: notes, isCancelled: isCancelled)
         }
     }
 
@@ -153,16 +171,17 @@ public enum ImageDecoder {
     }
 
     private static func decode(_ reader: EncodedReader, layout: Layout, source: ImageSource, for target: Target,
-                               limits: Limits, isCancelled: @escaping @Sendable () -> Bool) throws -> Bitmap? {
+                               limits: Limits, notes: DecodeNotes,
+                               isCancelled: @escaping @Sendable () -> Bool) throws -> Bitmap? {
         let side = limits.maximumSide
         let pixels = (min(target.width, max(1, side)), min(target.height, max(1, side)))
         let scale = target.scale.isFinite && target.scale > 0 ? target.scale : 1
         let header = layout.header
         let sized = SizedDecode(reader: reader, name: source.description, target: target, limits: limits,
-                                isCancelled: isCancelled)
+                                isCancelled: isCancelled, notes: notes)
         switch header.format {
-        case .jpeg: return try sized.decodeJPEG(orientation: layout.orientation)
-        case .png: return try sized.decodePNG()
+        case .jpeg: return try sized.decodeJPEG(layout: layout)
+        case .png: return try sized.decodePNG(orientation: layout.orientation)
         case .webp: return try sized.decodeWebP()
         case .gif: return try sized.decodeGIF(layout: layout)
         case .bmp:
@@ -207,13 +226,14 @@ public enum ImageDecoder {
     public static func decode(_ source: ImageSource, limits: Limits = Limits(),
                               isCancelled: @Sendable () -> Bool = { false }) throws -> Bitmap? {
         if case .bitmap(let bitmap) = source { return bitmap }
+        let notes = DecodeNotes(source: source.description)
         let (reader, layout) = try open(source, limits: limits)
         if isCancelled() { return nil }
         // A square target as large as the longer side, fitted: the whole image, turned if EXIF says so.
         let side = max(layout.header.width, layout.header.height)
         let target = Target(width: side, height: side, mode: .aspectFit)
         return try withoutActuallyEscaping(isCancelled) { isCancelled in
-            try decode(reader, layout: layout, source: source, for: target, limits: limits, isCancelled: isCancelled)
+            try decode(reader, layout: layout, source: source, for: target, limits: limits, notes: notes, isCancelled: isCancelled)
         }
     }
 

@@ -13,6 +13,9 @@ public enum TesseraLog {
     public static let fonts = Logger(label: "tessera.fonts")
     /// Layout: sizes and specs that cannot be satisfied, and what was done instead.
     public static let layout = Logger(label: "tessera.layout")
+    /// Images: colour information a decode could not use (a broken, unsupported or mismatched colour
+    /// profile or chunk) and how the picture is shown instead.
+    public static let images = Logger(label: "tessera.images")
     /// The application: running headless for want of a display, screenshots written, settings from
     /// the environment that do not parse.
     public static let app = Logger(label: "tessera.app")

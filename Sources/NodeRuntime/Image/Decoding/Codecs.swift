@@ -1,17 +1,19 @@
 import Compositor
 import Foundation
 internal import CJPEG
+internal import CLCMS
 internal import CPNG
 internal import CWebP
 
 /// One decode at display size: the reader of its bytes, what they are shown at, the limits, the
-/// cancellation check.
+/// cancellation check, and where it notes what it did instead of what the file asked.
 struct SizedDecode {
     let reader: EncodedReader
     let name: String
     let target: ImageDecoder.Target
     let limits: ImageDecoder.Limits
     let isCancelled: @Sendable () -> Bool
+    let notes: DecodeNotes
 
     var scale: Double { target.scale.isFinite && target.scale > 0 ? target.scale : 1 }
 
@@ -27,10 +29,31 @@ struct SizedDecode {
         return try body()
     }
 
-    /// The bitmap made from a finished filter, turned to its shown orientation.
-    func bitmap(_ pixels: [UInt32], plan: DecodePlan) throws -> Bitmap {
+    /// The bitmap made from a finished filter, its colours converted to sRGB by `colour` (if any),
+    /// turned to its shown orientation.
+    func bitmap(_ pixels: [UInt32], plan: DecodePlan, colour: ColourConversion? = nil) throws -> Bitmap {
+        var pixels = pixels
+        colour?.convert(&pixels)
         let shown = plan.orientation.apply(pixels, width: plan.storedOutput.width, height: plan.storedOutput.height)
         return try Bitmap(width: shown.width, height: shown.height, scale: scale, premultipliedARGB: shown.pixels)
+    }
+
+    /// The conversion to sRGB for `choice` and pixels laid out as `layout` (shared through
+    /// `ColourConversions.shared`); nil when the pixels are shown as stored: sRGB, or colour
+    /// information LittleCMS refused, which is noted.
+    func colourConversion(_ choice: ColourChoice, layout: ColourPixelLayout) -> ColourConversion? {
+        switch ColourConversions.shared.conversion(for: choice.colour, layout: layout) {
+        case .success(let conversion?) where conversion.isIdentity:
+            notes.colourChosen("as stored (\(choice.origin) describes sRGB)")
+            return nil
+        case .success(let conversion):
+            notes.colourChosen(conversion == nil ? "as stored (sRGB)" : "converted to sRGB from \(choice.origin)")
+            return conversion
+        case .failure(let refusal):
+            notes.colourFallback("\(choice.origin) is not used (\(refusal.reason))")
+            notes.colourChosen("as stored (sRGB)")
+            return nil
+        }
     }
 
     /// The reader as the context pointer of a codec's C callbacks; valid while this decode runs.
@@ -58,10 +81,14 @@ enum ReaderCallbacks {
 extension SizedDecode {
     /// JPEG through libjpeg: the scaled IDCT reduces by 2, 4 or 8 while decoding (the smallest
     /// reduction that still covers the output), rows above the region are skipped, rows below it are
-    /// never decoded (nor read), and the area filter folds each row in as it comes. `orientation` is
-    /// the EXIF orientation the header walk read. Application and comment segments are skipped unread
-    /// and counted against `maximumMetadataBlocks`.
-    func decodeJPEG(orientation: ImageOrientation) throws -> Bitmap? {
+    /// never decoded (nor read), and the area filter folds each row in as it comes. The header walk
+    /// gave the EXIF orientation and where the ICC profile lies; the profile's segments are read and
+    /// joined here, and the picture converted to sRGB through it: an RGB or grey one once shrunk, a
+    /// CMYK one row by row as it is decoded. Other application and comment segments are skipped
+    /// unread and counted against `maximumMetadataBlocks`.
+    func decodeJPEG(layout: ImageDecoder.Layout) throws -> Bitmap? {
+        let orientation = layout.orientation
+        let profile = try ImageDecoder.jpegProfile(reader, segments: layout.jpegProfileSegments, notes: notes)
         let jpeg = UnsafeMutablePointer<TesseraJPEG>.allocate(capacity: 1)
         defer { tessera_jpeg_close(jpeg); jpeg.deallocate() }
         reader.seek(to: 0)
@@ -97,6 +124,13 @@ extension SizedDecode {
                 }
                 let cmyk = jpeg.pointee.info.out_color_space == JCS_CMYK
                 let inverted = tessera_jpeg_adobe(jpeg) != 0
+                let pixelLayout: ColourPixelLayout = cmyk ? (inverted ? .cmykInverted : .cmyk)
+                    : (jpeg.pointee.info.jpeg_color_space == JCS_GRAYSCALE ? .grey : .bitmap)
+                let conversion = profile.flatMap {
+                    colourConversion(ColourChoice(colour: .profile(ICCProfile($0)), origin: "its ICC profile"), layout: pixelLayout)
+                }
+                if profile == nil { notes.colourChosen("as stored (sRGB)") }
+                let rowConversion = cmyk ? conversion : nil
                 var rows = [UInt8](repeating: 0, count: outWidth * 4 * batch)
                 try rows.withUnsafeMutableBufferPointer { rows in
                     while y < needed.upperBound {
@@ -104,16 +138,17 @@ extension SizedDecode {
                         let read = tessera_jpeg_read_rows(jpeg, rows.baseAddress, UInt32(batch))
                         guard read >= 0 else { throw failure(jpeg) }
                         if read == 0 { break }
+                        rowConversion?.convertRows(rows.baseAddress!, count: outWidth * read)
                         for i in 0..<read {
                             let row = rows.baseAddress! + i * outWidth * 4
-                            if cmyk { Self.convertCMYK(row, count: outWidth, inverted: inverted) }
+                            if cmyk && rowConversion == nil { Self.convertCMYK(row, count: outWidth, inverted: inverted) }
                             filter.add(row: y, rgba: row, premultiplied: true)
                             y += 1
                         }
                     }
                 }
                 if isCancelled() { return nil }
-                return try bitmap(filter.finish(), plan: plan)
+                return try bitmap(filter.finish(), plan: plan, colour: cmyk ? nil : conversion)
             }
         }
     }
@@ -152,7 +187,9 @@ extension SizedDecode {
     /// follows its width; an interlaced one must be held whole while its passes arrive, and is refused
     /// when that passes the working-memory budget. libpng sees only the chunks it needs
     /// (`PNGChunkStream`): the rest are skipped unread, and nothing after the rows shown is read.
-    func decodePNG() throws -> Bitmap? {
+    /// The picture is converted to sRGB once shrunk, from what the colour chunks say
+    /// (`PNGColourChunks`), and turned as its `eXIf` chunk says (`orientation`, from the header walk).
+    func decodePNG(orientation: ImageOrientation) throws -> Bitmap? {
         let png = UnsafeMutablePointer<TesseraPNG>.allocate(capacity: 1)
         png.initialize(to: TesseraPNG())
         defer { tessera_png_close(png); png.deallocate() }
@@ -171,7 +208,8 @@ extension SizedDecode {
             guard rowBytes == width * 4 else {
                 throw ImageError.decodeFailed(name, reason: "unexpected PNG row of \(rowBytes) bytes")
             }
-            let plan = DecodePlan(storedWidth: width, storedHeight: height, orientation: .up,
+            let conversion = pngColourConversion(png, stream: stream)
+            let plan = DecodePlan(storedWidth: width, storedHeight: height, orientation: orientation,
                                   target: target, maximumSide: limits.maximumSide)
             var filter = AreaRowFilter(sourceWidth: width, region: plan.storedRegion,
                                        outputWidth: plan.storedOutput.width, outputHeight: plan.storedOutput.height)
@@ -200,9 +238,25 @@ extension SizedDecode {
                     }
                 }
                 if isCancelled() { return nil }
-                return try bitmap(filter.finish(), plan: plan)
+                return try bitmap(filter.finish(), plan: plan, colour: conversion)
             }
         }
+    }
+
+    /// The conversion the colour chunks ask for, once libpng has read every chunk before the image
+    /// data: a grey image's profile converts grey, anything else converts RGB.
+    private func pngColourConversion(_ png: UnsafeMutablePointer<TesseraPNG>, stream: PNGChunkStream) -> ColourConversion? {
+        var profileBytes: UnsafePointer<UInt8>?
+        var profileLength: UInt32 = 0
+        let profile = tessera_png_profile(png, &profileBytes, &profileLength) == 1 && profileBytes != nil
+            ? Array(UnsafeBufferPointer(start: profileBytes, count: Int(profileLength))) : nil
+        let refusal = withUnsafeBytes(of: png.pointee.warning) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        let choice = stream.colour.resolve(profile: profile, profileRefusal: refusal.isEmpty ? "libpng refused it" : "libpng: \(refusal)",
+                                           notes: notes)
+        let grey = stream.colourType == 0 || stream.colourType == 4
+        return colourConversion(choice, layout: grey ? .grey : .bitmap)
     }
 
     private func failure(_ png: UnsafeMutablePointer<TesseraPNG>) -> ImageError {
@@ -219,12 +273,15 @@ extension SizedDecode {
 
 extension SizedDecode {
     /// WebP through libwebp, which crops and scales while it decodes, given only the chunks it needs
-    /// (`ImageDecoder.webpStream`): colour profiles, EXIF and XMP are never read. An animated file
-    /// shows its first frame. Lossless files are decoded whole inside libwebp, so they count their full size
-    /// against the working-memory budget.
+    /// (`ImageDecoder.webpStream`): EXIF and XMP are never read; the colour profile (`ICCP`) is read,
+    /// and the decoded pixels converted to sRGB through it. An animated file shows its first frame.
+    /// A bitstream that says it has no alpha (a lossy one without an alpha chunk, a lossless one whose
+    /// header says so) is shown opaque whatever its pixels' alpha holds, as libwebp's `dwebp` shows it:
+    /// a lossless palette index past the palette's end is opaque black, not a hole. Lossless files are
+    /// decoded whole inside libwebp, so they count their full size against the working-memory budget.
     func decodeWebP() throws -> Bitmap? {
-        let bytes = try ImageDecoder.webpStream(reader, metadataLimit: limits.maximumMetadataBlocks)
-        return try bytes.withUnsafeBufferPointer { data -> Bitmap? in
+        let file = try ImageDecoder.webpStream(reader, metadataLimit: limits.maximumMetadataBlocks, notes: notes)
+        return try file.bitstream.withUnsafeBufferPointer { data -> Bitmap? in
             var stream = UnsafeBufferPointer(start: data.baseAddress, count: data.count)
             var features = WebPBitstreamFeatures()
             guard WebPGetFeatures(stream.baseAddress, stream.count, &features) == VP8_STATUS_OK else {
@@ -255,21 +312,57 @@ extension SizedDecode {
             let cropHeight = max(1, min(height - top, Int(r.maxY.rounded(.up)) - top))
             let (outWidth, outHeight) = (min(plan.storedOutput.width, cropWidth), min(plan.storedOutput.height, cropHeight))
             let lossless = features.format == 2
+            let opaque = features.has_alpha == 0
+            // libwebp scales a lossless picture weighted by its alpha, so a pixel with alpha 0 would
+            // vanish into its neighbours rather than count as the opaque black it is shown as: such a
+            // picture is decoded at its cropped size and shrunk here.
+            let shrinkHere = lossless && opaque && (outWidth != cropWidth || outHeight != cropHeight)
             let working = ByteCount.sum(lossless ? ByteCount.product(pixels, 4) : ByteCount.product(width, 4 * 24),
-                                        ByteCount.product(outWidth, outHeight, 4))
+                                        ByteCount.product(outWidth, outHeight, 4),
+                                        shrinkHere ? ByteCount.product(cropWidth, cropHeight, 4) : 0,
+                                        shrinkHere ? AreaRowFilter.workingBytes(sourceWidth: cropWidth, outputWidth: outWidth,
+                                                                                outputHeight: outHeight) : 0)
+            let conversion = file.profile.flatMap {
+                colourConversion(ColourChoice(colour: .profile(ICCProfile($0)), origin: "its ICCP profile"), layout: .bitmap)
+            }
+            if file.profile == nil { notes.colourChosen("as stored (sRGB)") }
             return try withWorkingMemory(working, "this WebP") { () -> Bitmap? in
                 if isCancelled() { return nil }
-                var out = [UInt32](repeating: 0, count: outWidth * outHeight)
-                let status = out.withUnsafeMutableBytes { raw in
-                    tessera_webp_decode(stream.baseAddress, stream.count, Int32(left), Int32(top), Int32(cropWidth),
-                                        Int32(cropHeight), Int32(outWidth), Int32(outHeight),
-                                        raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count)
+                let decode = { (mode: WEBP_CSP_MODE, width: Int, height: Int, out: UnsafeMutableRawBufferPointer) in
+                    let status = tessera_webp_decode(stream.baseAddress, stream.count, Int32(left), Int32(top), Int32(cropWidth),
+                                                     Int32(cropHeight), Int32(width), Int32(height), mode,
+                                                     out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count)
+                    switch status {
+                    case 0: break
+                    case 7: throw ImageError.truncated(name)  // VP8_STATUS_NOT_ENOUGH_DATA
+                    default: throw ImageError.decodeFailed(name, reason: "libwebp status \(status)")
+                    }
                 }
-                switch status {
-                case 0: break
-                case 7: throw ImageError.truncated(name)  // VP8_STATUS_NOT_ENOUGH_DATA
-                default: throw ImageError.decodeFailed(name, reason: "libwebp status \(status)")
+                var out: [UInt32]
+                if shrinkHere {
+                    // Straight RGBA at the cropped size, made opaque, then the area filter.
+                    var whole = [UInt8](repeating: 0, count: cropWidth * cropHeight * 4)
+                    try whole.withUnsafeMutableBytes { try decode(MODE_RGBA, cropWidth, cropHeight, $0) }
+                    var filter = AreaRowFilter(sourceWidth: cropWidth, region: Rect(x: 0, y: 0, width: Double(cropWidth), height: Double(cropHeight)),
+                                               outputWidth: outWidth, outputHeight: outHeight)
+                    whole.withUnsafeMutableBufferPointer { whole in
+                        for y in 0..<cropHeight {
+                            let row = whole.baseAddress! + y * cropWidth * 4
+                            for x in 0..<cropWidth { row[x * 4 + 3] = 255 }
+                            filter.add(row: y, rgba: row, premultiplied: true)
+                        }
+                    }
+                    out = filter.finish()
+                } else {
+                    // Premultiplied BGRA words, as a bitmap holds them; straight when the alpha is to
+                    // be ignored (it is then set to 255, the colours kept as they are).
+                    out = [UInt32](repeating: 0, count: outWidth * outHeight)
+                    try out.withUnsafeMutableBytes { try decode(opaque ? MODE_BGRA : MODE_bgrA, outWidth, outHeight, $0) }
+                    if opaque {
+                        for i in out.indices { out[i] |= 0xFF00_0000 }
+                    }
                 }
+                conversion?.convert(&out)
                 return try Bitmap(width: outWidth, height: outHeight, scale: scale, premultipliedARGB: out)
             }
         }

@@ -6,8 +6,11 @@ extension ImageDecoder {
     /// - Thread: any (a value)
     struct Layout {
         var header: Header
-        /// A JPEG's EXIF orientation (from its first EXIF block); `.up` for every other format.
+        /// The EXIF orientation of a JPEG (its first EXIF block) or a PNG (its `eXIf` chunk before
+        /// the image data); `.up` for every other format.
         var orientation: ImageOrientation = .up
+        /// Where a JPEG's ICC profile lies (its APP2 "ICC_PROFILE" segments, read when decoding).
+        var jpegProfileSegments: [JPEGProfileSegment] = []
         /// Where a GIF's first frame starts (its image descriptor) and its transparent colour index
         /// (-1 for none), from the graphic-control extension before it.
         var gifFrameOffset = 0
@@ -17,7 +20,8 @@ extension ImageDecoder {
     }
 
     /// Reads the header of the bytes in `reader`, from its start, as far as the header needs and no
-    /// further: a PNG's first chunk; a JPEG's segments up to its first scan, skipping each by its
+    /// further: a PNG's chunks up to its image data, skipping each by its length and reading only the
+    /// first `eXIf`; a JPEG's segments up to its first scan, skipping each by its
     /// length and reading only the first EXIF block; a GIF's blocks up to its first frame; a BMP's
     /// headers; a WebP's first chunk. At most `metadataLimit` metadata blocks are passed before the
     /// image data; one more is refused.
@@ -28,7 +32,7 @@ extension ImageDecoder {
         reader.seek(to: 0)
         let head = try reader.bytes(30)
         if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
-            return Layout(header: try pngHeader(head, source: name))
+            return try pngLayout(reader, header: try pngHeader(head, source: name), metadataLimit: metadataLimit)
         }
         if head.starts(with: [0xFF, 0xD8]) {
             return try jpegLayout(reader, metadataLimit: metadataLimit)
@@ -74,18 +78,56 @@ extension ImageDecoder {
         return Header(format: .png, width: width, height: height)
     }
 
+    /// Walks a PNG's chunks after the header up to its image data by their lengths, for the first
+    /// `eXIf` chunk's orientation (the specification puts it before the image data; one after it is
+    /// not looked for, as nothing after the image data is read). Every other chunk is skipped unread;
+    /// a walk that meets the end of the bytes or a chunk it cannot measure stops there and leaves
+    /// the verdict to the decoder.
+    private static func pngLayout(_ reader: EncodedReader, header: Header, metadataLimit: Int) throws -> Layout {
+        var layout = Layout(header: header)
+        var offset = 33  // the signature and the header chunk
+        var ancillary = 0
+        while true {
+            reader.seek(to: offset)
+            let head = try reader.bytes(8)
+            guard head.count == 8 else { break }
+            let length = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
+            guard length <= Int(Int32.max) else { break }
+            let type = head[4..<8]
+            if type.elementsEqual("IDAT".utf8) || type.elementsEqual("IEND".utf8) { break }
+            if type.first! & 0x20 != 0 && !type.elementsEqual("tRNS".utf8) {
+                ancillary += 1
+                guard ancillary <= metadataLimit else {
+                    throw tooManyMetadataBlocks(reader.name, limit: metadataLimit, "PNG chunks")
+                }
+            }
+            if type.elementsEqual("eXIf".utf8) {
+                let block = try reader.bytes(min(length, exifBytesRead))
+                layout.orientation = block.withUnsafeBufferPointer { ImageOrientation.fromPNGEXIF($0) }
+                break
+            }
+            offset += 12 + length
+        }
+        return layout
+    }
+
     // MARK: JPEG
 
     /// How much of the first EXIF block is read for the orientation: all of it (a segment holds at
     /// most 65,533 bytes).
     static let exifBytesRead = 65_533
 
+    /// What starts an APP2 segment that carries part of an ICC profile ("ICC_PROFILE" and a zero).
+    static let iccSegmentHeader: [UInt8] = Array("ICC_PROFILE".utf8) + [0]
+
     /// How many bytes between a JPEG's segments that belong to none (fill bytes included) are passed
     /// over before the file is refused.
     static let maximumStrayBytes = 4_096
 
     /// Walks a JPEG's segments by their lengths up to its first scan: the frame header gives the size,
-    /// the first APP1 block that is EXIF gives the orientation; every other segment is skipped unread.
+    /// the first APP1 block that is EXIF gives the orientation, APP2 blocks that are "ICC_PROFILE"
+    /// are noted where they lie (their numbers read, their bytes left for the decode); every other
+    /// segment is skipped unread.
     private static func jpegLayout(_ reader: EncodedReader, metadataLimit: Int) throws -> Layout {
         let source = reader.name
         reader.seek(to: 2)
@@ -93,6 +135,7 @@ extension ImageDecoder {
         var orientation = ImageOrientation.up
         var sawEXIF = false
         var segments = 0
+        var profileSegments: [JPEGProfileSegment] = []
         // A damaged file may have a few bytes between segments, and any file may pad with 0xFF before
         // a marker; a run of either is no JPEG, and is not walked byte by byte.
         var strayBytes = 0
@@ -133,12 +176,20 @@ extension ImageDecoder {
                         sawEXIF = true
                         orientation = block.withUnsafeBufferPointer { ImageOrientation.fromEXIF($0) }
                     }
+                } else if marker == 0xE2, length - 2 >= iccSegmentHeader.count + 2 {
+                    let block = try reader.bytes(iccSegmentHeader.count + 2)
+                    if block.starts(with: iccSegmentHeader) {
+                        let prefix = iccSegmentHeader.count + 2
+                        profileSegments.append(JPEGProfileSegment(sequence: Int(block[prefix - 2]), count: Int(block[prefix - 1]),
+                                                                  offset: payload + prefix, length: length - 2 - prefix))
+                    }
                 }
             }
             reader.seek(to: payload + length - 2)
         }
         guard let size else { throw ImageError.truncated(source) }
-        return Layout(header: Header(format: .jpeg, width: size.width, height: size.height), orientation: orientation)
+        return Layout(header: Header(format: .jpeg, width: size.width, height: size.height), orientation: orientation,
+                      jpegProfileSegments: profileSegments)
     }
 
     // MARK: GIF
@@ -274,12 +325,24 @@ extension ImageDecoder {
         return Header(format: .webp, width: Int(width), height: Int(height))
     }
 
+    /// What a WebP decode reads of its file: the chunks libwebp needs, and the colour profile.
+    struct WebPFile {
+        /// The chunks libwebp needs to show the image, in a container of their own.
+        var bitstream: [UInt8]
+        /// The first `ICCP` chunk's profile, when there is one of at most
+        /// `ColourConversions.maximumProfileBytes`.
+        var profile: [UInt8]?
+    }
+
     /// The chunks of a WebP file libwebp needs to show it, gathered into a container of their own:
     /// the header chunk (its profile and metadata flags cleared), the alpha and image chunks of a still
-    /// image, or the animation chunk and the first frame of an animated one. Colour profiles, EXIF,
-    /// XMP and unknown chunks are skipped unread (at most `metadataLimit` of them), and nothing after
-    /// the image is read.
-    static func webpStream(_ reader: EncodedReader, metadataLimit: Int) throws -> [UInt8] {
+    /// image, or the animation chunk and the first frame of an animated one; and the colour profile of
+    /// an extended file's first `ICCP` chunk (one over `ColourConversions.maximumProfileBytes` is
+    /// skipped unread and noted in `notes`). The chunks are walked here, by their lengths, rather than
+    /// through libwebp's demuxer, which would need the whole file in memory: EXIF, XMP and unknown
+    /// chunks are skipped unread (at most `metadataLimit` chunks in all), and nothing after the image
+    /// is read.
+    static func webpStream(_ reader: EncodedReader, metadataLimit: Int, notes: DecodeNotes) throws -> WebPFile {
         let source = reader.name
         func u32le(_ bytes: [UInt8], _ i: Int) -> Int {
             Int(bytes[i]) | Int(bytes[i + 1]) << 8 | Int(bytes[i + 2]) << 16 | Int(bytes[i + 3]) << 24
@@ -289,6 +352,8 @@ extension ImageDecoder {
         let riff = try reader.bytes(12)
         guard riff.count == 12 else { throw ImageError.truncated(source) }
         var kept: [UInt8] = []
+        var profile: [UInt8]?
+        var sawProfile = false
         var skipped = 0
         var offset = 12
         var isExtended = false
@@ -314,13 +379,25 @@ extension ImageDecoder {
                 }
                 kept += head[0..<4] + le32(length) + payload + (length & 1 == 1 ? [0] : [])
                 if type == "VP8 " || type == "VP8L" || type == "ANMF" || !isExtended {
-                    return Array("RIFF".utf8) + le32(4 + kept.count) + Array("WEBP".utf8) + kept
+                    return WebPFile(bitstream: Array("RIFF".utf8) + le32(4 + kept.count) + Array("WEBP".utf8) + kept,
+                                    profile: profile)
                 }
             default:
                 guard isExtended else { throw ImageError.decodeFailed(source, reason: "the WebP header is not valid") }
                 skipped += 1
                 guard skipped <= metadataLimit else {
                     throw tooManyMetadataBlocks(source, limit: metadataLimit, "WebP chunks")
+                }
+                if type == "ICCP" && !sawProfile {
+                    sawProfile = true
+                    if length <= ColourConversions.maximumProfileBytes {
+                        let payload = try reader.bytes(length)
+                        guard payload.count == length else { throw ImageError.truncated(source) }
+                        profile = payload
+                    } else {
+                        notes.colourFallback("its ICCP profile is not used (\(length) bytes, over the "
+                                             + "\(ColourConversions.maximumProfileBytes)-byte limit)")
+                    }
                 }
             }
             guard end < reader.size else { throw ImageError.truncated(source) }

@@ -50,8 +50,23 @@ public enum ImageOrientation: Int, Sendable, CaseIterable {
     /// Reads the Orientation tag from an EXIF block (the APP1 payload, starting "Exif\0\0"); `.up`
     /// when it is absent, out of range or the block is malformed.
     static func fromEXIF(_ exif: UnsafeBufferPointer<UInt8>) -> ImageOrientation {
-        guard exif.count >= 14, exif.starts(with: [0x45, 0x78, 0x69, 0x66, 0, 0]) else { return .up }
-        let tiff = UnsafeBufferPointer(rebasing: exif[6...])
+        guard exif.count >= 14, exif.starts(with: exifPrefix) else { return .up }
+        return fromTIFF(UnsafeBufferPointer(rebasing: exif[6...]))
+    }
+
+    /// Reads the Orientation tag from a PNG's `eXIf` chunk, which holds the EXIF data from its TIFF
+    /// header on; a chunk that starts with JPEG's "Exif\0\0" as well (some writers copy it) is read
+    /// too. `.up` when the tag is absent, out of range or the chunk is malformed.
+    static func fromPNGEXIF(_ chunk: UnsafeBufferPointer<UInt8>) -> ImageOrientation {
+        chunk.starts(with: exifPrefix) ? fromEXIF(chunk) : fromTIFF(chunk)
+    }
+
+    private static let exifPrefix: [UInt8] = [0x45, 0x78, 0x69, 0x66, 0, 0]
+
+    /// The Orientation tag of the first image directory of the TIFF structure `tiff` (from its byte
+    /// order mark on); `.up` when it is absent, out of range or the structure is malformed.
+    static func fromTIFF(_ tiff: UnsafeBufferPointer<UInt8>) -> ImageOrientation {
+        guard tiff.count >= 8 else { return .up }
         let little: Bool
         switch (tiff[0], tiff[1]) {
         case (0x49, 0x49): little = true

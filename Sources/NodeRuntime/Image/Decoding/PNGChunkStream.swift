@@ -1,8 +1,10 @@
-/// What libpng is given of a PNG: the signature, the header, palette and transparency chunks, and the
-/// image data, read as libpng asks. Every other chunk before the image data (text, compressed text,
-/// colour profiles, private chunks) is skipped by its length without being read — at most
-/// `metadataLimit` of them, one more is refused — and once the image data ends nothing more of the
-/// file is read: libpng is shown an end chunk instead. The image data itself may not pass twice what
+/// What libpng is given of a PNG: the signature, the header, palette and transparency chunks, the
+/// colour profile (`iCCP`, up to `SizedDecode.pngChunkLimit` compressed, for libpng to inflate and
+/// check), and the image data, read as libpng asks. The other colour chunks (`cICP`, `sRGB`, `gAMA`,
+/// `cHRM`: a few bytes each) are read here into `colour`, their CRCs checked; every other chunk before
+/// the image data (text, compressed text, private chunks) is skipped by its length without being
+/// read — at most `metadataLimit` ancillary chunks in all, one more is refused — and once the image
+/// data ends nothing more of the file is read: libpng is shown an end chunk instead. The image data itself may not pass twice what
 /// the header's pixels need when stored uncompressed (plus 64 KB), so neither empty data chunks nor
 /// bytes after the compressed stream can make a decode read more than its pixels call for.
 /// - Thread: the one decoding thread that made it
@@ -21,6 +23,12 @@ final class PNGChunkStream {
     /// What the image data may still give, set from the header chunk.
     private var imageDataBudget = Int.max
     private var header: (width: Int, height: Int, depth: Int, colour: Int)?
+    /// The colour chunks met before the image data.
+    private(set) var colour = PNGColourChunks()
+
+    /// The header's colour type (0 grey, 2 RGB, 3 palette, 4 grey and alpha, 6 RGBA), once libpng has
+    /// read the header.
+    var colourType: Int? { header?.colour }
 
     /// The longest header, palette or transparency chunk read (a palette holds at most 768 bytes).
     private static let largestKeptChunk = 4_096
@@ -127,8 +135,66 @@ final class PNGChunkStream {
             guard skipped <= metadataLimit else {
                 throw ImageDecoder.tooManyMetadataBlocks(source, limit: metadataLimit, "PNG chunks")
             }
+            let name = String(decoding: type, as: UTF8.self)
+            if name == "iCCP" && !colour.sawProfile {
+                colour.sawProfile = true
+                if length <= SizedDecode.pngChunkLimit {
+                    let body = try reader.bytes(length + 4)
+                    guard body.count == length + 4 else { return false }
+                    pending = head + body
+                    return true
+                }
+                colour.profileSkipped = "\(length) bytes compressed, over the \(SizedDecode.pngChunkLimit)-byte limit"
+            } else if let expected = Self.colourChunkLengths[name] {
+                try readColourChunk(name, head: head, length: length, expected: expected)
+                continue
+            }
             reader.skip(length + 4)
         }
+    }
+
+    /// The length each colour chunk read here must have.
+    private static let colourChunkLengths = ["cICP": 4, "sRGB": 1, "gAMA": 4, "cHRM": 32]
+
+    /// Reads a `cICP`, `sRGB`, `gAMA` or `cHRM` chunk into `colour`: the first of each kind, when its
+    /// length and CRC are right (a wrong one is noted and ignored, as libpng ignores a damaged chunk).
+    private func readColourChunk(_ name: String, head: [UInt8], length: Int, expected: Int) throws {
+        guard length == expected else {
+            colour.malformed.append("\(name) (\(length) bytes, not \(expected))")
+            reader.skip(length + 4)
+            return
+        }
+        let body = try reader.bytes(length + 4)
+        guard body.count == length + 4 else { return }
+        let data = Array(body[0..<length])
+        let stored = body[length..<(length + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        guard PNGChunkStream.crc32(Array(head[4..<8]) + data) == stored else {
+            colour.malformed.append("\(name) (its CRC is wrong)")
+            return
+        }
+        func u32be(_ i: Int) -> Int { Int(data[i]) << 24 | Int(data[i + 1]) << 16 | Int(data[i + 2]) << 8 | Int(data[i + 3]) }
+        switch name {
+        case "cICP": if colour.codingPoints == nil { colour.codingPoints = data }
+        case "sRGB": colour.sRGB = true
+        case "gAMA": if colour.gamma == nil { colour.gamma = u32be(0) }
+        case "cHRM": if colour.chromaticities == nil { colour.chromaticities = (0..<8).map { u32be($0 * 4) } }
+        default: break
+        }
+    }
+
+    /// The CRC-32 of PNG chunks (ISO 3309, the polynomial 0xEDB88320 reflected).
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc = crcTable[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8)
+        }
+        return ~crc
+    }
+
+    private static let crcTable: [UInt32] = (0..<256).map { n -> UInt32 in
+        var c = UInt32(n)
+        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+        return c
     }
 
     /// Records the header's size and sets the image-data budget: twice the filtered rows stored
