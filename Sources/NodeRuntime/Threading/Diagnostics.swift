@@ -16,4 +16,6 @@ public enum TesseraLog {
     /// The application: running headless for want of a display, screenshots written, settings from
     /// the environment that do not parse.
     public static let app = Logger(label: "tessera.app")
+    /// Images by URL: a disk cache that cannot be made or written, and what is done instead.
+    public static let images = Logger(label: "tessera.images")
 }
