@@ -276,6 +276,9 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     ///   reads nothing. Measured off the UI thread (a list's rows, a host laying out in the background),
     ///   the header is read there; measured on the UI thread before it is known, the node measures as
     ///   zero for now, a display worker reads it, and the node asks for layout again once it is known.
+    ///   A `.url` source is never waited for: it measures as zero until the first bytes holding its
+    ///   header have been fetched (by `networkLoader`, on its threads; the bytes go to its caches for
+    ///   the decode), then the node asks for layout again.
     /// - Fallback: no source, or a source whose header cannot be read (a missing file, not an image, a
     ///   directory), measures as zero; the reason is reported once per node (`diagnostics`,
     ///   `TesseraLog.layout`), and the decode, once the node has a size, fails with it as usual.

@@ -232,10 +232,14 @@ final class NetworkImageTests: XCTestCase {
         let response = TestHTTPServer.response(body: jpeg)
         let split = response.count - jpeg.count / 3
         server.route("/baseline.jpg", [.send(Array(response[..<split])), .wait(gate), .send(Array(response[split...])), .close])
-        let node = imageNode(server.url("/baseline.jpg"), loader: makeLoader())
+        let loader = makeLoader()
+        let node = imageNode(server.url("/baseline.jpg"), loader: loader)
         let host = show([node])
         XCTAssertTrue(gate.waitUntilReached())
-        XCTAssertTrue(runFrames(host) { node.layer.contents != nil && node.showsCurrentContents })
+        // Counted after the node's fetch has been handed the bytes: a pass made of them would be
+        // posted to the UI thread by then.
+        let sent = split - (response.count - jpeg.count)
+        XCTAssertTrue(runFrames(host) { loader.statistics.bytesReceived == sent && node.showsCurrentContents })
         finishFades(host)
         XCTAssertNil(node.image, "two thirds of a baseline JPEG show nothing")
         XCTAssertFalse(node.isShowingPartialImage)
@@ -243,6 +247,33 @@ final class NetworkImageTests: XCTestCase {
         gate.open()
         XCTAssertTrue(runFrames(host) { isSettled(node) })
         XCTAssertEqual(node.loadState, .loaded)
+    }
+
+    /// `ImageDecoder` decodes a `.url` source too, waiting for `NetworkImageLoader.shared` on the
+    /// calling thread; a failed fetch throws `ImageError.network`.
+    func testDecoderFetchesURLSources() async throws {
+        let png = quadrantsPNG()
+        server.route("/decode.png", [.send(TestHTTPServer.response(body: png, contentType: "image/png")), .close])
+        let shared = NetworkImageLoader.shared
+        let saved = shared.configuration
+        shared.configuration.diskCacheDirectory = folder.path
+        defer { shared.configuration = saved }
+        let url = server.url("/decode.png"), missing = server.url("/missing.png")
+        let (bitmap, size, failure) = onBackgroundThread { () -> (Bitmap?, [Int], ImageError?) in
+            let bitmap = try? ImageDecoder.decode(.url(url), for: .init(width: 16, height: 16, mode: .aspectFill))
+            let size = (try? ImageDecoder.naturalPixelSize(of: .url(url))).map { [$0.width, $0.height] } ?? []
+            do {
+                _ = try ImageDecoder.decode(.url(missing))
+                return (bitmap, size, nil)
+            } catch {
+                return (bitmap, size, error as? ImageError)
+            }
+        }
+        XCTAssertEqual(bitmap?.pixel(x: 4, y: 4), 0xFFFF_0000)
+        XCTAssertEqual(bitmap?.pixel(x: 12, y: 12), 0xFFFF_FFFF)
+        XCTAssertEqual(size, [64, 64])
+        XCTAssertEqual(failure, .network(missing.absoluteString, .httpStatus(404)))
+        XCTAssertEqual(server.requestCount("/decode.png"), 1, "the second read came from the loader's memory")
     }
 
     // MARK: Cancellation

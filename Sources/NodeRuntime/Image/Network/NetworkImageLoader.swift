@@ -100,6 +100,9 @@ public final class NetworkImageLoader: Sendable {
         public var cancellations = 0
         /// Requests that joined a fetch already under way for their URL.
         public var sharedFetches = 0
+        /// Body bytes received over the network, counted once the requests streaming them have been
+        /// handed them.
+        public var bytesReceived = 0
     }
 
     /// The loader image nodes use unless given another. Its configuration can be changed
@@ -335,8 +338,14 @@ public final class NetworkImageLoader: Sendable {
         while true {
             state.withLock { $0.statistics.networkAttempts += 1 }
             do {
+                var handedOn = 0
                 guard let body = try HTTPClient.get(fetch.url, options: options, cancellation: fetch.cancellation,
-                                                    onBody: { body in self.deliverProgress(fetch, body) }) else { return }
+                                                    onBody: { body in
+                                                        self.deliverProgress(fetch, body)
+                                                        let arrived = body.count - handedOn
+                                                        handedOn = body.count
+                                                        self.state.withLock { $0.statistics.bytesReceived += arrived }
+                                                    }) else { return }
                 keepInMemory(body, for: key)
                 diskCache?.store(body, for: fetch.url)
                 finish(fetch, .success((body, .network)))
