@@ -187,17 +187,20 @@ final class NetworkImageTests: XCTestCase {
         let scans = TestJPEG.scanOffsets(jpeg)
         XCTAssertGreaterThanOrEqual(scans.count, 6, "libjpeg's progressive script has many scans")
         let cut = scans[2]  // two whole scans: the DC scan and the first AC scan
-        let gate = TestHTTPServer.Gate()
+        let start = TestHTTPServer.Gate(), gate = TestHTTPServer.Gate()
         let response = TestHTTPServer.response(body: jpeg)
         let headLength = response.count - jpeg.count
-        server.route("/photo.jpg", [.send(Array(response[..<(headLength + cut)])), .wait(gate),
+        server.route("/photo.jpg", [.wait(start), .send(Array(response[..<(headLength + cut)])), .wait(gate),
                                     .send(Array(response[(headLength + cut)...])), .close])
         let loader = makeLoader()
         let node = imageNode(server.url("/photo.jpg"), loader: loader, size: 128)
         let host = show([node])
-        XCTAssertTrue(runFrames(host) { node.layer.contents != nil }, "the empty colour is drawn first")
+        XCTAssertTrue(runFrames(host) { node.layer.contents != nil && node.showsCurrentContents },
+                      "the empty colour is drawn first")
         finishFades(host)
         let blank = try XCTUnwrap(node.layer.contents)
+        XCTAssertEqual(Set(blank.pixels), [0xFF80_8080], "nothing but the empty colour yet")
+        start.open()
         XCTAssertTrue(gate.waitUntilReached(), "the server paused after the first scans")
         XCTAssertTrue(runFrames(host) {
             node.isShowingPartialImage && node.layer.contents?.identity != blank.identity && node.showsCurrentContents
@@ -402,10 +405,13 @@ final class NetworkImageTests: XCTestCase {
         let slowListener = try SilentListener()
         let clock = RecordingRetryClock()
         let loader = makeLoader(attempts: 2, clock: clock) { configuration in
-            configuration.idleTimeout = 0.3
-            configuration.connectTimeout = 0.3
             configuration.maximumBodyBytes = 256 << 10
             configuration.maximumConcurrentFetches = 16
+        }
+        // The time-out cases have a loader of their own, so a busy machine cannot time out the others.
+        let impatient = makeLoader(attempts: 2, clock: clock) { configuration in
+            configuration.idleTimeout = 0.3
+            configuration.connectTimeout = 0.3
         }
         let host = "http://127.0.0.1:\(server.port)"
         let cases: [(String, NetworkImageError?, ImageError?, requests: Int)] = [
@@ -423,7 +429,9 @@ final class NetworkImageTests: XCTestCase {
         ]
         var nodes: [(URL, ImageNode, ImageError)] = cases.map { path, network, decode, _ in
             let url = URL(string: host + path)!
-            return (url, imageNode(url, loader: loader), network.map { .network(url.absoluteString, $0) } ?? decode!)
+            let timesOut = if case .timedOut = network { true } else { false }
+            return (url, imageNode(url, loader: timesOut ? impatient : loader),
+                    network.map { .network(url.absoluteString, $0) } ?? decode!)
         }
         let refusedURL = URL(string: "http://127.0.0.1:\(try closedPort())/refused.jpg")!
         let unreachableURL = URL(string: "http://127.0.0.1:\(slowListener.port)/slow.jpg")!
@@ -434,7 +442,7 @@ final class NetworkImageTests: XCTestCase {
             (httpsURL, .network(httpsURL.absoluteString, .unsupportedURL(httpsURL.absoluteString,
                                                                          reason: "the https:// scheme; Tessera fetches http:// only"))),
         ]
-        nodes += extra.map { url, error in (url, imageNode(url, loader: loader), error) }
+        nodes += extra.map { url, error in (url, imageNode(url, loader: url == unreachableURL ? impatient : loader), error) }
         let started = Date()
         let shown = show(nodes.map(\.1))
         XCTAssertTrue(runFrames(shown) { nodes.allSatisfy { isSettled($0.1) } },
