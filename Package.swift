@@ -89,7 +89,7 @@ let package = Package(
         // through the software renderer, encoded test images, exit-test message checks.
         .target(
             name: "TestSupport",
-            dependencies: ["Compositor", "NodeRuntime", "TesseraTesting"],
+            dependencies: ["Compositor", "NodeRuntime", "TesseraTesting", "CJPEG"],
             path: "Tests/TestSupport",
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),

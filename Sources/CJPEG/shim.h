@@ -6,6 +6,7 @@
 // below sets its own jump point before it calls into libjpeg, so a jump never crosses a Swift
 // frame and never lands in a function that has already returned.
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <setjmp.h>
 #include <string.h>
@@ -192,22 +193,29 @@ static inline int tessera_jpeg_open(TesseraJPEG *jpeg, void *context, TesseraJPE
 }
 
 /// Bytes libjpeg keeps for the whole image when it must buffer coefficients (progressive and
-/// multi-scan files): 128 bytes per 8×8 block of every component. 0 for single-scan files.
-static inline unsigned long long tessera_jpeg_coefficient_bytes(const TesseraJPEG *jpeg) {
+/// multi-scan files, and every file decoded in buffered-image mode): 128 bytes per 8×8 block of every
+/// component. 0 for single-scan files unless `buffered`.
+static inline unsigned long long tessera_jpeg_info_coefficient_bytes(const struct jpeg_decompress_struct *info,
+                                                                     int buffered) {
     // A baseline file whose first scan holds every component is decoded row by row.
-    if (!jpeg->info.progressive_mode && jpeg->info.comps_in_scan >= jpeg->info.num_components) return 0;
+    if (!buffered && !info->progressive_mode && info->comps_in_scan >= info->num_components) return 0;
     unsigned long long total = 0;
-    for (int i = 0; i < jpeg->info.num_components; i++) {
-        const jpeg_component_info *c = &jpeg->info.comp_info[i];
-        unsigned long long wide = ((unsigned long long)jpeg->info.image_width * c->h_samp_factor
-                                   + (unsigned long long)jpeg->info.max_h_samp_factor * 8 - 1)
-                                  / ((unsigned long long)jpeg->info.max_h_samp_factor * 8);
-        unsigned long long tall = ((unsigned long long)jpeg->info.image_height * c->v_samp_factor
-                                   + (unsigned long long)jpeg->info.max_v_samp_factor * 8 - 1)
-                                  / ((unsigned long long)jpeg->info.max_v_samp_factor * 8);
+    for (int i = 0; i < info->num_components; i++) {
+        const jpeg_component_info *c = &info->comp_info[i];
+        unsigned long long wide = ((unsigned long long)info->image_width * c->h_samp_factor
+                                   + (unsigned long long)info->max_h_samp_factor * 8 - 1)
+                                  / ((unsigned long long)info->max_h_samp_factor * 8);
+        unsigned long long tall = ((unsigned long long)info->image_height * c->v_samp_factor
+                                   + (unsigned long long)info->max_v_samp_factor * 8 - 1)
+                                  / ((unsigned long long)info->max_v_samp_factor * 8);
         total += (wide + 1) * (tall + 1) * 128;
     }
     return total;
+}
+
+/// `tessera_jpeg_info_coefficient_bytes` for a decode that is not buffered.
+static inline unsigned long long tessera_jpeg_coefficient_bytes(const TesseraJPEG *jpeg) {
+    return tessera_jpeg_info_coefficient_bytes(&jpeg->info, 0);
 }
 
 /// Starts decompressing at 1/`denominator` of the full size (1, 2, 4 or 8) into 4-byte pixels:
@@ -256,5 +264,275 @@ static inline void tessera_jpeg_close(TesseraJPEG *jpeg) {
     jpeg_destroy_decompress(&jpeg->info);
     jpeg->created = 0;
 }
+
+// MARK: - Bytes as they arrive: buffered-image mode over a suspending source
+
+/// A progressive JPEG decoded while its bytes arrive (libjpeg's buffered-image mode). The bytes are
+/// the caller's: every call below is given all the bytes received so far (`base`, `length`, which may
+/// have moved since the last call as the caller's buffer grew) and whether they are all there
+/// (`complete`). Between calls the source remembers only an offset, so nothing points into a buffer
+/// that has moved. When libjpeg wants bytes that have not arrived, the source suspends: the call
+/// returns and libjpeg resumes from the same point on the next call. Once `complete`, the end of the
+/// bytes reads as an end-of-image marker (with a warning), as the whole-file source does.
+typedef struct TesseraJPEGStream {
+    struct jpeg_decompress_struct info;  // first, so libjpeg's pointer is also this struct's
+    TesseraJPEGError error;
+    struct jpeg_progress_mgr progress;
+    struct jpeg_source_mgr source;
+    const JOCTET *base;
+    size_t length;
+    /// Where libjpeg's reading stands between calls, as an offset into the bytes.
+    size_t position;
+    /// A skip that reached past the bytes received: reading resumes here.
+    size_t skip_to;
+    int complete;
+    int created;
+    /// The last scan whose data has been read in full (0: none yet).
+    int complete_scans;
+    /// The end-of-image marker has been read.
+    int reached_end;
+    /// An output pass was started and `jpeg_finish_output` has not yet returned TRUE.
+    int output_open;
+} TesseraJPEGStream;
+
+static inline boolean tessera_jpeg_stream_fill(j_decompress_ptr info) {
+    TesseraJPEGStream *stream = (TesseraJPEGStream *)info;
+    static const JOCTET end_of_image[2] = {(JOCTET)0xFF, (JOCTET)JPEG_EOI};
+    if (!stream->complete) return FALSE;  // suspend until more bytes arrive
+    WARNMS(info, JWRN_JPEG_EOF);
+    stream->source.next_input_byte = end_of_image;
+    stream->source.bytes_in_buffer = 2;
+    return TRUE;
+}
+
+static inline void tessera_jpeg_stream_skip(j_decompress_ptr info, long count) {
+    TesseraJPEGStream *stream = (TesseraJPEGStream *)info;
+    struct jpeg_source_mgr *manager = &stream->source;
+    if (count <= 0) return;
+    if ((size_t)count <= manager->bytes_in_buffer) {
+        manager->next_input_byte += count;
+        manager->bytes_in_buffer -= (size_t)count;
+        return;
+    }
+    size_t here = stream->length;
+    if (manager->next_input_byte >= stream->base && manager->next_input_byte <= stream->base + stream->length) {
+        here = (size_t)(manager->next_input_byte - stream->base);
+    }
+    stream->skip_to = here + (size_t)count;
+    manager->next_input_byte += manager->bytes_in_buffer;
+    manager->bytes_in_buffer = 0;
+}
+
+/// Points the source at the bytes of this call, from where reading stands.
+static inline void tessera_jpeg_stream_enter(TesseraJPEGStream *stream, const unsigned char *base, size_t length,
+                                             int complete) {
+    stream->base = base;
+    stream->length = length;
+    stream->complete = complete;
+    stream->skip_to = 0;
+    if (stream->position < length) {
+        stream->source.next_input_byte = base + stream->position;
+        stream->source.bytes_in_buffer = length - stream->position;
+    } else {
+        stream->source.next_input_byte = base + length;
+        stream->source.bytes_in_buffer = 0;
+        stream->skip_to = stream->position;
+    }
+}
+
+/// Remembers where reading stands as an offset, so no pointer into the bytes outlives the call.
+static inline void tessera_jpeg_stream_leave(TesseraJPEGStream *stream) {
+    const JOCTET *next = stream->source.next_input_byte;
+    size_t position = stream->length;
+    if (next >= stream->base && next <= stream->base + stream->length) position = (size_t)(next - stream->base);
+    if (stream->skip_to > position) position = stream->skip_to;
+    stream->position = position;
+    stream->base = NULL;
+    stream->source.next_input_byte = NULL;
+    stream->source.bytes_in_buffer = 0;
+}
+
+/// Sets up the decoder; `memoryLimit` bounds libjpeg's own allocations. Returns 0, or -1.
+static inline int tessera_jpeg_stream_create(TesseraJPEGStream *stream, long memoryLimit) {
+    memset(stream, 0, sizeof *stream);
+    stream->info.err = jpeg_std_error(&stream->error.manager);
+    stream->error.manager.error_exit = tessera_jpeg_error_exit;
+    stream->error.manager.emit_message = tessera_jpeg_emit_message;
+    if (setjmp(stream->error.jump)) return -1;
+    jpeg_create_decompress(&stream->info);
+    stream->created = 1;
+    stream->info.mem->max_memory_to_use = memoryLimit;
+    stream->progress.progress_monitor = tessera_jpeg_progress;
+    stream->info.progress = &stream->progress;
+    stream->source.init_source = tessera_jpeg_source_init;
+    stream->source.fill_input_buffer = tessera_jpeg_stream_fill;
+    stream->source.skip_input_data = tessera_jpeg_stream_skip;
+    stream->source.resync_to_restart = jpeg_resync_to_restart;
+    stream->source.term_source = tessera_jpeg_source_term;
+    stream->info.src = &stream->source;
+    return 0;
+}
+
+/// Reads the header: 1 when it is read, 0 when more bytes are needed, -1 on failure.
+static inline int tessera_jpeg_stream_read_header(TesseraJPEGStream *stream, const unsigned char *base,
+                                                  size_t length, int complete) {
+    tessera_jpeg_stream_enter(stream, base, length, complete);
+    if (setjmp(stream->error.jump)) { tessera_jpeg_stream_leave(stream); return -1; }
+    int status = jpeg_read_header(&stream->info, TRUE);
+    tessera_jpeg_stream_leave(stream);
+    return status == JPEG_HEADER_OK ? 1 : (status == JPEG_SUSPENDED ? 0 : -1);
+}
+
+/// Whether the file is progressive: several scans, each a better picture of the whole image.
+static inline int tessera_jpeg_stream_is_progressive(const TesseraJPEGStream *stream) {
+    return stream->info.progressive_mode && jpeg_has_multiple_scans((j_decompress_ptr)&stream->info);
+}
+
+/// Starts buffered-image decompression at 1/`denominator` of the full size into 4-byte pixels (as
+/// `tessera_jpeg_start`): 1 when started, 0 when more bytes are needed, -1 on failure.
+static inline int tessera_jpeg_stream_start(TesseraJPEGStream *stream, const unsigned char *base, size_t length,
+                                            int complete, unsigned int denominator) {
+    tessera_jpeg_stream_enter(stream, base, length, complete);
+    if (setjmp(stream->error.jump)) { tessera_jpeg_stream_leave(stream); return -1; }
+    stream->info.buffered_image = TRUE;
+    stream->info.scale_num = 1;
+    stream->info.scale_denom = denominator;
+    stream->info.dct_method = JDCT_ISLOW;
+    if (stream->info.jpeg_color_space == JCS_CMYK || stream->info.jpeg_color_space == JCS_YCCK) {
+        stream->info.out_color_space = JCS_CMYK;
+    } else {
+        stream->info.out_color_space = JCS_EXT_RGBA;
+    }
+    boolean started = jpeg_start_decompress(&stream->info);
+    tessera_jpeg_stream_leave(stream);
+    return started ? 1 : 0;
+}
+
+/// Reads every byte that has arrived into libjpeg's coefficient buffer. Returns the number of scans
+/// read in full so far (`complete_scans`; `reached_end` once the end marker is read), or -1.
+static inline int tessera_jpeg_stream_consume(TesseraJPEGStream *stream, const unsigned char *base, size_t length,
+                                              int complete) {
+    tessera_jpeg_stream_enter(stream, base, length, complete);
+    if (setjmp(stream->error.jump)) { tessera_jpeg_stream_leave(stream); return -1; }
+    while (!stream->reached_end) {
+        int status = jpeg_consume_input(&stream->info);
+        if (status == JPEG_SUSPENDED) break;
+        if (status == JPEG_SCAN_COMPLETED) stream->complete_scans = stream->info.input_scan_number;
+        if (status == JPEG_REACHED_EOI) {
+            stream->complete_scans = stream->info.input_scan_number;
+            stream->reached_end = 1;
+        }
+    }
+    tessera_jpeg_stream_leave(stream);
+    return stream->complete_scans;
+}
+
+/// Starts an output pass showing the image as of scan `scan` (a scan read in full, so the pass
+/// needs no more bytes), first finishing the previous pass if it was left waiting for bytes.
+/// 1 when started, 0 when the previous pass still waits for bytes, -1 on failure.
+static inline int tessera_jpeg_stream_start_output(TesseraJPEGStream *stream, const unsigned char *base,
+                                                   size_t length, int complete, int scan) {
+    tessera_jpeg_stream_enter(stream, base, length, complete);
+    if (setjmp(stream->error.jump)) { tessera_jpeg_stream_leave(stream); return -1; }
+    if (stream->output_open) {
+        if (!jpeg_finish_output(&stream->info)) { tessera_jpeg_stream_leave(stream); return 0; }
+        stream->output_open = 0;
+    }
+    jpeg_start_output(&stream->info, scan);
+    stream->output_open = 1;
+    tessera_jpeg_stream_leave(stream);
+    return 1;
+}
+
+/// Reads up to `count` rows of the output pass into `rows` (each `output_width` × 4 bytes). Returns
+/// the rows read (fewer only when the pass ends), or -1.
+static inline long tessera_jpeg_stream_read_rows(TesseraJPEGStream *stream, const unsigned char *base,
+                                                 size_t length, int complete, unsigned char *rows,
+                                                 unsigned int count) {
+    tessera_jpeg_stream_enter(stream, base, length, complete);
+    if (setjmp(stream->error.jump)) { tessera_jpeg_stream_leave(stream); return -1; }
+    size_t stride = (size_t)stream->info.output_width * 4;
+    unsigned int done = 0;
+    while (done < count && stream->info.output_scanline < stream->info.output_height) {
+        JSAMPROW row = rows + stride * done;
+        JDIMENSION read = jpeg_read_scanlines(&stream->info, &row, 1);
+        if (read == 0) break;
+        done += read;
+    }
+    tessera_jpeg_stream_leave(stream);
+    return (long)done;
+}
+
+/// Ends the output pass (the rows not read are dropped). 1 when ended, 0 when libjpeg waits for
+/// bytes to find the next scan (the next `tessera_jpeg_stream_start_output` ends it), -1 on failure.
+static inline int tessera_jpeg_stream_finish_output(TesseraJPEGStream *stream, const unsigned char *base,
+                                                    size_t length, int complete) {
+    tessera_jpeg_stream_enter(stream, base, length, complete);
+    if (setjmp(stream->error.jump)) { tessera_jpeg_stream_leave(stream); return -1; }
+    int finished = jpeg_finish_output(&stream->info) ? 1 : 0;
+    if (finished) stream->output_open = 0;
+    tessera_jpeg_stream_leave(stream);
+    return finished;
+}
+
+/// Frees everything libjpeg holds; safe after any failure.
+static inline void tessera_jpeg_stream_close(TesseraJPEGStream *stream) {
+    if (!stream->created) return;
+    if (setjmp(stream->error.jump)) return;
+    jpeg_destroy_decompress(&stream->info);
+    stream->created = 0;
+}
+
+// MARK: - Encoding
+
+/// Encodes `width` × `height` RGB pixels (3 bytes each, rows packed) as a JPEG of `quality` (1–100),
+/// progressive (libjpeg's standard scan script, `jpeg_simple_progression`) when `progressive`. On
+/// success returns 0 with the bytes at `*out` (`*size` of them; free them with
+/// `tessera_jpeg_free`); on failure -1 with the reason in `message`.
+static inline int tessera_jpeg_encode(const unsigned char *rgb, unsigned int width, unsigned int height,
+                                      int quality, int progressive, unsigned char **out, unsigned long *size,
+                                      char message[JMSG_LENGTH_MAX]) {
+    // On the heap, so nothing libjpeg changes after `setjmp` lives in a register the jump restores.
+    struct TesseraJPEGEncoder {
+        struct jpeg_compress_struct info;
+        TesseraJPEGError error;
+    } *encoder = (struct TesseraJPEGEncoder *)calloc(1, sizeof(struct TesseraJPEGEncoder));
+    *out = NULL;
+    *size = 0;
+    if (!encoder) { snprintf(message, JMSG_LENGTH_MAX, "out of memory"); return -1; }
+    encoder->info.err = jpeg_std_error(&encoder->error.manager);
+    encoder->error.manager.error_exit = tessera_jpeg_error_exit;
+    encoder->error.manager.emit_message = tessera_jpeg_emit_message;
+    if (setjmp(encoder->error.jump)) {
+        snprintf(message, JMSG_LENGTH_MAX, "%s", encoder->error.message);
+        jpeg_destroy_compress(&encoder->info);
+        free(encoder);
+        if (*out) { free(*out); *out = NULL; }
+        *size = 0;
+        return -1;
+    }
+    jpeg_create_compress(&encoder->info);
+    jpeg_mem_dest(&encoder->info, out, size);
+    encoder->info.image_width = width;
+    encoder->info.image_height = height;
+    encoder->info.input_components = 3;
+    encoder->info.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&encoder->info);
+    jpeg_set_quality(&encoder->info, quality, TRUE);
+    if (progressive) jpeg_simple_progression(&encoder->info);
+    jpeg_start_compress(&encoder->info, TRUE);
+    size_t stride = (size_t)width * 3;
+    while (encoder->info.next_scanline < encoder->info.image_height) {
+        JSAMPROW row = (JSAMPROW)(rgb + stride * encoder->info.next_scanline);
+        jpeg_write_scanlines(&encoder->info, &row, 1);
+    }
+    jpeg_finish_compress(&encoder->info);
+    jpeg_destroy_compress(&encoder->info);
+    free(encoder);
+    return 0;
+}
+
+/// Frees the bytes `tessera_jpeg_encode` made.
+static inline void tessera_jpeg_free(unsigned char *bytes) { free(bytes); }
 
 #endif

@@ -124,8 +124,10 @@ public enum ImageDecoder {
     ///   unknown format, a header that lies or is cut short, a size over the limits, more metadata
     ///   blocks than the limits allow, a target of no pixels, or a failed decode. A path that is not a regular file (a directory, a named pipe, a
     ///   socket, a device) is refused as `notARegularFile`, naming what it is, before it is opened: a
-    ///   named pipe never keeps the decoding thread waiting for a writer.
-    /// - Thread: any (display workers in practice)
+    ///   named pipe never keeps the decoding thread waiting for a writer. A `.url` source is fetched
+    ///   first through `NetworkImageLoader.shared`, this thread waiting for its bytes (an image node
+    ///   fetches on the loader's threads instead); a fetch that fails throws `ImageError.network`.
+    /// - Thread: any (display workers in practice; for a `.url` source, not the UI thread)
     public static func decode(_ source: ImageSource, for target: Target, limits: Limits = Limits(),
                               isCancelled: @Sendable () -> Bool = { false }) throws -> Bitmap? {
         try decode(source, for: target, limits: limits, notes: DecodeNotes(source: source.description), isCancelled: isCancelled)
@@ -144,7 +146,7 @@ public enum ImageDecoder {
         if case .bitmap(let bitmap) = source {
             return try prepareForDisplay(bitmap, crop: target.crop, mode: target.mode, target: pixels, scale: scale)
         }
-        let (reader, layout) = try open(source, limits: limits)
+        let (reader, layout) = try open(source, limits: limits, isCancelled: isCancelled)
         if isCancelled() { return nil }
         return try withoutActuallyEscaping(isCancelled) { isCancelled in
             try decode(reader, layout: layout, source: source, for: target, limits: limits, notes: notes, isCancelled: isCancelled)
@@ -153,7 +155,8 @@ public enum ImageDecoder {
 
     /// The reader for a decode and what its header walk found, checked against `limits`. A file is
     /// opened once, and only when it is a regular file; it is read only as far as the decoders ask.
-    static func open(_ source: ImageSource, limits: Limits) throws -> (EncodedReader, Layout) {
+    static func open(_ source: ImageSource, limits: Limits,
+                     isCancelled: () -> Bool = { false }) throws -> (EncodedReader, Layout) {
         let reader: EncodedReader
         switch source {
         case .file(let path):
@@ -161,6 +164,8 @@ public enum ImageDecoder {
             reader = try EncodedReader(openingFile: path)
         case .encoded(let image):
             reader = EncodedReader(bytes: image.bytes, name: source.description)
+        case .url(let url):
+            reader = EncodedReader(bytes: try fetch(url, isCancelled: isCancelled), name: source.description)
         case .bitmap:
             Contract.violated("a bitmap source is shown as it is, never opened as encoded bytes")
         }
@@ -192,14 +197,39 @@ public enum ImageDecoder {
                 let bytes = try reader.prefix(layout.bmpEnd)
                 let decoded: Bitmap
                 do {
-                    decoded = try Bitmap(encoded: bytes, sourceName: source.description)
+                    decoded = try Bitmap(encoded: bytes, sourceName: name)
                 } catch {
-                    throw ImageError.decodeFailed(source.description, reason: "\(error)")
+                    throw ImageError.decodeFailed(name, reason: "\(error)")
                 }
                 if isCancelled() { return nil }
                 return try prepareForDisplay(decoded, crop: target.crop, mode: target.mode, target: pixels, scale: scale)
             }
         }
+    }
+
+    /// The bytes of `url` from `NetworkImageLoader.shared`, waiting for them on this thread; an empty
+    /// run when cancelled first (the caller checks `isCancelled` next).
+    static func fetch(_ url: URL, isCancelled: () -> Bool) throws -> [UInt8] {
+        do {
+            return try NetworkImageLoader.shared.bytes(for: url, isCancelled: isCancelled) ?? []
+        } catch {
+            throw ImageError.network(url.absoluteString, error)
+        }
+    }
+
+    /// Decodes encoded `bytes` named `name` (for errors) to show at `target`, as `decode(_:for:)`
+    /// decodes a byte source, without digesting the bytes first (they are no source's identity).
+    static func decode(encoded bytes: [UInt8], name: String, for target: Target, limits: Limits,
+                       isCancelled: @escaping @Sendable () -> Bool) throws -> Bitmap? {
+        guard target.width > 0, target.height > 0 else {
+            throw ImageError.decodeFailed(name, reason: "a target of \(target.width)×\(target.height) pixels")
+        }
+        let reader = EncodedReader(bytes: bytes, name: name)
+        try checkEncodedSize(reader.size, source: name, limits: limits)
+        let layout = try readLayout(reader, metadataLimit: limits.maximumMetadataBlocks)
+        try checkSize(layout.header, source: name, limits: limits)
+        if isCancelled() { return nil }
+        return try decode(reader, layout: layout, name: name, for: target, limits: limits, isCancelled: isCancelled)
     }
 
     static func checkSize(_ header: Header, source: String, limits: Limits) throws {
@@ -221,13 +251,14 @@ public enum ImageDecoder {
     }
 
     /// Decodes `source` at its natural size (in its shown orientation), through the same decoders and
-    /// checks as `decode(_:for:)`. Checks `isCancelled` between reading and decoding.
+    /// checks as `decode(_:for:)` (a `.url` source fetched first, as there). Checks `isCancelled`
+    /// while fetching and between reading and decoding.
     /// - Returns: nil when cancelled.
     public static func decode(_ source: ImageSource, limits: Limits = Limits(),
                               isCancelled: @Sendable () -> Bool = { false }) throws -> Bitmap? {
         if case .bitmap(let bitmap) = source { return bitmap }
         let notes = DecodeNotes(source: source.description)
-        let (reader, layout) = try open(source, limits: limits)
+        let (reader, layout) = try open(source, limits: limits, isCancelled: isCancelled)
         if isCancelled() { return nil }
         // A square target as large as the longer side, fitted: the whole image, turned if EXIF says so.
         let side = max(layout.header.width, layout.header.height)

@@ -13,7 +13,9 @@ extension ImageDecoder {
     /// than `maximumMetadataBlocks` before its image, and be a regular file.
     /// - Throws: `ImageError` as `decode` does for a source it cannot read: missing, not a regular
     ///   file, empty, an unknown format, a header cut short or refused, a zero-sized image.
-    /// - Thread: any (it reads the file: a display worker or a measuring thread in practice)
+    /// A `.url` source is fetched whole through `NetworkImageLoader.shared`, this thread waiting.
+    /// - Thread: any (it reads the file: a display worker or a measuring thread in practice; for a
+    ///   `.url` source, not the UI thread)
     public static func naturalPixelSize(of source: ImageSource,
                                         limits: Limits = Limits()) throws -> (width: Int, height: Int) {
         let reader: EncodedReader
@@ -25,6 +27,8 @@ extension ImageDecoder {
         case .file(let path):
             // The same door as decoding: only a regular file is opened.
             reader = try EncodedReader(openingFile: path)
+        case .url(let url):
+            reader = EncodedReader(bytes: try fetch(url, isCancelled: { false }), name: source.description)
         }
         try checkEncodedSize(reader.size, source: reader.name, limits: limits)
         let layout = try readLayout(reader, metadataLimit: limits.maximumMetadataBlocks)
@@ -61,6 +65,13 @@ final class ImageHeaderCache: Sendable {
     func cachedSize(of source: ImageSource) -> PixelSize? {
         let identity = source.identity
         return sizes.withLock { $0.value(for: identity) }
+    }
+
+    /// Keeps `size` for `source` (read elsewhere: from the first bytes of a fetch).
+    func store(_ size: PixelSize, for source: ImageSource) {
+        let identity = source.identity
+        let evicted = sizes.withLock { $0.insert(size, for: identity, cost: 1) }
+        _ = evicted  // released here, after unlocking
     }
 
     /// The size of `source`, from the cache or read from its header (on the calling thread, outside

@@ -10,6 +10,11 @@ import Foundation
 ///   frame that grows past what was decoded decodes again; the old image shows until the new one
 ///   arrives. Drawing happens in the display range like any node's.
 /// - Decoded bitmaps are shared through an `ImageCache` keyed by source and pixel size.
+/// - A `.url` source is fetched by `networkLoader` on its threads once the node is in preload with a
+///   size; leaving preload, or the node going away, cancels the fetch (its socket closes when no other
+///   node wants the same URL), and coming back starts it again (or finds the bytes in the loader's
+///   caches). A progressive JPEG shows each better pass as its bytes arrive (`isShowingPartialImage`);
+///   other images show once whole. See `ImageNode+Network.swift`.
 /// - A failed load (missing file, bad bytes, a header over the limits, …) ends in `.failed` with the
 ///   reason, and the node draws an error placeholder; nothing traps.
 /// - Display arguments (size, corners, tail, colour, content mode, image) are compared with those of
@@ -54,7 +59,7 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
         }
     }
 
-    private struct ImageState {
+    struct ImageState {
         var source: ImageSource?
         var contentMode: ContentMode = .aspectFill
         var cropRect: Rect?
@@ -68,6 +73,14 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
         /// The pixel size the image (or the decode in flight) was made for.
         var decodedFor: (width: Int, height: Int)?
         var decodeJob: DisplayJob?
+        /// The fetch of a `.url` source under way for the current decode.
+        var fetch: NetworkImageRequest?
+        /// What fetches `.url` sources.
+        var networkLoader: NetworkImageLoader = .shared
+        /// True while `image` is a pass of a progressive JPEG still arriving.
+        var showsPartialImage = false
+        /// The fetch reading a `.url` source's header for the natural size.
+        var naturalSizeFetch: NetworkImageRequest?
         /// What the last request asked to be drawn: a change back to it asks for nothing. Compared and
         /// set in one step under the lock, and never written by the capture (a draw captures the
         /// latest state anyway), so a value changed back while a draw of another is captured still
@@ -80,18 +93,28 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     }
     private let lockedImageState = Locked(ImageState())
     /// The image state; out of a draw function's reach like all node state (checked).
-    private var imageState: Locked<ImageState> {
+    var imageState: Locked<ImageState> {
         DrawScope.check(self)
         return lockedImageState
     }
     /// Invalidates decodes in flight when the source changes or the node leaves preload. Bumped only
     /// under the image state's lock, and a decode's result is stored only if it still matches under
     /// that same lock, so a result can never outlive the change that made it stale.
-    private let decodeSentinel = DisplaySentinel()
+    let decodeSentinel = DisplaySentinel()
 
     public override init() {
         super.init()
         contentsCrossFadeDuration = 0.15
+    }
+
+    deinit {
+        // Nothing else holds the fetches for this node: let them go (a fetch no node wants stops).
+        let (fetch, naturalSizeFetch) = lockedImageState.withLock { state in
+            defer { state.fetch = nil; state.naturalSizeFetch = nil }
+            return (state.fetch, state.naturalSizeFetch)
+        }
+        fetch?.cancel()
+        naturalSizeFetch?.cancel()
     }
 
     // MARK: Properties (any thread)
@@ -101,13 +124,16 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     public var source: ImageSource? {
         get { imageState.withLock { $0.source } }
         set {
-            let (changed, job) = imageState.withLock { state -> (Bool, DisplayJob?) in
-                guard state.source != newValue else { return (false, nil) }
+            let (changed, work, naturalSizeFetch) = imageState.withLock { state -> (Bool, LoadWork, NetworkImageRequest?) in
+                guard state.source != newValue else { return (false, LoadWork(), nil) }
                 state.source = newValue
                 state.naturalSizeFailed = nil
-                return (true, Self.dropImage(&state, sentinel: decodeSentinel))
+                state.naturalSizeRead = nil
+                defer { state.naturalSizeFetch = nil }
+                return (true, Self.dropImage(&state, sentinel: decodeSentinel), state.naturalSizeFetch)
             }
-            job?.cancel()
+            work.cancel()
+            naturalSizeFetch?.cancel()
             guard changed else { return }
             if preferredSize == nil { setNeedsLayout() }
             if interfaceState.contains(.preload) { startDecode() }
@@ -184,31 +210,48 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     /// Changes what the decode depends on; setting the value a field already has does nothing (no
     /// re-decode, no flash of the empty colour).
     private func updateDecodeInput(_ change: (inout ImageState) -> Void) {
-        let (reload, job) = imageState.withLock { state -> (Bool, DisplayJob?) in
+        let (reload, work) = imageState.withLock { state -> (Bool, LoadWork) in
             let before = (state.contentMode, state.cropRect)
             change(&state)
-            guard before != (state.contentMode, state.cropRect) else { return (false, nil) }
-            guard state.source != nil, state.loadState != .empty else { return (false, nil) }
+            guard before != (state.contentMode, state.cropRect) else { return (false, LoadWork()) }
+            guard state.source != nil, state.loadState != .empty else { return (false, LoadWork()) }
             return (true, Self.dropImage(&state, sentinel: decodeSentinel))
         }
-        job?.cancel()
+        work.cancel()
         if reload && interfaceState.contains(.preload) { startDecode() }
         displayArgumentsDidChange()
     }
 
     /// Forgets the image and invalidates any decode of it, inside the image state's lock; returns the
-    /// decode job to cancel once the lock is released.
-    private static func dropImage(_ state: inout ImageState, sentinel: DisplaySentinel) -> DisplayJob? {
+    /// decode job and fetch to cancel once the lock is released.
+    private static func dropImage(_ state: inout ImageState, sentinel: DisplaySentinel) -> LoadWork {
         sentinel.bump()
         state.image = nil
         state.decodedFor = nil
         state.loadState = .empty
-        defer { state.decodeJob = nil }
-        return state.decodeJob
+        state.showsPartialImage = false
+        return takeLoadWork(&state)
+    }
+
+    /// Takes the decode job and fetch out of the state, for cancelling once the lock is released.
+    static func takeLoadWork(_ state: inout ImageState) -> LoadWork {
+        defer { state.decodeJob = nil; state.fetch = nil }
+        return LoadWork(job: state.decodeJob, fetch: state.fetch)
+    }
+
+    /// A decode job and a fetch, cancelled together outside the image state's lock.
+    struct LoadWork {
+        var job: DisplayJob?
+        var fetch: NetworkImageRequest?
+
+        func cancel() {
+            job?.cancel()
+            fetch?.cancel()
+        }
     }
 
     /// Asks for a draw only when what would be drawn differs from what the last request asked for.
-    private func displayArgumentsDidChange() {
+    func displayArgumentsDidChange() {
         let current = currentParameters()
         let changed = imageState.withLock { state -> Bool in
             guard state.lastRequested != current else { return false }
@@ -244,6 +287,9 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     ///   reads nothing. Measured off the UI thread (a list's rows, a host laying out in the background),
     ///   the header is read there; measured on the UI thread before it is known, the node measures as
     ///   zero for now, a display worker reads it, and the node asks for layout again once it is known.
+    ///   A `.url` source is never waited for: it measures as zero until the first bytes holding its
+    ///   header have been fetched (by `networkLoader`, on its threads; the bytes go to its caches for
+    ///   the decode), then the node asks for layout again.
     /// - Fallback: no source, or a source whose header cannot be read (a missing file, not an image, a
     ///   directory), measures as zero; the reason is reported once per node (`diagnostics`,
     ///   `TesseraLog.layout`), and the decode, once the node has a size, fails with it as usual.
@@ -279,6 +325,10 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
         let pixels: ImageHeaderCache.PixelSize
         if let cached = cache.cachedSize(of: source) {
             pixels = cached
+        } else if case .url(let url) = source {
+            // Never waited for on a measuring thread: fetched, and measured again once known.
+            readNaturalSizeOverNetwork(source, url: url, limits: limits)
+            return nil
         } else if UIThread.isCurrent {
             readNaturalSizeOnWorker(source, limits: limits)
             return nil
@@ -314,7 +364,7 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
 
     /// The worker's header read finished: measure again with the size, or remember the failure.
     /// (UI thread)
-    private func naturalSizeDidArrive(for source: ImageSource, _ result: Result<ImageHeaderCache.PixelSize, any Error>) {
+    func naturalSizeDidArrive(for source: ImageSource, _ result: Result<ImageHeaderCache.PixelSize, any Error>) {
         let current = imageState.withLock { state -> Bool in
             if state.naturalSizeRead == source { state.naturalSizeRead = nil }
             return state.source == source
@@ -326,7 +376,7 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
         }
     }
 
-    private func naturalSizeReadFailed(_ source: ImageSource, _ error: any Error) {
+    func naturalSizeReadFailed(_ source: ImageSource, _ error: any Error) {
         imageState.withLock { state in if state.source == source { state.naturalSizeFailed = source } }
         reportOnce(.noNaturalSize, property: "naturalSize",
                    "its layout gives it no size and the image header cannot be read (\(error)); it measures as zero")
@@ -342,15 +392,14 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     public override func didExitPreloadState() {
         super.didExitPreloadState()
         // The decoded image goes with the preload range; a failure is remembered (it would fail again).
-        let job = imageState.withLock { state -> DisplayJob? in
+        let work = imageState.withLock { state -> LoadWork in
             if case .failed = state.loadState {
                 decodeSentinel.bump()
-                defer { state.decodeJob = nil }
-                return state.decodeJob
+                return Self.takeLoadWork(&state)
             }
             return Self.dropImage(&state, sentinel: decodeSentinel)
         }
-        job?.cancel()
+        work.cancel()
     }
 
     public override func frameSizeDidChange() {
@@ -366,6 +415,9 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     /// True while a decode job for the current source is queued or running.
     public var isDecoding: Bool { imageState.withLock { $0.decodeJob != nil && $0.loadState == .loading } }
 
+    /// True while a `.url` source is being fetched for the current decode.
+    public var isFetching: Bool { imageState.withLock { $0.fetch != nil && $0.loadState == .loading } }
+
     /// Starts decoding the source at the frame's pixel size: unless the frame has no size yet (the
     /// decode waits for it), or what is loaded or loading was made for at least this size. A larger
     /// frame replaces a decode in flight; the image shown stays until the new one arrives. - Thread: any
@@ -375,7 +427,8 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
         let target = (width: PixelGeometry.pixelCount(strictlyCovering: pointSize.width, scale: scale),
                       height: PixelGeometry.pixelCount(strictlyCovering: pointSize.height, scale: scale))
         guard target.width > 0, target.height > 0 else { return }
-        typealias Request = (ImageSource, Rect?, ContentMode, ImageDecoder.Limits, ImageCache, UInt64, DisplayJob?)
+        typealias Request = (ImageSource, Rect?, ContentMode, ImageDecoder.Limits, ImageCache, UInt64, LoadWork,
+                             NetworkImageLoader)
         guard let request = imageState.withLock({ state -> Request? in
             guard let source = state.source else { return nil }
             switch state.loadState {
@@ -387,17 +440,25 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
             }
             state.loadState = .loading
             state.decodedFor = target
-            defer { state.decodeJob = nil }
-            return (source, state.cropRect, state.contentMode, state.limits, state.cache, decodeSentinel.value, state.decodeJob)
+            return (source, state.cropRect, state.contentMode, state.limits, state.cache, decodeSentinel.value,
+                    Self.takeLoadWork(&state), state.networkLoader)
         }) else { return }
-        let (source, crop, mode, limits, cache, token, replaced) = request
-        replaced?.cancel()
+        let (source, crop, mode, limits, cache, token, replaced, loader) = request
         let key = ImageCache.Key(source: source, crop: crop, contentMode: mode,
                                  pixelWidth: target.width, pixelHeight: target.height)
         if let cached = cache.bitmap(for: key) {
+            replaced.cancel()
             finishDecode(.success(cached), token: token)
             return
         }
+        if case .url(let url) = source {
+            // The new request first: a fetch of the same URL under way goes on for it.
+            startFetch(url, source: source, key: key, limits: limits, cache: cache, token: token, loader: loader,
+                       target: ImageDecoder.Target(width: target.width, height: target.height, mode: mode, crop: crop, scale: scale))
+            replaced.cancel()
+            return
+        }
+        replaced.cancel()
         let sentinel = decodeSentinel
         let box = UIThreadBound(WeakNode(self))
         let mainQueue = runtime.mainQueue
@@ -429,10 +490,12 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
 
     /// Stores a decode's result if nothing made it stale since the decode was claimed: the check and
     /// the store are one step under the image state's lock, where every invalidation happens too.
-    private func finishDecode(_ result: Result<Bitmap, ImageError>, token: UInt64) {
+    func finishDecode(_ result: Result<Bitmap, ImageError>, token: UInt64) {
         let stored = imageState.withLock { state -> Bool in
             guard decodeSentinel.value == token else { return false }
             state.decodeJob = nil
+            state.fetch = nil
+            state.showsPartialImage = false
             switch result {
             case .success(let bitmap):
                 state.image = bitmap

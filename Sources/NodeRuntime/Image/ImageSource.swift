@@ -1,11 +1,11 @@
 public import Compositor
-import Foundation
+public import Foundation
 
 /// Where an image node's picture comes from.
 ///
 /// Sources are equal, and hash, by their `identity`: files by path, byte sources by their contents'
-/// digest and length (never by name), bitmaps by identity. Comparing and hashing take constant time
-/// whatever the size of the bytes.
+/// digest and length (never by name), bitmaps by identity, URLs by their absolute string. Comparing
+/// and hashing take constant time whatever the size of the bytes.
 /// - Thread: any
 public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
     /// An encoded file (PNG, JPEG, GIF, BMP, …); the format is read from its bytes, not its name.
@@ -14,6 +14,12 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
     case encoded(EncodedImage)
     /// A bitmap that is already decoded.
     case bitmap(Bitmap)
+    /// An encoded image fetched over HTTP (`http://` only) by the image node's `networkLoader`
+    /// (`NetworkImageLoader.shared` unless set): from its memory or disk cache, else from the network
+    /// on a fetch thread, with time limits, a body limit and retries. A progressive JPEG shows coarse
+    /// while it arrives and sharpens with each scan; other images show once whole. A failure ends in
+    /// `ImageError.network` (or the decode's own error for bytes that are not an image).
+    case url(URL)
 
     /// Encoded bytes in memory, with a name for messages. The bytes' digest, which comparisons and
     /// cache keys use, is computed once here (about half a millisecond a megabyte), never under a lock.
@@ -29,13 +35,18 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
             case file(String)
             case bytes(ContentDigest)
             case bitmap(BitmapIdentity)
+            case url(String)
         }
         let kind: Kind
 
-        /// Heap bytes the identity holds: a path's characters; nothing for a digest or an identity.
+        /// Heap bytes the identity holds: a path's or URL's characters; nothing for a digest or an
+        /// identity.
         public var retainedBytes: Int {
-            if case .file(let path) = kind { return path.utf8.count }
-            return 0
+            switch kind {
+            case .file(let path): return path.utf8.count
+            case .url(let url): return url.utf8.count
+            case .bytes, .bitmap: return 0
+            }
         }
 
         public var description: String {
@@ -43,6 +54,7 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
             case .file(let path): return "file:" + path
             case .bytes(let digest): return "bytes:\(digest)"
             case .bitmap(let identity): return "\(identity)"
+            case .url(let url): return url
             }
         }
     }
@@ -53,6 +65,7 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
         case .file(let path): return Identity(kind: .file(path))
         case .encoded(let image): return Identity(kind: .bytes(image.digest))
         case .bitmap(let bitmap): return Identity(kind: .bitmap(bitmap.identity))
+        case .url(let url): return Identity(kind: .url(url.absoluteString))
         }
     }
 
@@ -61,6 +74,7 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
         case .file(let path): return path
         case .encoded(let image): return "\(image.name) (\(image.bytes.count) bytes)"
         case .bitmap(let bitmap): return bitmap.description
+        case .url(let url): return url.absoluteString
         }
     }
 
@@ -144,6 +158,8 @@ public enum ImageError: Error, Equatable, Sendable, CustomStringConvertible {
     /// pipe (FIFO)", "a socket", "a character device", "a block device"). Refused before it is opened,
     /// so a named pipe never keeps a worker waiting for a writer.
     case notARegularFile(String, kind: String)
+    /// A `.url` source could not be fetched (the string is the URL): see `NetworkImageError`.
+    case network(String, NetworkImageError)
 
     public var description: String {
         switch self {
@@ -157,6 +173,7 @@ public enum ImageError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .decodeFailed(source, reason): return "\(source): decoding failed (\(reason))"
         case let .overLimit(source, reason): return "\(source): refused, \(reason)"
         case let .notARegularFile(source, kind): return "\(source): \(kind), not a file"
+        case let .network(source, error): return "\(source): \(error)"
         }
     }
 }

@@ -14,7 +14,8 @@ public enum TesseraLog {
     /// Layout: sizes and specs that cannot be satisfied, and what was done instead.
     public static let layout = Logger(label: "tessera.layout")
     /// Images: colour information a decode could not use (a broken, unsupported or mismatched colour
-    /// profile or chunk) and how the picture is shown instead.
+    /// profile or chunk) and how the picture is shown instead; for images by URL, a disk cache that
+    /// cannot be made or written, and what is done instead.
     public static let images = Logger(label: "tessera.images")
     /// The application: running headless for want of a display, screenshots written, settings from
     /// the environment that do not parse.

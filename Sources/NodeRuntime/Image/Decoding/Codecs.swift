@@ -165,7 +165,7 @@ extension SizedDecode {
     }
 
     /// CMYK (as Adobe writes it, inverted, when `inverted`) to RGB in place; alpha 255.
-    private static func convertCMYK(_ row: UnsafeMutablePointer<UInt8>, count: Int, inverted: Bool) {
+    static func convertCMYK(_ row: UnsafeMutablePointer<UInt8>, count: Int, inverted: Bool) {
         for i in 0..<count {
             let p = row + i * 4
             var c = Int(p[0]), m = Int(p[1]), y = Int(p[2]), k = Int(p[3])
