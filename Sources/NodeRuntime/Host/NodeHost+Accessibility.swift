@@ -49,6 +49,16 @@ extension NodeHost {
             }
             guard description.isElement else { return children }
             let id = node.accessibilityIdentifier
+            if !description.exposesChildren {
+                // An element that speaks for its subtree (a message, a row) still offers the links
+                // of the texts inside it.
+                var stack = node.subnodes.reversed() as [Node]
+                while let inner = stack.popLast() {
+                    guard !inner.isHidden, !inner.accessibilityElementsHidden else { continue }
+                    if let text = inner as? TextNode { children.append(contentsOf: links(of: text, frame: frame)) }
+                    stack.append(contentsOf: inner.subnodes.reversed())
+                }
+            }
             references[id] = AccessibilityNodeReference(node: node, kind: .node)
             var states = description.states
             if node.interfaceState.contains(.visible) && frame.intersects(viewport) { states.insert(.showing) }
@@ -57,15 +67,7 @@ extension NodeHost {
                 states.insert(.focused)
                 focusedID = id
             }
-            if let text = node as? TextNode {
-                for (index, link) in text.accessibilityLinks.enumerated() {
-                    let linkID = Self.virtualAccessibilityID(of: node, index: index, kind: 1)
-                    references[linkID] = AccessibilityNodeReference(node: node, kind: .link(index))
-                    children.append(AccessibilityElement(id: linkID, role: .link, label: link.text, value: link.link,
-                                                         states: states.intersection(.showing).union(.focusable),
-                                                         frame: frame, actions: [.press]))
-                }
-            }
+            if let text = node as? TextNode { children.append(contentsOf: links(of: text, frame: frame)) }
             var element = AccessibilityElement(id: id, role: description.role, label: description.label,
                                                value: description.value, hint: description.hint, states: states,
                                                frame: frame, actions: description.actions, text: description.text,
@@ -73,6 +75,17 @@ extension NodeHost {
                                                children: children)
             if let list = node as? ListNode { element.rowCount = list.numberOfRows }
             return [element]
+        }
+
+        /// The links of a text as link elements (the text's frame: links are not measured apart).
+        func links(of text: TextNode, frame: Rect) -> [AccessibilityElement] {
+            let showing: AccessibilityStates = text.interfaceState.contains(.visible) && frame.intersects(viewport) ? [.showing] : []
+            return text.accessibilityLinks.enumerated().map { index, link in
+                let linkID = Self.virtualAccessibilityID(of: text, index: index, kind: 1)
+                references[linkID] = AccessibilityNodeReference(node: text, kind: .link(index))
+                return AccessibilityElement(id: linkID, role: .link, label: link.text, value: link.link,
+                                            states: showing.union(.focusable), frame: frame, actions: [.press])
+            }
         }
 
         func childElements(of node: Node, frame: Rect) -> [AccessibilityElement] {
@@ -168,6 +181,7 @@ extension NodeHost {
         UIThread.precondition("NodeHost.focusAccessibilityElement")
         guard let node = accessibilityNodes[id]?.node, node.canBecomeFocused else { return false }
         focus(node)
+        if focusedNode === node { showsFocusRing = true }
         return focusedNode === node
     }
 

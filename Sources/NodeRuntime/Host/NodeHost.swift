@@ -16,6 +16,13 @@ public final class NodeHost {
     var accessibilityNodes: [Int: AccessibilityNodeReference] = [:]
     /// The version of the last accessibility tree. (main thread only)
     var accessibilityVersion = 0
+    /// The ring around the focused node while focus moves by the keyboard. (main thread only)
+    var focusRing: Layer?
+    /// Whether the focus ring shows: from a Tab (or a screen reader's focus) until the next press of
+    /// the pointer. (main thread only)
+    public internal(set) var showsFocusRing = false
+    /// The focus ring's colour. (main thread only)
+    public var focusRingColor = Color(rgb: 0x3390EC)
     /// The controller whose node is the root, when the root was set with `setRootController(_:)`.
     /// (main thread only)
     public private(set) var rootController: NodeController?
@@ -245,6 +252,7 @@ public final class NodeHost {
         for participant in liveParticipants() { participant.frameWillComposite(&record) }
         record.displayMilliseconds = lap()
 
+        updateFocusRing()
         // Nothing changed on screen since the last frame drawn: nothing is drawn or presented.
         record.compositor = compositor.renderIfChanged(rootLayer, at: time)
         record.schedulerQueueDepth = runtime.scheduler.queueDepth
@@ -277,7 +285,10 @@ public final class NodeHost {
         case let .keyDown(key, modifiers):
             isShiftDown = modifiers.contains(.shift)
             if focusChainHandles({ $0.keyDown(key, modifiers: modifiers) }) { break }
-            if key == .tab, modifiers.isDisjoint(with: [.control, .alt, .command]), moveFocus(backward: modifiers.contains(.shift)) { break }
+            if key == .tab, modifiers.isDisjoint(with: [.control, .alt, .command]), moveFocus(backward: modifiers.contains(.shift)) {
+                showsFocusRing = true
+                break
+            }
             if keyHandler?(key, modifiers) == true { break }
             _ = rootController?.handleKey(key, modifiers: modifiers)
         case let .contentsScaleChanged(scale):
@@ -290,6 +301,7 @@ public final class NodeHost {
             _ = focusChainHandles { $0.setMarkedText(text, cursor: cursor) }
         case let .pointerDown(point, button, clicks):
             pointerLocation = point
+            showsFocusRing = false
             beginTouch(at: point, button: PointerButton(rawValue: button), clickCount: clicks)
         case let .pointerMoved(point):
             pointerLocation = point

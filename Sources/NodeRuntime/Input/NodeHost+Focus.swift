@@ -31,6 +31,15 @@ extension NodeHost {
             if let scroll = current as? ScrollNode { scroll.scrollToVisible(focused, animated: true) }
             ancestor = current.supernode
         }
+        // A focused row of a list (or a node inside one) is scrolled fully into view.
+        var inner = node
+        while let current = inner {
+            if let list = current.eventParent as? ListNode, let row = list.row(of: current) {
+                list.scroll(to: row, at: .visible, animated: true)
+                break
+            }
+            inner = current.supernode
+        }
     }
 
     /// Offers an event to the focused node, then each event ancestor (supernodes, and from a list row
@@ -53,6 +62,10 @@ extension NodeHost {
             guard node.interfaceState.contains(.visible), !node.isHidden else { return }
             if node.canBecomeFocused { order.append(node) }
             for subnode in node.subnodes { collect(subnode) }
+            // A list's rows are not its subnodes: the rows on screen come after it, in row order.
+            if let list = node as? ListNode, let visible = list.visibleRows {
+                for row in visible { if let rowNode = list.records[row]?.node { collect(rowNode) } }
+            }
         }
         collect(root)
         guard !order.isEmpty else { return false }

@@ -73,6 +73,24 @@ public class ListNode: Node, @unchecked Sendable {
         }
     }
 
+    /// Enter or Space on a focused row (or a node inside it that did not take the key) selects the
+    /// row, as a click does (`onSelectRow`). - Thread: main
+    public override func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool {
+        guard key == .enter || key == .space, modifiers.isDisjoint(with: [.control, .alt, .command, .shift]),
+              var node = frameHost?.focusedNode else { return super.keyDown(key, modifiers: modifiers) }
+        while node.eventParent !== self, let parent = node.supernode { node = parent }
+        guard let row = row(of: node) else { return super.keyDown(key, modifiers: modifiers) }
+        onSelectRow?(row)
+        return true
+    }
+
+    /// The row whose node is `node`, if `node` is one of the list's row nodes. - Thread: main
+    public func row(of node: Node) -> Int? {
+        UIThread.precondition("ListNode.row(of:)")
+        guard node.eventParent === self else { return nil }
+        return records.first { $0.value.node === node }?.key
+    }
+
     private func scrollAccessibly(by delta: Double) {
         scroll(toTarget: .offset(clamped(offset) + delta), animated: true)
     }

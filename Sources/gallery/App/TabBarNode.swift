@@ -23,6 +23,28 @@ final class TabBarNode: Node, NodeDrawing, @unchecked Sendable {
             addSubnode(label)
         }
 
+        /// Selects the tab (the bar's tap does the same).
+        var onActivate: (() -> Void)?
+
+        // A tab to a screen reader, and a Tab stop: Enter or Space selects it.
+        override var isAccessibilityElementByDefault: Bool { true }
+        override var canBecomeFocused: Bool { true }
+        override func accessibilityDefaults() -> AccessibilityDescription {
+            let name = title.split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ")
+            return AccessibilityDescription(role: .tab, label: name, states: isSelected ? [.selectable, .selected] : [.selectable],
+                                            actions: [.press], exposesChildren: false)
+        }
+        override func performAccessibilityAction(_ action: AccessibilityAction) -> Bool {
+            guard action == .press, let onActivate else { return super.performAccessibilityAction(action) }
+            onActivate()
+            return true
+        }
+        override func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool {
+            guard key == .enter || key == .space, let onActivate else { return false }
+            onActivate()
+            return true
+        }
+
         override func pointerEntered() { isHovered = true }
         override func pointerExited() { isHovered = false }
 
@@ -42,6 +64,10 @@ final class TabBarNode: Node, NodeDrawing, @unchecked Sendable {
     let buttons: [ButtonNode]
     var onSelect: ((Int) -> Void)?
 
+    /// The tab list holding the tabs.
+    override var isAccessibilityElementByDefault: Bool { true }
+    override func accessibilityDefaults() -> AccessibilityDescription { AccessibilityDescription(role: .tabList, label: "Screens") }
+
     init(titles: [String]) {
         buttons = titles.enumerated().map { ButtonNode(title: "\($0.offset + 1)  \($0.element)") }
         super.init()
@@ -51,6 +77,7 @@ final class TabBarNode: Node, NodeDrawing, @unchecked Sendable {
     override func didLoad() {
         super.didLoad()
         for (index, button) in buttons.enumerated() {
+            button.onActivate = { [weak self] in self?.onSelect?(index) }
             button.addGestureRecognizer(TapGestureRecognizer { [weak self] recognizer in
                 if recognizer.state == .recognized { self?.onSelect?(index) }
             })

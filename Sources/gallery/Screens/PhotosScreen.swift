@@ -10,6 +10,8 @@ enum PhotoTile {
     static func make(path: String, item: Int) -> ImageNode {
         let tile = ImageNode()
         tile.source = .file(path)
+        tile.accessibilityLabel = label(forPhoto: path)
+        tile.accessibilityHint = "Opens the photo"
         tile.contentMode = .aspectFill
         tile.emptyColor = Color(rgb: 0x2A323C)
         switch (item / 3 + item % 3) % 3 {
@@ -24,6 +26,15 @@ enum PhotoTile {
             tile.cornerRoundingMode = .compositorClip
         }
         return tile
+    }
+}
+
+extension PhotoTile {
+    /// A photo's name from its file: "astronaut.jpg" is "Photo: astronaut".
+    static func label(forPhoto path: String) -> String {
+        let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+            .replacingOccurrences(of: "_", with: " ").replacingOccurrences(of: "-", with: " ")
+        return "Photo: " + name
     }
 }
 
@@ -49,6 +60,10 @@ final class StoryNode: Node, @unchecked Sendable {
         name.truncationMode = .end
         super.init()
         isTransactionContainer = true
+        accessibilityRole = .button
+        accessibilityLabel = "Story: " + title
+        avatar.accessibilityElementsHidden = true
+        name.accessibilityElementsHidden = true
         ring.addSubnode(avatar)
         [ring, name].forEach { addSubnode($0) }
         style.width = .points(Self.size.width)
@@ -146,6 +161,7 @@ final class PhotosController: ListScreenController, CollectionDataSource, ListDa
         return {
             let photo = ImageNode()
             photo.source = .file(path)
+            photo.accessibilityLabel = PhotoTile.label(forPhoto: path)
             photo.contentMode = .aspectFit
             photo.backgroundColor = .black
             return photo

@@ -16,6 +16,11 @@ final class SettingsRowNode: Node, @unchecked Sendable {
         addSubnode(label)
         addSubnode(control)
         addSubnode(separator)
+        // A switch is called by its row's title, which is then not read a second time.
+        if control is SwitchNode {
+            control.accessibilityLabel = title
+            label.accessibilityElementsHidden = true
+        }
     }
 
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {

@@ -40,6 +40,14 @@ final class MessageNode: Node, @unchecked Sendable {
     let text: TextNode?
     let time: TextNode
     let outgoing: Bool
+    /// What a screen reader reads: who, what (or "Photo"), what it replies to, and when.
+    let spokenLabel: String
+
+    /// A message is one element (its texts are its label; a link in it stays reachable).
+    override var isAccessibilityElementByDefault: Bool { true }
+    override func accessibilityDefaults() -> AccessibilityDescription {
+        AccessibilityDescription(role: .listItem, label: spokenLabel, exposesChildren: false)
+    }
 
     init(_ message: ChatData.Message, replyTo: ChatData.Message?, group: Bool, photoPath: String?) {
         outgoing = message.out
@@ -74,6 +82,12 @@ final class MessageNode: Node, @unchecked Sendable {
         text = message.text.isEmpty ? nil : TextNode(message.text, attributes: Theme.text(15))
         time = TextNode(Format.clockTime(message.time),
                         attributes: Theme.text(11, color: outgoing ? Theme.outgoingMeta : Theme.secondary))
+        var words = [outgoing ? "You" : message.author]
+        if photoPath != nil { words.append("photo") }
+        if !message.text.isEmpty { words.append(message.text) }
+        if let replyTo { words.append("in reply to " + (replyTo.out ? "you" : replyTo.author)) }
+        words.append(Format.clockTime(message.time))
+        spokenLabel = words.joined(separator: ", ")
         super.init()
         isTransactionContainer = true
         addSubnode(bubble)

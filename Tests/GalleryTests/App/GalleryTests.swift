@@ -322,6 +322,88 @@ final class GalleryTests: XCTestCase {
         app.host.setRootController(nil)
     }
 
+    func testEveryScreenIsReadableAndOperableWithoutThePointer() async throws {
+        let app = try makeApp(screen: .chats)
+        try app.settle()
+        var tree = app.host.accessibilityTree(title: "gallery")
+        let all = tree.root.allElements
+        // The tabs: a tab list of five, Chats selected.
+        let tabList = try XCTUnwrap(tree.root.first { $0.role == .tabList })
+        XCTAssertEqual(tabList.children.map(\.label), ["Chats", "Thread", "Photos", "Text", "Settings"])
+        XCTAssertEqual(tabList.children.map { $0.states.contains(.selected) }, [true, false, false, false, false])
+        // The chat list: every row counted, each row one item read as a sentence.
+        let list = try XCTUnwrap(all.first { $0.role == .list && $0.rowCount == 300 })
+        let first = try XCTUnwrap(list.children.first)
+        let chat = app.data.chat(forRow: 0)
+        XCTAssertEqual(first.role, .listItem)
+        XCTAssertEqual(first.rowIndex, 0)
+        XCTAssertTrue(first.label.hasPrefix(chat.title + ", "), first.label)
+        if chat.unread > 0 { XCTAssertTrue(first.label.contains("\(chat.unread) unread"), first.label) }
+        XCTAssertTrue(first.label.contains("last message"), first.label)
+        XCTAssertEqual(first.actions, [.press])
+        // The search field is a text field called by its placeholder.
+        XCTAssertNotNil(all.first { $0.role == .textField })
+
+        // Keyboard only: Tab walks the controls and rows with a ring drawn around the focused one;
+        // Enter on a row opens its chat.
+        var focusedRow: Node?
+        for _ in 0..<12 {
+            frames(app, [.keyDown(.tab, modifiers: [])])
+            if let focused = app.host.focusedNode, focused is ChatRowNode { focusedRow = focused; break }
+        }
+        let row = try XCTUnwrap(focusedRow, "Tab reaches the chat rows")
+        try app.settle()
+        XCTAssertTrue(app.host.showsFocusRing)
+        let pixels = try XCTUnwrap(OffscreenRender.capture(app.host))
+        try? FileManager.default.createDirectory(atPath: ".test-output", withIntermediateDirectories: true)
+        try pixels.writePNG(to: ".test-output/gallery-focus-ring.png")
+        let rowFrame = try XCTUnwrap(row.layerIfLoaded?.frameInRoot)
+        let ringY = Int(rowFrame.minY - 2), ringX = Int(rowFrame.midX)
+        XCTAssertEqual(Color(premultipliedARGB: pixels.pixel(x: ringX, y: ringY)), app.host.focusRingColor,
+                       "the ring is drawn above the focused row")
+        tree = app.host.accessibilityTree()
+        XCTAssertEqual(tree.focusedID, row.accessibilityIdentifier)
+        let depth = app.chatsNavigation.viewControllers.count
+        frames(app, [.keyDown(.enter, modifiers: [])])
+        try app.settle()
+        XCTAssertEqual(app.chatsNavigation.viewControllers.count, depth + 1, "Enter opened the chat")
+        // A click hides the ring.
+        click(app, at: Point(x: 5, y: 5))
+        try app.settle()
+        XCTAssertFalse(app.host.showsFocusRing)
+        app.host.setRootController(nil)
+
+        // The thread: messages read as sentences; the composer is a text field called "Message".
+        let thread = try makeApp(screen: .thread)
+        try thread.settle()
+        let threadElements = thread.host.accessibilityTree().root.allElements
+        let message = try XCTUnwrap(threadElements.first { $0.role == .listItem && $0.label.contains(", ") })
+        XCTAssertFalse(message.label.isEmpty)
+        XCTAssertTrue(threadElements.contains { $0.role == .textField && $0.label == "Message" })
+        thread.host.setRootController(nil)
+
+        // Settings: each switch is called by its row's title, which is not read twice.
+        let settings = try makeApp(screen: .settings)
+        try settings.settle()
+        let settingsElements = settings.host.accessibilityTree().root.allElements
+        let switches = settingsElements.filter { $0.role == .switch }
+        XCTAssertGreaterThanOrEqual(switches.count, 3)
+        XCTAssertFalse(switches.contains { $0.label.isEmpty })
+        XCTAssertFalse(settingsElements.contains { $0.role == .staticText && $0.label == switches[0].label })
+        XCTAssertTrue(settingsElements.contains { $0.role == .button && $0.states.contains(.disabled) }, "Sign out")
+        settings.host.setRootController(nil)
+
+        // Photos: every tile and story has a name.
+        let photos = try makeApp(screen: .photos)
+        try photos.settle()
+        let photoElements = photos.host.accessibilityTree().root.allElements
+        let images = photoElements.filter { $0.role == .image }
+        XCTAssertFalse(images.isEmpty)
+        XCTAssertTrue(images.allSatisfy { $0.label.hasPrefix("Photo: ") }, images.map(\.label).joined(separator: "; "))
+        XCTAssertTrue(photoElements.contains { $0.role == .button && $0.label.hasPrefix("Story: ") })
+        photos.host.setRootController(nil)
+    }
+
     func testF2TogglesThePerfOverlayThatReadsTheFrameRecords() async throws {
         let app = try makeApp(screen: .chats)
         try app.settle()

@@ -1,0 +1,51 @@
+import Compositor
+
+// The focus ring: where the keyboard's focus is, drawn by the host over everything while focus moves
+// by the keyboard (Tab, a screen reader), gone at the next press of the pointer (as a browser's
+// :focus-visible).
+
+extension NodeHost {
+    /// The ring's width, and how far outside the node it lies, in points.
+    static let focusRingWidth = 2.0
+    static let focusRingOutset = 3.0
+
+    /// Puts the ring around the focused node, or hides it. Runs every frame; a ring that does not
+    /// move changes nothing the compositor sees.
+    func updateFocusRing() {
+        guard showsFocusRing, let node = focusedNode, let layer = node.layerIfLoaded, layer.superlayer != nil,
+              node.interfaceState.contains(.visible) else {
+            if let focusRing, !focusRing.isHidden { focusRing.isHidden = true }
+            return
+        }
+        let ring = focusRing ?? makeFocusRing()
+        if ring.superlayer !== rootLayer { rootLayer.addSublayer(ring) }
+        let outset = Self.focusRingOutset, width = Self.focusRingWidth
+        let around = layer.frameInRoot
+        // Held inside the window: a node as wide as the window (a row) keeps its sides on screen.
+        let minX = max(0, around.minX - outset), minY = max(0, around.minY - outset)
+        let maxX = min(viewportSize.width, around.maxX + outset), maxY = min(viewportSize.height, around.maxY + outset)
+        let frame = Rect(x: minX, y: minY, width: max(0, maxX - minX), height: max(0, maxY - minY))
+        if ring.frame != frame {
+            ring.frame = frame
+            let bars = ring.sublayers
+            bars[0].frame = Rect(x: 0, y: 0, width: frame.width, height: width)
+            bars[1].frame = Rect(x: 0, y: frame.height - width, width: frame.width, height: width)
+            bars[2].frame = Rect(x: 0, y: width, width: width, height: max(0, frame.height - 2 * width))
+            bars[3].frame = Rect(x: frame.width - width, y: width, width: width, height: max(0, frame.height - 2 * width))
+        }
+        for bar in ring.sublayers where bar.backgroundColor != focusRingColor { bar.backgroundColor = focusRingColor }
+        if ring.isHidden { ring.isHidden = false }
+    }
+
+    private func makeFocusRing() -> Layer {
+        let ring = Layer(name: "focus-ring")
+        ring.zPosition = 1_000_000
+        for side in ["top", "bottom", "left", "right"] {
+            let bar = Layer(name: "focus-ring-" + side)
+            bar.backgroundColor = focusRingColor
+            ring.addSublayer(bar)
+        }
+        focusRing = ring
+        return ring
+    }
+}
