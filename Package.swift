@@ -37,6 +37,8 @@ let package = Package(
         // whose wrappers catch the library's error jumps before they reach Swift.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        // Also libwebpdemux (first frames and WebPAnimDecoder) and, for the tests that make animated
+        // files, libwebpmux (WebPAnimEncoder): both come with libwebp-dev.
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         // ICU for line breaking, grapheme clusters and bidi (libicu-dev comes with HarfBuzz).
@@ -87,7 +89,7 @@ let package = Package(
         // through the software renderer, encoded test images, exit-test message checks.
         .target(
             name: "TestSupport",
-            dependencies: ["Compositor", "NodeRuntime", "TesseraTesting"],
+            dependencies: ["Compositor", "NodeRuntime", "TesseraTesting", "CGIF", "CWebP"],
             path: "Tests/TestSupport",
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
