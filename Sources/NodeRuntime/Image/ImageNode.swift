@@ -16,6 +16,7 @@ import Foundation
 ///   the last draw: setting the same ones again draws nothing.
 /// - Its natural size, when its layout gives it none, comes from the image's header (see
 ///   `calculateSizeThatFits(_:)`).
+/// - An animated GIF, APNG or WebP plays while the node is visible (see `ImageNode+Animation.swift`).
 /// - Thread: properties any; hooks main; drawing on display workers.
 public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     /// Where loading stands.

@@ -1,6 +1,7 @@
 import Compositor
 import Foundation
 import TestSupport
+import TesseraRandom
 import XCTest
 @testable import NodeRuntime
 
@@ -302,6 +303,123 @@ final class AnimatedImageTests: XCTestCase {
         XCTAssertEqual(try coded.advance().isFrame, true)
         XCTAssertThrowsError(try coded.advance()) { error in
             XCTAssertTrue("\(error)".contains("LZW code size of 12"), "\(error)")
+        }
+    }
+
+    // MARK: The committed fixtures, a contact sheet, and hostile variants
+
+    private func fixture(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: GoldenImage.repositoryRoot.appendingPathComponent("Tests/NodeRuntimeTests/ImageFixtures/\(name)")))
+    }
+
+    private static let fixtureNames = ["animated-disposal.gif", "animated-blend.png", "animated-hidden-default.png",
+                                       "animated-frames.webp", "quadrants-animated.webp"]
+
+    /// Every frame of the animated fixtures (which the fuzzer also mutates), side by side at 3× in
+    /// `.test-output/animated/fixture-frames.png`, each checked at a pixel.
+    func testTheAnimatedFixturesPlayFrameByFrame() async throws {
+        let magenta = Color(rgb: 0xFF00FF)
+        var rows: [[Bitmap]] = []
+        for name in Self.fixtureNames {
+            let decoder = try open(try fixture(name), name: name)
+            var frames: [Bitmap] = []
+            while case .frame = try decoder.advance() {
+                let target = ImageDecoder.Target(width: decoder.canvasWidth * 3, height: decoder.canvasHeight * 3, mode: .scaleToFill)
+                // Never larger than the canvas: a 16×16 animation renders at 16×16.
+                frames.append(try XCTUnwrap(try decoder.render(for: target)))
+            }
+            XCTAssertGreaterThanOrEqual(frames.count, 2, name)
+            XCTAssertEqual(frames.first?.width, decoder.canvasWidth, name)
+            rows.append(frames)
+        }
+        // The GIF: red; the green corner; cleared corner and a blue ring at the bottom right; the
+        // stripes of the interlaced frame; a white frame clipped to the canvas.
+        let gif = rows[0].map(colours)
+        XCTAssertEqual(gif.count, 5)
+        XCTAssertEqual(gif[0][8][8], Color(rgb: 0xE53935))
+        XCTAssertEqual(gif[1][2][2], Color(rgb: 0x43A047))
+        XCTAssertEqual(gif[2][2][2], .clear)
+        XCTAssertEqual(gif[2][12][12], Color(rgb: 0x1E88E5))
+        XCTAssertEqual(gif[2][8][8], Color(rgb: 0xE53935), "the ring's transparent corner leaves red")
+        XCTAssertEqual(gif[3][4].first, Color(rgb: 0x43A047), "stripe row 4")
+        XCTAssertEqual(gif[4][15][15], .white)
+        // The APNGs: the hidden default image (magenta) is never a frame.
+        for row in [rows[1], rows[2]] {
+            XCTAssertEqual(row.count, 4)
+            XCTAssertFalse(row.map(colours).joined().joined().contains(magenta))
+            XCTAssertEqual(colours(row[3])[0][12], .clear)
+            XCTAssertEqual(colours(row[3])[12][12], Color(rgb: 0xE53935))
+        }
+        // The WebP's second frame is half transparent.
+        XCTAssertEqual(colours(rows[3][1])[0][0].alpha, 0)
+        XCTAssertEqual(colours(rows[3][1])[15][0], Color(rgb: 0x1E88E5))
+
+        // The sheet: one row an animation, every frame scaled 3× on grey.
+        let cell = 16 * 3 + 4
+        var sheet = try BitmapContext(pixelWidth: cell * 5, pixelHeight: cell * rows.count)
+        sheet.fill(sheet.bounds, color: Color(rgb: 0x808080))
+        for (y, frames) in rows.enumerated() {
+            for (x, frame) in frames.enumerated() {
+                let side = Double(16 * 3)
+                sheet.draw(frame, in: Rect(x: Double(x * cell + 2), y: Double(y * cell + 2), width: side, height: side))
+            }
+        }
+        let folder = GoldenImage.repositoryRoot.appendingPathComponent(".test-output/animated")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try sheet.makeBitmap().writePNG(to: folder.appendingPathComponent("fixture-frames.png").path)
+    }
+
+    /// Plays `bytes` as far as it goes (at most `steps` steps, rewinding at the end), rendering every
+    /// frame: an ImageError or frames, never anything else.
+    private func assertDefinedPlay(_ bytes: [UInt8], _ name: String, steps: Int = 12, file: StaticString = #filePath, line: UInt = #line) {
+        let limits = ImageDecoder.Limits(maximumPixelCount: 4_000_000, workingMemoryBytes: 16 << 20)
+        do {
+            guard let decoder = try AnimatedImageDecoder.open(.data(bytes, name: name), limits: limits) else { return }
+            var rewinds = 0
+            for _ in 0..<steps {
+                switch try decoder.advance() {
+                case .frame(let delay):
+                    XCTAssertTrue(delay > 0.0105 && delay.isFinite, "\(name): a delay of \(delay)", file: file, line: line)
+                    let bitmap = try decoder.render(for: .init(width: 7, height: 5, mode: .aspectFill))
+                    XCTAssertNotNil(bitmap, file: file, line: line)
+                case .endOfSequence:
+                    guard rewinds < 2 else { return }
+                    rewinds += 1
+                    try decoder.rewind()
+                case .cancelled:
+                    XCTFail("\(name): cancelled without a cancellation", file: file, line: line)
+                }
+            }
+        } catch let error as ImageError {
+            XCTAssertFalse(error.description.isEmpty, file: file, line: line)
+        } catch {
+            XCTFail("\(name): \(error) is not an ImageError", file: file, line: line)
+        }
+    }
+
+    func testEveryAnimationCutShortOrCorruptedEndsDefined() async throws {
+        var random = SeededRandom(seed: 0xA11_4A7E)
+        for name in Self.fixtureNames {
+            let bytes = try fixture(name)
+            for cut in 0..<bytes.count { assertDefinedPlay(Array(bytes.prefix(cut)), "\(name) cut at \(cut)") }
+            for round in 0..<300 {
+                var damaged = bytes
+                for _ in 0...(Int(random.next() % 4)) {
+                    let at = Int(random.next() % UInt64(damaged.count))
+                    damaged[at] = [0, 0xFF, 0x7F, UInt8(truncatingIfNeeded: random.next())][Int(random.next() % 4)]
+                }
+                assertDefinedPlay(damaged, "\(name) damaged \(round)")
+            }
+        }
+    }
+
+    /// The fuzzer's regression inputs through the animation decoder too.
+    func testFuzzRegressionInputsPlayDefined() async throws {
+        let folder = GoldenImage.repositoryRoot.appendingPathComponent("Tests/NodeRuntimeTests/FuzzRegressions")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        XCTAssertFalse(names.isEmpty)
+        for name in names {
+            assertDefinedPlay([UInt8](try Data(contentsOf: folder.appendingPathComponent(name))), name, steps: 40)
         }
     }
 
