@@ -21,7 +21,8 @@ private final class AnimationScreenNode: Node, @unchecked Sendable {
 }
 
 /// The event loop with an animated image on screen: it runs a frame when a frame of the animation is
-/// due (and the few that commit its draw), not sixty a second; paused, it runs none at all.
+/// due (and the few that commit its draw), not sixty a second; paused, it runs none at all; resumed,
+/// it goes on without another event.
 @MainActor
 final class AnimatedImageLoopTests: XCTestCase {
     func testTheLoopWakesForTheAnimationsFramesAndNotAtAllOncePaused() async throws {
@@ -61,5 +62,11 @@ final class AnimatedImageLoopTests: XCTestCase {
         XCTAssertEqual(app.frameCount, pausedFrames, "no frame ran while paused")
         XCTAssertEqual(app.compositor.presentCount, pausedPresents, "nothing presented while paused")
         XCTAssertEqual(UIWakeup.shared.wakeCount, wakes, "nothing woke the loop")
+
+        // Resumed between two frames, from the UI thread: the loop picks it up by itself.
+        let paused = position()
+        screen.image.isAnimationPaused = false
+        app.runEventLoop(forSeconds: 0.6)
+        XCTAssertGreaterThanOrEqual(position() - paused, 1, "the animation went on")
     }
 }

@@ -98,20 +98,25 @@ final class AnimatedImagePlayer: @unchecked Sendable {
         /// The time playing stopped at, while paused with a frame shown.
         var pausedAt: Double?
         var peakFramesHeld = 0
-        /// True while the player takes part in its host's frames. (written on the main thread)
-        var isRegistered = false
 
         var framesHeld: Int { (shown == nil ? 0 : 1) + queue.count }
         var runs: Bool { animatesImages && isVisible && !isPaused && target != nil }
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
     /// Invalidates decode jobs: bumped (under the state's lock) by every reset and pause.
     private let sentinel = DisplaySentinel()
     /// The host whose frames the player takes part in. (main thread only)
     private weak var host: NodeHost?
 
-    init() {}
+    /// What `animatesImages` starts as in players made from now on (`ImageNode.animatesImagesByDefault`).
+    static let animatesByDefault = Locked(true)
+
+    init() {
+        var initial = State()
+        initial.animatesImages = Self.animatesByDefault.withLock { $0 }
+        state = Locked(initial)
+    }
 
     /// Ties the player to its node (once, from the node's initialiser).
     func attach(_ node: ImageNode) {
@@ -279,14 +284,12 @@ final class AnimatedImagePlayer: @unchecked Sendable {
         if let previous = self.host, previous !== host { previous.removeFrameParticipant(self) }
         self.host = host
         host.addFrameParticipant(self)
-        state.withLock { $0.isRegistered = true }
     }
 
     @MainActor
     private func leaveFrames() {
         host?.removeFrameParticipant(self)
         host = nil
-        state.withLock { $0.isRegistered = false }
     }
 
     // MARK: Decoding
@@ -580,12 +583,15 @@ final class AnimatedImagePlayer: @unchecked Sendable {
         if keepsGoing { scheduleIfNeeded() } else { leaveFrames() }
     }
 
-    /// When the next frame is due, if it is decoded and the player runs.
+    /// When the next frame is due, if it is decoded and the player runs: now, when a frame waits to be
+    /// shown first or the clock of a resumed animation waits to start again.
     @MainActor
     private func nextDueTime(after time: Double) -> Double? {
         state.withLock { state in
-            guard state.runs, state.phase == .playing, state.pausedAt == nil, let shown = state.shown,
-                  let next = state.queue.first else { return nil }
+            guard state.runs, state.phase == .playing || state.phase == .opening else { return nil }
+            guard let shown = state.shown else { return state.queue.isEmpty ? nil : time }
+            if state.pausedAt != nil { return time }
+            guard let next = state.queue.first else { return nil }
             return max(time, state.shownStart + shown.delay + next.skippedBefore)
         }
     }

@@ -29,6 +29,16 @@ extension ImageNode {
         set { animationPlayer.animatesImages = newValue }
     }
 
+    /// What `animatesImages` starts as in image nodes made from now on: true unless set. An app that
+    /// honours a reduced-motion setting, or takes screenshots that must hold still (`NodeHost.settle`
+    /// waits for a screen that stops changing, which an animation with short frames never is), sets it
+    /// to false before it makes its nodes; nodes made before keep their own setting.
+    /// - Thread: any
+    public static var animatesImagesByDefault: Bool {
+        get { AnimatedImagePlayer.animatesByDefault.withLock { $0 } }
+        set { AnimatedImagePlayer.animatesByDefault.withLock { $0 = newValue } }
+    }
+
     /// Holds the animation on the frame it shows (true) or lets it go on (false, the default): a
     /// paused animation decodes nothing and asks for no frames; resumed, the frame shown finishes what
     /// was left of its delay.

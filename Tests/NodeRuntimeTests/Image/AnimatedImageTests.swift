@@ -674,6 +674,11 @@ final class AnimatedImageTests: XCTestCase {
         start(host, node, at: 3)
         frames(host, at: 3.100001)
         XCTAssertEqual(try colour(host), green)
+        // The default for nodes made from now on.
+        ImageNode.animatesImagesByDefault = false
+        defer { ImageNode.animatesImagesByDefault = true }
+        XCTAssertFalse(ImageNode().animatesImages)
+        XCTAssertTrue(node.animatesImages, "a node keeps its own setting")
     }
 
     func testAPNGAndWebPPlayInTheNode() async throws {
@@ -700,6 +705,38 @@ final class AnimatedImageTests: XCTestCase {
             XCTAssertEqual(try colour(host), first, "\(name) loops")
             host.setRootNode(nil)
         }
+    }
+
+    func testSettleFindsTheScreenQuietBetweenFramesOfAnAnimation() async throws {
+        func gif(delay: Int) -> [UInt8] {
+            AnimatedTestImages.gif(width: 8, height: 8, palette: palette, loopCount: 0,
+                                   frames: (0..<3).map { .filled(UInt8($0), width: 8, height: 8, delay: delay) })
+        }
+        // Frames of 100 ms: two quiet frames (1/60 s apart) between two frames of the animation.
+        let node = ImageNode()
+        node.source = .data(gif(delay: 10), name: "settles.gif")
+        let host = try show(node, size: Size(width: 8, height: 8))
+        for _ in 0..<3 { try host.settle(timeout: 5) }
+        XCTAssertTrue(node.isAnimating)
+        XCTAssertTrue(host.isSettled)
+        host.setRootNode(nil)
+        // Frames of 20 ms never leave two quiet frames in a row: settling runs out of time, saying why;
+        // nodes made with animations off hold still.
+        let busy = ImageNode()
+        busy.source = .data(gif(delay: 2), name: "busy.gif")
+        let busyHost = try show(busy, size: Size(width: 8, height: 8))
+        XCTAssertThrowsError(try { for _ in 0..<3 { try busyHost.settle(timeout: 0.5) } }()) { error in
+            XCTAssertTrue(error is SettleTimeout, "\(error)")
+        }
+        busyHost.setRootNode(nil)
+        ImageNode.animatesImagesByDefault = false
+        defer { ImageNode.animatesImagesByDefault = true }
+        let still = ImageNode()
+        still.source = .data(gif(delay: 2), name: "still.gif")
+        let stillHost = try show(still, size: Size(width: 8, height: 8))
+        defer { stillHost.setRootNode(nil) }
+        try stillHost.settle(timeout: 5)
+        XCTAssertEqual(try colour(stillHost), red)
     }
 
     func testABrokenFrameStopsTheAnimationOnTheFrameShown() async throws {

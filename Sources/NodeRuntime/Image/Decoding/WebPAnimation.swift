@@ -68,15 +68,21 @@ final class WebPAnimation: AnimationBackend {
             offset += 8 + length + (length & 1)
         }
         guard frames >= 2 else { return nil }
-        let held = ByteCount.sum(reader.size, canvasBytes, ByteCount.product(frames, bytesPerFrameIndexed))
+        let held = ByteCount.sum(riffEnd, canvasBytes, ByteCount.product(frames, bytesPerFrameIndexed))
         guard held <= limits.workingMemoryBytes else {
             throw ImageError.overLimit(name, reason: "this animated WebP of \(frames) frames holds \(held / 1_000_000) MB "
                                        + "while it plays; the limit is \(limits.workingMemoryBytes / 1_000_000) MB")
         }
-        let bytes = try reader.prefix(reader.size)
-        guard bytes.count == reader.size else { throw ImageError.truncated(name) }
-        let data = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bytes.count), alignment: 16)
-        bytes.withUnsafeBytes { data.copyMemory(from: $0) }
+        // The file's bytes, read straight into the buffer libwebp keeps reading from.
+        let size = riffEnd
+        let data = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, size), alignment: 16)
+        do {
+            reader.seek(to: 0)
+            guard try reader.read(into: data.baseAddress!, count: size) == size else { throw ImageError.truncated(name) }
+        } catch {
+            data.deallocate()
+            throw error
+        }
         var options = WebPAnimDecoderOptions()
         guard WebPAnimDecoderOptionsInit(&options) != 0 else {
             data.deallocate()
@@ -84,7 +90,7 @@ final class WebPAnimation: AnimationBackend {
         }
         options.color_mode = MODE_rgbA
         options.use_threads = 0
-        var webpData = WebPData(bytes: data.baseAddress!.assumingMemoryBound(to: UInt8.self), size: bytes.count)
+        var webpData = WebPData(bytes: data.baseAddress!.assumingMemoryBound(to: UInt8.self), size: size)
         guard let decoder = WebPAnimDecoderNew(&webpData, &options) else {
             data.deallocate()
             throw ImageError.decodeFailed(name, reason: "not a valid animated WebP (libwebp's demuxer refused it)")
