@@ -37,6 +37,8 @@ let package = Package(
         // whose wrappers catch the library's error jumps before they reach Swift.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        // Also libwebpdemux (first frames and WebPAnimDecoder) and, for the tests that make animated
+        // files, libwebpmux (WebPAnimEncoder): both come with libwebp-dev.
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         // LittleCMS, which converts the colours an image's profile or colour chunks describe to sRGB.
@@ -89,7 +91,7 @@ let package = Package(
         // through the software renderer, encoded test images, exit-test message checks.
         .target(
             name: "TestSupport",
-            dependencies: ["Compositor", "NodeRuntime", "TesseraTesting", "CJPEG"],
+            dependencies: ["Compositor", "NodeRuntime", "TesseraTesting", "CJPEG", "CGIF", "CWebP"],
             path: "Tests/TestSupport",
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),

@@ -2,13 +2,14 @@
 #define TESSERA_CWEBP_SHIM_H
 
 // libwebp for Tessera's image decoder: still images decoded with libwebp's own cropping and
-// scaling, animated ones through the demuxer's first frame. libwebp returns status codes; nothing
-// here jumps.
+// scaling, the first frame of an animated one through the demuxer, and its frames through the
+// demuxer's animation decoder (WebPAnimDecoder). libwebp returns status codes; nothing here jumps.
 #include <stddef.h>
 #include <string.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
 #include <webp/encode.h>  // for tests that make WebP files
+#include <webp/mux.h>     // for tests that make animated WebP files (WebPAnimEncoder, libwebpmux)
 
 /// The first frame's bitstream of an animated file, or the file itself. Returns 0, or -1 when the
 /// container is malformed.

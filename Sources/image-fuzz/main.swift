@@ -1,9 +1,11 @@
 // image-fuzz: a seeded mutation fuzzer for Tessera's image decoding. It mutates seed files (the
-// gallery photos, the test fixtures (progressive and CMYK JPEG, WebP, GIF), small files of every
-// format made here, hostile variants of those (metadata, counts and trailing bytes that would cost more
-// than their pixels), and the regression inputs kept in Tests/NodeRuntimeTests/FuzzRegressions) and feeds each result to `ImageDecoder.header` and
-// `ImageDecoder.decode(_:for:limits:)` at a random target. Every outcome must be a bitmap or an
-// `ImageError`. A crash or trap writes the input to the findings folder before the process dies; a
+// gallery photos, the test fixtures (progressive and CMYK JPEG, WebP, GIF, animated GIF, APNG and
+// WebP), small files of every format made here, hostile variants of those (metadata, counts and
+// trailing bytes that would cost more than their pixels; extra frames), and the regression inputs kept
+// in Tests/NodeRuntimeTests/FuzzRegressions) and feeds each result to `ImageDecoder.header`,
+// `ImageDecoder.decode(_:for:limits:)` at a random target and, when it opens as an animation, to
+// `AnimatedImageDecoder`, playing up to 16 steps (frames, ends of the sequence and rewinds), each
+// frame rendered at the target. Every outcome must be a bitmap or an `ImageError`. A crash or trap writes the input to the findings folder before the process dies; a
 // decode that runs past the hang limit is written there too. Runs replay from their seed.
 //
 //   image-fuzz [--seconds N] [--seed S] [--findings DIR] [--replay FILE]
@@ -254,18 +256,47 @@ func exercise(_ bytes: [UInt8], targetSeed: UInt64) -> String {
     let target = ImageDecoder.Target(width: 1 + Int(targetSeed % 300), height: 1 + Int((targetSeed >> 16) % 300),
                                      mode: modes[Int((targetSeed >> 32) % UInt64(modes.count))],
                                      crop: targetSeed >> 40 & 3 == 0 ? Rect(x: 3, y: 2, width: 40, height: 30) : nil)
-    do {
-        guard let bitmap = try ImageDecoder.decode(.data(bytes, name: "fuzz"), for: target, limits: limits) else { return "cancelled" }
+    func check(_ bitmap: Bitmap) {
         // Never over the limits; never larger than the target on both sides, except at natural size.
         Contract.require(bitmap.width >= 1 && bitmap.height >= 1 && bitmap.width <= limits.maximumSide
                          && bitmap.height <= limits.maximumSide && bitmap.width * bitmap.height <= limits.maximumPixelCount
                          && (target.mode == .center || bitmap.width <= target.width || bitmap.height <= target.height),
                          "a decoded bitmap of \(bitmap.width)×\(bitmap.height) for a \(target.width)×\(target.height) target")
-        return "decoded"
+    }
+    var outcome: String
+    do {
+        guard let bitmap = try ImageDecoder.decode(.data(bytes, name: "fuzz"), for: target, limits: limits) else { return "cancelled" }
+        check(bitmap)
+        outcome = "decoded"
     } catch is ImageError {
-        return "refused"
+        outcome = "refused"
     } catch {
         Contract.violated("an error that is not an ImageError: \(error)")
+    }
+    // The same bytes played as an animation, when they open as one.
+    do {
+        guard let animation = try AnimatedImageDecoder.open(.data(bytes, name: "fuzz"), limits: limits) else { return outcome }
+        outcome += ", animated"
+        var rewinds = 0
+        for _ in 0..<16 {
+            switch try animation.advance() {
+            case .frame(let delay):
+                Contract.require(delay.isFinite && delay > 0.0105, "a frame delay of \(delay) s")
+                guard let frame = try animation.render(for: target) else { return outcome + " (cancelled)" }
+                check(frame)
+            case .endOfSequence:
+                guard rewinds < 2 else { return outcome }
+                rewinds += 1
+                try animation.rewind()
+            case .cancelled:
+                Contract.violated("an animation step cancelled without a cancellation")
+            }
+        }
+        return outcome
+    } catch is ImageError {
+        return outcome + " (animation refused)"
+    } catch {
+        Contract.violated("an animation error that is not an ImageError: \(error)")
     }
 }
 

@@ -90,6 +90,13 @@ extension Node {
         set { state.withLock { $0.contentsCrossFadeDuration = newValue.isFinite ? max(0, newValue) : 0 } }
     }
 
+    /// True while the contents change as the frames of an animation (an animated image playing): new
+    /// contents replace the old at once, without `contentsCrossFadeDuration`'s fade. - Thread: any
+    var contentsAreAnimationFrames: Bool {
+        get { state.withLock { $0.contentsAreAnimationFrames } }
+        set { state.withLock { $0.contentsAreAnimationFrames = newValue } }
+    }
+
     /// Seconds over which contents fade in over the placeholder when they arrive (0: at once). - Thread: any
     public var placeholderFadeDuration: Double {
         get { state.withLock { $0.placeholderFadeDuration } }
@@ -338,7 +345,8 @@ extension Node {
         let (placeholder, fade, crossFade, hadContents) = state.withLock { state -> (Color?, Double, Double, Bool) in
             let had = state.hasContents
             state.hasContents = bitmap != nil
-            return (state.placeholderColor, state.placeholderFadeDuration, state.contentsCrossFadeDuration, had)
+            let crossFade = state.contentsAreAnimationFrames ? 0 : state.contentsCrossFadeDuration
+            return (state.placeholderColor, state.placeholderFadeDuration, crossFade, had)
         }
         let previous = layer.contents
         layer.contents = bitmap

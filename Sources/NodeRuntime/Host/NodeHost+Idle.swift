@@ -20,8 +20,14 @@ extension NodeHost {
     }
 
     /// When a frame is next due by itself, after `time`, with nothing else happening: the focused
-    /// node's next change (a caret's blink). Nil: only events and wakes need a frame. - Thread: main
+    /// node's next change (a caret's blink) or a frame participant's (an animated image's next frame),
+    /// whichever comes first. Nil: only events and wakes need a frame. - Thread: main
     public func nextTimerTime(after time: Double) -> Double? {
-        focusedNode?.nextFocusFrameTime(after: time)
+        var next = focusedNode?.nextFocusFrameTime(after: time)
+        for participant in frameParticipants {
+            guard let due = participant.nextFrameTime(after: time) else { continue }
+            next = min(next ?? due, due)
+        }
+        return next
     }
 }

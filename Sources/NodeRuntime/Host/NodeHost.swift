@@ -424,10 +424,15 @@ public protocol FrameParticipant: AnyObject {
     /// placing rows measured on workers), so `NodeHost.settle` keeps running frames. The default is
     /// true.
     var isSettled: Bool { get }
+    /// When the participant next changes by itself after `time`, with nothing else happening (an
+    /// animated image's next frame): an app at rest wakes for it (`NodeHost.nextTimerTime(after:)`).
+    /// Nil, the default: only events, results from workers and wakes need a frame.
+    func nextFrameTime(after time: Double) -> Double?
 }
 
 extension FrameParticipant {
     public var isSettled: Bool { true }
+    public func nextFrameTime(after time: Double) -> Double? { nil }
 }
 
 /// A node that scrolls with the mouse wheel. The host gives each wheel event to the nearest such node

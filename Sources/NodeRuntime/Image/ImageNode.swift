@@ -21,6 +21,7 @@ import Foundation
 ///   the last draw: setting the same ones again draws nothing.
 /// - Its natural size, when its layout gives it none, comes from the image's header (see
 ///   `calculateSizeThatFits(_:)`).
+/// - An animated GIF, APNG or WebP plays while the node is visible (see `ImageNode+Animation.swift`).
 /// - Thread: properties any; hooks main; drawing on display workers.
 public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     // MARK: Accessibility
@@ -101,10 +102,13 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
     /// under the image state's lock, and a decode's result is stored only if it still matches under
     /// that same lock, so a result can never outlive the change that made it stale.
     let decodeSentinel = DisplaySentinel()
+    /// Plays the source when it is an animation (see `ImageNode+Animation.swift`).
+    let animationPlayer = AnimatedImagePlayer()
 
     public override init() {
         super.init()
         contentsCrossFadeDuration = 0.15
+        animationPlayer.attach(self)
     }
 
     deinit {
@@ -135,6 +139,7 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
             work.cancel()
             naturalSizeFetch?.cancel()
             guard changed else { return }
+            animationPlayer.reset()
             if preferredSize == nil { setNeedsLayout() }
             if interfaceState.contains(.preload) { startDecode() }
             displayArgumentsDidChange()
@@ -218,6 +223,7 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
             return (true, Self.dropImage(&state, sentinel: decodeSentinel))
         }
         work.cancel()
+        if reload { animationPlayer.reset() }
         if reload && interfaceState.contains(.preload) { startDecode() }
         displayArgumentsDidChange()
     }
@@ -400,6 +406,17 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
             return Self.dropImage(&state, sentinel: decodeSentinel)
         }
         work.cancel()
+        animationPlayer.reset()
+    }
+
+    public override func didEnterVisibleState() {
+        super.didEnterVisibleState()
+        animationPlayer.setVisible(true)
+    }
+
+    public override func didExitVisibleState() {
+        super.didExitVisibleState()
+        animationPlayer.setVisible(false)
     }
 
     public override func frameSizeDidChange() {
@@ -507,11 +524,42 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
             return true
         }
         if stored { displayArgumentsDidChange() }
+        if stored, case .success = result, let (source, target, limits) = animationRequest() {
+            animationPlayer.stillImageDidLoad(source: source, target: target, limits: limits)
+        }
         if stored, case .failure(let error) = result {
             // The placeholder shows; the reason is said once, where a developer will look.
             reportOnce(.imageLoadFailed, property: "image \(error)",
                        "its picture could not be loaded: \(error); the error placeholder is drawn")
         }
+    }
+
+    // MARK: Animation (see ImageNode+Animation.swift)
+
+    /// What the animation player decodes frames for: the source, the pixel size the image was decoded
+    /// at (with the content mode, crop and scale) and the limits; nil unless an image is loaded.
+    func animationRequest() -> (ImageSource, ImageDecoder.Target, ImageDecoder.Limits)? {
+        let scale = contentsScale
+        return imageState.withLock { state in
+            guard state.loadState == .loaded, let source = state.source, let made = state.decodedFor else { return nil }
+            let target = ImageDecoder.Target(width: made.width, height: made.height, mode: state.contentMode,
+                                             crop: state.cropRect, scale: scale)
+            return (source, target, state.limits)
+        }
+    }
+
+    /// Shows `frame`, a frame of the animation of `source`, in place of the image; false when the node
+    /// has moved on (another source, or no image loaded).
+    @discardableResult
+    func showAnimationFrame(_ frame: Bitmap, of source: ImageSource) -> Bool {
+        let (shown, replaced) = imageState.withLock { state -> (Bool, Bitmap?) in
+            guard state.source == source, state.loadState == .loaded else { return (false, nil) }
+            defer { state.image = frame }
+            return (true, state.image)
+        }
+        withExtendedLifetime(replaced) {}  // the frame it replaces goes outside the lock
+        if shown { displayArgumentsDidChange() }
+        return shown
     }
 
     // MARK: Readiness

@@ -50,6 +50,9 @@ public struct LayoutDiagnostic: Hashable, Sendable, CustomStringConvertible {
         /// not an image or is over the limits): the node draws its error placeholder. Reported once
         /// per node and source.
         case imageLoadFailed
+        /// An image node's animation could not go on (a frame cut short or corrupt, a frame or canvas
+        /// over the limits): the frame shown stays. Reported once per node and reason.
+        case animationStopped
     }
 
     public let kind: Kind

@@ -58,6 +58,7 @@ open class Node: @unchecked Sendable {
         var placeholderColor: Color?
         var placeholderFadeDuration = 0.0
         var contentsCrossFadeDuration = 0.0
+        var contentsAreAnimationFrames = false
         var neverShowPlaceholders = false
         var shouldRasterizeDescendants = false
         var subnodes: [Node] = []
