@@ -330,6 +330,8 @@ final class AnimatedImagePlayer: @unchecked Sendable {
         var target: ImageDecoder.Target
         var limits: ImageDecoder.Limits
         var playDuration: Double?
+        /// Where a `.url` source's fetched bytes are kept (the node's loader).
+        var loader: NetworkImageLoader
     }
 
     /// What a job hands back.
@@ -362,15 +364,20 @@ final class AnimatedImagePlayer: @unchecked Sendable {
                 let due = state.queue.reduce(state.shownStart + shown.delay) { $0 + $1.skippedBefore + $1.delay }
                 lateness = time - due
             }
+            let node = state.node?.node as? ImageNode
             let input = JobInput(decoder: state.decoder?.value, decoderAt: state.decoderAt,
                                  after: last.map { ($0.play, $0.index) }, lateness: lateness, source: source,
-                                 target: target, limits: state.limits, playDuration: state.playDuration)
+                                 target: target, limits: state.limits, playDuration: state.playDuration,
+                                 loader: .shared)
             state.decoder = nil
             state.decoderAt = nil
-            let node = state.node?.node as? ImageNode
             return (input, self.sentinel.value, node)
         }
-        guard let (input, token, node) = request else { return }
+        guard let (claimed, token, node) = request else { return }
+        // The node's loader, read outside this player's lock (it takes the node's own).
+        var prepared = claimed
+        if let node { prepared.loader = node.networkLoader }
+        let input = prepared
         let sentinel = self.sentinel
         let mainQueue = Runtime.shared.mainQueue
         let job = Runtime.shared.scheduler.schedule(
@@ -392,7 +399,7 @@ final class AnimatedImagePlayer: @unchecked Sendable {
     private static func run(_ input: JobInput, isCancelled: @escaping @Sendable () -> Bool) -> JobResult? {
         var result = JobResult(outcome: .progress)
         do {
-            guard let decoder = try input.decoder ?? AnimatedImageDecoder.open(input.source, limits: input.limits) else {
+            guard let decoder = try input.decoder ?? AnimatedImageDecoder.open(input.source, limits: input.limits, loader: input.loader) else {
                 result.outcome = .still
                 return result
             }

@@ -67,7 +67,7 @@ final class GalleryApp {
         let firstThread = ThreadController(chat: data.chats.first { $0.messages.count > 12 } ?? data.chats[0], data: data)
         photos = try PhotosController(data: data)
         let text = TextShowcaseController(data: data)
-        settings = SettingsController()
+        settings = SettingsController(stickerPath: data.photoPath("stickers/sun.gif"))
         tabBar = TabBarNode(titles: ["Chats", "Thread", "Photos", "Text", "Settings"])
         tabs = TabController(controllers: [chatsNavigation, firstThread, photos, text, settings], tabBar: tabBar, tabBarHeight: 48,
                              selectedIndex: GalleryOptions.Screen.allCases.firstIndex(of: options.screen) ?? 0)

@@ -46,16 +46,24 @@ final class SettingsContentNode: Node, @unchecked Sendable {
     let signOut = ButtonNode(title: "Sign out", attributes: Theme.text(15, color: .white))
     let heading = TextNode("Settings", attributes: Theme.text(22, bold: true))
     let chatsHeading = TextNode("Chats", attributes: Theme.text(18, bold: true))
+    let stickersHeading = TextNode("Stickers", attributes: Theme.text(18, bold: true))
+    /// An animated sticker (a GIF): it plays while it is on screen and "Auto-play stickers" is on.
+    let sticker = ImageNode()
+    let stickerCaption = TextNode("Plays while on screen; “Auto-play stickers” above pauses it.",
+                                  attributes: Theme.text(14, color: Theme.secondary))
     private let rows: [SettingsRowNode]
     /// The chat settings below the buttons: switches that only switch.
     let chatRows: [SettingsRowNode]
 
-    override init() {
+    /// The switch that plays or pauses the sticker.
+    var autoPlayStickers: SwitchNode { chatRows[5].control as! SwitchNode }
+
+    init(stickerPath: String?) {
         rows = [SettingsRowNode("Notifications", control: notifications),
                 SettingsRowNode("Message previews", control: previews),
                 SettingsRowNode("Sounds", control: sounds)]
         chatRows = [("Send with Enter", true), ("Read receipts", true), ("Link previews", true),
-                    ("Large emoji", true), ("Auto-download photos", true), ("Auto-play stickers", false),
+                    ("Large emoji", true), ("Auto-download photos", true), ("Auto-play stickers", true),
                     ("Compact chat list", false), ("Spell check", true), ("Archive muted chats", false),
                     ("Show seconds in times", false)]
             .map { SettingsRowNode($0.0, control: SwitchNode(isOn: $0.1)) }
@@ -75,6 +83,14 @@ final class SettingsContentNode: Node, @unchecked Sendable {
         addSubnode(signOut)
         addSubnode(chatsHeading)
         for row in chatRows { addSubnode(row) }
+        sticker.source = stickerPath.map { .file($0) }
+        sticker.contentMode = .aspectFit
+        sticker.preferredSize = Size(width: 96, height: 96)
+        sticker.accessibilityLabel = "Animated sticker: a smiling sun"
+        stickerCaption.accessibilityElementsHidden = true
+        addSubnode(stickersHeading)
+        addSubnode(sticker)
+        addSubnode(stickerCaption)
     }
 
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
@@ -85,6 +101,9 @@ final class SettingsContentNode: Node, @unchecked Sendable {
             HStack(spacing: 12) { clearCache; signOut }.inset(EdgeInsets(top: 20, left: 16, bottom: 16, right: 16))
             chatsHeading.inset(EdgeInsets(top: 12, left: 16, bottom: 12, right: 16))
             chatRows
+            stickersHeading.inset(EdgeInsets(top: 20, left: 16, bottom: 8, right: 16))
+            HStack(spacing: 16, alignItems: .center) { sticker; stickerCaption.flexShrink(1) }
+                .inset(EdgeInsets(top: 0, left: 16, bottom: 24, right: 16))
         }
     }
 }
@@ -92,14 +111,16 @@ final class SettingsContentNode: Node, @unchecked Sendable {
 /// The settings screen: its content in a scroll node (the wheel, a drag or a fling move it when the
 /// window is shorter than the content).
 final class SettingsScreenNode: ScrollNode, @unchecked Sendable {
-    let content = SettingsContentNode()
+    let content: SettingsContentNode
     var notifications: SwitchNode { content.notifications }
     var previews: SwitchNode { content.previews }
     var sounds: SwitchNode { content.sounds }
     var clearCache: ButtonNode { content.clearCache }
     var signOut: ButtonNode { content.signOut }
 
-    init() {
+    init(stickerPath: String?) {
+        let content = SettingsContentNode(stickerPath: stickerPath)
+        self.content = content
         super.init(content: content)
         backgroundColor = Color(rgb: 0xF1F3F5)
     }
@@ -108,9 +129,11 @@ final class SettingsScreenNode: ScrollNode, @unchecked Sendable {
 /// The settings tab.
 @MainActor
 final class SettingsController: NodeController {
-    let screen = SettingsScreenNode()
+    let screen: SettingsScreenNode
 
-    init() {
+    /// The settings tab, its sticker from `stickerPath` (none: the sticker's place stays empty).
+    init(stickerPath: String? = nil) {
+        screen = SettingsScreenNode(stickerPath: stickerPath)
         super.init(node: screen)
         screen.debugName = "settings"
         let switches: [(String, SwitchNode)] = [("notifications", screen.notifications), ("previews", screen.previews),
@@ -119,6 +142,10 @@ final class SettingsController: NodeController {
             toggle.addTarget(for: .valueChanged) { control, _ in
                 GalleryApp.report("gallery: \(name) \((control as? SwitchNode)?.isOn == true ? "on" : "off")")
             }
+        }
+        let sticker = screen.content.sticker
+        screen.content.autoPlayStickers.addTarget(for: .valueChanged) { control, _ in
+            sticker.isAnimationPaused = (control as? SwitchNode)?.isOn != true
         }
         screen.clearCache.addTarget(for: .primaryActionTriggered) { _, _ in
             ImageCache.shared.removeAll()

@@ -78,9 +78,17 @@ public final class AnimatedImageDecoder {
     /// - Throws: `ImageError`, as `ImageDecoder.decode` does for the header, or for an animation
     ///   whose canvas, and what the decoder holds for it, are over `limits`.
     /// - Thread: any
-    public static func open(_ source: ImageSource, limits: ImageDecoder.Limits = ImageDecoder.Limits()) throws -> AnimatedImageDecoder? {
+    public static func open(_ source: ImageSource, limits: ImageDecoder.Limits = ImageDecoder.Limits(),
+                            loader: NetworkImageLoader = .shared) throws -> AnimatedImageDecoder? {
         if case .bitmap = source { return nil }
-        let (reader, layout) = try ImageDecoder.open(source, limits: limits)
+        var opened = source
+        if case .url(let url) = source {
+            // An image by URL is looked at in the bytes its node fetched, never fetched again: out of
+            // the loader's memory cache, it shows as a still picture.
+            guard let bytes = loader.memoryCachedBytes(for: url) else { return nil }
+            opened = .encoded(EncodedImage(bytes: bytes, name: source.description))
+        }
+        let (reader, layout) = try ImageDecoder.open(opened, limits: limits)
         let name = source.description
         let backend: (any AnimationBackend)?
         switch layout.header.format {
