@@ -251,7 +251,12 @@ final class AtspiBridgeLoop {
     /// lead to it.
     private func apply(_ tree: AccessibilityTree, _ connection: DBusConnection, _ server: AtspiServer) {
         let snapshot = AtspiSnapshot(tree: tree)
-        let signals = AtspiEvents.signals(from: server.snapshot, to: snapshot)
+        var signals = AtspiEvents.signals(from: server.snapshot, to: snapshot)
+        // A window that had the keyboard focus before the bridge connected is announced with the
+        // first tree, as a toolkit connected at start announces its window when it is activated.
+        if server.snapshot.tree == nil, windowWasActive {
+            signals.insert(contentsOf: AtspiEvents.windowActivation(window: tree.root.id, isActive: true), at: 1)
+        }
         server.replaceSnapshot(snapshot)
         emit(signals, connection, server)
     }

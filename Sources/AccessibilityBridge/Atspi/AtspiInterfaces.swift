@@ -58,6 +58,11 @@ enum AtspiInterfaces {
             "AddSelection": Method(input: "ii", output: "b"),
             "RemoveSelection": Method(input: "i", output: "b"),
             "SetSelection": Method(input: "iii", output: "b"),
+            "GetAttributes": Method(input: "i", output: "a{ss}ii"),
+            "GetAttributeRun": Method(input: "ib", output: "a{ss}ii"),
+            "GetAttributeValue": Method(input: "is", output: "s"),
+            "GetDefaultAttributes": Method(input: "", output: "a{ss}"),
+            "GetDefaultAttributeSet": Method(input: "", output: "a{ss}"),
         ],
         Atspi.editableText: [
             "SetTextContents": Method(input: "s", output: "b"),

@@ -160,10 +160,19 @@ extension AtspiServer {
         case "GetNSelections":
             return .reply([.int32(text.selection?.isEmpty == false ? 1 : 0)])
         case "GetSelection":
+            // No such selection: an empty range at 0, as ATK's toolkits answer (screen readers ask for
+            // selection 0 without counting first).
             guard arguments.int(0) == 0, let selection = text.selection, !selection.isEmpty else {
-                return .error(.invalidArguments("no selection \(arguments.int(0))"))
+                return .reply([.int32(0), .int32(0)])
             }
             return .reply([.int32(Int32(clamping: selection.lowerBound)), .int32(Int32(clamping: selection.upperBound))])
+        case "GetAttributes", "GetAttributeRun":
+            // The tree carries no text attributes (fonts, colours): the text is one run without any.
+            return .reply([.stringDictionary([:]), .int32(0), .int32(Int32(clamping: segments.count))])
+        case "GetDefaultAttributes", "GetDefaultAttributeSet":
+            return .reply([.stringDictionary([:])])
+        case "GetAttributeValue":
+            return .reply([.string("")])
         case "SetCaretOffset", "SetSelection", "AddSelection", "RemoveSelection":
             guard text.isEditable else { return .reply([.boolean(false)]) }
             let range: Range<Int>

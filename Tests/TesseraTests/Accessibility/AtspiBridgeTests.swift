@@ -72,15 +72,17 @@ final class AtspiBridgeTests: XCTestCase {
         try await reader.run { peer in
             try peer.addMatch("type='signal',interface='\(Atspi.eventObject)'")
             try peer.addMatch("type='signal',interface='\(Atspi.eventFocus)'")
+            try peer.addMatch("type='signal',interface='\(Atspi.eventWindow)'")
         }
         let record = UIRecord()
         let bridge = makeBridge(bus: bus, record: record, tree: ServerFixture.tree())
         let name = try await embed(bridge, registry: registry)
 
-        // Connected, it asks the UI thread for a tree, and says the window came and where the focus is.
+        // Connected, it asks the UI thread for a tree, and says the window came, that it is active (it
+        // had the keyboard focus before the bridge connected) and where the focus is.
         let first = try await reader.run { peer -> [[DBusValue]] in
             var heard: [[DBusValue]] = []
-            while heard.count < 3 {
+            while heard.count < 5 {
                 let signal = try peer.next { $0.kind == .signal && $0.interface?.hasPrefix("org.a11y.atspi.Event.") == true }
                 heard.append([.string(signal.path ?? ""), .string(signal.member ?? "")] + (signal.arguments() ?? []))
             }
@@ -91,6 +93,10 @@ final class AtspiBridgeTests: XCTestCase {
         XCTAssertEqual(first, [
             [.string(Atspi.rootPath), .string("ChildrenChanged"), .string("add"), .int32(0), .int32(0),
              .variant(.structure([.string(name), .objectPath("/org/a11y/atspi/accessible/0")])), none],
+            [.string("/org/a11y/atspi/accessible/0"), .string("StateChanged"), .string("active"), .int32(1), .int32(0),
+             .variant(.int32(0)), none],
+            [.string("/org/a11y/atspi/accessible/0"), .string("Activate"), .string(""), .int32(0), .int32(0),
+             .variant(.string("")), none],
             [.string("/org/a11y/atspi/accessible/4"), .string("StateChanged"), .string("focused"), .int32(1), .int32(0),
              .variant(.int32(0)), none],
             [.string("/org/a11y/atspi/accessible/4"), .string("Focus"), .string(""), .int32(0), .int32(0), .variant(.int32(0)), none],

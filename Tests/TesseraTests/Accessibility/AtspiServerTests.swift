@@ -299,6 +299,10 @@ final class AtspiServerTests: XCTestCase {
         XCTAssertEqual(textCall("GetStringAtOffset", [.int32(26), .uint32(3)]), piece("Third", 25, 30))
         XCTAssertEqual(textCall("GetNSelections", []), [.int32(1)])
         XCTAssertEqual(textCall("GetSelection", [.int32(0)]), [.int32(0), .int32(5)])
+        XCTAssertEqual(textCall("GetSelection", [.int32(1)]), [.int32(0), .int32(0)], "no such selection: empty, at 0")
+        // No attributes are known: the text is one run without any.
+        XCTAssertEqual(textCall("GetAttributeRun", [.int32(7), .boolean(true)]), [.stringDictionary([:]), .int32(0), .int32(30)])
+        XCTAssertEqual(textCall("GetDefaultAttributes", []), [.stringDictionary([:])])
         XCTAssertEqual(errorName(call(server, .element(4), Atspi.text, "GetTextAtOffset", [.int32(0), .uint32(99)])),
                        "org.freedesktop.DBus.Error.InvalidArgs")
         // Static text has the Text interface, read-only.
