@@ -114,8 +114,11 @@ public final class AtspiBridge: Sendable {
             return true
         }) else { return }
         let loop = AtspiBridgeLoopSeed(configuration: configuration, shared: shared, ui: ui, windowPlacement: windowPlacement)
-        let thread = Thread { loop.run() }
-        thread.name = "tessera.atspi"
+        let thread = Thread {
+            // Named from inside: on Linux a name given before start() does not reach the thread.
+            Thread.current.name = "tessera.atspi"
+            loop.run()
+        }
         thread.stackSize = 1 << 20
         thread.start()
     }
