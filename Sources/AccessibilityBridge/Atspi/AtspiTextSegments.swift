@@ -32,7 +32,7 @@ struct AtspiTextSegments {
         case .wordStart: marks = wordRanges.map(\.lowerBound)
         case .wordEnd: marks = wordRanges.map(\.upperBound)
         case .sentenceStart: marks = sentenceRanges.map(\.lowerBound)
-        case .sentenceEnd: marks = sentenceRanges.map(\.upperBound)
+        case .sentenceEnd: marks = sentenceRanges.map { trimmingTrailingSpace($0).upperBound }
         case .lineStart: marks = lineBreaks.map { $0 + 1 }
         case .lineEnd: marks = lineBreaks
         }
