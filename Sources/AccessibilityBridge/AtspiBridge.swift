@@ -37,6 +37,8 @@ public final class AtspiBridge: Sendable {
         /// `org.freedesktop.DBus.Error.TimedOut`.
         public var uiTimeout: Double
 
+        /// What the bridge says and where it connects; `environment` nil takes the process's.
+        /// - Thread: any
         public init(applicationName: String, toolkitVersion: String = AtspiBridge.toolkitVersion,
                     environment: [String: String]? = nil,
                     connectTimeout: Double = 5, uiTimeout: Double = 3) {
@@ -58,6 +60,7 @@ public final class AtspiBridge: Sendable {
         /// Publishes the current tree (`publish(_:)`): asked once the bridge is connected.
         public var publishTree: @MainActor @Sendable () -> Void
 
+        /// The three ways to the UI thread. - Thread: any
         public init(post: @escaping @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void,
                     answer: @escaping @MainActor @Sendable (AtspiUIRequest) -> AtspiUIResponse,
                     publishTree: @escaping @MainActor @Sendable () -> Void) {
@@ -133,6 +136,7 @@ public final class AtspiBridge: Sendable {
         shared.wake()
     }
 
+    /// Where the bridge stands now. - Thread: any
     public var status: Status { shared.state.withLock { $0.status } }
 
     /// True while embedded in the registry: the UI thread publishes trees only then.

@@ -16,6 +16,7 @@ public final class WindowPlacement: @unchecked Sendable {
         /// The window has the keyboard focus.
         public var isActive: Bool
 
+        /// A reading. - Thread: any
         public init(origin: Point = .zero, unitsPerPoint: Double = 1, isActive: Bool = false) {
             self.origin = origin
             self.unitsPerPoint = unitsPerPoint
@@ -27,6 +28,7 @@ public final class WindowPlacement: @unchecked Sendable {
     private var current: State  // guarded by lock
     private var observer: (@Sendable (State) -> Void)?  // guarded by lock
 
+    /// A placement that reads `state` until the window's owner updates it. - Thread: any
     public init(_ state: State = State()) { current = state }
 
     /// The latest reading.
