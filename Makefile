@@ -9,13 +9,15 @@
 #                  feed's tests pass, and both run headless and write a screenshot
 SHELL := /bin/bash
 
-RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev liblcms2-dev libicu-dev libfontconfig-dev libharfbuzz-dev fonts-noto-color-emoji fonts-wqy-microhei fonts-lohit-deva fonts-tlwg-loma-ttf
-TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp
+RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev liblcms2-dev libicu-dev libfontconfig-dev libharfbuzz-dev libdbus-1-dev fonts-noto-color-emoji fonts-wqy-microhei fonts-lohit-deva fonts-tlwg-loma-ttf
+# The AT-SPI test drives an app from outside as a screen reader would: a session bus (dbus-run-session),
+# the accessibility bus and registry (at-spi2-core) and Python's pyatspi.
+TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp dbus-bin dbus-daemon at-spi2-core python3-pyatspi
 # Arguments passed to the gallery, e.g. make gallery ARGS="--frames 300".
 ARGS ?=
 
 # The tests that exercise threads hardest, run under ThreadSanitizer by `make tsan` (and CI).
-TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests|ListUpdateTests|EditableTextNodeTests|ContentsScaleTests|DecodeMemory|PreparedUploadTests|CommitBudgetTests|BitmapUploadTests|ImageCacheTests|TextLayoutCacheTests|LRUCacheTests|HierarchyRaceTests|NodeMoveStateTests|BackgroundLayoutTests|RasterizedSubtreeTests|ImageNodeRedrawTests|ApplicationTests|IdleLoopTests|ButtonNodeTests|SwitchNodeTests|ListBatchFetchingTests|CompositorThreadTests|CompositorThreadAppTests|LayoutTransitionTests|CollectionNodeTests|PagerNodeTests|ColourManagementTests|NetworkImageTests|AnimatedImageTests|AnimatedImageLoopTests
+TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests|ListUpdateTests|EditableTextNodeTests|ContentsScaleTests|DecodeMemory|PreparedUploadTests|CommitBudgetTests|BitmapUploadTests|ImageCacheTests|TextLayoutCacheTests|LRUCacheTests|HierarchyRaceTests|NodeMoveStateTests|BackgroundLayoutTests|RasterizedSubtreeTests|ImageNodeRedrawTests|ApplicationTests|IdleLoopTests|ButtonNodeTests|SwitchNodeTests|ListBatchFetchingTests|CompositorThreadTests|CompositorThreadAppTests|LayoutTransitionTests|CollectionNodeTests|PagerNodeTests|ColourManagementTests|NetworkImageTests|AnimatedImageTests|AnimatedImageLoopTests|AtspiBridgeTests
 FUZZ_SECONDS ?= 600
 FUZZ_SEED ?= $(shell date +%s)
 STRESS_OPERATIONS ?= 1000000

@@ -51,6 +51,9 @@ let package = Package(
         // (libharfbuzz-dev comes with libsdl2-ttf-dev). No `pkgConfig`: the shim includes
         // <harfbuzz/hb.h> from the default include path and the module map links the library, as CSDL does.
         .systemLibrary(name: "CHarfBuzz", providers: [.apt(["libharfbuzz-dev"])]),
+        // libdbus, which the AT-SPI bridge speaks to screen readers with, through its iterator API
+        // (the shim restates the type codes Swift cannot import).
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // SplitMix64, the one seeded generator: the image fuzzer and the seeded tests replay from a seed.
         .target(name: "TesseraRandom"),
         // The C side of ICU: plain-typed wrappers, so no ICU type reaches Swift (see Sources/CICU).
@@ -70,8 +73,15 @@ let package = Package(
             resources: [.copy("Resources/Fonts")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
+        // Screen readers on Linux: the accessibility tree served over D-Bus as AT-SPI2, on a thread of
+        // its own (`AtspiBridge`), fed by the UI thread (`AtspiPublisher`).
+        .target(
+            name: "AccessibilityBridge",
+            dependencies: ["Compositor", "NodeRuntime", "CDBus", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
+        ),
         // The application entry point (`Application`, `App`), re-exporting NodeRuntime and Compositor.
-        .target(name: "Tessera", dependencies: ["Compositor", "NodeRuntime"]),
+        .target(name: "Tessera", dependencies: ["Compositor", "NodeRuntime", "AccessibilityBridge"]),
         .target(name: "TesseraTesting", dependencies: ["Tessera", "Compositor", "NodeRuntime"],
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         .executableTarget(
@@ -109,8 +119,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TesseraTests",
-            dependencies: ["Tessera", "TesseraTesting", "NodeRuntime", "Compositor", "TestSupport"],
-            exclude: ["__Snapshots__"]
+            dependencies: ["Tessera", "TesseraTesting", "NodeRuntime", "Compositor", "TestSupport", "AccessibilityBridge"],
+            exclude: ["__Snapshots__", "Accessibility/atspi_client.py"]
         ),
         .testTarget(
             name: "GalleryTests",

@@ -34,6 +34,9 @@ public final class CompositorThread: Sendable {
         /// The display's refresh rate, where SDL knows it.
         public var refreshRate: Double?
         public var retainsFrames: Bool
+        /// Where the window is on the screen and whether it has the keyboard focus, kept up to date
+        /// by the compositor thread as it reads the window's events.
+        public var windowPlacement: WindowPlacement
     }
 
     /// An input event as the compositor thread read it: when (in the frame time of `now`), and its
@@ -240,7 +243,7 @@ public final class CompositorThread: Sendable {
                         graphicsDeviceName: backend.graphicsDeviceName, outputPixelSize: backend.outputPixelSize,
                         scale: backend.scale, maximumTextureSize: backend.maximumTextureSize,
                         uploadAlphaLayout: backend.uploadAlphaLayout, refreshRate: backend.refreshRate,
-                        retainsFrames: backend.retainsFrames)
+                        retainsFrames: backend.retainsFrames, windowPlacement: backend.windowPlacement)
         state.withLock { $0.info = info }
     }
 

@@ -52,6 +52,9 @@ public final class Application {
         /// (the default): with a window, yes; headless, no (headless frames run on their own time
         /// line, drawn on the UI thread, which tests rely on).
         public var compositorThread: Bool?
+        /// Serve the app to screen readers (AT-SPI2 over D-Bus, `AtspiBridge`); on by default. The
+        /// environment turns it off too: `TESSERA_NO_ACCESSIBILITY=1`, or GTK's `NO_AT_BRIDGE=1`.
+        public var accessibility: Bool
 
         public init(title: String = "Tessera", size: Size = Size(width: 800, height: 600), scale: Double? = nil,
                     headless: Bool? = nil, resizable: Bool = true, renderer: RenderDriver = .auto,
@@ -68,6 +71,7 @@ public final class Application {
             self.screenshot = screenshot
             self.vsync = vsync
             self.compositorThread = nil
+            self.accessibility = true
         }
 
         /// A headless configuration for tests: the dummy driver, 1 pixel per point unless given.
@@ -138,6 +142,12 @@ public final class Application {
     private let clock: RealFrameClock
     /// The clock's time at the event loop's last frame (headless: how far to move the host's time).
     private var lastLoopFrame: Double?
+    /// Publishes the host's accessibility tree to screen readers; nil when accessibility is off.
+    private let accessibility: AtspiPublisher?
+
+    /// The screen reader bridge (its `status` says whether a screen reader can reach the app); nil
+    /// when `Configuration.accessibility` or the environment turned it off.
+    public var accessibilityBridge: AtspiBridge? { accessibility?.bridge }
 
     /// Opens the window (or the headless output) and shows `rootController` (nil: nothing yet; set one
     /// with `host.setRootController(_:)`).
@@ -193,6 +203,14 @@ public final class Application {
         }
         host = NodeHost(compositor: compositor)
         Runtime.shared.contentsScale = compositor.scale
+        if configuration.accessibility && !AtspiBridge.isDisabled() {
+            // The bridge connects on its own thread; the first tree is published once it has.
+            accessibility = AtspiPublisher(host: host, title: configuration.title,
+                                           windowPlacement: backend?.windowPlacement ?? compositorThread?.info.windowPlacement)
+            accessibility?.start()
+        } else {
+            accessibility = nil
+        }
         if let rootController { host.setRootController(rootController) }
     }
 
@@ -312,11 +330,13 @@ public final class Application {
     /// one before: SDL's events are the process's, read by the thread that owns the window.
     public func close() {
         isQuitting = true
+        accessibility?.stop()
         compositorThread?.stop()
     }
 
     isolated deinit {
-        // The thread holds the window: it closes with the application.
+        // The app leaves screen readers' desktop; the thread holds the window: it closes with the application.
+        accessibility?.stop()
         compositorThread?.stop()
     }
 
@@ -336,6 +356,7 @@ public final class Application {
         // motion was then, as the compositor thread did.
         let times = compositor.lastEventTimes
         let record = host.runFrame(time: time, events: events, eventTimes: times.count == events.count ? times : nil)
+        accessibility?.frameDidRun(record, hadEvents: !events.isEmpty)
         frameCount += 1
         Self.runMainActorJobs()
         onFrame?(record)

@@ -15,6 +15,23 @@ final class IsolationCompileTests: XCTestCase {
     }
 
     /// Type-checks `source` as Swift 6 code that imports Tessera; returns the compiler's status and output.
+    /// `pkg-config --cflags-only-I package`, split; empty when pkg-config is not installed.
+    private static func pkgConfigIncludes(_ package: String) throws -> [String] {
+        guard let pkgConfig = ["/usr/bin/pkg-config", "/usr/local/bin/pkg-config"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) else { return [] }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: pkgConfig)
+        process.arguments = ["--cflags-only-I", package]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).map(String.init)
+    }
+
     private func typecheck(_ source: String) throws -> (status: Int32, output: String) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-isolation-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -32,6 +49,8 @@ final class IsolationCompileTests: XCTestCase {
             let map = products.appendingPathComponent(built).appendingPathComponent("module.modulemap")
             if FileManager.default.fileExists(atPath: map.path) { arguments += ["-Xcc", "-fmodule-map-file=\(map.path)"] }
         }
+        // Headers outside the default include path, from pkg-config as SwiftPM takes them (CDBus's).
+        for flag in try Self.pkgConfigIncludes("dbus-1") { arguments += ["-Xcc", flag] }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["swiftc"] + arguments

@@ -41,12 +41,22 @@ extension SDLRenderBackend {
             if SDL_EventType(event.type) == SDL_WINDOWEVENT { windowChanged = true }
             if let translated = translate(event) { events.append(translated) }
         }
+        if windowChanged { updateWindowPlacement() }
         // A window moved to another display, or resized there, may have a new density.
         if windowChanged, followsDisplayScale, let newScale = displayScale(), newScale != scale {
             scale = newScale
             events.append(.input(.contentsScaleChanged(newScale)))
         }
         return events
+    }
+
+    /// Reads the window's position and keyboard focus into `windowPlacement`.
+    func updateWindowPlacement() {
+        var x: Int32 = 0, y: Int32 = 0
+        SDL_GetWindowPosition(window, &x, &y)
+        let focused = SDL_GetWindowFlags(window) & SDL_WINDOW_INPUT_FOCUS.rawValue != 0
+        windowPlacement.update(WindowPlacement.State(origin: Point(x: Double(x), y: Double(y)),
+                                                     unitsPerPoint: windowUnitsPerPoint, isActive: focused))
     }
 
     /// The window's drawable pixels per window unit, nil when SDL reports no size.

@@ -92,6 +92,9 @@ public final class SDLRenderBackend: RenderBackend {
     /// nil for the software renderer. (immutable)
     public let graphicsDeviceName: String?
     public let maximumTextureSize: Int
+    /// Where the window is on the screen and whether it has the keyboard focus, for other threads
+    /// (an accessibility bridge's screen coordinates); updated as the window's events are read.
+    public let windowPlacement = WindowPlacement()
     /// Every texture this backend made and has not destroyed, by handle. (main thread only)
     private var liveTextures = Set<UInt>()
     /// Textures whose pixels are all opaque: copied without blending unless drawn translucent or
@@ -182,6 +185,7 @@ public final class SDLRenderBackend: RenderBackend {
         self.usesPremultipliedBlending = premultiplied
         SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
         if followsDisplayScale { self.scale = displayScale() ?? 1 }
+        updateWindowPlacement()
         // Text input starts when a text field takes focus.
         SDL_StopTextInput()
         // A wake from any thread ends the event wait: an event of this backend's own type, which

@@ -285,6 +285,26 @@ public struct AccessibilityElement: Sendable, Hashable, Identifiable {
     }
 }
 
+extension AccessibilityElement {
+    /// The id of the placeholder element of row `row` of the list element `list` (what
+    /// `NodeHost.accessibilityPlaceholder(forRow:ofListElement:)` answers): negative, so never a
+    /// node's, and the same for the same row of the same list, so a bridge can name a row before it
+    /// asks for it. Rows from 4,194,304 on share ids with lower ones (22 bits are kept).
+    /// - Thread: any
+    public static func placeholderID(row: Int, list: Int) -> Int {
+        -((list << 24) | ((row & 0x3F_FFFF) << 2) | 2)
+    }
+
+    /// The list element and row a placeholder id stands for; nil for any other id.
+    /// - Thread: any
+    public static func placeholderRow(ofID id: Int) -> (list: Int, row: Int)? {
+        guard id < 0 else { return nil }
+        let packed = -id
+        guard packed & 3 == 2 else { return nil }
+        return (packed >> 24, (packed >> 2) & 0x3F_FFFF)
+    }
+}
+
 /// A host's accessibility tree at one moment: what a screen reader sees.
 /// - Thread: any (a value)
 public struct AccessibilityTree: Sendable, Hashable {

@@ -137,7 +137,7 @@ extension NodeHost {
     public func accessibilityPlaceholder(forRow row: Int, ofListElement listID: Int) -> AccessibilityElement? {
         UIThread.precondition("NodeHost.accessibilityPlaceholder")
         guard let list = accessibilityNodes[listID]?.node as? ListNode, row >= 0, row < list.numberOfRows else { return nil }
-        let id = Self.virtualAccessibilityID(of: list, index: row, kind: 2)
+        let id = AccessibilityElement.placeholderID(row: row, list: listID)
         accessibilityNodes[id] = AccessibilityNodeReference(node: list, kind: .row(row))
         return AccessibilityElement(id: id, role: .listItem, states: [.selectable], frame: list.frameOfRow(row),
                                     actions: [.press], rowIndex: row)
@@ -194,5 +194,47 @@ extension NodeHost {
         guard let field = accessibilityNodes[id]?.node as? EditableTextNode else { return false }
         field.text = text
         return true
+    }
+}
+
+extension NodeHost {
+    /// Replaces the characters `range` (Unicode scalars, as AT-SPI counts; nil: the whole text) of
+    /// the editable element `id` with `text`, as typing would: one undo step, `onChange` called, the
+    /// caret after the new text (AT-SPI's `InsertText`, `DeleteText`, `SetTextContents`). A range
+    /// past the end is cut to it. False when the element is not a text field.
+    /// - Thread: main
+    @MainActor
+    @discardableResult
+    public func replaceAccessibilityText(in range: Range<Int>?, with text: String, ofElement id: Int) -> Bool {
+        UIThread.precondition("NodeHost.replaceAccessibilityText")
+        guard let field = accessibilityNodes[id]?.node as? EditableTextNode else { return false }
+        let current = field.text
+        let utf16Range = range.map { Self.utf16Range(ofScalars: $0, in: current) } ?? 0..<current.utf16.count
+        field.selectedRange = utf16Range
+        field.replaceSelection(with: text, coalescing: false)
+        return true
+    }
+
+    /// Puts the caret (an empty `range`) or the selection of the text field `id` at `range`, in
+    /// Unicode scalars (AT-SPI's `SetCaretOffset`, `SetSelection`); cut to the text. False when the
+    /// element is not a text field. - Thread: main
+    @MainActor
+    @discardableResult
+    public func setAccessibilitySelection(_ range: Range<Int>, ofElement id: Int) -> Bool {
+        UIThread.precondition("NodeHost.setAccessibilitySelection")
+        guard let field = accessibilityNodes[id]?.node as? EditableTextNode else { return false }
+        field.selectedRange = Self.utf16Range(ofScalars: range, in: field.text)
+        return true
+    }
+
+    /// `range` in Unicode scalars of `text` as UTF-16 offsets, each end cut to the text.
+    static func utf16Range(ofScalars range: Range<Int>, in text: String) -> Range<Int> {
+        let scalars = text.unicodeScalars
+        func offset(_ scalarOffset: Int) -> Int {
+            let index = scalars.index(scalars.startIndex, offsetBy: min(max(0, scalarOffset), scalars.count))
+            return text.utf16.distance(from: text.utf16.startIndex, to: index)
+        }
+        let lower = offset(range.lowerBound)
+        return lower..<max(lower, offset(range.upperBound))
     }
 }

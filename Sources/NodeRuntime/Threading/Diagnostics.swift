@@ -20,4 +20,6 @@ public enum TesseraLog {
     /// The application: running headless for want of a display, screenshots written, settings from
     /// the environment that do not parse.
     public static let app = Logger(label: "tessera.app")
+    /// Accessibility: the screen reader bridge (AT-SPI over D-Bus) connecting, or why it could not.
+    public static let accessibility = Logger(label: "tessera.accessibility")
 }

@@ -2,10 +2,11 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Every public symbol of the library modules names the thread it may be used on, in its own
-/// documentation or in its type's. The check reads the sources: a public or open declaration passes
-/// when its doc comment, or the doc comment of the type (or extended type) it is declared in, says
-/// which thread ("Thread:", "any thread", "UI thread", "main thread", "thread only", "(main)").
+/// Every public symbol of the library modules (Compositor, NodeRuntime, AccessibilityBridge) names
+/// the thread it may be used on, in its own documentation or in its type's. The check reads the
+/// sources: a public or open declaration passes when its doc comment, or the doc comment of the type
+/// (or extended type) it is declared in, says which thread ("Thread:", "any thread", "UI thread",
+/// "main thread", "thread only", "(main)").
 @MainActor
 final class ThreadNoteTests: XCTestCase {
     private static let threadNote = try! NSRegularExpression(
@@ -28,7 +29,7 @@ final class ThreadNoteTests: XCTestCase {
 
     private func sourceFiles() -> [URL] {
         var files: [URL] = []
-        for module in ["Compositor", "NodeRuntime"] {
+        for module in ["Compositor", "NodeRuntime", "AccessibilityBridge"] {
             let root = GoldenImage.repositoryRoot.appendingPathComponent("Sources/\(module)")
             let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
             while let url = walker?.nextObject() as? URL {

@@ -1,0 +1,280 @@
+internal import CDBus
+import Compositor
+import Foundation
+import Logging
+import NodeRuntime
+
+/// The bridge's thread: connects, then serves until stopped or disconnected. Owns the connection,
+/// the server and the calls waiting for the UI thread; nothing here is touched by another thread
+/// (they reach it through `AtspiBridgeShared`).
+/// - Thread: the bridge's thread (not `Sendable`).
+final class AtspiBridgeLoop {
+    private let seed: AtspiBridgeLoopSeed
+    private var shared: AtspiBridgeShared { seed.shared }
+
+    /// A call whose reply waits for the UI thread.
+    private struct PendingCall {
+        let message: DBusMessage
+        let continuation: (AtspiUIResponse) -> AtspiOutcome
+        let deadline: UInt64
+    }
+
+    private var pending: [Int: PendingCall] = [:]
+    private var nextToken = 1
+    private var windowWasActive = false
+
+    init(seed: AtspiBridgeLoopSeed) { self.seed = seed }
+
+    /// "No bus" is said once per process: a test suite making many apps without a bus logs one line.
+    private static let reportedUnavailable = Locked(false)
+
+    func run() {
+        let connection: DBusConnection
+        let server: AtspiServer
+        do {
+            (connection, server) = try connect()
+        } catch {
+            let reason = (error as? DBusFailure)?.description ?? "\(error)"
+            shared.setStatus(.unavailable(reason))
+            let first = Self.reportedUnavailable.withLock { reported -> Bool in
+                defer { reported = true }
+                return !reported
+            }
+            if first {
+                TesseraLog.accessibility.info("screen readers cannot reach this app (AT-SPI): \(reason); it runs without them")
+            } else {
+                TesseraLog.accessibility.debug("screen readers cannot reach this app (AT-SPI): \(reason)")
+            }
+            return
+        }
+        serve(connection, server)
+    }
+
+    // MARK: Connecting
+
+    /// The session bus's address: `DBUS_SESSION_BUS_ADDRESS`, else the systemd user bus at
+    /// `$XDG_RUNTIME_DIR/bus` when it exists. Never libdbus's autolaunch, which would start a bus of
+    /// its own.
+    static func sessionBusAddress(_ environment: [String: String]) -> String? {
+        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return address }
+        guard let directory = environment["XDG_RUNTIME_DIR"], !directory.isEmpty else { return nil }
+        let path = directory + "/bus"
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        guard let escaped = dbus_address_escape_value(path) else { return nil }
+        defer { dbus_free(escaped) }
+        return "unix:path=" + String(cString: escaped)
+    }
+
+    /// The locale AT-SPI reports: the environment's for messages.
+    static func locale(_ environment: [String: String]) -> String {
+        for name in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            if let value = environment[name], !value.isEmpty { return value }
+        }
+        return "C"
+    }
+
+    private func connect() throws -> (DBusConnection, AtspiServer) {
+        let configuration = seed.configuration
+        let environment = configuration.environment
+        let timeout = configuration.connectTimeout
+        let address: String
+        if let direct = environment["AT_SPI_BUS_ADDRESS"], !direct.isEmpty {
+            address = direct
+        } else {
+            guard let session = Self.sessionBusAddress(environment) else {
+                throw DBusFailure("no session bus (DBUS_SESSION_BUS_ADDRESS is unset and there is no $XDG_RUNTIME_DIR/bus)")
+            }
+            let sessionConnection = try DBusConnection(address: session, timeout: timeout)
+            guard let question = DBusMessage.methodCall(destination: "org.a11y.Bus", path: "/org/a11y/bus",
+                                                        interface: "org.a11y.Bus", member: "GetAddress") else {
+                throw DBusFailure("out of memory")
+            }
+            let reply: DBusMessage
+            do {
+                reply = try sessionConnection.call(question, timeout: timeout)
+            } catch {
+                throw DBusFailure("the session bus has no accessibility bus (org.a11y.Bus: \(error))")
+            }
+            guard let found = reply.arguments()?.first?.stringValue, !found.isEmpty else {
+                throw DBusFailure("org.a11y.Bus.GetAddress gave no address")
+            }
+            address = found
+        }
+        let connection: DBusConnection
+        do {
+            connection = try DBusConnection(address: address, timeout: timeout)
+        } catch {
+            throw DBusFailure("cannot open the accessibility bus: \(error)")
+        }
+        let server = AtspiServer(busName: connection.uniqueName, applicationName: configuration.applicationName,
+                                 toolkitVersion: configuration.toolkitVersion, locale: Self.locale(environment),
+                                 windowPlacement: { [placement = seed.windowPlacement] in placement?.state ?? WindowPlacement.State() })
+        guard let embed = DBusMessage.methodCall(destination: Atspi.registryName, path: Atspi.rootPath,
+                                                 interface: Atspi.socket, member: "Embed"),
+              embed.append([server.reference(.application)]) else {
+            throw DBusFailure("out of memory")
+        }
+        do {
+            let reply = try connection.call(embed, timeout: timeout)
+            if let desktop = reply.arguments()?.first, desktop.signature == "(so)" { server.desktop = desktop }
+        } catch {
+            throw DBusFailure("no AT-SPI registry on the accessibility bus (\(error))")
+        }
+        return (connection, server)
+    }
+
+    // MARK: Serving
+
+    private func serve(_ connection: DBusConnection, _ server: AtspiServer) {
+        guard let socket = connection.fileDescriptor, shared.wakeDescriptor >= 0 else {
+            shared.setStatus(.unavailable("the accessibility bus connection has no socket to wait on"))
+            TesseraLog.accessibility.warning("AT-SPI: the accessibility bus connection has no socket to wait on")
+            return
+        }
+        shared.setStatus(.connected(busName: connection.uniqueName))
+        TesseraLog.accessibility.debug("AT-SPI: \(seed.configuration.applicationName) is \(connection.uniqueName) on the accessibility bus")
+        let shared = self.shared
+        seed.windowPlacement?.setObserver { _ in
+            shared.state.withLock { $0.windowChanged = true }
+            shared.wake()
+        }
+        windowWasActive = seed.windowPlacement?.state.isActive ?? false
+        seed.ui.post(seed.ui.publishTree)
+        var lost: String?
+        while lost == nil {
+            let inbox = shared.state.withLock { state -> AtspiBridgeShared.State in
+                let taken = state
+                state.pendingTree = nil
+                state.responses = []
+                state.windowChanged = false
+                return taken
+            }
+            if inbox.stopRequested { break }
+            if let tree = inbox.pendingTree { apply(tree, connection, server) }
+            for (token, response) in inbox.responses {
+                guard let call = pending.removeValue(forKey: token) else { continue }
+                finish(call.message, call.continuation(response), connection, server)
+            }
+            if inbox.windowChanged { windowMayHaveChanged(connection, server) }
+            connection.readAndWrite()
+            while let message = connection.popMessage() {
+                if message.kind == .signal, message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
+                    lost = "the accessibility bus closed the connection"
+                    break
+                }
+                guard message.kind == .methodCall else { continue }
+                dispatch(message, connection, server)
+            }
+            expireCalls(connection)
+            connection.readAndWrite()
+            if !connection.isConnected { lost = lost ?? "the accessibility bus connection was lost" }
+            if lost != nil { break }
+            // Writing reads too: messages it took in are handled before the loop sleeps.
+            if connection.hasBufferedInput { continue }
+            wait(socket: socket, writing: connection.hasOutgoingData)
+        }
+        seed.windowPlacement?.setObserver(nil)
+        pending.removeAll()
+        if let lost {
+            shared.setStatus(.unavailable(lost))
+            TesseraLog.accessibility.warning("AT-SPI: \(lost); screen readers no longer reach this app")
+        } else {
+            shared.setStatus(.stopped)
+        }
+    }
+
+    /// Blocks in `poll()` until the bus has something, the socket can take queued output, another
+    /// thread wakes the loop, or the first waiting call's time is up.
+    private func wait(socket: Int32, writing: Bool) {
+        var descriptors = [
+            pollfd(fd: socket, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: shared.wakeDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        var timeout: Int32 = -1
+        if let deadline = pending.values.map(\.deadline).min() {
+            let now = MonotonicClock.nanoseconds()
+            timeout = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+        }
+        let result = poll(&descriptors, 2, timeout)
+        if result > 0, descriptors[1].revents != 0 { shared.drainWake() }
+    }
+
+    private func dispatch(_ message: DBusMessage, _ connection: DBusConnection, _ server: AtspiServer) {
+        guard let arguments = message.arguments() else {
+            finish(message, .error(.invalidArguments("arguments of a type the bridge does not read (a file descriptor)")),
+                   connection, server)
+            return
+        }
+        let call = AtspiCall(path: message.path ?? "", interface: message.interface ?? "", member: message.member ?? "",
+                             arguments: arguments)
+        finish(message, server.handle(call), connection, server)
+    }
+
+    private func finish(_ message: DBusMessage, _ outcome: AtspiOutcome, _ connection: DBusConnection, _ server: AtspiServer) {
+        switch outcome {
+        case .reply(let values):
+            guard message.expectsReply, let reply = message.methodReturn() else { return }
+            if reply.append(values) {
+                connection.send(reply)
+            } else if let error = message.errorReply(.failed("the answer could not be encoded")) {
+                connection.send(error)
+            }
+        case .error(let error):
+            guard message.expectsReply, let reply = message.errorReply(error) else { return }
+            connection.send(reply)
+        case .needsUI(let request, let continuation):
+            let token = nextToken
+            nextToken += 1
+            let timeout = UInt64(max(0.01, seed.configuration.uiTimeout) * 1e9)
+            pending[token] = PendingCall(message: message, continuation: continuation,
+                                        deadline: MonotonicClock.nanoseconds() + timeout)
+            let shared = self.shared
+            let answer = seed.ui.answer
+            seed.ui.post { shared.deliver(token: token, response: answer(request)) }
+        }
+    }
+
+    private func expireCalls(_ connection: DBusConnection) {
+        let now = MonotonicClock.nanoseconds()
+        for (token, call) in pending where call.deadline <= now {
+            pending[token] = nil
+            let seconds = seed.configuration.uiTimeout
+            if call.message.expectsReply,
+               let reply = call.message.errorReply(.timedOut("the app's UI thread did not answer within \(seconds) s")) {
+                connection.send(reply)
+            }
+        }
+    }
+
+    /// Takes a tree the UI thread published: answers from it from now on and sends the events that
+    /// lead to it.
+    private func apply(_ tree: AccessibilityTree, _ connection: DBusConnection, _ server: AtspiServer) {
+        let snapshot = AtspiSnapshot(tree: tree)
+        var signals = AtspiEvents.signals(from: server.snapshot, to: snapshot)
+        // A window that had the keyboard focus before the bridge connected is announced with the
+        // first tree, as a toolkit connected at start announces its window when it is activated.
+        if server.snapshot.tree == nil, windowWasActive {
+            signals.insert(contentsOf: AtspiEvents.windowActivation(window: tree.root.id, isActive: true), at: 1)
+        }
+        server.replaceSnapshot(snapshot)
+        emit(signals, connection, server)
+    }
+
+    private func windowMayHaveChanged(_ connection: DBusConnection, _ server: AtspiServer) {
+        let active = seed.windowPlacement?.state.isActive ?? false
+        guard active != windowWasActive else { return }
+        windowWasActive = active
+        if let window = server.snapshot.windowID {
+            emit(AtspiEvents.windowActivation(window: window, isActive: active), connection, server)
+        }
+    }
+
+    private func emit(_ signals: [AtspiSignal], _ connection: DBusConnection, _ server: AtspiServer) {
+        for signal in signals {
+            guard let message = DBusMessage.signal(path: signal.object.path, interface: signal.interface, member: signal.member),
+                  message.append(signal.arguments(reference: server.reference)) else { continue }
+            connection.send(message)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+internal import CDBus
+import Foundation
+
+/// Why a bus could not be reached or answered: what the log line says.
+/// - Thread: any (a value)
+struct DBusFailure: Error, CustomStringConvertible, Sendable {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A private libdbus connection to a message bus, driven by its owner's thread: it is never
+/// shared with other code in the process (libdbus's shared session connection would end the
+/// process when the bus goes away), never exits the process on a disconnect, and every call made
+/// through it has a time-out.
+///
+/// No libdbus main loop is attached: the owner polls `fileDescriptor`, calls `readAndWrite()` and
+/// takes messages with `popMessage()`.
+/// - Thread: the thread that opened it (not `Sendable`).
+final class DBusConnection {
+    private let pointer: OpaquePointer
+    /// The name the bus gave this connection (":1.42").
+    let uniqueName: String
+
+    /// Opens a private connection to the bus at `address` and registers with it (the bus's `Hello`,
+    /// sent here with `timeout` seconds rather than through `dbus_bus_register`, which waits libdbus's
+    /// default 25 seconds).
+    /// - Throws: `DBusFailure` when the address is not a bus, or the bus does not answer in time.
+    init(address: String, timeout: Double) throws {
+        Self.initializeThreads
+        var error = DBusError()
+        dbus_error_init(&error)
+        guard let connection = dbus_connection_open_private(address, &error) else {
+            defer { dbus_error_free(&error) }
+            throw DBusFailure("cannot connect to \(address): \(Self.describe(error))")
+        }
+        dbus_connection_set_exit_on_disconnect(connection, 0)
+        guard let hello = DBusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                 interface: "org.freedesktop.DBus", member: "Hello") else {
+            dbus_connection_close(connection)
+            dbus_connection_unref(connection)
+            throw DBusFailure("out of memory")
+        }
+        let reply = dbus_connection_send_with_reply_and_block(connection, hello.pointer, Self.milliseconds(timeout), &error)
+        guard let reply else {
+            defer { dbus_error_free(&error) }
+            dbus_connection_close(connection)
+            dbus_connection_unref(connection)
+            throw DBusFailure("the bus at \(address) did not register this connection: \(Self.describe(error))")
+        }
+        let answer = DBusMessage(taking: reply)
+        guard let name = answer.arguments()?.first?.stringValue, !name.isEmpty,
+              dbus_bus_set_unique_name(connection, name) != 0 else {
+            dbus_connection_close(connection)
+            dbus_connection_unref(connection)
+            throw DBusFailure("the bus at \(address) answered Hello without a name")
+        }
+        pointer = connection
+        uniqueName = name
+    }
+
+    deinit {
+        dbus_connection_close(pointer)
+        dbus_connection_unref(pointer)
+    }
+
+    /// libdbus's locks, made once before the first connection (several bridges may run at once,
+    /// each on its own thread).
+    private static let initializeThreads: Void = { _ = dbus_threads_init_default() }()
+
+    private static func milliseconds(_ seconds: Double) -> Int32 {
+        Int32(clamping: Int((max(0.001, min(seconds, 600)) * 1000).rounded()))
+    }
+
+    private static func describe(_ error: DBusError) -> String {
+        let name = error.name.map { String(cString: $0) } ?? "unknown error"
+        let message = error.message.map { String(cString: $0) } ?? ""
+        return message.isEmpty ? name : "\(message) (\(name))"
+    }
+
+    /// Sends `message` and waits up to `timeout` seconds for its reply.
+    /// - Throws: `DBusFailure` on a time-out, a lost connection or an error reply (named in it).
+    func call(_ message: DBusMessage, timeout: Double) throws -> DBusMessage {
+        var error = DBusError()
+        dbus_error_init(&error)
+        guard let reply = dbus_connection_send_with_reply_and_block(pointer, message.pointer, Self.milliseconds(timeout), &error) else {
+            defer { dbus_error_free(&error) }
+            throw DBusFailure(Self.describe(error))
+        }
+        return DBusMessage(taking: reply)
+    }
+
+    /// Queues `message` to be written (by `readAndWrite()`); false when libdbus is out of memory.
+    @discardableResult
+    func send(_ message: DBusMessage) -> Bool {
+        dbus_connection_send(pointer, message.pointer, nil) != 0
+    }
+
+    /// The socket to poll for input (and for output while `hasOutgoingData`); nil when libdbus has none.
+    var fileDescriptor: Int32? {
+        var descriptor: Int32 = -1
+        guard dbus_connection_get_unix_fd(pointer, &descriptor) != 0, descriptor >= 0 else { return nil }
+        return descriptor
+    }
+
+    /// Messages wait to be written.
+    var hasOutgoingData: Bool { dbus_connection_has_messages_to_send(pointer) != 0 }
+
+    /// Reads what the socket has and writes what it can take, without blocking; false once the
+    /// connection is closed.
+    @discardableResult
+    func readAndWrite() -> Bool {
+        dbus_connection_read_write(pointer, 0) != 0
+    }
+
+    /// The next message read, if any.
+    func popMessage() -> DBusMessage? {
+        dbus_connection_pop_message(pointer).map { DBusMessage(taking: $0) }
+    }
+
+    var isConnected: Bool { dbus_connection_get_is_connected(pointer) != 0 }
+
+    /// Messages were read from the socket and wait in libdbus's buffer: `popMessage()` has something,
+    /// though `poll()` on the socket would not say so.
+    var hasBufferedInput: Bool { dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_DATA_REMAINS }
+}

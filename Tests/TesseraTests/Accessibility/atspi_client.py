@@ -1,0 +1,343 @@
+#!/usr/bin/python3
+"""A screen reader's checks of a Tessera app, over AT-SPI, from outside the app.
+
+Run inside a private session bus (dbus-run-session) with DISPLAY set to an X server:
+
+    atspi_client.py --title TITLE -- APP ARGUMENTS...
+
+It starts the accessibility bus (at-spi-bus-launcher) and the registry (at-spi2-registryd), then
+the app, and uses pyatspi as Orca does: it finds the app by name in the desktop, walks its tree,
+reads and drives its button, switch, text field and list, compares extents with the window's place
+as the X server reports it, and follows the focus as Tab moves it. Every wait polls with a deadline.
+Prints "ok <check>: ..." per check and "all checks passed" at the end; exits 1 on the first failure.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+BUS_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
+REGISTRY = "/usr/libexec/at-spi2-registryd"
+POLL = 0.02  # seconds between two looks at something awaited
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def say(text):
+    print(text, flush=True)
+
+
+def wait_until(what, predicate, timeout=15.0, pump=None):
+    """Polls `predicate` (pumping events between looks) until it gives a true value; fails after `timeout`."""
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while True:
+        if pump:
+            pump()
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as error:  # an object not there yet, a call refused while starting
+            last_error = error
+        if time.monotonic() > deadline:
+            raise CheckFailed("timed out after %.0f s waiting for %s%s" % (
+                timeout, what, "" if last_error is None else " (last error: %r)" % (last_error,)))
+        time.sleep(POLL)
+
+
+def start_buses(processes):
+    """The accessibility bus and its registry, each awaited on the bus."""
+    from gi.repository import Gio, GLib
+
+    session = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+    processes.append(subprocess.Popen([BUS_LAUNCHER, "--launch-immediately"]))
+
+    def address():
+        reply = session.call_sync("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress", None,
+                                  GLib.VariantType.new("(s)"), Gio.DBusCallFlags.NO_AUTO_START, 1000, None)
+        return reply.unpack()[0]
+
+    a11y_address = wait_until("the accessibility bus (org.a11y.Bus)", address)
+    processes.append(subprocess.Popen([REGISTRY]))
+    a11y = Gio.DBusConnection.new_for_address_sync(
+        a11y_address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
+        None, None)
+
+    def registry_running():
+        reply = a11y.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+                               GLib.Variant("(s)", ("org.a11y.atspi.Registry",)), GLib.VariantType.new("(b)"),
+                               Gio.DBusCallFlags.NONE, 1000, None)
+        return reply.unpack()[0]
+
+    wait_until("the AT-SPI registry", registry_running)
+    say("ok buses: accessibility bus at %s, registry running" % a11y_address)
+
+
+def descendants(accessible, depth=0, limit=8):
+    """Every element under `accessible`, depth first (a list's rows: only those with a node, read by index below)."""
+    result = []
+    if depth > limit:
+        return result
+    count = accessible.childCount
+    for index in range(min(count, 64)):
+        child = accessible.getChildAtIndex(index)
+        if child is None:
+            continue
+        result.append(child)
+        if child.getRole() != pyatspi.ROLE_LIST:
+            result.extend(descendants(child, depth + 1, limit))
+    return result
+
+
+def find(elements, role, name=None, name_prefix=None):
+    for element in elements:
+        if element.getRole() != role:
+            continue
+        if name is not None and element.name != name:
+            continue
+        if name_prefix is not None and not element.name.startswith(name_prefix):
+            continue
+        return element
+    raise CheckFailed("no %r%s in the tree: %s" % (
+        role, " named %r" % (name or name_prefix) if (name or name_prefix) else "",
+        [(e.getRoleName(), e.name) for e in elements]))
+
+
+def states(accessible):
+    return accessible.getState()
+
+
+def check(title, app_command):
+    processes = []
+    app = None
+    try:
+        start_buses(processes)
+        global pyatspi
+        import pyatspi
+        from gi.repository import GLib
+
+        context = GLib.MainContext.default()
+
+        def pump():
+            while context.iteration(False):
+                pass
+
+        events = []
+
+        def heard(event):
+            events.append((event.type, event.source, event.detail1, event.detail2, event.any_data))
+
+        for kind in ("object:state-changed:focused", "object:state-changed:checked", "focus:",
+                     "object:property-change:accessible-name", "object:text-changed:insert",
+                     "object:text-changed:delete", "object:children-changed:add", "object:text-caret-moved"):
+            pyatspi.Registry.registerEventListener(heard, kind)
+
+        app = subprocess.Popen(app_command)
+        desktop = pyatspi.Registry.getDesktop(0)
+
+        def the_app():
+            if app.poll() is not None:
+                raise CheckFailed("the app exited with status %d" % app.returncode)
+            for index in range(desktop.childCount):
+                candidate = desktop.getChildAtIndex(index)
+                if candidate is not None and candidate.name == title:
+                    return candidate
+            return None
+
+        application = wait_until("the app named %r in the desktop" % title, the_app, timeout=60, pump=pump)
+        say("ok found the app: %r, toolkit %s %s, %d child" % (
+            application.name, application.get_toolkit_name(), application.get_toolkit_version(), application.childCount))
+        if application.get_toolkit_name() != "Tessera" or application.getRole() != pyatspi.ROLE_APPLICATION:
+            raise CheckFailed("the app is a %s of toolkit %r" % (application.getRoleName(), application.get_toolkit_name()))
+
+        # The tree: the window, and in it the screen's elements with their roles and names.
+        frame = wait_until("the window element", lambda: application.getChildAtIndex(0), pump=pump)
+        if frame.getRole() != pyatspi.ROLE_FRAME or frame.name != title:
+            raise CheckFailed("the app's child is %s %r, not the frame %r" % (frame.getRoleName(), frame.name, title))
+        if frame.parent is None or frame.parent.getRole() != pyatspi.ROLE_APPLICATION:
+            raise CheckFailed("the frame's parent is not the application")
+        elements = wait_until("the screen's elements", lambda: [e for e in descendants(frame)
+                                                                if e.getRole() == pyatspi.ROLE_LIST] and descendants(frame),
+                              pump=pump)
+        heading = find(elements, pyatspi.ROLE_HEADING, "Accessibility check")
+        count = find(elements, pyatspi.ROLE_LABEL, "Pressed 0 times")
+        button = find(elements, pyatspi.ROLE_PUSH_BUTTON, "Count")
+        switch = find(elements, pyatspi.ROLE_TOGGLE_BUTTON, "Wi-Fi")
+        entry = find(elements, pyatspi.ROLE_ENTRY, "Message")
+        listing = find(elements, pyatspi.ROLE_LIST)
+        roles = [(e.getRoleName(), e.name) for e in elements]
+        order = [roles.index((x.getRoleName(), x.name)) for x in (heading, count, button, switch, entry, listing)]
+        if order != sorted(order):
+            raise CheckFailed("the elements are not in reading order: %s" % roles)
+        for element in (button, switch, entry):
+            state = states(element)
+            for needed in (pyatspi.STATE_ENABLED, pyatspi.STATE_SENSITIVE, pyatspi.STATE_FOCUSABLE, pyatspi.STATE_SHOWING,
+                           pyatspi.STATE_VISIBLE):
+                if not state.contains(needed):
+                    raise CheckFailed("%r lacks %s" % (element.name, pyatspi.stateToString(needed)))
+        if heading.getIndexInParent() < 0 or heading.parent is None:
+            raise CheckFailed("the heading has no place in its parent")
+        say("ok tree: %s" % ", ".join("%s %r" % r for r in roles[:8]))
+
+        # The button: its action, the count's new name, and a row added to the list.
+        action = button.queryAction()
+        names = [action.getName(i) for i in range(action.nActions)]
+        if names != ["click"]:
+            raise CheckFailed("the button's actions are %s" % names)
+        rows_before = listing.childCount
+        if not action.doAction(0):
+            raise CheckFailed("DoAction(click) on the button answered false")
+        wait_until("the count to read 'Pressed 1 time'", lambda: count.name == "Pressed 1 time", pump=pump)
+        wait_until("a row added to the list", lambda: listing.childCount == rows_before + 1, pump=pump)
+        say("ok button: click pressed it; the count reads %r; the list has %d rows" % (count.name, listing.childCount))
+
+        # The switch: off, then on through its action.
+        if states(switch).contains(pyatspi.STATE_CHECKED) or not states(switch).contains(pyatspi.STATE_CHECKABLE):
+            raise CheckFailed("the switch should start checkable and off")
+        if not switch.queryAction().doAction(0):
+            raise CheckFailed("DoAction(click) on the switch answered false")
+        wait_until("the switch to be checked", lambda: states(switch).contains(pyatspi.STATE_CHECKED), pump=pump)
+        say("ok switch: 'Wi-Fi' was off; click turned it on (checked)")
+
+        # The text field: read, set, insert, delete, words.
+        text = entry.queryText()
+        if text.getText(0, -1) != "hello" or text.characterCount != 5:
+            raise CheckFailed("the field reads %r (%d characters)" % (text.getText(0, -1), text.characterCount))
+        editable = entry.queryEditableText()
+        if not editable.setTextContents("changed text"):
+            raise CheckFailed("SetTextContents answered false")
+        wait_until("the field to read 'changed text'", lambda: entry.queryText().getText(0, -1) == "changed text", pump=pump)
+        if not editable.insertText(0, "new ", 4):
+            raise CheckFailed("InsertText answered false")
+        wait_until("the field to read 'new changed text'", lambda: entry.queryText().getText(0, -1) == "new changed text",
+                   pump=pump)
+        if not editable.deleteText(12, 16):
+            raise CheckFailed("DeleteText answered false")
+        wait_until("the field to read 'new changed '", lambda: entry.queryText().getText(0, -1) == "new changed ", pump=pump)
+        word = entry.queryText().getTextAtOffset(5, pyatspi.TEXT_BOUNDARY_WORD_START)
+        if (word[0], word[1], word[2]) != ("changed ", 4, 12):
+            raise CheckFailed("the word at 5 is %r" % (word,))
+        if entry.queryText().caretOffset != 12:
+            raise CheckFailed("the caret is at %d, not where the text was deleted (12)" % entry.queryText().caretOffset)
+        say("ok text: read 'hello', set, inserted and deleted to %r; the word at 5 is %r" % (
+            entry.queryText().getText(0, -1), word[0]))
+
+        # The list: rows read by index, with a node or not.
+        first = listing.getChildAtIndex(0)
+        if first.getRole() != pyatspi.ROLE_LIST_ITEM or first.name != "Row 0" or first.getIndexInParent() != 0:
+            raise CheckFailed("row 0 is %s %r at %d" % (first.getRoleName(), first.name, first.getIndexInParent()))
+        far = listing.getChildAtIndex(150)
+        if far is None or far.getRole() != pyatspi.ROLE_LIST_ITEM or far.getIndexInParent() != 150:
+            raise CheckFailed("row 150 (no node) did not read as a list item at 150")
+        if states(far).contains(pyatspi.STATE_SHOWING):
+            raise CheckFailed("row 150 says it is showing")
+        say("ok list: %d rows; row 0 %r; row 150 a placeholder item at index %d" % (
+            listing.childCount, first.name, far.getIndexInParent()))
+
+        # Extents: the frame where the X server has the window; the button inside it, found at its centre.
+        window = subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--name", "^%s$" % title],
+                                capture_output=True, text=True, timeout=20).stdout.split()[0]
+        geometry = dict(line.split("=") for line in subprocess.run(
+            ["xdotool", "getwindowgeometry", "--shell", window], capture_output=True, text=True,
+            timeout=20).stdout.split())
+        x, y, width, height = (int(geometry[k]) for k in ("X", "Y", "WIDTH", "HEIGHT"))
+
+        def frame_extents_match():
+            box = frame.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+            return (abs(box.x - x) <= 1 and abs(box.y - y) <= 1 and box.width == width and box.height == height) and box
+
+        box = wait_until("the frame's screen extents to be the window's (%d,%d %dx%d)" % (x, y, width, height),
+                         frame_extents_match, pump=pump)
+        button_box = button.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+        inside = (button_box.width > 0 and button_box.height > 0 and button_box.x >= box.x and button_box.y >= box.y
+                  and button_box.x + button_box.width <= box.x + box.width
+                  and button_box.y + button_box.height <= box.y + box.height)
+        if not inside:
+            raise CheckFailed("the button's extents %s are not inside the window's %s" % (button_box, box))
+        window_box = button.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+        if (window_box.x + box.x, window_box.y + box.y) != (button_box.x, button_box.y):
+            raise CheckFailed("window and screen extents disagree: %s + %s vs %s" % (window_box, box, button_box))
+        centre = (button_box.x + button_box.width // 2, button_box.y + button_box.height // 2)
+        hit = frame.queryComponent().getAccessibleAtPoint(centre[0], centre[1], pyatspi.DESKTOP_COORDS)
+        if hit is None or hit.name != "Count":
+            raise CheckFailed("at the button's centre %s is %r" % (centre, hit and hit.name))
+        say("ok extents: window at (%d,%d) %dx%d as X has it; button at (%d,%d) %dx%d, found at its centre" % (
+            box.x, box.y, box.width, box.height, button_box.x, button_box.y, button_box.width, button_box.height))
+
+        # Focus: Tab from the keyboard moves it, and the screen reader hears where.
+        del events[:]
+        subprocess.run(["xdotool", "windowfocus", "--sync", window, "key", "--window", window, "Tab"], check=True, timeout=20)
+
+        def focused_event():
+            for kind, source, detail1, _, _ in events:
+                if kind == "object:state-changed:focused" and detail1 == 1:
+                    return source
+            return None
+
+        source = wait_until("a focus event after Tab", focused_event, pump=pump)
+        if not states(source).contains(pyatspi.STATE_FOCUSED):
+            raise CheckFailed("%r got a focus event but does not say it is focused" % source.name)
+        first_focus = source.name
+        if not any(kind == "focus:" for kind, _, _, _, _ in events):
+            wait_until("the focus: event", lambda: any(kind == "focus:" for kind, _, _, _, _ in events), pump=pump)
+        del events[:]
+        subprocess.run(["xdotool", "key", "--window", window, "Tab"], check=True, timeout=20)
+        second = wait_until("a second focus event after Tab", focused_event, pump=pump)
+        say("ok focus: Tab focused %s %r, then %s %r" % (
+            source.getRoleName(), first_focus, second.getRoleName(), second.name))
+
+        # Events heard for what changed: the switch checked, the count renamed, text inserted, a row added.
+        del events[:]
+        switch.queryAction().doAction(0)
+        wait_until("state-changed:checked after the switch's click",
+                   lambda: any(k == "object:state-changed:checked" and d == 0 for k, _, d, _, _ in events), pump=pump)
+        action.doAction(0)
+        wait_until("property-change:accessible-name for the count",
+                   lambda: any(k == "object:property-change:accessible-name" and a == "Pressed 2 times"
+                               for k, _, _, _, a in events), pump=pump)
+        wait_until("children-changed:add on the list",
+                   lambda: any(k == "object:children-changed:add" for k, _, _, _, _ in events), pump=pump)
+        editable.insertText(0, "A", 1)
+        wait_until("text-changed:insert of 'A' at 0",
+                   lambda: any(k == "object:text-changed:insert" and d1 == 0 and d2 == 1 and a == "A"
+                               for k, _, d1, d2, a in events), pump=pump)
+        say("ok events: %s" % sorted(set(k for k, _, _, _, _ in events)))
+        say("all checks passed")
+        return 0
+    except CheckFailed as failure:
+        say("FAILED: %s" % failure)
+        return 1
+    except Exception:
+        say("FAILED with an error:\n" + traceback.format_exc())
+        return 1
+    finally:
+        for process in ([app] if app else []) + list(reversed(processes)):
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--title", required=True, help="the app's name in the desktop (its window's title)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the app and its arguments")
+    arguments = parser.parse_args()
+    command = arguments.command[1:] if arguments.command[:1] == ["--"] else arguments.command
+    if not command:
+        parser.error("no app to start")
+    if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        parser.error("no session bus: run inside dbus-run-session")
+    sys.exit(check(arguments.title, command))
+
+
+if __name__ == "__main__":
+    main()
