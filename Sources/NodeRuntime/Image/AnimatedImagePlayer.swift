@@ -69,6 +69,9 @@ final class AnimatedImagePlayer: @unchecked Sendable {
         var animatesImages = true
         var isPaused = false
         var isVisible = false
+        /// Visible, but clipped away entirely (below the fold of a scroll node, outside the window):
+        /// the clock stops and no frame is asked for until a frame finds it on screen again.
+        var isClipped = false
         var source: ImageSource?
         var target: ImageDecoder.Target?
         var limits = ImageDecoder.Limits()
@@ -554,6 +557,21 @@ final class AnimatedImagePlayer: @unchecked Sendable {
     /// Moves the animation to `time`: shows the frame due then and asks for the next ones.
     @MainActor
     private func advance(to time: Double) {
+        // Off screen though visible (clipped by a scroll node or the window): held where it is, and no
+        // wake-up asked for; the frames that scroll it back into view find it again here.
+        if let node = state.withLock({ $0.node?.node as? ImageNode }) {
+            let clipped = !Self.isOnScreen(node)
+            let changed = state.withLock { state -> Bool in
+                guard state.isClipped != clipped else { return false }
+                state.isClipped = clipped
+                if clipped, state.shown != nil, state.pausedAt == nil { state.pausedAt = time }
+                return true
+            }
+            if clipped {
+                if changed { state.withLock { $0.lastTime = time } }
+                return
+            }
+        }
         let (show, garbage, node, source) = state.withLock { state -> (Bitmap?, [Frame], ImageNode?, ImageSource?) in
             state.lastTime = time
             guard state.runs else { return (nil, [], nil, nil) }
@@ -595,12 +613,31 @@ final class AnimatedImagePlayer: @unchecked Sendable {
     @MainActor
     private func nextDueTime(after time: Double) -> Double? {
         state.withLock { state in
-            guard state.runs, state.phase == .playing || state.phase == .opening else { return nil }
+            guard state.runs, !state.isClipped, state.phase == .playing || state.phase == .opening else { return nil }
             guard let shown = state.shown else { return state.queue.isEmpty ? nil : time }
             if state.pausedAt != nil { return time }
             guard let next = state.queue.first else { return nil }
             return max(time, state.shownStart + shown.delay + next.skippedBefore)
         }
+    }
+}
+
+extension AnimatedImagePlayer {
+    /// Whether any of `node` shows: its layer's window rectangle, cut by every ancestor that clips
+    /// (a scroll node, a list) and by the root's, is not empty.
+    @MainActor
+    static func isOnScreen(_ node: Node) -> Bool {
+        guard let layer = node.layerIfLoaded, layer.superlayer != nil else { return true }
+        var visible = layer.frameInRoot
+        var ancestor = layer.superlayer
+        while let current = ancestor {
+            if current.clipsToBounds || current.superlayer == nil {
+                visible = visible.intersection(current.frameInRoot)
+                if visible.isEmpty { return false }
+            }
+            ancestor = current.superlayer
+        }
+        return true
     }
 }
 

@@ -266,6 +266,18 @@ final class GalleryTests: XCTestCase {
         let origin = toggle.convertFromRoot(.zero)
         let track = pixels.pixel(x: Int(-origin.x + 6), y: Int(-origin.y + toggle.frame.height / 2))
         XCTAssertNotEqual(Color(premultipliedARGB: track), Color(rgb: 0xF1F3F5), "its switch is drawn there")
+        // The sticker below them plays now that it is on screen, and "Auto-play stickers" pauses it.
+        let sticker = screen.content.sticker
+        XCTAssertTrue(sticker.isAnimating, "the sticker plays on screen")
+        let first = sticker.animationStatus?.frameIndex
+        frames(app, count: 12)
+        try app.settle()
+        XCTAssertNotEqual(sticker.animationStatus?.frameIndex, first, "its frames move on")
+        let autoPlay = screen.content.autoPlayStickers
+        autoPlay.isOn = false
+        autoPlay.sendActions(for: .valueChanged)
+        XCTAssertTrue(sticker.isAnimationPaused)
+        XCTAssertFalse(sticker.isAnimating)
         app.host.setRootController(nil)
     }
 

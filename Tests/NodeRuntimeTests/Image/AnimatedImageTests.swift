@@ -504,6 +504,51 @@ final class AnimatedImageTests: XCTestCase {
         XCTAssertFalse(host.needsFrame, "a finished animation leaves the host idle: \(host.pendingWork)")
     }
 
+    func testAnAnimationClippedOutOfAScrollNodeHoldsUntilItScrollsIntoView() async throws {
+        let node = ImageNode()
+        node.imageCache = ImageCache(budgetBytes: 1 << 20)
+        node.source = .data(threeColourGIF(loopCount: 0), name: "forever.gif")
+        node.preferredSize = Size(width: 8, height: 8)
+        // A column 60 points tall in a 20-point scroll node: the animation sits at y 40, below the fold.
+        let spacer = Node()
+        spacer.preferredSize = Size(width: 8, height: 40)
+        let filler = Node()
+        filler.preferredSize = Size(width: 8, height: 12)
+        let column = StackedNode([spacer, node, filler])
+        let scroll = ScrollNode(content: column)
+        let host = try PixelOracle.makeHost(size: Size(width: 8, height: 20), clearColor: black)
+        host.setRootNode(scroll)
+        defer { host.setRootNode(nil) }
+        let t0 = 10.0
+        for offset in [0.0, 0.2, 0.4, 5] { frames(host, at: t0 + offset) }
+        XCTAssertTrue(node.interfaceState.contains(.visible), "a scroll node's content is all visible")
+        XCTAssertFalse(AnimatedImagePlayer.isOnScreen(node))
+        XCTAssertNil(host.nextTimerTime(after: t0 + 5), "clipped away, it asks for no frame")
+        XCTAssertFalse(host.needsFrame, "and the host is idle: \(host.pendingWork)")
+        XCTAssertNil(node.animationStatus, "its clock has not started")
+        // Scrolled into view: it starts, and asks for its next frame.
+        scroll.setContentOffset(Point(x: 0, y: 40), animated: false)
+        start(host, node, at: t0 + 6)
+        XCTAssertTrue(AnimatedImagePlayer.isOnScreen(node))
+        XCTAssertEqual(node.animationStatus?.frameIndex, 0)
+        XCTAssertEqual(try colour(host, x: 4, y: 4), red)
+        XCTAssertNotNil(host.nextTimerTime(after: t0 + 6), "on screen, it asks for its next frame")
+        frames(host, at: t0 + 6.15)
+        XCTAssertEqual(node.animationStatus?.frameIndex, 1)
+        XCTAssertEqual(try colour(host, x: 4, y: 4), green)
+        // Scrolled away again mid-frame: it holds; back, it goes on with the rest of the frame's time.
+        scroll.setContentOffset(Point(x: 0, y: 0), animated: false)
+        frames(host, at: t0 + 6.2)
+        XCTAssertNil(host.nextTimerTime(after: t0 + 6.2))
+        frames(host, at: t0 + 20)
+        XCTAssertEqual(node.animationStatus?.frameIndex, 1, "held while clipped")
+        scroll.setContentOffset(Point(x: 0, y: 40), animated: false)
+        frames(host, at: t0 + 21)
+        XCTAssertEqual(node.animationStatus?.frameIndex, 1, "back on screen with the rest of green's time")
+        frames(host, at: t0 + 21.2)
+        XCTAssertEqual(node.animationStatus?.frameIndex, 2)
+    }
+
     func testAClockThatJumpsShowsTheFrameDueThen() async throws {
         let node = ImageNode()
         node.imageCache = ImageCache(budgetBytes: 1 << 20)
@@ -778,4 +823,18 @@ final class AnimatedImageTests: XCTestCase {
 
 private extension AnimatedImageDecoder.Step {
     var isFrame: Bool { if case .frame = self { return true } else { return false } }
+}
+
+/// Subnodes stacked top to bottom at their preferred sizes.
+private final class StackedNode: Node, @unchecked Sendable {
+    let items: [Node]
+    init(_ items: [Node]) {
+        self.items = items
+        super.init()
+        items.forEach { addSubnode($0) }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack(alignItems: .start) { items }
+    }
 }
