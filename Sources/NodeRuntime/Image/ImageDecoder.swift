@@ -149,7 +149,8 @@ public enum ImageDecoder {
         let (reader, layout) = try open(source, limits: limits, isCancelled: isCancelled)
         if isCancelled() { return nil }
         return try withoutActuallyEscaping(isCancelled) { isCancelled in
-            try decode(reader, layout: layout, source: source, for: target, limits: limits, notes: notes, isCancelled: isCancelled)
+            try decode(reader, layout: layout, name: source.description, for: target, limits: limits, notes: notes,
+                   isCancelled: isCancelled)
         }
     }
 
@@ -175,14 +176,14 @@ public enum ImageDecoder {
         return (reader, layout)
     }
 
-    private static func decode(_ reader: EncodedReader, layout: Layout, source: ImageSource, for target: Target,
+    private static func decode(_ reader: EncodedReader, layout: Layout, name: String, for target: Target,
                                limits: Limits, notes: DecodeNotes,
                                isCancelled: @escaping @Sendable () -> Bool) throws -> Bitmap? {
         let side = limits.maximumSide
         let pixels = (min(target.width, max(1, side)), min(target.height, max(1, side)))
         let scale = target.scale.isFinite && target.scale > 0 ? target.scale : 1
         let header = layout.header
-        let sized = SizedDecode(reader: reader, name: source.description, target: target, limits: limits,
+        let sized = SizedDecode(reader: reader, name: name, target: target, limits: limits,
                                 isCancelled: isCancelled, notes: notes)
         switch header.format {
         case .jpeg: return try sized.decodeJPEG(layout: layout)
@@ -229,7 +230,8 @@ public enum ImageDecoder {
         let layout = try readLayout(reader, metadataLimit: limits.maximumMetadataBlocks)
         try checkSize(layout.header, source: name, limits: limits)
         if isCancelled() { return nil }
-        return try decode(reader, layout: layout, name: name, for: target, limits: limits, isCancelled: isCancelled)
+        return try decode(reader, layout: layout, name: name, for: target, limits: limits,
+                          notes: DecodeNotes(source: name), isCancelled: isCancelled)
     }
 
     static func checkSize(_ header: Header, source: String, limits: Limits) throws {
@@ -264,7 +266,8 @@ public enum ImageDecoder {
         let side = max(layout.header.width, layout.header.height)
         let target = Target(width: side, height: side, mode: .aspectFit)
         return try withoutActuallyEscaping(isCancelled) { isCancelled in
-            try decode(reader, layout: layout, source: source, for: target, limits: limits, notes: notes, isCancelled: isCancelled)
+            try decode(reader, layout: layout, name: source.description, for: target, limits: limits, notes: notes,
+                   isCancelled: isCancelled)
         }
     }
 
