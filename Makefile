@@ -15,7 +15,7 @@ TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp
 ARGS ?=
 
 # The tests that exercise threads hardest, run under ThreadSanitizer by `make tsan` (and CI).
-TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests|ListUpdateTests|EditableTextNodeTests|ContentsScaleTests|DecodeMemory|PreparedUploadTests|CommitBudgetTests|BitmapUploadTests|ImageCacheTests|TextLayoutCacheTests|LRUCacheTests|HierarchyRaceTests|NodeMoveStateTests|BackgroundLayoutTests|RasterizedSubtreeTests|ImageNodeRedrawTests|ApplicationTests|IdleLoopTests|ButtonNodeTests|SwitchNodeTests|ListBatchFetchingTests|CompositorThreadTests|CompositorThreadAppTests|LayoutTransitionTests|CollectionNodeTests|PagerNodeTests|ColourManagementTests|NetworkImageTests
+TSAN_TESTS := DisplayStressModel|DisplayScheduler|IndexedHeap|NodeDisplay|DisplayGuarantee|ImageNode|NodeStress|LifecycleOrder|ListNodeTests|ListUpdateTests|EditableTextNodeTests|ContentsScaleTests|DecodeMemory|PreparedUploadTests|CommitBudgetTests|BitmapUploadTests|ImageCacheTests|TextLayoutCacheTests|LRUCacheTests|HierarchyRaceTests|NodeMoveStateTests|BackgroundLayoutTests|RasterizedSubtreeTests|ImageNodeRedrawTests|ApplicationTests|IdleLoopTests|ButtonNodeTests|SwitchNodeTests|ListBatchFetchingTests|CompositorThreadTests|CompositorThreadAppTests|LayoutTransitionTests|CollectionNodeTests|PagerNodeTests|ColourManagementTests|NetworkImageTests|AssetServerTests
 FUZZ_SECONDS ?= 600
 FUZZ_SEED ?= $(shell date +%s)
 STRESS_OPERATIONS ?= 1000000
