@@ -107,6 +107,11 @@ struct Gallery: ParsableCommand {
     @Option(help: "Folder with the gallery's photos and data (default: Assets in the current directory or the checkout).")
     var assets: String?
 
+    @Flag(help: ArgumentHelp(
+        "Serve the assets folder over HTTP on 127.0.0.1 (a port the system assigns) and load the chat avatars and a thread's older messages from it.",
+        discussion: "Prints the address. GET /<path> answers a file under the assets folder; GET /messages?chat=ID&before=MESSAGE_ID&count=N a page of a chat's messages as JSON."))
+    var serveAssets = false
+
     /// How the display workers share the machine with the UI thread.
     enum WorkerPolicyChoice: String, ExpressibleByArgument, CaseIterable {
         /// At most cores / 2 workers active, nice 5 (the default).
@@ -148,6 +153,9 @@ struct Gallery: ParsableCommand {
         if runs != 1 && bench != .fling && bench != .policies { throw ValidationError("--runs goes with --bench fling or policies") }
         guard seconds.isFinite && seconds > 0 && seconds <= 3600 else {
             throw ValidationError("--seconds must be in (0, 3600] (got \(seconds))")
+        }
+        if serveAssets && (bench != nil || screen == .layers) {
+            throw ValidationError("--serve-assets goes with the app's screens, not with --bench or --screen layers")
         }
         if let size, Self.parseSize(size) == nil {
             throw ValidationError("--size must be WIDTHxHEIGHT in points, each 200...4096 (got \(size))")
@@ -197,6 +205,7 @@ struct Gallery: ParsableCommand {
         options.renderDriver = renderer
         options.showsOverlay = overlay
         options.compositorThread = compositorThread
+        options.servesAssets = serveAssets
         do {
             try GalleryApp.make(options: options, assets: assetsFolder).run()
         } catch let error as ChatData.LoadError {

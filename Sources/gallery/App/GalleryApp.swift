@@ -18,6 +18,9 @@ struct GalleryOptions {
     var renderDriver = RenderDriver.auto
     /// Composite on a thread of its own (`--compositor-thread`); nil: in a window yes, headless no.
     var compositorThread: Bool?
+    /// Serve the assets over HTTP on 127.0.0.1 and load the chat avatars and the threads' older
+    /// messages from there (`--serve-assets`).
+    var servesAssets = false
 }
 
 /// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
@@ -35,6 +38,10 @@ final class GalleryApp {
     let settings: SettingsController
     let photos: PhotosController
     let overlay = PerfOverlayNode()
+    /// The asset server, when `options.servesAssets`; it serves until the app goes away.
+    let assetServer: AssetServer?
+    /// Where the server answers and the loaders that fetch from it, when `options.servesAssets`.
+    let servedAssets: ServedAssets?
     let history = FrameHistory()
     private(set) var overlayShown = false
     /// The display workers' time per frame, for the overlay's workers lane.
@@ -58,13 +65,24 @@ final class GalleryApp {
         self.options = options
         self.data = data
         self.application = application
+        if options.servesAssets {
+            let server = try AssetServer(folder: data.assets, data: data)
+            assetServer = server
+            servedAssets = ServedAssets(baseURL: server.baseURL)
+            Self.report("gallery: serving assets at \(server.baseURL.absoluteString)")
+        } else {
+            assetServer = nil
+            servedAssets = nil
+        }
         Runtime.shared.forcesSynchronousDisplay = options.synchronous
         // The starting point: the first frame's worker time is only what ends during it.
         _ = workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics)
 
         chats = ChatsController(data: data, rows: options.rows)
+        chats.rowConfiguration.servedAssets = servedAssets
         chatsNavigation = NavigationController(rootController: chats)
         let firstThread = ThreadController(chat: data.chats.first { $0.messages.count > 12 } ?? data.chats[0], data: data)
+        firstThread.servedHistory = servedAssets.map { ServedHistory(assets: $0) }
         photos = try PhotosController(data: data)
         let text = TextShowcaseController(data: data)
         settings = SettingsController(stickerPath: data.photoPath("stickers/sun.gif"))
@@ -76,7 +94,9 @@ final class GalleryApp {
         tabs.selectionDidChange = { [weak self] index in self?.tabBar.select(index) }
         chats.openChat = { [weak self] chat in
             guard let self else { return }
-            self.chatsNavigation.push(ThreadController(chat: chat, data: self.data), animated: true)
+            let thread = ThreadController(chat: chat, data: self.data)
+            thread.servedHistory = self.servedAssets.map { ServedHistory(assets: $0) }
+            self.chatsNavigation.push(thread, animated: true)
         }
         host.keyHandler = { [weak self] key, modifiers in
             guard let self else { return false }
@@ -88,6 +108,10 @@ final class GalleryApp {
         application.onFrame = { [weak self] record in self?.didRunFrame(record) }
         host.setRootController(tabs)
         if options.showsOverlay { toggleOverlay() }
+    }
+
+    deinit {
+        assetServer?.stop()
     }
 
     /// Makes the window (or the headless output) and the app, ready to run.
@@ -216,13 +240,14 @@ final class GalleryApp {
         overlay.layoutIfNeeded()
     }
 
-    /// Runs frames until everything is measured, decoded, drawn and committed and nothing moves. The
-    /// overlay holds still meanwhile, then shows the frames settling ran and settles once more for
-    /// that last draw.
+    /// Runs frames until everything is measured, decoded, drawn and committed and nothing moves, and
+    /// nothing asked of the asset server is still on its way. The overlay holds still meanwhile, then
+    /// shows the frames settling ran and settles once more for that last draw.
     func settle() throws {
         overlayFrozen = true
         defer { overlayFrozen = false }
         try application.settle()
+        try settleServedAssets()
         if overlayShown {
             updateOverlay(host.lastFrame, force: true)
             try application.settle()

@@ -3,7 +3,7 @@ import Foundation
 /// The gallery's chat history, read from `Assets/data/chats.json`.
 /// - Thread: any (immutable values)
 struct ChatData: Sendable {
-    struct Message: Sendable, Decodable {
+    struct Message: Sendable, Codable {
         var id: Int
         var out: Bool
         var author: String

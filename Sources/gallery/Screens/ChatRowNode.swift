@@ -58,6 +58,9 @@ final class ChatRowNode: Node, NodeDrawing, @unchecked Sendable {
         var decodesAvatarInDraw = false
         /// The decoded-image cache the avatars go through; nil for the runtime's shared one.
         var imageCache: ImageCache?
+        /// The gallery's asset server (`--serve-assets`): the chat's own photo is loaded by URL from
+        /// it instead of from its file (with `.shared` avatar files). nil reads the files.
+        var servedAssets: ServedAssets?
     }
 
     /// Everything a row shows, captured on the UI thread when the list asks for the row.
@@ -66,6 +69,8 @@ final class ChatRowNode: Node, NodeDrawing, @unchecked Sendable {
         var chat: ChatData.Chat
         /// The avatar photo's file; nil for a chat without a photo, which shows its initials.
         var avatarPath: String?
+        /// The avatar photo's URL on the asset server, when the configuration names one.
+        var avatarURL: URL?
         var configuration: Configuration
 
         /// The row that shows dataset row `row` of `data`.
@@ -76,13 +81,16 @@ final class ChatRowNode: Node, NodeDrawing, @unchecked Sendable {
             case .shared: avatarPath = chat.avatar.map { data.photoPath($0) }
             case .distinct(let files): avatarPath = chat.avatar == nil ? nil : files.path(forRow: row)
             }
+            if case .shared = configuration.avatarFiles, let served = configuration.servedAssets {
+                avatarURL = chat.avatar.map { served.url(forAsset: $0) }
+            }
         }
     }
 
     init(_ model: Model) {
         let chat = model.chat
         if let path = model.avatarPath {
-            avatar = Self.makePhotoAvatar(path: path, configuration: model.configuration)
+            avatar = Self.makePhotoAvatar(path: path, url: model.avatarURL, configuration: model.configuration)
         } else {
             let circle = Node()
             circle.backgroundColor = Theme.avatarColors[chat.title.unicodeScalars.reduce(0) { ($0 &* 31 &+ Int($1.value)) & 0xFFFF } % Theme.avatarColors.count]
@@ -125,12 +133,17 @@ final class ChatRowNode: Node, NodeDrawing, @unchecked Sendable {
         if let badge { addSubnode(badge) }
     }
 
-    /// The round photo avatar, loaded as `configuration` says.
-    private static func makePhotoAvatar(path: String, configuration: Configuration) -> Node {
+    /// The round photo avatar, loaded as `configuration` says: by `url` when there is one.
+    private static func makePhotoAvatar(path: String, url: URL?, configuration: Configuration) -> Node {
         if configuration.decodesAvatarInDraw { return DecodingAvatarNode(path: path) }
         let image = ImageNode()
         if let cache = configuration.imageCache { image.imageCache = cache }
-        image.source = .file(path)
+        if let url, let served = configuration.servedAssets {
+            image.networkLoader = served.imageLoader
+            image.source = .url(url)
+        } else {
+            image.source = .file(path)
+        }
         image.imageCornerRadii = CornerRadii(26)
         image.emptyColor = DecodingAvatarNode.emptyColor
         image.contentsCrossFadeDuration = 0

@@ -28,6 +28,8 @@ final class ChatsController: ListScreenController, ListDataSource {
     let rows: Int
     let screen: BarListScreenNode<SearchBarNode>
     var openChat: ((ChatData.Chat) -> Void)?
+    /// How rows load their avatars (set before the list asks for rows). (main thread only)
+    var rowConfiguration = ChatRowNode.Configuration()
     /// The rows the search matches, in order; nil while the search is empty. (main thread only)
     private(set) var matchingRows: [Int]?
     /// Each chat's searchable text (title and last message, folded), by chat id. (main thread only)
@@ -88,7 +90,7 @@ final class ChatsController: ListScreenController, ListDataSource {
     func estimatedHeightForRow(at row: Int, in list: ListNode) -> Double? { ChatRowNode.height }
 
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
-        let model = ChatRowNode.Model(data: data, row: dataRow(row))
+        let model = ChatRowNode.Model(data: data, row: dataRow(row), configuration: rowConfiguration)
         return { ChatRowNode(model) }
     }
 }

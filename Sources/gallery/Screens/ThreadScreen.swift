@@ -153,7 +153,7 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
     let chat: ChatData.Chat
     let data: ChatData
     let screen: BarListScreenNode<ComposerNode>
-    private var items: [ThreadItem]
+    private(set) var items: [ThreadItem]
     /// The history above what the list holds, loaded a batch at a time as the user scrolls up (the
     /// list's batch fetching at its top). (main thread only)
     private var olderItems: [ThreadItem]
@@ -191,18 +191,28 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
         composer.onSubmit = { [weak self] text in self?.send(text) }
     }
 
+    /// Where older messages come from when the gallery serves its assets (`--serve-assets`); nil:
+    /// from the dataset in memory. (main thread only)
+    var servedHistory: ServedHistory?
+
     /// Loads the next batch of history above the rows shown, without moving what is on screen.
     func list(_ list: ListNode, beginBatchFetch context: ListBatchFetchContext) {
+        if let servedHistory { return servedHistory.fetchOlder(for: self, context: context) }
         guard !olderItems.isEmpty else {
             context.complete(loadedMore: false)
             return
         }
         let batch = olderItems.suffix(Self.olderBatch)
         olderItems.removeLast(batch.count)
-        items.insert(contentsOf: batch, at: 0)
-        list.insertRows(Array(0..<batch.count), anchor: .firstVisibleRow)
+        insertOlderItems(Array(batch))
         GalleryApp.report("gallery: loaded \(batch.count) older items, \(olderItems.count) left")
         context.complete(loadedMore: !olderItems.isEmpty)
+    }
+
+    /// Puts `batch` above the rows shown without moving what is on screen. (main thread only)
+    func insertOlderItems(_ batch: [ThreadItem]) {
+        items.insert(contentsOf: batch, at: 0)
+        list.insertRows(Array(0..<batch.count), anchor: .firstVisibleRow)
     }
 
     /// Items of history not loaded yet. (main thread only)
