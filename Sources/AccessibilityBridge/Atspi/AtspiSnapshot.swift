@@ -25,6 +25,7 @@ struct AtspiSnapshot: Sendable {
 
     init(tree: AccessibilityTree?) {
         self.tree = tree
+        windowID = tree?.root.id
         guard let tree else { return }
         add(tree.root, parent: .application, index: 0)
     }
@@ -46,7 +47,10 @@ struct AtspiSnapshot: Sendable {
     }
 
     /// The window element's id (the tree's root), when there is a tree.
-    var windowID: Int? { tree?.root.id }
+    /// The window element's id (the tree's root), nil without a tree. Stored, not read through
+    /// `tree` each time: Swift 6.3's optimizer crashes (an ownership verifier error) on a borrow of
+    /// the optional tree inlined into the Component interface's switch in release builds.
+    let windowID: Int?
 
     func entry(_ id: Int) -> Entry? { entries[id] }
 
