@@ -47,11 +47,14 @@ final class AnimatedImageLoopTests: XCTestCase {
         let before = position()
         app.runEventLoop(forSeconds: 1.2)
         let ran = app.frameCount - frames, presented = app.compositor.presentCount - presents
-        // About five frames of the animation in 1.2 s: each is a frame that shows it and a few that
-        // commit its draw, far from the 72 frames of a loop running at 60 Hz.
+        // About five frames of the animation in 1.2 s: each is a frame that shows it and the few that
+        // run while the next one is decoded and committed (more on a loaded machine, where a decode
+        // takes longer), well under the 72 frames of a loop running at 60 Hz.
+        let advanced = position() - before
         XCTAssertGreaterThanOrEqual(presented, 2, "the animation reached the screen")
-        XCTAssertLessThanOrEqual(ran, 36, "\(ran) frames ran for about five frames of the animation")
-        XCTAssertGreaterThanOrEqual(position() - before, 3, "the animation moved on by its own delays")
+        XCTAssertGreaterThanOrEqual(advanced, 3, "the animation moved on by its own delays")
+        XCTAssertLessThanOrEqual(ran, 54, "\(ran) frames ran for \(advanced) frames of the animation")
+        XCTAssertLessThanOrEqual(ran, 12 * max(1, advanced), "\(ran) frames ran for \(advanced) frames of the animation")
 
         screen.image.isAnimationPaused = true
         try app.settle()
