@@ -88,6 +88,7 @@ let package = Package(
             name: "gallery",
             dependencies: [
                 "Tessera",
+                "TesseraRandom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: []

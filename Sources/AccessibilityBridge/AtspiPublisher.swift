@@ -8,7 +8,8 @@ public import NodeRuntime
 /// is turned off.
 ///
 /// A tree is built only while the bridge is connected, and only after a frame that had input,
-/// applied commits, ran main-queue work or moved the focus, or, once the app comes to rest, after
+/// applied commits, ran main-queue work, moved the focus or followed a change of what screen readers
+/// read (a label or value set on a node, which need not show), or, once the app comes to rest, after
 /// frames that moved layers (a scroll or an animation that ended): an app at rest builds none.
 /// - Thread: main
 @MainActor
@@ -22,6 +23,9 @@ public final class AtspiPublisher {
     private var publishedFocus: ObjectIdentifier?
     /// `Layer.changeCount` at the last tree.
     private var publishedLayerChanges = -1
+    /// `Runtime.accessibilityChangeCount` at the last tree: a label or value set since, which need not
+    /// show, makes a new one.
+    private var publishedAccessibilityChanges = -1
     /// Trees built so far.
     public private(set) var publishedCount = 0
 
@@ -60,6 +64,7 @@ public final class AtspiPublisher {
         guard bridge.isConnected, let host else { return }
         let focus = host.focusedNode.map(ObjectIdentifier.init)
         let changed = hadEvents || record.commitsApplied > 0 || record.mainQueueItems > 0 || focus != publishedFocus
+            || host.runtime.accessibilityChangeCount != publishedAccessibilityChanges
         let movedAndSettled = Layer.changeCount != publishedLayerChanges && !host.needsFrame
         if changed || movedAndSettled { publish() }
     }
@@ -69,6 +74,7 @@ public final class AtspiPublisher {
         guard bridge.isConnected, let host else { return }
         publishedFocus = host.focusedNode.map(ObjectIdentifier.init)
         publishedLayerChanges = Layer.changeCount
+        publishedAccessibilityChanges = host.runtime.accessibilityChangeCount
         publishedCount += 1
         bridge.publish(host.accessibilityTree(title: title))
     }

@@ -63,9 +63,16 @@ public final class Compositor {
     /// The UI thread's side of a compositor thread: the last input sequence taken in, and the time
     /// each event of the last batch was read. (UI thread only)
     private var takenInput = 0
+    /// The last input sequence handed to the compositor thread. (UI thread only)
+    private var handedInput = 0
+    /// `Layer.snapshotChangeCount` at the last snapshot handed to the compositor thread. (UI thread only)
+    private var drawnSnapshotChangeCount = -1
     /// When each event `pollEvents` or `waitForEvents` returned last was read, in frame time (a
     /// compositor thread's events only; empty otherwise).
     public private(set) var lastEventTimes: [Double] = []
+    /// What the compositor thread did with each event `pollEvents` or `waitForEvents` returned last:
+    /// the scroll it moved itself, if any (a compositor thread's events only; empty otherwise).
+    public private(set) var lastScrollUpdates: [ScrollUpdate?] = []
     /// Statistics of the most recent frame. (main thread only)
     public var lastFrameStatistics: FrameStatistics {
         get { thread?.lastFrameStatistics ?? localFrameStatistics }
@@ -82,7 +89,7 @@ public final class Compositor {
     /// (main thread only)
     private var drawnChangeCount = -1
     /// The snapshot last drawn, and the time it was drawn at when it had animations. (main thread only)
-    private var drawnSnapshot: LayerSnapshot?
+    private(set) var drawnSnapshot: LayerSnapshot?
     private var drawnRootSerial: Int?
     private var drawnOutputSize = (width: 0, height: 0)
     /// Frames rendered so far. (main thread only)
@@ -190,6 +197,7 @@ public final class Compositor {
     private func take(from thread: CompositorThread) -> [InputEvent] {
         let timed = thread.takeEvents()
         lastEventTimes = timed.map(\.time)
+        lastScrollUpdates = timed.map(\.scrollUpdate)
         if let last = timed.last { takenInput = last.sequence }
         return timed.map(\.event)
     }
@@ -255,7 +263,15 @@ public final class Compositor {
     @MainActor
     public func renderIfChanged(_ root: Layer?, at time: Double? = nil) -> FrameStatistics {
         owner.precondition("Compositor.renderIfChanged")
-        guard needsRender(root, at: time) else { return skippedFrame() }
+        guard needsRender(root, at: time) else {
+            // Input taken in that changed nothing on screen is acknowledged all the same: a scroll the
+            // compositor thread drove for it goes back to the snapshot.
+            if let thread, takenInput > handedInput {
+                thread.commit(drawnSnapshot, inputSequence: takenInput)
+                handedInput = takenInput
+            }
+            return skippedFrame()
+        }
         defer { drawnChangeCount = Layer.changeCount }
         if let thread { return handOver(root, to: thread) }
         return renderIfChanged(snapshot: root?.snapshot(), at: time)
@@ -266,8 +282,10 @@ public final class Compositor {
     private func handOver(_ root: Layer?, to thread: CompositorThread) -> FrameStatistics {
         let snapshot = root?.snapshot()
         thread.commit(snapshot, inputSequence: takenInput)
+        handedInput = takenInput
         drawnSnapshot = snapshot
         drawnRootSerial = root?.serial
+        drawnSnapshotChangeCount = Layer.snapshotChangeCount
         var statistics = FrameStatistics()
         statistics.presented = false
         statistics.handedToThread = true
@@ -328,7 +346,9 @@ public final class Compositor {
     @MainActor
     public func needsRender(_ root: Layer?, at time: Double? = nil) -> Bool {
         owner.precondition("Compositor.needsRender")
-        if thread != nil { return Layer.changeCount != drawnChangeCount || root?.serial != drawnRootSerial }
+        // A compositor thread is handed every change a snapshot carries, those that do not show
+        // included (a scroll's binding, an input role): it routes input by them.
+        if thread != nil { return Layer.snapshotChangeCount != drawnSnapshotChangeCount || root?.serial != drawnRootSerial }
         return Layer.changeCount != drawnChangeCount || needsRender(snapshot: drawnSnapshot, at: time)
             || root?.serial != drawnRootSerial
     }
@@ -566,6 +586,9 @@ public final class Compositor {
     /// ancestors', and its place in the drawing order.
     struct DrawnLayer: Equatable {
         var pixels: PixelRect
+        /// Where the layer lands, in output pixels, unrounded: a move of less than a pixel changes
+        /// which pixels its fractional edges cover. (Zero for a layer that shows nowhere.)
+        var placement: Rect
         var version: Int
         var opacity: Double
         var parent: Int?
@@ -600,7 +623,8 @@ public final class Compositor {
                            width: pixelRect.width + 4, height: pixelRect.height + 4).nearestPixelRect
         let pixels = pixelRect.isEmpty ? PixelRect(x: 0, y: 0, width: 0, height: 0) : widened.intersection(clip)
         let id = layer.id
-        let now = DrawnLayer(pixels: pixels, version: layer.version, opacity: opacity, parent: parent, position: position)
+        let now = DrawnLayer(pixels: pixels, placement: pixels.isEmpty ? .zero : pixelRect, version: layer.version,
+                             opacity: opacity, parent: parent, position: position)
         seenLayers[id] = now
         if let before = drawnLayers[id] {
             if before != now {

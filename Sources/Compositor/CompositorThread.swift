@@ -39,13 +39,22 @@ public final class CompositorThread: Sendable {
         public var windowPlacement: WindowPlacement
     }
 
-    /// An input event as the compositor thread read it: when (in the frame time of `now`), and its
-    /// place in the order of all events it read (from 1).
+    /// An input event as the compositor thread read it: when (in the frame time of `now`), its place
+    /// in the order of all events it read (from 1), and the scroll it moved itself, if any.
     /// - Thread: any (a value)
     public struct TimedEvent: Sendable {
         public let event: InputEvent
         public let time: Double
         public let sequence: Int
+        /// The scroll the compositor thread moved for this event (a wheel over a bound scroll): the
+        /// UI thread takes its motion over instead of applying the event itself.
+        public let scrollUpdate: ScrollUpdate?
+        public init(event: InputEvent, time: Double, sequence: Int, scrollUpdate: ScrollUpdate? = nil) {
+            self.event = event
+            self.time = time
+            self.sequence = sequence
+            self.scrollUpdate = scrollUpdate
+        }
     }
 
     /// A frame the compositor thread presented.
@@ -53,38 +62,28 @@ public final class CompositorThread: Sendable {
     public struct PresentedFrame: Sendable {
         /// The frame's time (animations were drawn at it).
         public let time: Double
-        /// What was drawn.
+        /// What was drawn (the scrolls the thread drives in place).
         public let snapshot: LayerSnapshot?
         public let statistics: FrameStatistics
-        /// Wheel motion drawn ahead of the UI thread, by layer serial (see `ScrollBinding`).
+        /// The offsets of the scrolls the compositor thread drove itself in this frame (the wheel,
+        /// its glide, a press that stopped a motion), by layer serial: those the UI thread had not
+        /// taken in yet (see `ScrollBinding`).
         public let wheelOffsets: [Int: Double]
+        /// The newest input the UI thread had taken in when it made `snapshot`.
+        public let consumedInput: Int
     }
 
-    private struct State {
-        var snapshot: LayerSnapshot?
-        /// The last input sequence the UI thread had taken in when it made `snapshot`.
-        var consumedInput = 0
-        var inbox: [TimedEvent] = []
-        var commands: [@Sendable (Compositor, SDLRenderBackend) -> Void] = []
-        var info: Info?
-        var failure: String?
-        var stopping = false
-        var lastStatistics = FrameStatistics()
-        var presentCount = 0
-        var recentFrames: [FrameTiming] = []
-        var firstPresent: UInt64?
-        var snapshotsCommitted = 0
+    /// One frame the compositor thread presented: when (frame time) and how long it took to draw and
+    /// present (milliseconds, uploads included).
+    /// - Thread: any (a value)
+    public struct FrameTiming: Sendable {
+        public let time: Double
+        public let milliseconds: Double
     }
 
-    private let state = Guarded(State())
-    /// Ends the compositor thread's event wait: a commit, a command, a stop.
-    private let wake = UIWakeup()
-    private let started = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
-    /// The frame-time origin shared with the UI thread's clock, in `MonotonicClock` nanoseconds.
-    public let timeOrigin: UInt64
-    /// Called on the compositor thread after each frame it presents (benchmarks read the offsets).
-    private let frameObserver: Guarded<(@Sendable (PresentedFrame) -> Void)?>
+    /// The thread's state and loop, held by the thread itself; this object only fronts it, so an app
+    /// that lets it go stops the thread (`deinit`).
+    private let core: CompositorThreadCore
 
     /// Starts the thread, which opens the window and its renderer as `backend` says (its event wake
     /// is the thread's own) and makes a compositor with `compositor`; returns once they exist.
@@ -96,69 +95,151 @@ public final class CompositorThread: Sendable {
     public init(backend: SDLRenderBackend.Configuration, compositor: Compositor.Configuration = .init(),
                 timeOrigin: UInt64 = MonotonicClock.nanoseconds(),
                 frameObserver: (@Sendable (PresentedFrame) -> Void)? = nil) throws {
+        core = try CompositorThreadCore(backend: backend, compositor: compositor, timeOrigin: timeOrigin,
+                                        frameObserver: frameObserver)
+    }
+
+    /// Let go, the thread stops: its window and renderer close on it before this returns.
+    deinit {
+        core.stop()
+    }
+
+    /// The frame-time origin shared with the UI thread's clock, in `MonotonicClock` nanoseconds.
+    public var timeOrigin: UInt64 { core.timeOrigin }
+
+    /// The frame time now: seconds since `timeOrigin`.
+    public var now: Double { core.now }
+
+    /// The window and renderer as last published.
+    public var info: Info { core.info }
+
+    /// Sets what is called on the compositor thread after each frame it presents (nil: nothing).
+    public func setFrameObserver(_ observer: (@Sendable (PresentedFrame) -> Void)?) {
+        core.frameObserver.withLock { $0 = observer }
+    }
+
+    /// Statistics of the compositor thread's last presented frame.
+    public var lastFrameStatistics: FrameStatistics { core.read { $0.lastStatistics } }
+    /// Frames the compositor thread presented.
+    public var presentCount: Int { core.read { $0.presentCount } }
+    /// The last frames presented (at most `keptFrames`), oldest first: the compositor's own frame
+    /// times, apart from the UI thread's.
+    public var recentFrames: [FrameTiming] { core.read { $0.recentFrames } }
+    /// How many presented frames `recentFrames` keeps.
+    public static let keptFrames = 120
+    /// When it presented its first frame, in `MonotonicClock` nanoseconds; nil before.
+    public var firstPresentNanoseconds: UInt64? { core.read { $0.firstPresent } }
+    /// Waits at rest that ran their whole time-out although a commit had come in before they began:
+    /// wake-ups lost between the thread's look at its work and its wait. Zero is the promise.
+    public var lateWakeups: Int { core.read { $0.lateWakeups } }
+    /// True until the thread has stopped (`stop()`, or let go).
+    public var isRunning: Bool { !core.read { $0.finished } }
+
+    // MARK: The UI thread's side
+
+    /// Hands over the tree to draw from now on (the newest commit wins), made after the UI thread
+    /// had taken in the events up to `inputSequence`. Committing the same snapshot again with a newer
+    /// `inputSequence` acknowledges input that changed nothing on screen.
+    public func commit(_ snapshot: LayerSnapshot?, inputSequence: Int) {
+        core.commit(snapshot, inputSequence: inputSequence)
+    }
+
+    /// The input read since the last call, oldest first.
+    public func takeEvents() -> [TimedEvent] {
+        core.write { state in
+            defer { state.inbox.removeAll() }
+            return state.inbox
+        }
+    }
+
+    /// Runs `command` on the compositor thread, before its next frame.
+    public func perform(_ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Void) {
+        core.perform(command)
+    }
+
+    /// Runs `command` on the compositor thread and waits for its result, at most `timeout` seconds
+    /// (nil when it did not come in time, or the thread has stopped). For what needs an answer: the
+    /// clipboard's text, a screenshot.
+    public func performAndWait<Result: Sendable>(timeout: Double = 2,
+                                                _ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Result) -> Result? {
+        core.performAndWait(timeout: timeout, command)
+    }
+
+    /// Stops the thread (its window closes) and waits for it to be gone, at most 10 s. Harmless twice.
+    public func stop() {
+        core.stop()
+    }
+
+    /// The longest the thread waits at rest before it looks again.
+    static let restingWait = CompositorThreadCore.restingWait
+}
+
+/// The compositor thread's state and loop. The thread holds it (not the `CompositorThread` in front
+/// of it), so the front can be let go, which stops the thread. Every live one is stopped before the
+/// process exits, so no frame is being presented while `exit` tears the libraries down.
+/// - Thread: any (every member)
+final class CompositorThreadCore: Sendable {
+    struct State {
+        var snapshot: LayerSnapshot?
+        /// The last input sequence the UI thread had taken in when it made `snapshot`.
+        var consumedInput = 0
+        var inbox: [CompositorThread.TimedEvent] = []
+        var commands: [@Sendable (Compositor, SDLRenderBackend) -> Void] = []
+        var info: CompositorThread.Info?
+        var failure: String?
+        var stopping = false
+        var finished = false
+        var lastStatistics = FrameStatistics()
+        var presentCount = 0
+        var recentFrames: [CompositorThread.FrameTiming] = []
+        var firstPresent: UInt64?
+        var snapshotsCommitted = 0
+        var lateWakeups = 0
+    }
+
+    private let state = Guarded(State())
+    /// Ends the compositor thread's event wait: a commit, a command, a stop.
+    private let wake = UIWakeup()
+    private let started = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    let timeOrigin: UInt64
+    /// Called on the compositor thread after each frame it presents (benchmarks read the offsets).
+    let frameObserver: Guarded<(@Sendable (CompositorThread.PresentedFrame) -> Void)?>
+
+    init(backend: SDLRenderBackend.Configuration, compositor: Compositor.Configuration, timeOrigin: UInt64,
+         frameObserver: (@Sendable (CompositorThread.PresentedFrame) -> Void)?) throws {
         self.timeOrigin = timeOrigin
         self.frameObserver = Guarded(frameObserver)
         var backendConfiguration = backend
         backendConfiguration.eventWake = wake
         let configuration = backendConfiguration
         let compositorConfiguration = compositor
+        Self.installExitHandler()
         let thread = Thread { [self] in
             // The window, renderer and compositor live and die inside `open`: gone (destroyed on this
-            // thread) before `finished` lets a waiting `stop()` return, so no other thread touches
-            // SDL's video while they are torn down.
+            // thread) before `done` lets a waiting `stop()` return, so no other thread touches SDL's
+            // video while they are torn down.
             open(configuration, compositorConfiguration)
-            finished.signal()
+            state.withLock { $0.finished = true }
+            _ = Self.live.withLock { $0.removeValue(forKey: ObjectIdentifier(self)) }
+            done.signal()
         }
         thread.name = "tessera.compositor"
         thread.qualityOfService = .userInteractive
+        Self.live.withLock { $0[ObjectIdentifier(self)] = WeakCore(core: self) }
         thread.start()
         started.wait()
         if let failure = state.withLock({ $0.failure }) { throw SDLBackendError(message: failure) }
     }
 
-    deinit {
-        stop()
-    }
+    func read<Value>(_ body: (State) -> Value) -> Value { state.withLock { body($0) } }
+    func write<Value>(_ body: (inout State) -> Value) -> Value { state.withLock { body(&$0) } }
 
-    /// The frame time now: seconds since `timeOrigin`.
-    public var now: Double { Double(MonotonicClock.nanoseconds() &- timeOrigin) / 1e9 }
+    var now: Double { Double(MonotonicClock.nanoseconds() &- timeOrigin) / 1e9 }
 
-    /// The window and renderer as last published.
-    public var info: Info {
-        state.withLock { $0.info }!
-    }
+    var info: CompositorThread.Info { state.withLock { $0.info }! }
 
-    /// Sets what is called on the compositor thread after each frame it presents (nil: nothing).
-    public func setFrameObserver(_ observer: (@Sendable (PresentedFrame) -> Void)?) {
-        frameObserver.withLock { $0 = observer }
-    }
-
-    /// Statistics of the compositor thread's last presented frame.
-    public var lastFrameStatistics: FrameStatistics { state.withLock { $0.lastStatistics } }
-    /// Frames the compositor thread presented.
-    public var presentCount: Int { state.withLock { $0.presentCount } }
-
-    /// One frame the compositor thread presented: when (frame time) and how long it took to draw and
-    /// present (milliseconds, uploads included).
-    /// - Thread: any (a value)
-    public struct FrameTiming: Sendable {
-        public let time: Double
-        public let milliseconds: Double
-    }
-
-    /// The last frames presented (at most `keptFrames`), oldest first: the compositor's own frame
-    /// times, apart from the UI thread's.
-    public var recentFrames: [FrameTiming] { state.withLock { $0.recentFrames } }
-    /// How many presented frames `recentFrames` keeps.
-    public static let keptFrames = 120
-    /// When it presented its first frame, in `MonotonicClock` nanoseconds; nil before.
-    public var firstPresentNanoseconds: UInt64? { state.withLock { $0.firstPresent } }
-
-    // MARK: The UI thread's side
-
-    /// Hands over the tree to draw from now on (the newest commit wins), made after the UI thread
-    /// had taken in the events up to `inputSequence`.
-    public func commit(_ snapshot: LayerSnapshot?, inputSequence: Int) {
+    func commit(_ snapshot: LayerSnapshot?, inputSequence: Int) {
         let changed = state.withLock { state -> Bool in
             state.consumedInput = max(state.consumedInput, inputSequence)
             guard state.snapshot !== snapshot else { return false }
@@ -169,51 +250,65 @@ public final class CompositorThread: Sendable {
         if changed { wake.wake() }
     }
 
-    /// The input read since the last call, oldest first.
-    public func takeEvents() -> [TimedEvent] {
-        state.withLock { state in
-            defer { state.inbox.removeAll() }
-            return state.inbox
-        }
-    }
-
-    /// Runs `command` on the compositor thread, before its next frame.
-    public func perform(_ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Void) {
+    func perform(_ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Void) {
         state.withLock { $0.commands.append(command) }
         wake.wake()
     }
 
-    /// Runs `command` on the compositor thread and waits for its result, at most `timeout` seconds
-    /// (nil when it did not come in time, or the thread has stopped). For what needs an answer: the
-    /// clipboard's text, a screenshot.
-    public func performAndWait<Result: Sendable>(timeout: Double = 2,
-                                                _ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Result) -> Result? {
+    func performAndWait<Result: Sendable>(timeout: Double,
+                                          _ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Result) -> Result? {
         let answer = Guarded<Result?>(nil)
-        let done = DispatchSemaphore(value: 0)
+        let answered = DispatchSemaphore(value: 0)
         let accepted = state.withLock { state -> Bool in
             guard !state.stopping else { return false }
             state.commands.append { compositor, backend in
                 let result = command(compositor, backend)
                 answer.withLock { $0 = result }
-                done.signal()
+                answered.signal()
             }
             return true
         }
         guard accepted else { return nil }
         wake.wake()
-        guard done.wait(timeout: .now() + max(0, timeout)) == .success else { return nil }
+        guard answered.wait(timeout: .now() + max(0, timeout)) == .success else { return nil }
         return answer.withLock { $0 }
     }
 
-    /// Stops the thread (its window closes) and waits for it to be gone, at most 10 s. Harmless twice.
-    public func stop() {
+    func stop() {
         let first = state.withLock { state -> Bool in
             defer { state.stopping = true }
             return !state.stopping
         }
-        guard first else { return }
-        wake.wake()
-        _ = finished.wait(timeout: .now() + 10)
+        if first { wake.wake() }
+        guard !state.withLock({ $0.finished }) else { return }
+        if done.wait(timeout: .now() + 10) == .success { done.signal() }
+    }
+
+    // MARK: Every live thread, stopped before exit
+
+    private struct WeakCore {
+        weak var core: CompositorThreadCore?
+    }
+
+    private static let live = Guarded<[ObjectIdentifier: WeakCore]>([:])
+    private static let exitHandler = Guarded(false)
+
+    /// Stops every compositor thread still running when the process exits (`exit`, the end of
+    /// `main`): their frames end before the libraries they draw with are torn down.
+    private static func installExitHandler() {
+        let install = exitHandler.withLock { installed -> Bool in
+            defer { installed = true }
+            return !installed
+        }
+        if install { atexit { CompositorThreadCore.stopAll() } }
+    }
+
+    /// Compositor threads running now.
+    static var liveCount: Int { live.withLock { $0.values.filter { $0.core != nil }.count } }
+
+    static func stopAll() {
+        let cores = live.withLock { $0.values.compactMap(\.core) }
+        for core in cores { core.stop() }
     }
 
     // MARK: The compositor thread's side
@@ -239,198 +334,126 @@ public final class CompositorThread: Sendable {
     }
 
     private func publishInfo(_ backend: SDLRenderBackend, _ compositor: Compositor) {
-        let info = Info(rendererName: backend.rendererName, videoDriverName: backend.videoDriverName,
-                        graphicsDeviceName: backend.graphicsDeviceName, outputPixelSize: backend.outputPixelSize,
-                        scale: backend.scale, maximumTextureSize: backend.maximumTextureSize,
-                        uploadAlphaLayout: backend.uploadAlphaLayout, refreshRate: backend.refreshRate,
-                        retainsFrames: backend.retainsFrames, windowPlacement: backend.windowPlacement)
+        let info = CompositorThread.Info(
+            rendererName: backend.rendererName, videoDriverName: backend.videoDriverName,
+            graphicsDeviceName: backend.graphicsDeviceName, outputPixelSize: backend.outputPixelSize,
+            scale: backend.scale, maximumTextureSize: backend.maximumTextureSize,
+            uploadAlphaLayout: backend.uploadAlphaLayout, refreshRate: backend.refreshRate,
+            retainsFrames: backend.retainsFrames, windowPlacement: backend.windowPlacement)
         state.withLock { $0.info = info }
+    }
+
+    /// What the loop keeps from one turn to the next.
+    private struct Loop {
+        var sequence = 0
+        var scrolls = CompositorScrolls()
+        /// The last snapshot committed and the input taken in with it, as the loop last read them.
+        var snapshot: LayerSnapshot?
+        var consumedInput = 0
+        /// When the next frame may be drawn while something moves (the display's pace).
+        var nextFrame = 0.0
     }
 
     private func run(backend: SDLRenderBackend, compositor: Compositor) {
         let interval = 1 / max(24, min(240, backend.refreshRate ?? 60))
-        var nextFrame = 0.0
-        var sequence = 0
-        var scrolls = WheelScrolls()
+        var loop = Loop()
         while true {
+            // Reset before looking for work: a commit, command or stop from here on ends the wait.
             wake.reset()
-            let (commands, snapshot, consumed, stopping) = state.withLock { state in
+            let (commands, snapshot, consumed, stopping, committed) = state.withLock { state in
                 defer { state.commands.removeAll() }
-                return (state.commands, state.snapshot, state.consumedInput, state.stopping)
+                return (state.commands, state.snapshot, state.consumedInput, state.stopping, state.snapshotsCommitted)
             }
             for command in commands { command(compositor, backend) }
             if stopping { break }
-            scrolls.commit(snapshot, consumedInput: consumed)
+            if snapshot !== loop.snapshot || consumed != loop.consumedInput {
+                loop.scrolls.commit(snapshot, consumedInput: consumed)
+                loop.snapshot = snapshot
+                loop.consumedInput = consumed
+            }
 
             var events = compositor.pollEvents()
-            var now = self.now
-            if !events.isEmpty { forward(&events, at: now, sequence: &sequence, scrolls: &scrolls, backend: backend, compositor: compositor) }
+            if !events.isEmpty { forward(&events, at: self.now, loop: &loop, backend: backend, compositor: compositor) }
 
-            let shown = scrolls.apply(to: snapshot)
-            if compositor.needsRender(snapshot: shown, at: now) && now >= nextFrame - 0.0005 {
+            var now = self.now
+            let shown = loop.scrolls.apply(to: snapshot, at: now)
+            // Something moving is drawn at the display's pace; a change at rest (input answered, a
+            // draw committed) is drawn at once.
+            let moving = shown?.isAnimating(at: now) == true
+            if compositor.needsRender(snapshot: shown, at: now) && (!moving || now >= loop.nextFrame - 0.0005) {
                 let statistics = compositor.renderIfChanged(snapshot: shown, at: now)
                 // The next frame is a frame away, drawn or not: a motion too small to show this
                 // time is looked at again then, not in a loop.
-                nextFrame = max(nextFrame + interval, now + interval / 2)
-                if statistics.presented {
-                    state.withLock {
-                        $0.lastStatistics = statistics
-                        $0.presentCount += 1
-                        if $0.firstPresent == nil { $0.firstPresent = MonotonicClock.nanoseconds() }
-                        if $0.recentFrames.count >= Self.keptFrames { $0.recentFrames.removeFirst() }
-                        $0.recentFrames.append(FrameTiming(time: now, milliseconds: statistics.drawMilliseconds
-                                                           + statistics.presentMilliseconds))
-                    }
-                    if let observer = frameObserver.withLock({ $0 }) {
-                        observer(PresentedFrame(time: now, snapshot: shown, statistics: statistics,
-                                                wheelOffsets: scrolls.offsets))
-                    }
-                }
+                loop.nextFrame = max(loop.nextFrame + interval, now + interval / 2)
+                if statistics.presented { didPresent(statistics, shown: shown, at: now, loop: loop) }
             }
             now = self.now
             // At rest: wait for an event, a commit or a command (or a quarter of a second, a bound
             // that no lost wake-up can turn into a frozen window). Moving: until the next frame is due.
-            let moving = shown?.isAnimating(at: now) == true || compositor.needsRender(snapshot: shown, at: now)
-            let timeout = moving ? max(0, nextFrame - now) : Self.restingWait
+            let stillMoving = shown?.isAnimating(at: now) == true || compositor.needsRender(snapshot: shown, at: now)
+            let timeout = stillMoving ? max(0, loop.nextFrame - now) : Self.restingWait
+            let committedBeforeWait = state.withLock { $0.snapshotsCommitted }
+            let waitStart = self.now
             events = compositor.waitForEvents(timeout: timeout)
-            if !events.isEmpty {
-                forward(&events, at: self.now, sequence: &sequence, scrolls: &scrolls, backend: backend, compositor: compositor)
+            if !stillMoving && events.isEmpty && committedBeforeWait != committed
+                && self.now - waitStart >= Self.restingWait * 0.9 {
+                // A commit came in before the wait began and the wait still ran its whole time.
+                state.withLock { $0.lateWakeups += 1 }
             }
+            if !events.isEmpty { forward(&events, at: self.now, loop: &loop, backend: backend, compositor: compositor) }
         }
     }
 
-    /// Hands input to the UI thread (and wakes it); the wheel also moves a bound scroll at once.
-    private func forward(_ events: inout [InputEvent], at time: Double, sequence: inout Int,
-                         scrolls: inout WheelScrolls, backend: SDLRenderBackend, compositor: Compositor) {
-        var timed: [TimedEvent] = []
+    private func didPresent(_ statistics: FrameStatistics, shown: LayerSnapshot?, at now: Double, loop: Loop) {
+        state.withLock {
+            $0.lastStatistics = statistics
+            $0.presentCount += 1
+            if $0.firstPresent == nil { $0.firstPresent = MonotonicClock.nanoseconds() }
+            if $0.recentFrames.count >= CompositorThread.keptFrames { $0.recentFrames.removeFirst() }
+            $0.recentFrames.append(CompositorThread.FrameTiming(time: now, milliseconds: statistics.drawMilliseconds
+                                                                + statistics.presentMilliseconds))
+        }
+        if let observer = frameObserver.withLock({ $0 }) {
+            observer(CompositorThread.PresentedFrame(time: now, snapshot: shown, statistics: statistics,
+                                                     wheelOffsets: loop.scrolls.offsets(at: now),
+                                                     consumedInput: loop.consumedInput))
+        }
+    }
+
+    /// Hands input to the UI thread (and wakes it). The wheel moves a bound scroll at once, and a
+    /// press stops a moving one on screen, where the UI thread would send them (see `ScrollBinding`).
+    private func forward(_ events: inout [InputEvent], at time: Double, loop: inout Loop,
+                         backend: SDLRenderBackend, compositor: Compositor) {
+        var timed: [CompositorThread.TimedEvent] = []
         var windowChanged = false
         for event in events {
             // A motion to where the pointer already was changes nothing (SDL reports a warp twice).
-            if case let .pointerMoved(point) = event, point == scrolls.pointer { continue }
-            sequence += 1
+            if case let .pointerMoved(point) = event, point == loop.scrolls.pointer { continue }
+            loop.sequence += 1
+            var update: ScrollUpdate?
             switch event {
-            case let .pointerMoved(point), let .pointerDown(point, _, _), let .pointerUp(point, _):
-                scrolls.pointer = point
+            case let .pointerMoved(point), let .pointerUp(point, _):
+                loop.scrolls.pointer = point
+            case let .pointerDown(point, _, _):
+                loop.scrolls.pointer = point
+                let shown = loop.scrolls.apply(to: loop.snapshot, at: time)
+                _ = loop.scrolls.press(sequence: loop.sequence, at: time, shown: shown)
             case .pointerLeftWindow:
-                scrolls.pointer = nil
+                loop.scrolls.pointer = nil
             case let .wheel(dx, dy):
-                let snapshot = state.withLock { $0.snapshot }
-                scrolls.wheel(dx: dx, dy: dy, sequence: sequence, in: snapshot, at: time)
+                let shown = loop.scrolls.apply(to: loop.snapshot, at: time)
+                update = loop.scrolls.wheel(dx: dx, dy: dy, sequence: loop.sequence, at: time, shown: shown)
             case .resized, .contentsScaleChanged:
                 windowChanged = true
             default:
                 break
             }
-            timed.append(TimedEvent(event: event, time: time, sequence: sequence))
+            timed.append(CompositorThread.TimedEvent(event: event, time: time, sequence: loop.sequence, scrollUpdate: update))
         }
         events.removeAll()
         if windowChanged { publishInfo(backend, compositor) }
         state.withLock { $0.inbox.append(contentsOf: timed) }
         UIWakeup.shared.wake()
-    }
-}
-
-/// A scroll the compositor can move by the wheel without the UI thread: a list's content layer says
-/// how (`Layer.scrollBinding`), and the compositor thread moves its y at the wheel's event, ahead of
-/// the UI thread, which takes the same event in its next frame and moves the list the same distance
-/// from the same place (its motion run to the event's time). Until the UI thread's snapshot says it
-/// has taken the event in, the compositor draws the layer where the wheel put it.
-/// - Thread: any (a value)
-public struct ScrollBinding: Sendable, Hashable {
-    /// The scrolling layer's window rectangle at the time of the snapshot (its viewport, in points):
-    /// the wheel moves it while the pointer is inside.
-    public var viewport: Rect
-    /// The content offset where the layer's y is 0; the layer's y is `-(offset - origin)`.
-    public var origin: Double
-    /// The smallest and largest offsets the wheel may reach.
-    public var lower: Double
-    public var upper: Double
-    /// Points per wheel step.
-    public var wheelStep: Double
-    /// The layer scrolls along x (a horizontal list): the wheel's horizontal motion moves it, or its
-    /// vertical motion where there is none, as the list itself takes them; its x is `-(offset - origin)`.
-    public var isHorizontal: Bool
-    public init(viewport: Rect, origin: Double = 0, lower: Double, upper: Double, wheelStep: Double,
-                isHorizontal: Bool = false) {
-        self.isHorizontal = isHorizontal
-        self.viewport = viewport
-        self.origin = origin
-        self.lower = lower
-        self.upper = max(lower, upper)
-        self.wheelStep = wheelStep
-    }
-}
-
-/// The compositor thread's wheel motion ahead of the UI thread, per bound scroll layer.
-struct WheelScrolls {
-    struct Ahead {
-        /// The offset the wheel moved the layer to.
-        var offset: Double
-        /// The sequence of the last wheel event in it.
-        var sequence: Int
-    }
-
-    var pointer: Point?
-    private var ahead: [Int: Ahead] = [:] {
-        didSet { aheadGeneration += 1 }
-    }
-    private var aheadGeneration = 0
-    /// The last snapshot `apply` was given, the motion it applied and its result: the same inputs
-    /// give the same object, so a compositor at rest sees nothing new to draw.
-    private var applied: (input: LayerSnapshot?, generation: Int, output: LayerSnapshot?)?
-
-    /// The offsets drawn ahead, by layer serial.
-    var offsets: [Int: Double] { ahead.mapValues(\.offset) }
-
-    /// Forgets motion the UI thread has taken in.
-    mutating func commit(_ snapshot: LayerSnapshot?, consumedInput: Int) {
-        guard !ahead.isEmpty, ahead.values.contains(where: { $0.sequence <= consumedInput }) else { return }
-        ahead = ahead.filter { $0.value.sequence > consumedInput }
-    }
-
-    /// Moves the bound scroll under the pointer by one wheel event.
-    mutating func wheel(dx: Double, dy: Double, sequence: Int, in snapshot: LayerSnapshot?, at time: Double) {
-        guard let pointer, let snapshot,
-              let (layer, binding) = Self.boundLayer(at: pointer, in: snapshot) else { return }
-        // Along the binding's axis, as the list takes the wheel: a horizontal scroll's own motion is
-        // dx (positive to the right, towards the end), else dy.
-        let amount = binding.isHorizontal && dx.isFinite && dx != 0 ? -dx : dy
-        guard amount.isFinite, amount != 0 else { return }
-        let presented = layer.presentedFrame(at: time)
-        let current = ahead[layer.id]?.offset
-            ?? binding.origin - (binding.isHorizontal ? presented.minX : presented.minY)
-        // As the list does: from where it is, held within its bounds, one step per notch.
-        func clamped(_ value: Double) -> Double { min(max(value, binding.lower), binding.upper) }
-        ahead[layer.id] = Ahead(offset: clamped(clamped(current) - amount * binding.wheelStep), sequence: sequence)
-    }
-
-    /// `snapshot` with the layers the wheel moved ahead placed where it put them.
-    mutating func apply(to snapshot: LayerSnapshot?) -> LayerSnapshot? {
-        guard let snapshot, !ahead.isEmpty else { return snapshot }
-        if let applied, applied.input === snapshot, applied.generation == aheadGeneration { return applied.output }
-        let output = Self.replacing(snapshot, ahead)
-        applied = (snapshot, aheadGeneration, output)
-        return output
-    }
-
-    private static func replacing(_ layer: LayerSnapshot, _ ahead: [Int: Ahead]) -> LayerSnapshot {
-        if let moved = ahead[layer.id], let binding = layer.scrollBinding {
-            return layer.moved(to: binding.origin - moved.offset, horizontally: binding.isHorizontal)
-        }
-        guard layer.hasScrollBinding else { return layer }
-        let sublayers = layer.sublayers.map { replacing($0, ahead) }
-        if zip(sublayers, layer.sublayers).allSatisfy({ $0 === $1 }) { return layer }
-        return layer.with(sublayers: sublayers)
-    }
-
-    /// The topmost layer with a binding whose viewport holds `point`.
-    static func boundLayer(at point: Point, in snapshot: LayerSnapshot) -> (LayerSnapshot, ScrollBinding)? {
-        guard snapshot.hasScrollBinding else { return nil }
-        for sublayer in snapshot.sublayers.reversed() where !sublayer.isHidden {
-            if let found = boundLayer(at: point, in: sublayer) { return found }
-        }
-        if let binding = snapshot.scrollBinding, binding.viewport.contains(point) { return (snapshot, binding) }
-        return nil
     }
 }
 

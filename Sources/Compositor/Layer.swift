@@ -106,6 +106,13 @@ public final class Layer {
         didSet { if scrollBinding != oldValue { markSnapshotStale() } }
     }
 
+    /// What the layer's node does with the pointer and the wheel, for a compositor thread that routes
+    /// them before the UI thread (see `LayerInputRole`). Nodes keep it up to date. (main thread only)
+    public var inputRole: LayerInputRole = .none {
+        willSet { checkThread("Layer.inputRole") }
+        didSet { if inputRole != oldValue { markSnapshotStale() } }
+    }
+
     /// Unique for the process's life: snapshots and the compositor's memory of what it drew name the
     /// layer by it. (any thread may read it)
     public nonisolated let serial: Int
@@ -137,6 +144,7 @@ public final class Layer {
     /// Marks this layer's snapshot and its ancestors' as stale (up to the first already stale: its
     /// ancestors are stale already).
     private func markSnapshotStale() {
+        Self.snapshotChangeCount &+= 1
         var layer: Layer? = self
         while let current = layer, !current.snapshotIsStale {
             current.snapshotIsStale = true
@@ -156,6 +164,11 @@ public final class Layer {
     /// sublayer added or removed): a compositor that has drawn the current count has nothing new to
     /// draw. (main thread only)
     public private(set) static var changeCount = 0
+
+    /// Counts every change a snapshot would carry: those `changeCount` counts, and those that do not
+    /// show (a scroll binding, an input role). A compositor thread is handed a new snapshot when it
+    /// moved. (main thread only)
+    public private(set) static var snapshotChangeCount = 0
 
     /// The value of `changeCount` at this layer's last change of how it draws itself (any property
     /// but its place among its siblings): unique to the layer and the change, so a compositor that

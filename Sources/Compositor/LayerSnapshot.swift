@@ -112,11 +112,13 @@ public final class LayerSnapshot: Sendable {
     public let scrollBinding: ScrollBinding?
     /// True when this layer or one below it has a scroll binding.
     public let hasScrollBinding: Bool
+    /// What the layer's node does with the pointer and the wheel (`Layer.inputRole`).
+    public let inputRole: LayerInputRole
 
     init(id: Int, version: Int, name: String?, frame: Rect, contents: Bitmap?, backgroundColor: Color?,
          opacity: Double, isHidden: Bool, clipsToBounds: Bool, cornerRadii: CornerRadii,
          cornerRoundingMode: CornerRoundingMode, cornerClipColor: Color?, sublayers: [LayerSnapshot],
-         animations: [LayerAnimation], scrollBinding: ScrollBinding?) {
+         animations: [LayerAnimation], scrollBinding: ScrollBinding?, inputRole: LayerInputRole = .none) {
         self.id = id
         self.version = version
         self.name = name
@@ -134,29 +136,44 @@ public final class LayerSnapshot: Sendable {
         self.hasAnimations = !animations.isEmpty || sublayers.contains(where: \.hasAnimations)
         self.scrollBinding = scrollBinding
         self.hasScrollBinding = scrollBinding != nil || sublayers.contains(where: \.hasScrollBinding)
+        self.inputRole = inputRole
+    }
+
+    /// A copy with another frame, sublayers or animations.
+    private func copy(frame: Rect? = nil, sublayers: [LayerSnapshot]? = nil, animations: [LayerAnimation]? = nil) -> LayerSnapshot {
+        LayerSnapshot(id: id, version: version, name: name, frame: frame ?? self.frame, contents: contents,
+                      backgroundColor: backgroundColor, opacity: opacity, isHidden: isHidden,
+                      clipsToBounds: clipsToBounds, cornerRadii: cornerRadii, cornerRoundingMode: cornerRoundingMode,
+                      cornerClipColor: cornerClipColor, sublayers: sublayers ?? self.sublayers,
+                      animations: animations ?? self.animations, scrollBinding: scrollBinding, inputRole: inputRole)
     }
 
     /// This layer with other sublayers.
     func with(sublayers: [LayerSnapshot]) -> LayerSnapshot {
-        LayerSnapshot(id: id, version: version, name: name, frame: frame, contents: contents,
-                      backgroundColor: backgroundColor, opacity: opacity, isHidden: isHidden,
-                      clipsToBounds: clipsToBounds, cornerRadii: cornerRadii, cornerRoundingMode: cornerRoundingMode,
-                      cornerClipColor: cornerClipColor, sublayers: sublayers, animations: animations,
-                      scrollBinding: scrollBinding)
+        copy(sublayers: sublayers)
     }
 
     /// This layer held at `position` along y (or x, `horizontally`), its animations of that coordinate
-    /// dropped (the wheel moved it ahead of the UI thread).
+    /// dropped (the compositor thread drives its scroll).
     func moved(to position: Double, horizontally: Bool = false) -> LayerSnapshot {
         var frame = self.frame
         if horizontally { frame.origin.x = position } else { frame.origin.y = position }
         let dropped: LayerAnimation.Property = horizontally ? .originX : .originY
-        return LayerSnapshot(id: id, version: version, name: name, frame: frame.sanitized, contents: contents,
-                             backgroundColor: backgroundColor, opacity: opacity, isHidden: isHidden,
-                             clipsToBounds: clipsToBounds, cornerRadii: cornerRadii,
-                             cornerRoundingMode: cornerRoundingMode, cornerClipColor: cornerClipColor,
-                             sublayers: sublayers, animations: animations.filter { $0.property != dropped },
-                             scrollBinding: scrollBinding)
+        return copy(frame: frame.sanitized, animations: animations.filter { $0.property != dropped })
+    }
+
+    /// This layer moving along y (or x, `horizontally`) as `track` runs (the compositor thread drives
+    /// its scroll): an animation of that coordinate from `time`, over the model's.
+    func moving(along track: ScrollTrack, origin: Double, from time: Double, horizontally: Bool) -> LayerSnapshot {
+        let property: LayerAnimation.Property = horizontally ? .originX : .originY
+        var frame = self.frame
+        let position = origin - track.offset(at: time)
+        if horizontally { frame.origin.x = position } else { frame.origin.y = position }
+        guard track.isMoving(at: time) else {
+            return copy(frame: frame.sanitized, animations: animations.filter { $0.property != property })
+        }
+        return copy(frame: frame.sanitized, animations: animations.filter { $0.property != property }
+                        + [track.contentAnimation(property, from: time, origin: origin)])
     }
 
     /// The opacity drawn at `time` (nil: the model's).
@@ -214,7 +231,7 @@ extension Layer {
             isHidden: isHidden, clipsToBounds: clipsToBounds, cornerRadii: effectiveCornerRadii,
             cornerRoundingMode: cornerRoundingMode, cornerClipColor: cornerClipColor,
             sublayers: sublayersInDrawOrder.map { $0.snapshot() }, animations: animations,
-            scrollBinding: scrollBinding)
+            scrollBinding: scrollBinding, inputRole: inputRole)
         cachedSnapshot = made
         snapshotIsStale = false
         return made

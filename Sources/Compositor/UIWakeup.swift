@@ -46,6 +46,15 @@ public final class UIWakeup: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// True when a wake arrived since the last `reset()`. An event wait checks it before it blocks: the
+    /// platform event a wake pushed may already have been drained by a poll after the reset (the
+    /// thread looked for input before waiting), and that wake must still end the wait.
+    public var isWoken: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return woken
+    }
+
     /// Waits until a wake (since the last `reset()`) or `timeout` seconds (nil: no limit); true when
     /// woken. For a platform without events of its own to wait on (SDL's dummy video driver).
     public func wait(timeout: Double?) -> Bool {

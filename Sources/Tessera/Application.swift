@@ -249,7 +249,9 @@ public final class Application {
 
     /// The event loop: a frame whenever there is something to do (`NodeHost.needsFrame`: input,
     /// results from the workers, animation, scrolling, changed layers), paced by the display's
-    /// refresh; otherwise a wait in the platform's event queue until input, a wake from another thread
+    /// refresh while something moves (`NodeHost.movesByItself`) and run at once otherwise (input at
+    /// rest, a draw's result: no wait for the next refresh tick); with nothing to do, a wait in the
+    /// platform's event queue until input, a wake from another thread
     /// (`UIWakeup`), the focused node's next timer (a caret's blink) or `mainActorTurnInterval`. An app
     /// at rest runs no frames, draws nothing and presents nothing. Ends when the window closes,
     /// `quit()` is called, `configuration.frames` have run (or that many frame intervals have passed)
@@ -292,7 +294,17 @@ public final class Application {
             frame(events: events, at: loopTime())
             workWasPending = !host.pendingWork.isEmpty
             lastLoopFrame = clock.now
-            if host.needsFrame { clock.waitForNextFrame() }
+            if host.needsFrame {
+                if host.movesByItself {
+                    clock.waitForNextFrame()
+                } else {
+                    // Only work off this thread is awaited (a draw, a measured layout, typed text being
+                    // drawn): its result wakes this thread, and the frame that shows it runs then, not
+                    // at the next refresh tick. Something moving keeps the display's pace above.
+                    _ = wakeup.wait(timeout: clock.secondsUntilNextFrame)
+                    clock.restart()
+                }
+            }
         }
     }
 
@@ -355,7 +367,9 @@ public final class Application {
         // A compositor thread says when it read each event: the wheel moves a list from where its
         // motion was then, as the compositor thread did.
         let times = compositor.lastEventTimes
-        let record = host.runFrame(time: time, events: events, eventTimes: times.count == events.count ? times : nil)
+        let updates = compositor.lastScrollUpdates
+        let record = host.runFrame(time: time, events: events, eventTimes: times.count == events.count ? times : nil,
+                                   scrollUpdates: updates.count == events.count ? updates : nil)
         accessibility?.frameDidRun(record, hadEvents: !events.isEmpty)
         frameCount += 1
         Self.runMainActorJobs()

@@ -193,4 +193,70 @@ final class CompositorThreadTests: XCTestCase {
         XCTAssertEqual(pixels.pixel(x: 5, y: 50), 0xFFFF_0000, "column 2 starts 4 points in")
         _ = thread.takeEvents()
     }
+
+    /// A scroll whose binding alone changed (a new wheel step, new bounds, a moved viewport) is
+    /// committed to the compositor thread: nothing shows, but the thread routes and moves the wheel
+    /// by it.
+    func testAChangedScrollBindingAloneIsCommitted() async throws {
+        let frames = Frames()
+        let thread = try makeThread(frames)
+        defer { thread.stop() }
+        let compositor = Compositor(thread: thread)
+        let root = box(0x000000, Rect(x: 0, y: 0, width: 100, height: 100))
+        let viewport = box(0x101010, Rect(x: 0, y: 0, width: 100, height: 100))
+        viewport.clipsToBounds = true
+        let content = Layer(name: "content")
+        content.scrollBinding = ScrollBinding(viewport: Rect(x: 0, y: 0, width: 100, height: 100), lower: 0, upper: 300,
+                                              wheelStep: 48)
+        for index in 0..<8 {
+            content.addSublayer(box(index % 2 == 0 ? 0xFF0000 : 0x00FF00, Rect(x: 0, y: Double(index) * 50, width: 100, height: 50)))
+        }
+        viewport.addSublayer(content)
+        root.addSublayer(viewport)
+        compositor.renderIfChanged(root, at: thread.now)
+        XCTAssertNotNil(frames.waitFor { _ in true }, "the first frame")
+
+        // Only the wheel step changes: nothing on screen does.
+        content.scrollBinding?.wheelStep = 96
+        XCTAssertTrue(compositor.needsRender(root), "a snapshot to hand over")
+        compositor.renderIfChanged(root, at: thread.now)
+        thread.perform { _, backend in
+            backend.pushPointerEvent(.pointerMoved(Point(x: 50, y: 50)))
+            backend.pushPointerEvent(.wheel(dx: 0, dy: -1))
+        }
+        let moved = frames.waitFor { $0.wheelOffsets[content.serial] != nil }
+        XCTAssertEqual(moved?.wheelOffsets[content.serial], 96, "the thread moved it by the new step")
+        _ = thread.takeEvents()
+    }
+
+    /// A compositor thread nobody holds stops: its thread does not keep it alive, and its window and
+    /// renderer are gone when the last reference goes.
+    func testACompositorThreadLetGoStops() async throws {
+        let frames = Frames()
+        weak var weakThread: CompositorThread?
+        let before = CompositorThreadCore.liveCount
+        do {
+            let thread = try makeThread(frames)
+            weakThread = thread
+            XCTAssertTrue(thread.isRunning)
+            XCTAssertEqual(CompositorThreadCore.liveCount, before + 1)
+            let root = box(0x336699, Rect(x: 0, y: 0, width: 100, height: 100))
+            thread.commit(root.snapshot(), inputSequence: 0)
+            XCTAssertNotNil(frames.waitFor { _ in true })
+        }
+        XCTAssertNil(weakThread, "nothing but the app held it")
+        XCTAssertEqual(CompositorThreadCore.liveCount, before, "its thread ended with it")
+    }
+
+    /// Every compositor thread still running is stopped before the process exits, so none is
+    /// presenting while the libraries it draws with are torn down.
+    func testThreadsStillRunningAtExitAreStopped() async throws {
+        let frames = Frames()
+        let thread = try makeThread(frames)
+        XCTAssertTrue(thread.isRunning)
+        CompositorThreadCore.stopAll()
+        XCTAssertFalse(thread.isRunning, "stopped, as at exit")
+        let answer: Int? = thread.performAndWait { _, _ in 1 }
+        XCTAssertNil(answer, "a stopped thread runs nothing")
+    }
 }

@@ -12,8 +12,13 @@ extension SDLRenderBackend {
     /// Blocks in SDL's event wait until an event, a `UIWakeup` (an event of the backend's own type,
     /// pushed from any thread) or `timeout` seconds, then drains the queue. SDL's dummy video driver
     /// has no wait of its own (SDL would poll every millisecond): there, the wake-up's own wait.
+    ///
+    /// A wake that came since the wake-up's last `reset()` ends the wait at once, even when the event
+    /// it pushed was drained by a poll in between (a thread that resets, reads its work, polls its
+    /// input and then waits would otherwise sleep through work handed to it before the poll).
     public func waitForEvents(timeout: Double?) -> [BackendEvent] {
-        if videoDriverName == "dummy" {
+        if eventWake.isWoken { return drainEvents(after: nil) }
+        if videoDriverName == "dummy" && !waitsInSDLQueue {
             _ = eventWake.wait(timeout: timeout)
             return drainEvents(after: nil)
         }

@@ -106,6 +106,9 @@ public final class SDLRenderBackend: RenderBackend {
     var systemCursors: [Cursor: OpaquePointer?] = [:]
     /// The shape last shown; SDL starts with the arrow. (main thread only)
     var shownCursor = Cursor.arrow
+    /// Wait in SDL's own event queue under the dummy driver too, as under X11 and Wayland (tests of
+    /// the wait's wake-up use it). (owner's thread only)
+    var waitsInSDLQueue = false
 
     /// Name of the SDL video driver in use ("dummy", "x11", …).
     public var videoDriverName: String {

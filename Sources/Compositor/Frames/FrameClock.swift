@@ -52,6 +52,9 @@ public final class RealFrameClock: FrameClock {
         return frameTime
     }
 
+    /// Seconds until the next frame is due (0 when it is due already).
+    public var secondsUntilNextFrame: Double { max(0, nextDeadline - now) }
+
     /// Starts the schedule again from now: after the app waited for events, its next frame is due at
     /// once rather than at a deadline long past.
     public func restart() {

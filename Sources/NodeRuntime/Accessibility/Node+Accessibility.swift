@@ -28,6 +28,8 @@ extension Node {
             write(&overrides)
             state.accessibility = overrides
         }
+        // Nothing may show: the host still runs a frame for it, and screen readers get a new tree.
+        runtime.noteAccessibilityChange()
     }
 
     /// Whether a screen reader reads this node as an element of its own. Defaults to the kind's

@@ -33,9 +33,13 @@ public final class Animator: @unchecked Sendable {
     }
 
     /// Animates `property` of `layer` from now over `duration` seconds (ease-out); the layer takes the
-    /// first value at once. A zero or invalid duration applies the end value at once.
+    /// first value at once. A zero or invalid duration applies the end value at once. An animation of
+    /// the same property of the same layer still running is replaced (its completion runs now): the
+    /// newest animation decides where the layer ends.
     public func animate(_ layer: Layer, _ property: Property, duration: Double, completion: (() -> Void)? = nil) {
         UIThread.precondition("Animator.animate")
+        let superseded = removeRunning(layer, property)
+        defer { for animation in superseded { animation.completion?() } }
         guard duration.isFinite, duration > 0 else {
             Self.apply(property, progress: 1, to: layer)
             completion?()
@@ -47,6 +51,29 @@ public final class Animator: @unchecked Sendable {
         let handed = Self.layerAnimations(property, start: now, duration: duration)
         let replaced = Set(handed.map(\.property))
         layer.animations = layer.animations.filter { !replaced.contains($0.property) } + handed
+    }
+
+    /// Ends a running animation of `property`'s kind on `layer` where `property` ends (its `to`), at
+    /// once, and takes its curve back from the compositor; the ended animation's completion runs.
+    public func stop(_ layer: Layer, _ property: Property) {
+        UIThread.precondition("Animator.stop")
+        let stopped = removeRunning(layer, property)
+        guard !stopped.isEmpty else { return }
+        let kinds = Set(Self.layerAnimations(property, start: 0, duration: 0).map(\.property))
+        layer.animations = layer.animations.filter { !kinds.contains($0.property) }
+        Self.apply(property, progress: 1, to: layer)
+        for animation in stopped { animation.completion?() }
+    }
+
+    /// Takes out the running animations of `property`'s kind on `layer`.
+    private func removeRunning(_ layer: Layer, _ property: Property) -> [Running] {
+        var removed: [Running] = []
+        running.removeAll { animation in
+            guard animation.layer === layer, animation.property.isSameKind(as: property) else { return false }
+            removed.append(animation)
+            return true
+        }
+        return removed
     }
 
     /// The animation as data for the compositor: the curve `apply` steps.
@@ -117,6 +144,16 @@ public final class Animator: @unchecked Sendable {
             layer.opacity = from + (to - from) * t
         case let .origin(from, to):
             layer.frame.origin = Point(x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t)
+        }
+    }
+}
+
+extension Animator.Property {
+    /// True for two values of the same property (opacity, or the origin).
+    func isSameKind(as other: Animator.Property) -> Bool {
+        switch (self, other) {
+        case (.opacity, .opacity), (.origin, .origin): return true
+        default: return false
         }
     }
 }

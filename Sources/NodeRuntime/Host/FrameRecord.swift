@@ -52,6 +52,8 @@ public struct FrameRecord: Sendable, Equatable {
     public var cpuMilliseconds = 0.0
     /// Main-queue items run this frame.
     public var mainQueueItems = 0
+    /// `Runtime.accessibilityChangeCount` when the frame ran: what screen readers read as of it.
+    public var accessibilityChangeCount = 0
     /// Display transactions applied this frame.
     public var commitsApplied = 0
     /// Finished transactions held for the next frame by the commit budget.

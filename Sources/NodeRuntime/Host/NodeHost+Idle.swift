@@ -13,10 +13,19 @@ extension NodeHost {
     public var needsFrame: Bool {
         if runtime.mainQueue.count > 0 || runtime.pendingCommitCount > 0 || runtime.pendingDisplayCount > 0 { return true }
         if runtime.animator.count > 0 || isTouchDown { return true }
+        if runtime.accessibilityChangeCount != lastFrame.accessibilityChangeCount { return true }
         if lastFrame.displaysStarted > 0 || lastFrame.commitsApplied > 0 || lastFrame.mainQueueItems > 0 { return true }
         if frameParticipants.contains(where: { !$0.isSettled }) { return true }
         if let rootNode, !isLayoutInFlight, !rootNode.hasCachedLayout(for: .exactly(rootNode.frame.size)) { return true }
         return compositor.needsRender(rootLayer)
+    }
+
+    /// True while something moves by itself, frame after frame (an animation, a list or scroll node
+    /// scrolling or placing rows, a touch held): frames keep the display's pace. Otherwise a frame
+    /// that is needed waits only for work done off this thread (a draw, a measured layout), and the
+    /// frame that applies it runs as soon as it arrives. - Thread: main
+    public var movesByItself: Bool {
+        runtime.animator.count > 0 || isTouchDown || frameParticipants.contains { !$0.isSettled }
     }
 
     /// When a frame is next due by itself, after `time`, with nothing else happening: the focused

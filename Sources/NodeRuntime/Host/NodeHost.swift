@@ -56,6 +56,8 @@ public final class NodeHost {
     /// When the event being routed happened (the frame's time unless the compositor thread said).
     /// (main thread only)
     var eventTime = 0.0
+    /// What the compositor thread did with the event being routed. (main thread only)
+    var eventScrollUpdate: ScrollUpdate?
     /// Where the pointer was last seen, in window points: wheel events go to the node under it; nil
     /// once it has left the window. (main thread only)
     var pointerLocation: Point?
@@ -185,9 +187,13 @@ public final class NodeHost {
 
     // MARK: Frames
 
-    /// Runs one frame at `time` with the given input. Returns its record.
+    /// Runs one frame at `time` with the given input. Returns its record. `eventTimes` says when
+    /// each event was read (a compositor thread's events), and `scrollUpdates` what a compositor
+    /// thread did with each (the wheel it applied to a scroll itself, which that scroll takes over
+    /// instead of applying the event again).
     @discardableResult
-    public func runFrame(time: Double, events: [InputEvent], eventTimes: [Double]? = nil) -> FrameRecord {
+    public func runFrame(time: Double, events: [InputEvent], eventTimes: [Double]? = nil,
+                         scrollUpdates: [ScrollUpdate?]? = nil) -> FrameRecord {
         UIThread.precondition("NodeHost.runFrame")
         // Wall time read first and last, so the CPU time's span lies inside it.
         let wallStart = MonotonicClock.nanoseconds()
@@ -205,6 +211,7 @@ public final class NodeHost {
             backgroundLayoutRoot?.layoutInBackground { [weak self] in self?.layoutInFlight = false }
         }
         record.time = time
+        record.accessibilityChangeCount = runtime.accessibilityChangeCount
         var mark = MonotonicClock.nanoseconds()
         func lap() -> Double {
             let now = MonotonicClock.nanoseconds()
@@ -214,9 +221,11 @@ public final class NodeHost {
         hoverIsCurrent = false
         for (index, event) in events.enumerated() {
             eventTime = eventTimes.flatMap { index < $0.count && $0[index].isFinite ? min($0[index], time) : nil } ?? time
+            eventScrollUpdate = scrollUpdates.flatMap { index < $0.count ? $0[index] : nil }
             route(event)
         }
         eventTime = time
+        eventScrollUpdate = nil
         for recognizer in touchRecognizers { recognizer.frameDidAdvance(to: time) }
         claimTouchIfRecognized()
         updateFocus(at: time)
@@ -315,6 +324,9 @@ public final class NodeHost {
             pointerLocation = nil
             updateHover()
         case let .wheel(dx, dy):
+            // The compositor thread moved a scroll for this event already: that scroll takes its
+            // motion over (the screen shows it), unless it changed its own since.
+            if let update = eventScrollUpdate, takeOverScroll(update) { break }
             routeWheel(dx: dx, dy: dy)
         default:
             break
@@ -454,6 +466,18 @@ extension WheelScrollable {
     public func scrollWheel(dx: Double, dy: Double, at time: Double) -> Bool { scrollWheel(dx: dx, dy: dy) }
 }
 
+/// A scroll whose content layer a compositor thread may move (`ScrollBinding`), which takes the
+/// motion the thread gave it (`ScrollUpdate`) over. - Thread: main
+@MainActor
+protocol CompositorScrollTaking: AnyObject {
+    /// Takes `update`'s motion when it is for this scroll and the scroll has not changed its own
+    /// motion since; false otherwise.
+    func takeOver(_ update: ScrollUpdate) -> Bool
+}
+
+extension ListNode: CompositorScrollTaking {}
+extension ScrollNode: CompositorScrollTaking {}
+
 private struct WeakFrameParticipant {
     weak var participant: FrameParticipant?
 }
@@ -485,6 +509,14 @@ extension NodeHost {
         let live = participants.compactMap(\.participant)
         if live.count != participants.count { participants.removeAll { $0.participant == nil } }
         return live
+    }
+
+    /// Gives the scroll the compositor thread moved its motion; false when none takes it.
+    private func takeOverScroll(_ update: ScrollUpdate) -> Bool {
+        for participant in liveParticipants() {
+            if let scroll = participant as? CompositorScrollTaking, scroll.takeOver(update) { return true }
+        }
+        return false
     }
 
     private func routeWheel(dx: Double, dy: Double) {

@@ -22,6 +22,18 @@ public final class Runtime: Sendable {
     public let counters = RuntimeCounters()
     /// Frame-driven layer animations. (its members: UI thread)
     public let animator = Animator()
+    /// Counts changes a screen reader reads that need not show (a label, a value, a role set on a
+    /// node): a host runs a frame for them and a publisher builds a new tree.
+    private let accessibilityChanges = Atomic<Int>(0)
+
+    /// Changes of what screen readers read made so far (see `noteAccessibilityChange`).
+    public var accessibilityChangeCount: Int { accessibilityChanges.load(ordering: .acquiring) }
+
+    /// Records a change screen readers read and wakes the UI thread for it, from any thread.
+    func noteAccessibilityChange() {
+        accessibilityChanges.add(1, ordering: .releasing)
+        UIWakeup.shared.wake()
+    }
 
     private struct Settings {
         var contentsScale = 1.0

@@ -1,12 +1,20 @@
 import Compositor
 import Foundation
 
-/// What a layout transition remembers of a node before the new layout: where it was in its
-/// supernode, in which supernode, and what its layer showed.
+/// A layout transition asked for and not yet applied: how long it animates and who waits for it.
+/// - Thread: main (the node keeps it)
+struct LayoutTransitionRequest {
+    var duration: Double
+    var completions: [@MainActor @Sendable () -> Void]
+}
+
+/// What a layout transition remembers of a node before the new layout: where the screen shows it
+/// (its layer's place, mid-animation included), in which supernode, and what its layer showed.
 private struct TransitionStart {
     let node: Node
     let supernode: Node?
-    let frame: Rect
+    let origin: Point
+    let opacity: Double
     let frameInTransition: Rect
     let contents: Bitmap?
     let background: Color?
@@ -15,15 +23,19 @@ private struct TransitionStart {
 
 extension Node {
     /// Lays the node out again for its size and animates there, as a layout transition: the new
-    /// layout is measured on a background thread; then, on the UI thread, every subnode that stays
-    /// slides from where it was to where the new layout puts it, subnodes the layout adds fade in
-    /// (for `automaticallyManagesSubnodes`, or ones added before the call), and subnodes it removes
-    /// fade out where they were. Sizes change at once (new sizes draw again); places and opacity move
-    /// over `duration` seconds with the animator's ease-out, handed to the compositor like every
-    /// animation. `completion` runs on the UI thread when the animation is over (at once when nothing
-    /// moves). A node not showing (no layer) just lays out again.
+    /// layout is measured off the UI thread, once (the host's or the list's own layout of the tree
+    /// is the same measurement, and whichever applies it first applies it as the transition); then,
+    /// on the UI thread, every subnode that stays slides from where the screen shows it to where the
+    /// new layout puts it, subnodes the layout adds fade in (for `automaticallyManagesSubnodes`, or
+    /// ones added before the call), and subnodes it removes fade out where they were. Sizes change at
+    /// once (new sizes draw again); places and opacity move over `duration` seconds with the
+    /// animator's ease-out, handed to the compositor like every animation. `completion` runs on the
+    /// UI thread when the animation is over (at once when nothing moves). A node not showing (no
+    /// layer) just lays out again.
     ///
-    /// Call it after changing what `layoutSpecThatFits` returns (an "expanded" flag, a new subnode).
+    /// A transition that interrupts another starts from where the boxes are at that moment, not
+    /// from where the first was taking them, and the newest always ends where the layout puts each
+    /// box. Call it after changing what `layoutSpecThatFits` returns (an "expanded" flag, a new subnode).
     /// - Thread: main
     @MainActor
     public func transitionLayout(duration: Double = 0.25, completion: (@MainActor @Sendable () -> Void)? = nil) {
@@ -33,60 +45,42 @@ extension Node {
             completion?()
             return
         }
-        let size = frame.size
-        let starts = transitionStarts()
+        var request = layoutTransition ?? LayoutTransitionRequest(duration: duration, completions: [])
+        request.duration = duration
+        if let completion { request.completions.append(completion) }
+        layoutTransition = request
         setNeedsLayout()
-        let node = self
+        // Measured on the background layout queue (a settling host waits for it), off the UI thread,
+        // and applied through `applyLayout`, which runs the transition, unless the node's host or
+        // list has laid the node out by then.
+        let size = frame.size
+        let node = UncheckedSendable(self)
         let queue = runtime.mainQueue
-        let box = UIThreadBound(starts)
-        // Measured on the background layout queue (a settling host waits for it), off the UI thread;
-        // applied there, whole, with the animation.
         Self.backgroundLayouts.enter()
         Self.backgroundLayoutQueue.async {
             defer { Self.backgroundLayouts.leave() }
-            let layout = node.layoutThatFits(.exactly(size))
+            let layout = UIThreadBound(node.value.layoutThatFits(.exactly(size)))
             queue.enqueue {
-                node.finishTransition(to: layout, from: box.value, duration: duration, completion: completion)
+                let target = node.value
+                guard target.layoutTransition != nil else { return }
+                guard layout.value.size == target.frame.size else {
+                    // Resized meanwhile: the new size's layout applies (as the transition) instead.
+                    target.layoutIfNeeded()
+                    return
+                }
+                target.applyLayout(layout.value)
             }
         }
     }
 
-    /// Where each node of the subtree (this one's descendants) is now.
+    /// Applies `layout` as the transition `request` asks: the subnodes start from where the screen
+    /// shows them now and move to where `layout` puts them.
     @MainActor
-    private func transitionStarts() -> [ObjectIdentifier: TransitionStart] {
-        var starts: [ObjectIdentifier: TransitionStart] = [:]
-        for node in subtree().dropFirst() {
-            guard let layer = node.layerIfLoaded, layer.superlayer != nil else { continue }
-            starts[ObjectIdentifier(node)] = TransitionStart(
-                node: node, supernode: node.supernode, frame: node.frame, frameInTransition: frame(of: node),
-                contents: layer.contents, background: layer.backgroundColor, cornerRadius: layer.cornerRadius)
-        }
-        return starts
-    }
-
-    /// `node`'s frame in this node's coordinates.
-    @MainActor
-    private func frame(of node: Node) -> Rect {
-        var rect = node.frame
-        var parent = node.supernode
-        while let current = parent, current !== self {
-            rect = rect.offsetBy(dx: current.frame.minX, dy: current.frame.minY)
-            parent = current.supernode
-        }
-        return rect
-    }
-
-    @MainActor
-    private func finishTransition(to layout: Layout, from starts: [ObjectIdentifier: TransitionStart], duration: Double,
-                                  completion: (@MainActor @Sendable () -> Void)?) {
-        guard layout.size == frame.size else {
-            // Resized meanwhile: the new size's layout applies as any layout does.
-            layoutIfNeeded()
-            completion?()
-            return
-        }
-        applyLayout(layout)
+    func applyLayoutAsTransition(_ layout: Layout, _ request: LayoutTransitionRequest, runsLayoutHooks: Bool) {
+        let starts = transitionStarts()
+        applyLayoutNow(layout, runsLayoutHooks: runsLayoutHooks)
         let animator = runtime.animator
+        let duration = request.duration
         var animating = false
         let current = subtree().dropFirst()
         var present = Set<ObjectIdentifier>()
@@ -95,10 +89,20 @@ extension Node {
             present.insert(id)
             guard let layer = node.layerIfLoaded else { continue }
             if let start = starts[id] {
-                // Stayed: slides from its old place (in the same supernode), sized at once.
-                guard start.supernode === node.supernode, start.frame.origin != node.frame.origin else { continue }
-                animator.animate(layer, .origin(from: start.frame.origin, to: node.frame.origin), duration: duration)
-                animating = true
+                // Stayed in the same supernode: slides from where it shows to its new place, sized at
+                // once; one that is already there stops any slide of an earlier transition there.
+                guard start.supernode === node.supernode else { continue }
+                let end = node.frame.origin
+                if start.origin != end {
+                    animator.animate(layer, .origin(from: start.origin, to: end), duration: duration)
+                    animating = true
+                } else {
+                    animator.stop(layer, .origin(from: end, to: end))
+                }
+                if start.opacity != node.opacity {
+                    animator.animate(layer, .opacity(from: start.opacity, to: node.opacity), duration: duration)
+                    animating = true
+                }
             } else if starts[ObjectIdentifier(node.supernode ?? self)] != nil || node.supernode === self {
                 // New under a node that was there: fades in.
                 animator.animate(layer, .opacity(from: 0, to: node.opacity), duration: duration)
@@ -116,16 +120,46 @@ extension Node {
             ghost.cornerRadius = start.cornerRadius
             ghost.zPosition = 1
             layer.addSublayer(ghost)
-            animator.animate(ghost, .opacity(from: 1, to: 0), duration: duration) { ghost.removeFromSuperlayer() }
+            animator.animate(ghost, .opacity(from: start.opacity, to: 0), duration: duration) { ghost.removeFromSuperlayer() }
             animating = true
         }
-        guard let completion else { return }
+        let completions = request.completions
+        guard !completions.isEmpty else { return }
         if animating {
             // The animator's clock: one more animation of nothing, ending with the others.
             let marker = Layer(name: "transition-end")
-            animator.animate(marker, .opacity(from: 0, to: 0), duration: duration) { completion() }
+            animator.animate(marker, .opacity(from: 0, to: 0), duration: duration) { completions.forEach { $0() } }
         } else {
-            completion()
+            completions.forEach { $0() }
         }
+    }
+
+    /// Where each node of the subtree (this one's descendants) shows now: its layer's place and
+    /// opacity as the animator has them at this frame (a slide or fade under way included).
+    @MainActor
+    private func transitionStarts() -> [ObjectIdentifier: TransitionStart] {
+        var starts: [ObjectIdentifier: TransitionStart] = [:]
+        for node in subtree().dropFirst() {
+            guard let layer = node.layerIfLoaded, layer.superlayer != nil else { continue }
+            let origin = layer.frame.origin.x.isFinite && layer.frame.origin.y.isFinite ? layer.frame.origin : node.frame.origin
+            starts[ObjectIdentifier(node)] = TransitionStart(
+                node: node, supernode: node.supernode, origin: origin, opacity: layer.opacity,
+                frameInTransition: shownFrame(of: node), contents: layer.contents, background: layer.backgroundColor,
+                cornerRadius: layer.cornerRadius)
+        }
+        return starts
+    }
+
+    /// Where `node` shows in this node's coordinates (its layers' places).
+    @MainActor
+    private func shownFrame(of node: Node) -> Rect {
+        var rect = Rect(origin: node.layerIfLoaded?.frame.origin ?? node.frame.origin, size: node.frame.size)
+        var parent = node.supernode
+        while let current = parent, current !== self {
+            let origin = current.layerIfLoaded?.frame.origin ?? current.frame.origin
+            rect = rect.offsetBy(dx: origin.x, dy: origin.y)
+            parent = current.supernode
+        }
+        return rect
     }
 }

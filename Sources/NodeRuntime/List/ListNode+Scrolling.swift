@@ -1,43 +1,6 @@
 public import Compositor
 import Foundation
 
-/// What moves a list's scroll position between frames. Every case is a closed form of time (see
-/// `ScrollPhysics`), evaluated at each frame's time.
-enum ScrollMotion: Sendable {
-    /// At rest (or held by a touch that stopped a fling).
-    case idle
-    /// Following a drag: the offset is `origin − translation`, rubber-banded past the edges.
-    case dragging(origin: Double)
-    /// A fling slowing down after release, or a wheel's glide after its last event, each with its
-    /// deceleration rate (`ScrollPhysics.decelerationRate`, `.wheelDecelerationRate`).
-    case decelerating(start: Double, origin: Double, velocity: Double, decelerationRate: Double)
-    /// Following the wheel: each event moved the offset at once; once no event has come for
-    /// `ScrollPhysics.wheelInertiaDelay` after `lastEvent`, the list glides on at `velocity`.
-    case wheeling(lastEvent: Double, velocity: Double)
-    /// Springing back to an edge after overscroll (`towardsEnd`: the bottom edge).
-    case bouncing(start: Double, origin: Double, velocity: Double, towardsEnd: Bool)
-    /// Easing to a target (keys, `scroll(to:animated:)`, `setContentOffset(_:animated:)`).
-    case animating(start: Double, from: Double, target: ScrollTarget, duration: Double)
-
-    /// Moves every position the motion remembers by `delta` (the content moved under the viewport).
-    mutating func shift(by delta: Double) {
-        switch self {
-        case .idle:
-            break
-        case .dragging(let origin):
-            self = .dragging(origin: origin + delta)
-        case let .decelerating(start, origin, velocity, rate):
-            self = .decelerating(start: start, origin: origin + delta, velocity: velocity, decelerationRate: rate)
-        case .wheeling:
-            break
-        case let .bouncing(start, origin, velocity, towardsEnd):
-            self = .bouncing(start: start, origin: origin + delta, velocity: velocity, towardsEnd: towardsEnd)
-        case let .animating(start, from, target, duration):
-            self = .animating(start: start, from: from + delta, target: target.shifted(by: delta), duration: duration)
-        }
-    }
-}
-
 /// Where an animated or held scroll is going, re-resolved each frame so that heights measured on the
 /// way are taken into account.
 enum ScrollTarget: Equatable, Sendable {
@@ -111,7 +74,7 @@ extension ListNode {
     func scroll(toTarget target: ScrollTarget, animated: Bool) {
         heldTarget = nil
         if animated {
-            motion = .animating(start: now, from: offset, target: target, duration: physics.animationDuration)
+            animate(to: target, duration: physics.animationDuration)
             return
         }
         motion = .idle
@@ -150,33 +113,65 @@ extension ListNode {
         }
     }
 
-    // MARK: Motion
-
-    var isDragging: Bool {
-        if case .dragging = motion { return true }
-        return false
+    /// Eases from where the list is to `target` over `duration`, re-aiming at the target every frame
+    /// (heights measured on the way move a row's offset).
+    func animate(to target: ScrollTarget, duration: Double) {
+        motion = .animating(start: now, from: offset, to: resolve(target), duration: duration)
+        animationTarget = target
     }
 
-    /// Evaluates the motion at `time`.
+    // MARK: Motion
+
+    var isDragging: Bool { motion.isDragging }
+
+    /// Evaluates the motion at `time`: the motion running by itself, which is no change of the
+    /// list's own (the compositor runs the same copy).
     func advanceMotion(to time: Double) {
         var track = motionTrack()
         let arrived = track.advance(to: time)
-        // The wheel's samples go once its glide has begun (or the wheel motion has ended).
-        if case .wheeling = motion, !{ if case .wheeling = track.motion { true } else { false } }() {
-            wheelSamples.removeAll()
-        }
-        motion = track.motion
+        let target = animationTarget
+        adopt(track)
+        if arrived, let target, case .row = target { heldTarget = target }
+    }
+
+    /// Takes `track`'s position and motion as the list's own, without counting it as a change of the
+    /// list's (`scrollHandoff`): the motion ran in time, or the compositor thread moved it.
+    func adopt(_ track: ScrollTrack) {
+        runsTrack = true
+        defer { runsTrack = false }
         offset = track.offset
-        if let arrived, case .row = arrived { heldTarget = arrived }
+        motion = track.motion
+        wheelSamples = track.wheelSamples
+        if case .animating = motion {} else { animationTarget = nil }
     }
 
     /// The motion as it stands, with what it needs to go on by itself: a value the compositor can
-    /// run to any later time (`ListMotionTrack.offset(at:)`).
-    func motionTrack() -> ListMotionTrack {
-        var destination: Double?
-        if case let .animating(_, _, target, _) = motion { destination = resolve(target) }
-        return ListMotionTrack(motion: motion, offset: offset, physics: physics, lower: minimumOffset,
-                               upper: max(minimumOffset, maximumOffset), destination: destination)
+    /// run to any later time (`ScrollTrack.offset(at:)`). An animated scroll aims at its target as
+    /// resolved now.
+    func motionTrack() -> ScrollTrack {
+        if case let .animating(start, from, to, duration) = motion, let animationTarget {
+            let destination = resolve(animationTarget)
+            if destination != to {
+                runsTrack = true
+                motion = .animating(start: start, from: from, to: destination, duration: duration)
+                runsTrack = false
+            }
+        }
+        return ScrollTrack(motion: motion, offset: offset, time: now, physics: physics, lower: minimumOffset,
+                           upper: max(minimumOffset, maximumOffset), wheelSamples: wheelSamples)
+    }
+
+    /// Takes over the motion the compositor thread gave the list for an event it applied itself
+    /// (the wheel over the list while this thread was busy): the list is where the screen shows it,
+    /// moving as it moves. False, changing nothing, when the update is not for this list's content
+    /// or the list changed its motion since the snapshot the compositor thread started from; the
+    /// host then gives the event to the list as usual. - Thread: main
+    @MainActor
+    func takeOver(_ update: ScrollUpdate) -> Bool {
+        guard let contentLayer, update.layer == contentLayer.serial, update.handoff == scrollHandoff, isReady else { return false }
+        heldTarget = nil
+        adopt(update.track)
+        return true
     }
 
     /// Hands the motion to the compositor as an animation of the content layer's y, so that a frame
@@ -184,11 +179,12 @@ extension ListNode {
     /// rest or follows a drag.
     func updateContentAnimation() {
         guard let contentLayer else { return }
-        // The wheel moves the content on a compositor thread at once, within these bounds.
-        // (Not for pages: the wheel turns a whole page, animated, which the list hands over itself.)
+        // The wheel moves the content on a compositor thread at once, within these bounds, from the
+        // list's motion. (Not for pages: the wheel turns a whole page, animated, which the list hands
+        // over itself.)
         let binding = isReady && !isPagingEnabled ? layerIfLoaded.map { layer in
             ScrollBinding(viewport: layer.frameInRoot, lower: minimumOffset, upper: max(minimumOffset, maximumOffset),
-                          wheelStep: wheelStep, isHorizontal: isHorizontal)
+                          wheelStep: wheelStep, isHorizontal: isHorizontal, track: motionTrack(), handoff: scrollHandoff)
         } : nil
         if contentLayer.scrollBinding != binding { contentLayer.scrollBinding = binding }
         guard isMovingByItself else {
@@ -200,11 +196,12 @@ extension ListNode {
 
     func startMotionAfterRelease(velocity: Double, at time: Double) {
         if isPagingEnabled, let page = pageAfterRelease(velocity: velocity) {
-            motion = .animating(start: time, from: offset, target: .row(page, .top), duration: physics.animationDuration)
+            motion = .animating(start: time, from: offset, to: resolve(.row(page, .top)), duration: physics.animationDuration)
+            animationTarget = .row(page, .top)
             return
         }
         let lower = minimumOffset
-        motion = ListMotionTrack.motionAfterRelease(at: offset, velocity: velocity, lower: lower,
+        motion = ScrollTrack.motionAfterRelease(at: offset, velocity: velocity, lower: lower,
                                                     upper: max(lower, maximumOffset), physics: physics, time: time)
     }
 
@@ -233,7 +230,7 @@ extension ListNode {
 
     /// The page a paging list is on, or heading to (an animated scroll's row). Nil without rows.
     var currentPageTarget: Int? {
-        if case let .animating(_, _, .row(row, _), _) = motion { return row }
+        if case .animating = motion, case let .row(row, _)? = animationTarget { return row }
         guard geometry.count > 0 else { return nil }
         let position = clamped(offset) + viewportLength / 2
         return geometry.row(containing: max(0, position))
@@ -288,12 +285,7 @@ extension ListNode {
 
     /// True while the list moves with no touch holding it: a fling, a bounce, an animated scroll, the
     /// wheel and its glide.
-    var isMovingByItself: Bool {
-        switch motion {
-        case .decelerating, .bouncing, .animating, .wheeling: return true
-        case .idle, .dragging: return false
-        }
-    }
+    var isMovingByItself: Bool { motion.isMovingByItself }
 
     /// A touch that starts on row content while the list moves by itself is the list's: it stops the
     /// list, as a scroll view's does, and the content (a link) never sees it. - Thread: main
@@ -340,46 +332,26 @@ extension ListNode {
     @MainActor
     public func scrollWheel(dx: Double, dy: Double, at time: Double) -> Bool {
         UIThread.precondition("ListNode.scrollWheel(dx:dy:at:)")
-        // Along the axis: a horizontal list takes the wheel's horizontal motion (positive: to the
-        // right, towards its end), else its vertical motion as a vertical list does.
-        let horizontalMotion = isHorizontal && dx.isFinite && dx != 0
-        let amount = horizontalMotion ? -dx : dy
-        guard isReady, amount.isFinite, amount != 0 else { return false }
+        guard isReady, let steps = ScrollTrack.wheelSteps(dx: dx, dy: dy, horizontal: isHorizontal) else { return false }
         if isDragging { return true }
         if isPagingEnabled {
             // A page a wheel step; a touchpad's fractions add up within a step.
-            turnPage(by: amount < 0 ? 1 : -1)
+            turnPage(by: steps < 0 ? 1 : -1)
             return true
         }
-        // A motion running by itself is taken to the event's time first: the wheel stops it where it
-        // was then (where a compositor thread showed it when it read the event), not where this
-        // thread last saw it.
-        if time.isFinite, time > now, isMovingByItself { advanceMotion(to: time) }
+        // The one wheel function every scroll shares (the compositor thread's too): a motion running
+        // by itself is taken to the event's time first, so the wheel stops it where it was then
+        // (where a compositor thread showed it when it read the event), not where this thread last
+        // saw it.
         heldTarget = nil
-        let requested = -amount * wheelStep
-        let start = clamped(offset)
-        offset = clamped(start + requested)
-        let moved = offset - start
-        let eventTime = time.isFinite ? max(time, wheelSamples.last?.time ?? time) : now
-        if let last = wheelSamples.last, (last.delta > 0) != (moved > 0) { wheelSamples.removeAll() }
-        if abs(moved) < abs(requested) - 1e-9 || moved == 0 {
-            wheelSamples.removeAll()
-        } else if let last = wheelSamples.last, last.time == eventTime {
-            wheelSamples[wheelSamples.count - 1].delta += moved
-        } else {
-            wheelSamples.append(WheelSample(time: eventTime, delta: moved))
-        }
-        wheelSamples.removeAll { eventTime - $0.time > Self.wheelVelocityWindow + 1e-9 }
-        var velocity = 0.0
-        if let first = wheelSamples.first, let last = wheelSamples.last, last.time > first.time {
-            velocity = wheelSamples.dropFirst().reduce(0) { $0 + $1.delta } / (last.time - first.time)
-        }
-        motion = .wheeling(lastEvent: eventTime, velocity: velocity.isFinite ? velocity : 0)
+        var track = motionTrack()
+        track.applyWheel(steps: steps, stepLength: wheelStep, at: time.isFinite ? time : now)
+        adopt(track)
+        // The list's own change: a motion a compositor thread drives goes back to this one.
+        scrollHandoff &+= 1
         return true
     }
 
-    /// How far back, in seconds, the wheel's velocity looks.
-    static let wheelVelocityWindow = 0.1
 
     /// Scrolls for a key: ↑/↓ by `keyStep`, Page Up/Down (and Space, Shift-Space) by a screenful less a
     /// step, Home and End to the first and last row, each animated. Repeated keys add up. Returns false
@@ -423,114 +395,7 @@ extension ListNode {
     /// Animates by `delta` from where a running animation is heading (so repeated keys accumulate).
     private func scrollAnimated(by delta: Double) {
         var base = clamped(offset)
-        if case let .animating(_, _, target, _) = motion { base = resolve(target) }
+        if case let .animating(_, _, to, _) = motion { base = animationTarget.map(resolve) ?? to }
         scroll(toTarget: .offset(base + delta), animated: true)
-    }
-}
-
-/// One wheel event's motion, for the wheel's velocity.
-/// - Thread: main (a value the list keeps)
-struct WheelSample {
-    /// The frame time of the event.
-    var time: Double
-    /// Points the offset moved (positive towards the end).
-    var delta: Double
-}
-
-/// A list's scroll motion as a value: where it is, how it moves (a fling, a bounce, an animated
-/// scroll, the glide after the wheel) and the bounds it moves in. Each step is a closed form of time
-/// from the motion's start, so running a copy to any time gives the offset the list itself reaches
-/// then: the list runs it every frame, and the compositor runs a copy between the list's frames.
-/// - Thread: any (a value)
-struct ListMotionTrack: Sendable {
-    var motion: ScrollMotion
-    var offset: Double
-    let physics: ScrollPhysics
-    /// The smallest and largest offsets at rest.
-    let lower: Double
-    let upper: Double
-    /// Where an animated scroll ends.
-    let destination: Double?
-
-    /// What a release at `position` with `velocity` starts: a bounce back from past an edge, a fling
-    /// fast enough to glide, or rest.
-    static func motionAfterRelease(at position: Double, velocity: Double, lower: Double, upper: Double,
-                                   physics: ScrollPhysics, time: Double) -> ScrollMotion {
-        if position < lower || position > upper {
-            return .bouncing(start: time, origin: position, velocity: velocity, towardsEnd: position > upper)
-        }
-        if abs(velocity) >= physics.minimumFlingVelocity {
-            return .decelerating(start: time, origin: position, velocity: velocity, decelerationRate: physics.decelerationRate)
-        }
-        return .idle
-    }
-
-    /// The motion as a layer animation of `property` (a content layer's origin, which sits at minus
-    /// the offset) from `start` on: the compositor runs a copy to each frame's time.
-    func contentAnimation(_ property: LayerAnimation.Property, from start: Double) -> LayerAnimation {
-        let track = self
-        return LayerAnimation(property, start: start, end: .infinity) { time in
-            var copy = track
-            _ = copy.advance(to: time)
-            return -copy.offset
-        }
-    }
-
-    /// Moves the motion on to `time`; returns the target of an animated scroll that arrived.
-    mutating func advance(to time: Double) -> ScrollTarget? {
-        switch motion {
-        case .idle, .dragging:
-            return nil
-        case let .decelerating(start, origin, velocity, rate):
-            var physics = self.physics
-            physics.decelerationRate = rate
-            let (position, speed) = physics.fling(origin: origin, velocity: velocity, elapsed: time - start)
-            if position < lower || position > upper {
-                let towardsEnd = position > upper
-                let edge = towardsEnd ? upper : lower
-                if let crossing = physics.flingTime(origin: origin, velocity: velocity, reaching: edge) {
-                    let edgeVelocity = velocity * exp(-physics.decayConstant * crossing)
-                    motion = .bouncing(start: start + crossing, origin: edge, velocity: edgeVelocity, towardsEnd: towardsEnd)
-                } else {
-                    motion = .bouncing(start: time, origin: position, velocity: speed, towardsEnd: towardsEnd)
-                }
-                return advance(to: time)
-            } else if physics.flingHasSettled(velocity: speed) {
-                offset = min(max(physics.flingRestingPosition(origin: origin, velocity: velocity), lower), upper)
-                motion = .idle
-            } else {
-                offset = position
-            }
-        case let .wheeling(lastEvent, velocity):
-            // The glide starts where the wheel stopped, at the time it is taken to have stopped, so
-            // the position stays a closed form of time however the frames fall.
-            let glideStart = lastEvent + physics.wheelInertiaDelay
-            guard time >= glideStart else { return nil }
-            if abs(velocity) >= physics.minimumFlingVelocity {
-                motion = .decelerating(start: glideStart, origin: offset, velocity: velocity,
-                                       decelerationRate: physics.wheelDecelerationRate)
-                return advance(to: time)
-            }
-            motion = .idle
-        case let .bouncing(start, origin, velocity, towardsEnd):
-            let rest = towardsEnd ? upper : lower
-            let (position, speed) = physics.spring(origin: origin, velocity: velocity, rest: rest, elapsed: time - start)
-            if physics.springHasSettled(position: position, velocity: speed, rest: rest) {
-                offset = rest
-                motion = .idle
-            } else {
-                offset = position
-            }
-        case let .animating(start, from, target, duration):
-            let progress = duration > 0 ? (time - start) / duration : 1
-            let destination = self.destination ?? offset
-            if progress >= 1 {
-                offset = destination
-                motion = .idle
-                return target
-            }
-            offset = from + (destination - from) * ScrollPhysics.easeOut(progress)
-        }
-        return nil
     }
 }

@@ -86,7 +86,7 @@ extension ListNode {
 
         if pinned && animated {
             // The content stays where it is; the viewport eases to the new end.
-            motion = .animating(start: now, from: offset, target: .end, duration: Self.updateAnimationDuration)
+            animate(to: .end, duration: Self.updateAnimationDuration)
         } else {
             restore(snapshot, newRow: { oldRow in oldRow < plan.oldToNew.count ? plan.oldToNew[oldRow] : nil })
         }
@@ -148,16 +148,7 @@ extension ListNode {
             let target = mapped(heldTarget)
             if case .row = target { self.heldTarget = target } else { self.heldTarget = nil }
         }
-        if case let .animating(start, from, target, duration) = motion {
-            motion = .animating(start: start, from: from, target: mapped(target), duration: duration)
-        }
-    }
-}
-
-extension ScrollMotion {
-    var isAtRest: Bool {
-        if case .idle = self { return true }
-        return false
+        if let animationTarget { self.animationTarget = mapped(animationTarget) }
     }
 }
 

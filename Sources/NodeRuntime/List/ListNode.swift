@@ -219,9 +219,22 @@ public class ListNode: Node, @unchecked Sendable {
     /// Rows that have a node or a measure job, by row index. (main thread only)
     var records: [Int: RowRecord] = [:]
     /// The top of the viewport in content coordinates. (main thread only)
-    var offset = 0.0
+    var offset = 0.0 {
+        didSet { if offset != oldValue && !runsTrack { scrollHandoff &+= 1 } }
+    }
     /// What the scroll position is doing. (main thread only)
-    var motion = ScrollMotion.idle
+    var motion = ScrollMotion.idle {
+        didSet { if motion != oldValue && !runsTrack { scrollHandoff &+= 1 } }
+    }
+    /// Counts the list's own changes of its position and motion (`ScrollBinding.handoff`): not the
+    /// motion running in time, nor a motion taken over from the compositor thread. (main thread only)
+    var scrollHandoff = 0
+    /// True while the motion runs in time or is taken over: no change of the list's own.
+    /// (main thread only)
+    var runsTrack = false
+    /// Where an animated scroll is going, re-resolved each frame (a row's offset moves as heights are
+    /// measured); nil while the motion is not an animated scroll. (main thread only)
+    var animationTarget: ScrollTarget?
     /// A row the list keeps in place while the rows around it are measured (after `scroll(to:)`).
     /// (main thread only)
     var heldTarget: ScrollTarget?

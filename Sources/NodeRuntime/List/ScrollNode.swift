@@ -88,8 +88,18 @@ open class ScrollNode: Node, @unchecked Sendable {
     @MainActor public var physics = ScrollPhysics()
 
     // Main-thread state.
-    @MainActor private var offset = Point.zero
-    @MainActor private var motion = (x: ScrollMotion.idle, y: ScrollMotion.idle)
+    @MainActor private var offset = Point.zero {
+        didSet { if offset != oldValue && !runsTrack { scrollHandoff &+= 1 } }
+    }
+    @MainActor private var motion = (x: ScrollMotion.idle, y: ScrollMotion.idle) {
+        didSet { if (motion.x != oldValue.x || motion.y != oldValue.y) && !runsTrack { scrollHandoff &+= 1 } }
+    }
+    /// Wheel samples of each axis, for the wheel's velocity (see `ScrollTrack.applyWheel`).
+    @MainActor private var wheelSamples: (x: [WheelSample], y: [WheelSample]) = ([], [])
+    /// Counts the node's own changes of its position and motion (`ScrollBinding.handoff`).
+    @MainActor private var scrollHandoff = 0
+    /// True while the motion runs in time or is taken over from the compositor thread.
+    @MainActor private var runsTrack = false
     @MainActor private var now = 0.0
     @MainActor private var measuredContentSize = Size.zero
     @MainActor private var lastMoved = -Double.infinity
@@ -142,8 +152,8 @@ open class ScrollNode: Node, @unchecked Sendable {
         let (lower, upper) = offsetLimits()
         let clampedX = min(max(target.x, lower.x), upper.x), clampedY = min(max(target.y, lower.y), upper.y)
         if animated {
-            motion.x = .animating(start: now, from: offset.x, target: .offset(clampedX), duration: physics.animationDuration)
-            motion.y = .animating(start: now, from: offset.y, target: .offset(clampedY), duration: physics.animationDuration)
+            motion.x = .animating(start: now, from: offset.x, to: clampedX, duration: physics.animationDuration)
+            motion.y = .animating(start: now, from: offset.y, to: clampedY, duration: physics.animationDuration)
         } else {
             motion = (.idle, .idle)
             offset = Point(x: clampedX, y: clampedY)
@@ -241,28 +251,56 @@ open class ScrollNode: Node, @unchecked Sendable {
     }
 
     @MainActor
-    private func track(_ motion: ScrollMotion, offset: Double, lower: Double, upper: Double) -> ListMotionTrack {
-        var destination: Double?
-        if case let .animating(_, _, target, _) = motion, case let .offset(value) = target { destination = value }
-        return ListMotionTrack(motion: motion, offset: offset, physics: physics, lower: lower, upper: upper,
-                               destination: destination)
+    private func tracks() -> (x: ScrollTrack, y: ScrollTrack) {
+        let (lower, upper) = offsetLimits()
+        return (ScrollTrack(motion: motion.x, offset: offset.x, time: now, physics: physics, lower: lower.x, upper: upper.x,
+                            wheelSamples: wheelSamples.x),
+                ScrollTrack(motion: motion.y, offset: offset.y, time: now, physics: physics, lower: lower.y, upper: upper.y,
+                            wheelSamples: wheelSamples.y))
     }
 
+    /// Takes the tracks' positions and motions as the node's own without counting it as a change of
+    /// its own (the motion ran in time, or the compositor thread moved it).
     @MainActor
-    private func tracks() -> (x: ListMotionTrack, y: ListMotionTrack) {
-        let (lower, upper) = offsetLimits()
-        return (track(motion.x, offset: offset.x, lower: lower.x, upper: upper.x),
-                track(motion.y, offset: offset.y, lower: lower.y, upper: upper.y))
+    private func adopt(x: ScrollTrack, y: ScrollTrack) {
+        runsTrack = true
+        defer { runsTrack = false }
+        motion = (x.motion, y.motion)
+        offset = Point(x: x.offset, y: y.offset)
+        wheelSamples = (x.wheelSamples, y.wheelSamples)
     }
 
     @MainActor
     private func advance(to time: Double) {
         var (x, y) = tracks()
-        _ = x.advance(to: time)
-        _ = y.advance(to: time)
+        x.advance(to: time)
+        y.advance(to: time)
         if x.offset != offset.x || y.offset != offset.y { lastMoved = time }
-        motion = (x.motion, y.motion)
-        offset = Point(x: x.offset, y: y.offset)
+        adopt(x: x, y: y)
+    }
+
+    /// The axis the compositor thread may move (`ScrollBinding`): y, or x for a node that scrolls
+    /// only horizontally; none while paging.
+    @MainActor
+    private var boundAxisIsHorizontal: Bool? {
+        guard !isPagingEnabled else { return nil }
+        if axes == .horizontal { return true }
+        return axes.contains(.vertical) ? false : nil
+    }
+
+    /// Takes over the motion the compositor thread gave the bound axis for an event it applied itself
+    /// (the wheel while the UI thread was busy). False when the update is not for this node's content
+    /// or the node changed its motion since. - Thread: main
+    @MainActor
+    func takeOver(_ update: ScrollUpdate) -> Bool {
+        guard let content = contentNode.layerIfLoaded, update.layer == content.serial, update.handoff == scrollHandoff,
+              let horizontal = boundAxisIsHorizontal else { return false }
+        var (x, y) = tracks()
+        if horizontal { x = update.track } else { y = update.track }
+        adopt(x: x, y: y)
+        lastMoved = max(lastMoved, update.track.time)
+        placeContent()
+        return true
     }
 
     @MainActor
@@ -274,7 +312,7 @@ open class ScrollNode: Node, @unchecked Sendable {
         let (lower, upper) = offsetLimits()
         func start(_ position: Double, _ speed: Double, _ low: Double, _ high: Double, axis: ScrollAxes) -> ScrollMotion {
             guard axes.contains(axis) else { return .idle }
-            return ListMotionTrack.motionAfterRelease(at: position, velocity: speed, lower: low, upper: high,
+            return ScrollTrack.motionAfterRelease(at: position, velocity: speed, lower: low, upper: high,
                                                       physics: physics, time: time)
         }
         motion = (start(offset.x, velocity.x, lower.x, upper.x, axis: .horizontal),
@@ -356,7 +394,7 @@ open class ScrollNode: Node, @unchecked Sendable {
         let target = min(max(0, page), Double(pageCount - 1)) * size
         let (lower, upper) = offsetLimits()
         func animate(_ from: Double, _ to: Double) -> ScrollMotion {
-            from == to ? .idle : .animating(start: time, from: from, target: .offset(to), duration: physics.animationDuration)
+            from == to ? .idle : .animating(start: time, from: from, to: to, duration: physics.animationDuration)
         }
         if axes.contains(.horizontal) {
             motion = (animate(offset.x, min(max(target, lower.x), upper.x)), .idle)
@@ -447,22 +485,23 @@ open class ScrollNode: Node, @unchecked Sendable {
             let movingX = !isIdle(motion.x) && !isDragging(motion.x), movingY = !isIdle(motion.y) && !isDragging(motion.y)
             if movingX || movingY {
                 let (x, y) = tracks()
-                if movingX { animations.append(x.contentAnimation(.originX, from: now)) }
-                if movingY { animations.append(y.contentAnimation(.originY, from: now)) }
+                if movingX { animations.append(x.contentAnimation(LayerAnimation.Property.originX, from: now)) }
+                if movingY { animations.append(y.contentAnimation(LayerAnimation.Property.originY, from: now)) }
             }
             if !(animations.isEmpty && content.animations.isEmpty) { content.animations = animations }
             let (lower, upper) = offsetLimits()
             // The wheel on a compositor thread: along the one axis (y where both scroll); none for
             // pages, which the wheel turns whole, animated.
-            let binding: ScrollBinding?
-            if isPagingEnabled {
-                binding = nil
-            } else if axes == .horizontal {
-                binding = upper.x > lower.x ? ScrollBinding(viewport: layer.frameInRoot, lower: lower.x, upper: upper.x,
-                                                            wheelStep: wheelStep, isHorizontal: true) : nil
-            } else {
-                binding = axes.contains(.vertical) && upper.y > lower.y
-                    ? ScrollBinding(viewport: layer.frameInRoot, lower: lower.y, upper: upper.y, wheelStep: wheelStep) : nil
+            // Its motion goes with it; at an edge the wheel passes on outwards, as it does here.
+            var binding: ScrollBinding?
+            if let horizontal = boundAxisIsHorizontal {
+                let (x, y) = tracks()
+                let (low, high) = horizontal ? (lower.x, upper.x) : (lower.y, upper.y)
+                if high > low {
+                    binding = ScrollBinding(viewport: layer.frameInRoot, lower: low, upper: high, wheelStep: wheelStep,
+                                            isHorizontal: horizontal, track: horizontal ? x : y, handoff: scrollHandoff,
+                                            passesWheelAtEdges: true, otherAxisOnUIThread: axes == .both)
+                }
             }
             if content.scrollBinding != binding { content.scrollBinding = binding }
         }
@@ -535,7 +574,7 @@ extension ScrollNode: FrameParticipant, WheelScrollable, TouchIntercepting {
             // A notch turns a page (from the page it is going to, when it is moving to one).
             let turn = axes.contains(.horizontal) ? (dx != 0 ? dx : -dy) : -dy
             var page = currentPage
-            if case let .animating(_, _, .offset(target), _) = (axes.contains(.horizontal) ? motion.x : motion.y) {
+            if case let .animating(_, _, target, _) = (axes.contains(.horizontal) ? motion.x : motion.y) {
                 let (size, _) = pageGeometry()
                 if size > 0 { page = Int((target / size).rounded()) }
             }
@@ -545,19 +584,23 @@ extension ScrollNode: FrameParticipant, WheelScrollable, TouchIntercepting {
             lastMoved = time.isFinite ? time : now
             return true
         }
-        let (lower, upper) = offsetLimits()
-        var x = offset.x, y = offset.y
-        if axes.contains(.vertical) {
-            y = min(max(min(max(y, lower.y), upper.y) - dy * wheelStep, lower.y), upper.y)
+        // The one wheel function every scroll shares, along each axis the node scrolls: y by the
+        // vertical motion; x by the horizontal one (or the vertical one where only x scrolls).
+        var (x, y) = tracks()
+        let at = time.isFinite ? time : now
+        var moved = false
+        if axes.contains(.vertical), dy != 0 {
+            moved = y.applyWheel(steps: dy, stepLength: wheelStep, at: at) != 0 || moved
         }
-        if axes.contains(.horizontal) {
-            let step = axes == .horizontal && dx == 0 ? dy : -dx
-            x = min(max(min(max(x, lower.x), upper.x) - step * wheelStep, lower.x), upper.x)
+        if axes.contains(.horizontal), let steps = axes == .horizontal ? ScrollTrack.wheelSteps(dx: dx, dy: dy, horizontal: true)
+                                                                        : (dx != 0 ? -dx : nil) {
+            moved = x.applyWheel(steps: steps, stepLength: wheelStep, at: at) != 0 || moved
         }
-        guard x != offset.x || y != offset.y else { return false }
-        motion = (.idle, .idle)
-        offset = Point(x: x, y: y)
-        lastMoved = time.isFinite ? time : now
+        // At an edge the wheel passes on outwards.
+        guard moved else { return false }
+        adopt(x: x, y: y)
+        scrollHandoff &+= 1
+        lastMoved = at
         placeContent()
         return true
     }

@@ -313,6 +313,20 @@ extension Node: LayoutElement {
     @MainActor
     func applyLayout(_ layout: Layout, runsLayoutHooks: Bool) {
         UIThread.precondition("Node.applyLayout")
+        // A transition asked for: whoever lays the node out first (its host, its list, the
+        // transition's own measurement) applies this layout as the transition, from where the
+        // screen shows the subnodes now.
+        if let transition = layoutTransition {
+            layoutTransition = nil
+            applyLayoutAsTransition(layout, transition, runsLayoutHooks: runsLayoutHooks)
+            return
+        }
+        applyLayoutNow(layout, runsLayoutHooks: runsLayoutHooks)
+    }
+
+    /// `applyLayout(_:runsLayoutHooks:)` without a transition.
+    @MainActor
+    func applyLayoutNow(_ layout: Layout, runsLayoutHooks: Bool) {
         // The frames are final now: a draw that waited for them may start (the frame setters below
         // request the draws a new size needs).
         let drawWaited = state.withLock { state -> Bool in

@@ -147,13 +147,24 @@ extension Node {
     /// draw. - Thread: any
     public var isUserInteractionEnabled: Bool {
         get { state.withLock { $0.isUserInteractionEnabled } }
-        set { state.withLock { $0.isUserInteractionEnabled = newValue } }
+        set { setInputProperty(\.isUserInteractionEnabled, newValue) }
     }
     /// Insets of the hit area from the bounds; negative values enlarge it (a small button with a
     /// comfortable target). - Thread: any
     public var hitTestSlop: EdgeInsets {
         get { state.withLock { $0.hitTestSlop } }
-        set { state.withLock { $0.hitTestSlop = newValue } }
+        set { setInputProperty(\.hitTestSlop, newValue) }
+    }
+
+    /// Sets a property that decides what takes the pointer: a loaded node brings its layer's input
+    /// role up to date (a compositor thread routes the wheel by it); nothing is drawn again.
+    private func setInputProperty<Value: Equatable>(_ keyPath: WritableKeyPath<State, Value>, _ value: Value) {
+        let loaded = state.withLock { state -> Bool? in
+            guard state[keyPath: keyPath] != value else { return nil }
+            state[keyPath: keyPath] = value
+            return state.isLoaded
+        }
+        if loaded == true { layerStateDidChange() }
     }
     /// The pointer's shape while it is over this node, when `cursor(at:)` is not overridden; nil (the
     /// default) lets an event ancestor choose, and the arrow shows when none does. Only nodes the host

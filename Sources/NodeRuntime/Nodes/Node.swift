@@ -104,6 +104,8 @@ open class Node: @unchecked Sendable {
     var gestureRecognizers: [GestureRecognizer] = []
     /// The host whose focus owner this node is, while it is. (UI thread only)
     weak var focusHost: NodeHost?
+    /// A layout transition waiting for the node's next layout (`transitionLayout`). (UI thread only)
+    var layoutTransition: LayoutTransitionRequest?
     /// Where events go after this node when it has no supernode: the list showing it as a row (set by
     /// the list when it installs the row's node, cleared when it releases it). Layout and display never
     /// follow it; see `eventSupernode`. (UI thread only)
@@ -225,6 +227,23 @@ open class Node: @unchecked Sendable {
         layer.cornerRoundingMode = snapshot.cornerRoundingMode
         layer.cornerClipColor = snapshot.cornerClipColor
         layer.zPosition = snapshot.zPosition
+        layer.inputRole = inputRole(snapshot)
+    }
+
+    /// What the layer tells a compositor thread about input: the pointer is taken where the node
+    /// takes it (a rasterizing node, whose subnodes have no layers, where any of them does), and the
+    /// wheel is handled on the UI thread by a node that scrolls by it.
+    @MainActor
+    private func inputRole(_ snapshot: State) -> LayerInputRole {
+        let slop = snapshot.hitTestSlop
+        var takesPointer = snapshot.isUserInteractionEnabled
+        if !takesPointer && isRasterizing {
+            takesPointer = subtree().dropFirst().contains { $0.isUserInteractionEnabled }
+        }
+        guard takesPointer || self is WheelScrollable else { return .none }
+        return LayerInputRole(takesPointer: takesPointer, hitInsetTop: takesPointer ? slop.top : 0,
+                              hitInsetLeft: takesPointer ? slop.left : 0, hitInsetBottom: takesPointer ? slop.bottom : 0,
+                              hitInsetRight: takesPointer ? slop.right : 0, handlesWheel: self is WheelScrollable)
     }
 
     /// Where the layer goes: the node's frame, except that contents drawn for another size keep the

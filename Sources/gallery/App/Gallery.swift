@@ -33,6 +33,7 @@ struct Gallery: ParsableCommand {
         case policies
         case idle
         case stall
+        case latency
     }
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
@@ -267,6 +268,15 @@ struct Gallery: ParsableCommand {
             }
         case .stall:
             let result = try StallBenchmark(assets: assetsFolder, seconds: seconds == 10 ? 4 : seconds, output: output)
+                .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            print(result.table)
+            if let json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                try encoder.encode(result.report).write(to: URL(fileURLWithPath: json))
+            }
+        case .latency:
+            let result = try LatencyBenchmark(assets: assetsFolder, inputs: frames ?? 100, output: output)
                 .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
             print(result.table)
             if let json {

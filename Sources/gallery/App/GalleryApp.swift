@@ -153,7 +153,7 @@ final class GalleryApp {
     /// Prints a status line and flushes it, so that a reader at the other end of a pipe sees it while
     /// the gallery runs.
     /// How long F8 blocks the UI thread.
-    static let demonstratedStall = 1.5
+    static let demonstratedStall = 3.0
 
     /// F8: blocks the UI thread in a busy loop for `seconds`, as slow app code would, saying so
     /// before and after. With a compositor thread the window goes on scrolling (wheel, fling) and

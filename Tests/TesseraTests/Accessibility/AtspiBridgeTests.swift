@@ -273,6 +273,52 @@ final class AtspiBridgeTests: XCTestCase {
         }
         on.close()
     }
+
+    /// A change a screen reader reads that need not show (a label, a value) is published: the app at
+    /// rest runs a frame for it, and a screen reader asking afterwards reads the new text.
+    func testALabelOrValueChangedAloneIsPublished() async throws {
+        let bus = try PrivateBus()
+        let registry = try OffMain("registry") { try BusPeer(address: bus.address) }
+        try await registry.run { try $0.requestName(Atspi.registryName) }
+        var configuration = Application.Configuration.headless(size: Size(width: 200, height: 100))
+        configuration.accessibility = false
+        let button = ButtonNode(title: "Send")
+        let app = try Application(configuration: configuration, rootNode: button)
+        defer { app.close() }
+        let publisher = AtspiPublisher(host: app.host, title: "Label check", windowPlacement: nil,
+                                       environment: ["AT_SPI_BUS_ADDRESS": bus.address])
+        defer { publisher.stop() }
+        app.onFrame = { [weak publisher] record in publisher?.frameDidRun(record, hadEvents: false) }
+        let name = try await embed(publisher.bridge, registry: registry)
+        try app.settle()
+        app.frame()
+        let reader = try OffMain("reader") { try BusPeer(address: bus.address) }
+        func buttonName() async throws -> [DBusValue] {
+            try await reader.run { peer in
+                try peer.call(name, "/org/a11y/atspi/accessible/\(button.accessibilityIdentifier)", Atspi.properties, "Get",
+                              [.string(Atspi.accessible), .string("Name")])
+            }
+        }
+        let first = try await buttonName()
+        XCTAssertEqual(first, [.variant(.string("Send"))])
+        XCTAssertFalse(app.host.needsFrame, "at rest")
+
+        // Set from another thread, as a node's properties may be: nothing on screen changes.
+        let published = publisher.publishedCount
+        await Task.detached { button.accessibilityLabel = "Send the message" }.value
+        XCTAssertTrue(app.host.needsFrame, "the change asks for a frame")
+        app.frame()
+        XCTAssertEqual(publisher.publishedCount, published + 1, "a new tree for it")
+        // The bridge's thread takes the tree in; a screen reader then reads the new name.
+        var read = try await buttonName()
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while read != [.variant(.string("Send the message"))] && Date() < deadline {
+            try await Task.sleep(nanoseconds: 5_000_000)
+            read = try await buttonName()
+        }
+        XCTAssertEqual(read, [.variant(.string("Send the message"))])
+        XCTAssertFalse(app.host.needsFrame, "and at rest again")
+    }
 }
 
 /// The bridge, reached weakly from its own UI port.

@@ -1,7 +1,8 @@
 import Foundation
 
-/// The motion laws of a scrolling list, as closed forms of time, so the position at any frame time is
-/// exact however far apart the frames are (a virtual clock in a test, a dropped frame in the app).
+/// The motion laws of a scroll (a list, a scroll node, and the compositor thread moving either), as
+/// closed forms of time, so the position at any frame time is exact however far apart the frames are
+/// (a virtual clock in a test, a dropped frame in the app).
 ///
 /// Positions are content offsets in points (the top of the viewport in content coordinates) and
 /// velocities are points per second in the same direction: positive moves towards the end of the list.
@@ -31,23 +32,23 @@ public struct ScrollPhysics: Hashable, Sendable {
     public init() {}
 
     /// Decay constant `k` of the fling, per second: `v(t) = v₀·e^(−k·t)`.
-    var decayConstant: Double { -1000 * log(min(0.999_999, max(0.5, decelerationRate))) }
+    package var decayConstant: Double { -1000 * log(min(0.999_999, max(0.5, decelerationRate))) }
 
     /// Where a fling that started at `origin` with `velocity` is after `elapsed` seconds, and its velocity.
-    func fling(origin: Double, velocity: Double, elapsed: Double) -> (position: Double, velocity: Double) {
+    package func fling(origin: Double, velocity: Double, elapsed: Double) -> (position: Double, velocity: Double) {
         let k = decayConstant
         let decay = exp(-k * max(0, elapsed))
         return (origin + velocity / k * (1 - decay), velocity * decay)
     }
 
     /// Where a fling will come to rest.
-    func flingRestingPosition(origin: Double, velocity: Double) -> Double {
+    package func flingRestingPosition(origin: Double, velocity: Double) -> Double {
         origin + velocity / decayConstant
     }
 
     /// Seconds after which a fling from `origin` with `velocity` reaches `position`, or nil if it stops
     /// before.
-    func flingTime(origin: Double, velocity: Double, reaching position: Double) -> Double? {
+    package func flingTime(origin: Double, velocity: Double, reaching position: Double) -> Double? {
         let k = decayConstant
         guard velocity != 0 else { return nil }
         let fraction = 1 - (position - origin) * k / velocity
@@ -56,13 +57,13 @@ public struct ScrollPhysics: Hashable, Sendable {
     }
 
     /// True once the fling would travel less than half a point more.
-    func flingHasSettled(velocity: Double) -> Bool {
+    package func flingHasSettled(velocity: Double) -> Bool {
         abs(velocity / decayConstant) < 0.5
     }
 
     /// A critically damped spring pulling towards `rest`: started at `origin` with `velocity`, where it
     /// is after `elapsed` seconds, and its velocity.
-    func spring(origin: Double, velocity: Double, rest: Double, elapsed: Double) -> (position: Double, velocity: Double) {
+    package func spring(origin: Double, velocity: Double, rest: Double, elapsed: Double) -> (position: Double, velocity: Double) {
         let w = bounceFrequency
         let t = max(0, elapsed)
         let a = origin - rest
@@ -72,12 +73,12 @@ public struct ScrollPhysics: Hashable, Sendable {
     }
 
     /// True once the spring is within half a point of rest and nearly still.
-    func springHasSettled(position: Double, velocity: Double, rest: Double) -> Bool {
+    package func springHasSettled(position: Double, velocity: Double, rest: Double) -> Bool {
         abs(position - rest) < 0.5 && abs(velocity) < 20
     }
 
     /// The overscroll shown for a drag `distance` points past an edge of a viewport `dimension` tall.
-    func rubberBand(_ distance: Double, dimension: Double) -> Double {
+    package func rubberBand(_ distance: Double, dimension: Double) -> Double {
         guard distance > 0, dimension > 0 else { return 0 }
         let c = rubberBandConstant
         return (1 - 1 / (distance * c / dimension + 1)) * dimension
@@ -85,28 +86,28 @@ public struct ScrollPhysics: Hashable, Sendable {
 
     /// The drag distance that shows `overscroll` (the inverse of `rubberBand`), so a drag that starts on
     /// an overscrolled list continues from where it is.
-    func rubberBandInverse(_ overscroll: Double, dimension: Double) -> Double {
+    package func rubberBandInverse(_ overscroll: Double, dimension: Double) -> Double {
         guard overscroll > 0, dimension > 0 else { return 0 }
         let ratio = min(overscroll / dimension, 0.999)
         return dimension / rubberBandConstant * (1 / (1 - ratio) - 1)
     }
 
     /// The drag position with resistance past the edges `[lower, upper]` applied.
-    func rubberBanded(_ raw: Double, lower: Double, upper: Double, dimension: Double) -> Double {
+    package func rubberBanded(_ raw: Double, lower: Double, upper: Double, dimension: Double) -> Double {
         if raw < lower { return lower - rubberBand(lower - raw, dimension: dimension) }
         if raw > upper { return upper + rubberBand(raw - upper, dimension: dimension) }
         return raw
     }
 
     /// The drag position that shows `shown` (the inverse of `rubberBanded`).
-    func unbanded(_ shown: Double, lower: Double, upper: Double, dimension: Double) -> Double {
+    package func unbanded(_ shown: Double, lower: Double, upper: Double, dimension: Double) -> Double {
         if shown < lower { return lower - rubberBandInverse(lower - shown, dimension: dimension) }
         if shown > upper { return upper + rubberBandInverse(shown - upper, dimension: dimension) }
         return shown
     }
 
     /// Ease-out cubic on `0...1`, for animated scrolls.
-    static func easeOut(_ progress: Double) -> Double {
+    package static func easeOut(_ progress: Double) -> Double {
         let p = min(1, max(0, progress))
         let inverse = 1 - p
         return 1 - inverse * inverse * inverse

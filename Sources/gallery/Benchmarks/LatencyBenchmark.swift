@@ -1,0 +1,218 @@
+import Tessera
+import Foundation
+import TesseraRandom
+
+/// What a user feels of input at rest: the chat list is at rest, the app waits in its event loop,
+/// and an input event is put on SDL's queue (as the window system puts it) at a random phase of the
+/// display's refresh; the time from the event to the end of presenting the first frame that shows
+/// it is recorded. Two kinds, one at a time, each after the screen has been still for a while: a
+/// wheel notch over the list (down and up in turn; the compositor thread moves the list itself) and
+/// a character typed into the focused search field (the UI thread edits the field, a worker draws
+/// its line, the compositor thread presents it). The field is emptied every eight characters, off
+/// the clock.
+///
+/// The frame "that shows it" is the first presented frame whose snapshot differs where the input
+/// lands: the list's content moved, or the field's layers hold other contents. It runs with the
+/// compositor on its own thread (the window's arrangement), in a window or headless.
+/// - Thread: main
+@MainActor
+struct LatencyBenchmark {
+    /// One kind of input's figures, in milliseconds.
+    struct Kind: Codable {
+        var count: Int
+        var p50Ms: Double
+        var p99Ms: Double
+        var maxMs: Double
+        /// Inputs that took more than two 60 Hz frames (33 ms).
+        var over33Ms: Int
+        /// Inputs whose frame never came (within 2 s).
+        var missed: Int
+    }
+
+    /// The JSON report (`--json`).
+    struct Report: Codable {
+        var benchmark = "latency"
+        var output: String
+        var headless: Bool
+        var seed: UInt64
+        var wheel: Kind
+        var typing: Kind
+        /// Waits at rest on the compositor thread that ran out their time with a commit pending.
+        var lateWakeups: Int
+    }
+
+    let assets: URL
+    /// Inputs of each kind.
+    let inputs: Int
+    var seed: UInt64 = UInt64(MonotonicClock.nanoseconds())
+    var output = BenchmarkOutput()
+
+    /// What the compositor thread watches for: the frame that shows the input pending.
+    private struct Pending: Sendable {
+        enum Target: Sendable {
+            case moved(layer: Int, from: Double)
+            case changed(layer: Int, from: [Int: UInt64])
+        }
+        var target: Target
+        /// When the event went on SDL's queue, in `MonotonicClock` nanoseconds (0: not yet).
+        var pushed: UInt64 = 0
+    }
+
+    /// State shared with the compositor thread's frame observer and the driving thread.
+    private final class Watch: Sendable {
+        let pending = Locked<Pending?>(nil)
+        let latest = Locked<LayerSnapshot?>(nil)
+        let presents = Locked(0)
+        let shown = DispatchSemaphore(value: 0)
+        let results = Locked<[Double]>([])
+    }
+
+    func run(progress: (String) -> Void) throws -> (table: String, report: Report) {
+        var options = GalleryOptions()
+        options.screen = .chats
+        options.headless = output.headless
+        options.renderDriver = output.renderDriver
+        options.compositorThread = true
+        let app = try GalleryApp.make(options: options, assets: assets)
+        let application = app.application
+        defer {
+            app.host.setRootController(nil)
+            application.close()
+        }
+        guard let thread = application.compositorThread else { throw Application.Failure("no compositor thread") }
+        try application.settle(timeout: 30)
+        let list = app.chats.list
+        let field = app.chats.searchField
+        guard let content = list.layer.sublayers.first(where: { $0.name == "list-content" }) else {
+            throw Application.Failure("the chat list has no content layer")
+        }
+        let contentSerial = content.serial
+        let fieldSerial = field.layer.serial
+        let middle = Point(x: list.layer.frameInRoot.midX, y: list.layer.frameInRoot.midY)
+        application.warpPointer(to: middle)
+        thread.perform { _, backend in backend.pushPointerEvent(.pointerMoved(middle)) }
+        app.host.focus(field)
+        try application.settle(timeout: 30)
+
+        let watch = Watch()
+        thread.setFrameObserver { frame in
+            watch.latest.withLock { $0 = frame.snapshot }
+            watch.presents.withLock { $0 += 1 }
+            guard let pending = watch.pending.withLock({ $0 }), pending.pushed != 0, let snapshot = frame.snapshot else { return }
+            let shows: Bool
+            switch pending.target {
+            case let .moved(layer, from):
+                shows = snapshot.layer(serial: layer).map { $0.presentedFrame(at: frame.time).minY != from } ?? false
+            case let .changed(layer, from):
+                shows = snapshot.layer(serial: layer).map { Self.fingerprint($0) != from } ?? false
+            }
+            guard shows else { return }
+            let done = MonotonicClock.nanoseconds()
+            watch.pending.withLock { $0 = nil }
+            watch.results.withLock { $0.append(Double(done &- pending.pushed) / 1e6) }
+            watch.shown.signal()
+        }
+
+        var generator = SeededRandom(seed: seed)
+        let interval = 1 / (application.renderer.refreshRate ?? 60)
+        let count = inputs
+        let seed = self.seed
+        let clearField: @Sendable () -> Void = {
+            DispatchQueue.main.async { MainActor.assumeIsolated { field.text = "" } }
+            UIWakeup.shared.wake()
+        }
+        // The inputs come from a thread of their own while this one runs the app's event loop, as a
+        // window system's would.
+        let phases = (0..<(2 * count)).map { _ in Double.random(in: 0..<interval, using: &generator) }
+        let wheelResults = Locked<[Double]>([])
+        let typingResults = Locked<[Double]>([])
+        let missed = Locked((wheel: 0, typing: 0))
+        let driver = Thread {
+            func waitForQuiet() {
+                // Still for 80 ms: nothing presented meanwhile.
+                var last = watch.presents.withLock { $0 }
+                var still = 0
+                while still < 16 {
+                    usleep(5_000)
+                    let now = watch.presents.withLock { $0 }
+                    if now == last { still += 1 } else { still = 0; last = now }
+                }
+            }
+            func measure(_ target: Pending.Target, phase: Double, into results: Locked<[Double]>,
+                         push: @escaping @Sendable (SDLRenderBackend) -> Void) -> Bool {
+                usleep(UInt32(phase * 1e6))
+                watch.results.withLock { $0.removeAll() }
+                watch.pending.withLock { $0 = Pending(target: target) }
+                thread.perform { _, backend in
+                    watch.pending.withLock { $0?.pushed = MonotonicClock.nanoseconds() }
+                    push(backend)
+                }
+                guard watch.shown.wait(timeout: .now() + 2) == .success else {
+                    watch.pending.withLock { $0 = nil }
+                    return false
+                }
+                results.withLock { $0.append(contentsOf: watch.results.withLock { $0 }) }
+                return true
+            }
+            for index in 0..<count {
+                waitForQuiet()
+                guard let y = watch.latest.withLock({ $0?.layer(serial: contentSerial) })?.frame.minY else { continue }
+                let dy: Double = index % 2 == 0 ? -1 : 1
+                if !measure(.moved(layer: contentSerial, from: y), phase: phases[index], into: wheelResults,
+                            push: { $0.pushPointerEvent(.wheel(dx: 0, dy: dy)) }) {
+                    missed.withLock { $0.wheel += 1 }
+                }
+            }
+            for index in 0..<count {
+                if index % 8 == 0 { clearField() }
+                waitForQuiet()
+                guard let layer = watch.latest.withLock({ $0?.layer(serial: fieldSerial) }) else { continue }
+                let letter = String(UnicodeScalar(UInt8(97 + index % 26)))
+                if !measure(.changed(layer: fieldSerial, from: Self.fingerprint(layer)), phase: phases[count + index],
+                            into: typingResults, push: { $0.pushTextEvent(.textInput(letter)) }) {
+                    missed.withLock { $0.typing += 1 }
+                }
+            }
+            DispatchQueue.main.async { MainActor.assumeIsolated { application.quit() } }
+            UIWakeup.shared.wake()
+        }
+        driver.name = "gallery.latency-inputs"
+        progress(String(format: "latency: %d wheel notches then %d characters, seed 0x%llX", count, count, seed))
+        driver.start()
+        application.runEventLoop(forSeconds: Double(count) * 2 * 3 + 30)
+        thread.setFrameObserver(nil)
+
+        func kind(_ values: [Double], missed: Int) -> Kind {
+            let percentiles = Percentiles(values)
+            return Kind(count: values.count, p50Ms: percentiles.percentile(0.5), p99Ms: percentiles.percentile(0.99),
+                        maxMs: values.max() ?? 0, over33Ms: values.filter { $0 > 33 }.count, missed: missed)
+        }
+        let misses = missed.withLock { $0 }
+        let wheel = kind(wheelResults.withLock { $0 }, missed: misses.wheel)
+        let typing = kind(typingResults.withLock { $0 }, missed: misses.typing)
+        let description = BenchmarkOutput.describe(application.renderer)
+        let report = Report(output: description, headless: output.headless, seed: seed, wheel: wheel, typing: typing,
+                            lateWakeups: thread.lateWakeups)
+        var lines = [String(format: "latency benchmark (%@): input at rest to the end of the present that shows it, "
+                            + "seed 0x%llX", description as NSString, seed),
+                     "  input     count    p50 ms    p99 ms    max ms  over 33 ms  missed"]
+        for (name, figures) in [("wheel", wheel), ("typing", typing)] {
+            lines.append("  " + name.padded(to: 8) + String(format: "%6d %9.2f %9.2f %9.2f %11d %7d", figures.count,
+                                                             figures.p50Ms, figures.p99Ms, figures.maxMs,
+                                                             figures.over33Ms, figures.missed))
+        }
+        lines.append("  late wake-ups on the compositor thread: \(thread.lateWakeups)")
+        return (lines.joined(separator: "\n"), report)
+    }
+
+    /// What a layer subtree holds: each layer's contents identity, by serial.
+    nonisolated static func fingerprint(_ layer: LayerSnapshot) -> [Int: UInt64] {
+        var result: [Int: UInt64] = [:]
+        func visit(_ layer: LayerSnapshot) {
+            result[layer.id] = layer.contents.map { $0.identity.rawValue } ?? 0
+            layer.sublayers.forEach(visit)
+        }
+        visit(layer)
+        return result
+    }
+}
