@@ -309,8 +309,10 @@ public final class Compositor {
             return skippedFrame()
         }
         guard redrawsChangedRegionsOnly && backend.retainsFrames else {
+            // Drawn whole; where the backend can, only the changed region goes to the window (the
+            // rest of it shows the same pixels already).
             compose(root, at: time)
-            return present()
+            return present(region: wholeFrameNeeded ? nil : region)
         }
         guard let region, region.width * region.height * 3 <= w * h else {
             // A large change (a scroll, a new screen): drawn whole and directly, with no copy.
@@ -333,9 +335,10 @@ public final class Compositor {
         return skipped
     }
 
-    private func present() -> FrameStatistics {
+    private func present(region: PixelRect? = nil) -> FrameStatistics {
         let presentStart = MonotonicClock.nanoseconds()
-        backend.present()
+        statistics.presentedRegion = region
+        backend.present(region: region)
         statistics.presentMilliseconds = MonotonicClock.milliseconds(since: presentStart)
         lastFrameStatistics = statistics
         presentCount += 1

@@ -132,6 +132,9 @@ public final class CompositorThread: Sendable {
     /// Waits at rest that ran their whole time-out although a commit had come in before they began:
     /// wake-ups lost between the thread's look at its work and its wait. Zero is the promise.
     public var lateWakeups: Int { core.read { $0.lateWakeups } }
+    /// What the screen shows now: the snapshot the thread drew last (presented, or found to show
+    /// nothing new), the scrolls it drives in place; nil before its first frame.
+    public var shownSnapshot: LayerSnapshot? { core.read { $0.shown } }
     /// True until the thread has stopped (`stop()`, or let go).
     public var isRunning: Bool { !core.read { $0.finished } }
 
@@ -195,6 +198,7 @@ final class CompositorThreadCore: Sendable {
         var firstPresent: UInt64?
         var snapshotsCommitted = 0
         var lateWakeups = 0
+        var shown: LayerSnapshot?
     }
 
     private let state = Guarded(State())
@@ -382,6 +386,7 @@ final class CompositorThreadCore: Sendable {
             let moving = shown?.isAnimating(at: now) == true
             if compositor.needsRender(snapshot: shown, at: now) && (!moving || now >= loop.nextFrame - 0.0005) {
                 let statistics = compositor.renderIfChanged(snapshot: shown, at: now)
+                state.withLock { $0.shown = shown }
                 // The next frame is a frame away, drawn or not: a motion too small to show this
                 // time is looked at again then, not in a loop.
                 loop.nextFrame = max(loop.nextFrame + interval, now + interval / 2)

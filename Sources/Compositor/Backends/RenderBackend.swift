@@ -77,6 +77,10 @@ public protocol RenderBackend: AnyObject {
     func readPixels() -> Bitmap?
     /// Shows the frame.
     func present()
+    /// Shows the frame, of which only `region` differs from the frame shown last (the frame was drawn
+    /// whole): a backend that can send only that part to the window does. The default shows the
+    /// whole frame.
+    func present(region: PixelRect?)
     /// Drains pending platform events.
     func pollEvents() -> [BackendEvent]
     /// Blocks until a platform event, a `UIWakeup` or `timeout` seconds (nil: no limit), then drains
@@ -94,6 +98,7 @@ extension RenderBackend {
         return false
     }
     public func setCursor(_ cursor: Cursor) {}
+    public func present(region: PixelRect?) { present() }
     public func waitForEvents(timeout: Double?) -> [BackendEvent] { pollEvents() }
     public var uploadAlphaLayout: Bitmap.AlphaLayout { .premultiplied }
 }

@@ -229,6 +229,11 @@ extension SDLRenderBackend {
                                             height: Double(event.window.data2) / scale)))
             }
             if event.window.event == UInt8(SDL_WINDOWEVENT_LEAVE.rawValue) { return .input(.pointerLeftWindow) }
+            if event.window.event == UInt8(SDL_WINDOWEVENT_EXPOSED.rawValue) && rendererName == "software" {
+                // The window system lost what it showed (frames send only their changed regions):
+                // the window's surface still holds the last frame whole, and goes again.
+                SDL_UpdateWindowSurface(window)
+            }
             return nil
         case SDL_MOUSEBUTTONDOWN:
             return .input(.pointerDown(point(event.button.x, event.button.y), button: Int(event.button.button),

@@ -421,11 +421,28 @@ public final class SDLRenderBackend: RenderBackend {
     }
 
     public func present() {
+        present(region: nil)
+    }
+
+    /// Shows the frame. On the software renderer, which draws into the window's own surface, a frame
+    /// of which only `region` changed sends only that region to the window
+    /// (`SDL_UpdateWindowSurfaceRects`): a keystroke's line is not a whole window's worth of pixels to
+    /// the X server. Elsewhere the whole frame is shown.
+    public func present(region: PixelRect?) {
         if drawsIntoRetainedFrame, let texture = retainedFrame {
             SDL_SetRenderTarget(renderer, nil)
             drawsIntoRetainedFrame = false
             SDL_RenderSetClipRect(renderer, nil)
             SDL_RenderCopy(renderer, texture, nil, nil)
+        } else if let region, rendererName == "software" {
+            let (width, height) = outputPixelSize
+            let clipped = region.intersection(PixelRect(x: 0, y: 0, width: width, height: height))
+            SDL_RenderFlush(renderer)
+            guard !clipped.isEmpty else { return }
+            var rect = SDL_Rect(x: Int32(clamping: clipped.x), y: Int32(clamping: clipped.y),
+                                w: Int32(clamping: clipped.width), h: Int32(clamping: clipped.height))
+            SDL_UpdateWindowSurfaceRects(window, &rect, 1)
+            return
         }
         SDL_RenderPresent(renderer)
     }
