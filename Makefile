@@ -1,7 +1,9 @@
 # Tessera: the two commands a person needs.
 #   make gallery   install what is missing, build, run the gallery (headless when there is no display)
 #   make test      install what is missing, build, run the tests offscreen (SDL's dummy video driver)
-#   make stress    the display pipeline's seeded stress model, 10^6 operations on 4 mutator threads
+#   make stress    the seeded stress models, 10^6 operations each: the display pipeline's (4 mutator
+#                  threads, on the UI thread and across the compositor thread) and input across the
+#                  compositor thread (wheel, presses, drags, scrolls from code, overlays, stalls)
 #   make tsan      the concurrency-heavy tests under ThreadSanitizer; fails on any report
 #   make fuzz      the image decoders' seeded mutation fuzzer, FUZZ_SECONDS long (default 600)
 #   make docs      the DocC documentation (Tessera, NodeRuntime, Compositor) in one archive under .build/
@@ -75,7 +77,7 @@ test: test-deps
 # Replay a seed with: make stress TESSERA_STRESS_SEED=0x1234ABCD
 stress: test-deps
 	SDL_VIDEODRIVER=dummy TESSERA_STRESS_OPERATIONS=$(STRESS_OPERATIONS) TESSERA_STRESS_THREADS=$(STRESS_THREADS) \
-	  timeout 20m swift test --filter DisplayStressModelTests/testRandomSeed
+	  timeout 40m swift test --filter 'DisplayStressModelTests/testRandomSeed|InteractionStressTests'
 
 # Its own scratch folder, so the sanitized build never mixes with the plain one. ThreadSanitizer's
 # exit code alone is not trusted to survive the test runner: its report text fails the step too.

@@ -120,7 +120,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TesseraTests",
-            dependencies: ["Tessera", "TesseraTesting", "NodeRuntime", "Compositor", "TestSupport", "AccessibilityBridge"],
+            dependencies: ["Tessera", "TesseraTesting", "NodeRuntime", "Compositor", "TestSupport", "AccessibilityBridge",
+                           "TesseraRandom"],
             exclude: ["__Snapshots__", "Accessibility/atspi_client.py"]
         ),
         .testTarget(

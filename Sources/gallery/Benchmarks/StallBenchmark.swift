@@ -29,6 +29,15 @@ struct StallBenchmark {
         /// of `wheelTurns`); nil where the wheel waits for the UI thread.
         var wheelLatencyFrames: Double?
         var wheelTurns: Int
+        /// A burst of wheel notches during a stall: frames presented after the last notch while the
+        /// list glided on by itself, and how far the list jumped (points) when the UI thread came back
+        /// (its offset against the screen's at its first frame). Nil where the wheel waits for the UI thread.
+        var burstGlideFrames: Int?
+        var burstJumpPoints: Double?
+        /// A press on the flung list during a stall: how far the screen still moved after the press
+        /// (points), and how far the list jumped when the UI thread came back.
+        var pressDriftPoints: Double?
+        var pressJumpPoints: Double?
         /// The UI thread's frames (`NodeHost.runFrame`, wall time), p50 and p99, in milliseconds.
         var uiFrameP50Milliseconds = 0.0
         var uiFrameP99Milliseconds = 0.0
@@ -50,6 +59,9 @@ struct StallBenchmark {
         var droppedFrames: Int
         var largestJumpFrames: Double
         var wheelLatencyFrames: Double?
+        var burstJumpPoints: Double?
+        var pressDriftPoints: Double?
+        var pressJumpPoints: Double?
         var compositorThread: Mode
         /// The same run with the compositor on the UI thread, for comparison.
         var uiThread: Mode
@@ -69,7 +81,9 @@ struct StallBenchmark {
         progress(line(baseline))
         let report = Report(output: description, headless: output.headless, frameIntervalMilliseconds: interval * 1000,
                             droppedFrames: threaded.droppedFrames, largestJumpFrames: threaded.largestJumpFrames,
-                            wheelLatencyFrames: threaded.wheelLatencyFrames, compositorThread: threaded,
+                            wheelLatencyFrames: threaded.wheelLatencyFrames, burstJumpPoints: threaded.burstJumpPoints,
+                            pressDriftPoints: threaded.pressDriftPoints, pressJumpPoints: threaded.pressJumpPoints,
+                            compositorThread: threaded,
                             uiThread: baseline)
         var lines = [String(format: "stall benchmark (release build, %@): the chat list flung for %.0f s per mode, "
                             + "the UI thread blocked %.0f ms every %.0f ms", description as NSString, seconds,
@@ -77,6 +91,12 @@ struct StallBenchmark {
                      "  mode                frames  during stalls  dropped  largest jump (frames)  wheel → screen (frames)"]
         lines.append(line(threaded))
         lines.append(line(baseline))
+        if let glide = threaded.burstGlideFrames, let jump = threaded.burstJumpPoints,
+           let drift = threaded.pressDriftPoints, let pressJump = threaded.pressJumpPoints {
+            lines.append(String(format: "  during a stall, compositor thread: a burst of 4 notches glides on for %d frames and "
+                                + "the list jumps %.2f pt when the UI thread is back; a press on the flung list leaves it "
+                                + "moving %.2f pt, then it jumps %.2f pt", glide, jump, drift, pressJump))
+        }
         return (lines.joined(separator: "\n"), report)
     }
 
@@ -198,7 +218,54 @@ struct StallBenchmark {
             }
         }
 
+        // A burst of notches during a stall, then a press on a flung list during a stall (a compositor
+        // thread drives both itself; the UI thread then takes them over where the screen shows them).
+        var burst: (glide: Int, jump: Double)?
+        var press: (drift: Double, jump: Double)?
+        if let thread = application.compositorThread {
+            list.setContentOffset(list.contentHeight / 3, animated: false)
+            try application.settle(timeout: 30)
+            samples.withLock { $0.removeAll() }
+            var lastNotch = 0.0
+            StallBenchmark.busyWhile(seconds: Self.stall * 4) { elapsed, notches in
+                guard notches < 4, elapsed >= Double(notches) * 0.012 else { return false }
+                lastNotch = now()
+                thread.perform { _, backend in backend.pushPointerEvent(.wheel(dx: 0, dy: -1)) }
+                return true
+            }
+            let during = samples.withLock { $0 }
+            let glide = during.filter { $0.time > lastNotch + 0.03 && $0.wheelMoved }.count
+            // The UI thread's first frame back: its offset against where the screen has the list then.
+            application.frame()
+            if let layer = thread.shownSnapshot?.layer(serial: serial) {
+                burst = (glide, abs(-list.contentOffset - layer.presentedFrame(at: application.host.time).minY))
+            }
+            try application.settle(timeout: 30)
+
+            list.fling(velocity: Self.flingSpeed)
+            application.frame()
+            let pressAt = Point(x: options.size.width / 2, y: options.size.height / 2)
+            StallBenchmark.busy(for: 0.05)
+            thread.perform { _, backend in backend.pushEvent(.input(.pointerDown(pressAt, button: 1, clicks: 1))) }
+            StallBenchmark.busy(for: 0.03)
+            let pressed = thread.shownSnapshot?.layer(serial: serial).map { $0.presentedFrame(at: now()).minY }
+            StallBenchmark.busy(for: Self.stall)
+            let later = thread.shownSnapshot?.layer(serial: serial).map { $0.presentedFrame(at: now()).minY }
+            application.frame()
+            let screen = thread.shownSnapshot?.layer(serial: serial).map { $0.presentedFrame(at: application.host.time).minY }
+            thread.perform { _, backend in backend.pushEvent(.input(.pointerUp(pressAt, button: 1))) }
+            application.frame()
+            if let pressed, let later, let screen {
+                press = (abs(later - pressed), abs(-list.contentOffset - screen))
+            }
+            try application.settle(timeout: 30)
+        }
+
         var mode = Self.figures(flung, stalls: stalls, flings: flings, interval: interval)
+        mode.burstGlideFrames = burst?.glide
+        mode.burstJumpPoints = burst?.jump
+        mode.pressDriftPoints = press?.drift
+        mode.pressJumpPoints = press?.jump
         mode.name = compositorThread ? "compositor thread" : "UI thread"
         mode.wheelLatencyFrames = latencies.isEmpty ? nil : latencies.max()
         mode.wheelTurns = latencies.count
@@ -248,6 +315,19 @@ struct StallBenchmark {
         let during = samples.filter { sample in stalls.contains { $0.contains(sample.time) } }.count
         return Mode(name: "", frames: samples.count, framesDuringStalls: during, stalls: stalls.count,
                     droppedFrames: dropped, largestJumpFrames: largest, wheelLatencyFrames: nil, wheelTurns: 0)
+    }
+
+    /// Keeps the UI thread busy for `seconds`, as slow app code would, calling `step` with the time
+    /// elapsed and the number of times it returned true so far.
+    static func busyWhile(seconds: Double, step: (Double, Int) -> Bool) {
+        let start = MonotonicClock.nanoseconds()
+        let end = start + UInt64(seconds * 1e9)
+        var count = 0
+        while true {
+            let now = MonotonicClock.nanoseconds()
+            guard now < end else { break }
+            if step(Double(now - start) / 1e9, count) { count += 1 }
+        }
     }
 
     /// Keeps the UI thread busy for `seconds`, as slow app code would.
