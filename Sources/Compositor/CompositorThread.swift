@@ -202,6 +202,8 @@ final class CompositorThreadCore: Sendable {
     }
 
     private let state = Guarded(State())
+    /// The compositor thread, once it runs (a `stop()` made on it cannot wait for it).
+    private let runningThread = Guarded<pthread_t?>(nil)
     /// Ends the compositor thread's event wait: a commit, a command, a stop.
     private let wake = UIWakeup()
     private let started = DispatchSemaphore(value: 0)
@@ -220,6 +222,7 @@ final class CompositorThreadCore: Sendable {
         let compositorConfiguration = compositor
         Self.installExitHandler()
         let thread = Thread { [self] in
+            runningThread.withLock { $0 = pthread_self() }
             // The window, renderer and compositor live and die inside `open`: gone (destroyed on this
             // thread) before `done` lets a waiting `stop()` return, so no other thread touches SDL's
             // video while they are torn down.
@@ -245,8 +248,10 @@ final class CompositorThreadCore: Sendable {
 
     func commit(_ snapshot: LayerSnapshot?, inputSequence: Int) {
         let changed = state.withLock { state -> Bool in
+            // Input taken in gives back the scrolls the thread drove for it: it looks again.
+            let acknowledged = inputSequence > state.consumedInput
             state.consumedInput = max(state.consumedInput, inputSequence)
-            guard state.snapshot !== snapshot else { return false }
+            guard state.snapshot !== snapshot else { return acknowledged }
             state.snapshot = snapshot
             state.snapshotsCommitted += 1
             return true
@@ -285,6 +290,9 @@ final class CompositorThreadCore: Sendable {
         }
         if first { wake.wake() }
         guard !state.withLock({ $0.finished }) else { return }
+        // Asked on the compositor thread itself (a command, a frame observer, the last reference let go
+        // there): it stops when that returns to its loop; waiting here would wait for itself.
+        if let running = runningThread.withLock({ $0 }), pthread_equal(running, pthread_self()) != 0 { return }
         if done.wait(timeout: .now() + 10) == .success { done.signal() }
     }
 

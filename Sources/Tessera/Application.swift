@@ -377,13 +377,16 @@ public final class Application {
         return record
     }
 
-    /// Runs frames until the screen shows the final state of the tree (see `NodeHost.settle`).
+    /// Runs frames until the screen shows the final state of the tree (see `NodeHost.settle`). The
+    /// frames take in input already read (with a compositor thread, what it read and may have acted
+    /// on already).
     /// - Throws: `SettleTimeout` naming what was still pending when `timeout` seconds ran out.
     @discardableResult
     public func settle(timeout: Double = 10) throws -> Int {
         try host.settle(timeout: timeout) {
             if !isHeadless { clock.waitForNextFrame() }
-            frame(events: [])
+            // Input already read is taken in (a compositor thread may have moved a scroll for it).
+            frame(events: nil)
         }
     }
 

@@ -88,6 +88,13 @@ public struct Rect: Hashable, Sendable, CustomStringConvertible {
 
     public func intersects(_ other: Rect) -> Bool { !intersection(other).isEmpty }
 
+    /// The smallest rectangle holding both.
+    public func union(_ other: Rect) -> Rect {
+        let x0 = min(minX, other.minX), y0 = min(minY, other.minY)
+        let x1 = max(maxX, other.maxX), y1 = max(maxY, other.maxY)
+        return Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+    }
+
     public func contains(_ point: Point) -> Bool {
         point.x >= minX && point.x < maxX && point.y >= minY && point.y < maxY
     }

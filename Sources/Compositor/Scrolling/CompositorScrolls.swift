@@ -94,15 +94,16 @@ struct CompositorScrolls {
     }
 
     private func replacing(_ layer: LayerSnapshot, at time: Double) -> LayerSnapshot {
+        guard layer.hasScrollBinding else { return layer }
+        // Scrolls inside a driven scroll may be driven too.
+        let sublayers = layer.sublayers.map { replacing($0, at: time) }
+        let inner = zip(sublayers, layer.sublayers).allSatisfy({ $0 === $1 }) ? layer : layer.with(sublayers: sublayers)
         if let scroll = owned[layer.id], layer.scrollBinding != nil {
             let binding = scroll.binding
-            return layer.moving(along: scroll.track, origin: binding.origin, from: max(time, scroll.track.time),
+            return inner.moving(along: scroll.track, origin: binding.origin, from: max(time, scroll.track.time),
                                 horizontally: binding.isHorizontal)
         }
-        guard layer.hasScrollBinding else { return layer }
-        let sublayers = layer.sublayers.map { replacing($0, at: time) }
-        if zip(sublayers, layer.sublayers).allSatisfy({ $0 === $1 }) { return layer }
-        return layer.with(sublayers: sublayers)
+        return inner
     }
 
     // MARK: Input
@@ -155,8 +156,9 @@ struct CompositorScrolls {
                 }
                 continue
             }
-            // A scroll only the UI thread moves may be the one the press stops.
-            if bound == nil && layer.inputRole.handlesWheel { return false }
+            // A scroll only the UI thread moves, moving by itself now, is the one the press stops;
+            // one at rest lets the press through to the scrolls outside it.
+            if bound == nil && layer.inputRole.handlesWheel && layer.isAnimating(at: time) { return false }
         }
         return false
     }
@@ -172,8 +174,14 @@ struct CompositorScrolls {
 
     private static func search(_ layer: LayerSnapshot, point: Point, parentOrigin: Point, time: Double,
                                path: inout [LayerSnapshot]) -> Bool {
-        guard !layer.isHidden, layer.presentedOpacity(at: time) > 0 else { return false }
-        let frame = layer.presentedFrame(at: time)
+        // A node's layer where the node is; another layer where it is drawn.
+        let role = layer.inputRole
+        if role.frame != nil {
+            guard role.isHittable else { return false }
+        } else {
+            guard !layer.isHidden, layer.presentedOpacity(at: time) > 0 else { return false }
+        }
+        let frame = role.frame ?? layer.presentedFrame(at: time)
         let origin = Point(x: parentOrigin.x + frame.minX, y: parentOrigin.y + frame.minY)
         let local = Point(x: point.x - origin.x, y: point.y - origin.y)
         // What a clipping layer does not show cannot be touched.

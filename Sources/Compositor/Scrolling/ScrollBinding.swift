@@ -90,7 +90,9 @@ extension ScrollTrack {
 /// layers are skipped), then walks out through its superlayers: the first bound scroll that takes
 /// the wheel's axis is the one it moves; a layer that `handlesWheel` first (a paging list, a
 /// carousel, a node with its own wheel handling) sends the event to the UI thread, and so does a
-/// pointer over nothing that takes it.
+/// pointer over nothing that takes it. A node's layer is tested where the node is (`frame`,
+/// `isHittable`), as the UI thread tests nodes, not where an animation shows it meanwhile (a screen
+/// sliding in is hit where it is going).
 /// - Thread: any (a value)
 public struct LayerInputRole: Sendable, Hashable {
     /// The layer's node takes the pointer (an interactive node), within its bounds less the insets
@@ -103,9 +105,18 @@ public struct LayerInputRole: Sendable, Hashable {
     /// The layer's node handles the wheel on the UI thread (a `WheelScrollable` the compositor cannot
     /// move by itself).
     public var handlesWheel: Bool
+    /// The node's frame in its superlayer, where the UI thread hit-tests it; nil: the layer's own
+    /// (a layer without a node).
+    public var frame: Rect?
+    /// False when the node is hidden or fully transparent: the UI thread's hit test skips it and
+    /// everything in it.
+    public var isHittable: Bool
 
     public init(takesPointer: Bool = false, hitInsetTop: Double = 0, hitInsetLeft: Double = 0,
-                hitInsetBottom: Double = 0, hitInsetRight: Double = 0, handlesWheel: Bool = false) {
+                hitInsetBottom: Double = 0, hitInsetRight: Double = 0, handlesWheel: Bool = false,
+                frame: Rect? = nil, isHittable: Bool = true) {
+        self.frame = frame?.sanitized
+        self.isHittable = isHittable
         self.takesPointer = takesPointer
         self.hitInsetTop = hitInsetTop.isFinite ? hitInsetTop : 0
         self.hitInsetLeft = hitInsetLeft.isFinite ? hitInsetLeft : 0

@@ -181,8 +181,8 @@ extension ListNode {
         guard let contentLayer else { return }
         // The wheel moves the content on a compositor thread at once, within these bounds, from the
         // list's motion. (Not for pages: the wheel turns a whole page, animated, which the list hands
-        // over itself.)
-        let binding = isReady && !isPagingEnabled ? layerIfLoaded.map { layer in
+        // over itself; nor while the list takes no input, when the UI thread sends it no wheel.)
+        let binding = isReady && !isPagingEnabled && isUserInteractionEnabled ? layerIfLoaded.map { layer in
             ScrollBinding(viewport: layer.frameInRoot, lower: minimumOffset, upper: max(minimumOffset, maximumOffset),
                           wheelStep: wheelStep, isHorizontal: isHorizontal, track: motionTrack(), handoff: scrollHandoff)
         } : nil

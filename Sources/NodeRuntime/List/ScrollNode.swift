@@ -283,7 +283,7 @@ open class ScrollNode: Node, @unchecked Sendable {
     /// only horizontally; none while paging.
     @MainActor
     private var boundAxisIsHorizontal: Bool? {
-        guard !isPagingEnabled else { return nil }
+        guard !isPagingEnabled, isUserInteractionEnabled else { return nil }
         if axes == .horizontal { return true }
         return axes.contains(.vertical) ? false : nil
     }

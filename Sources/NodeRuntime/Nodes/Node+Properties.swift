@@ -164,7 +164,13 @@ extension Node {
             state[keyPath: keyPath] = value
             return state.isLoaded
         }
-        if loaded == true { layerStateDidChange() }
+        guard let loaded else { return }
+        if loaded {
+            layerStateDidChange()
+        } else if let ancestor = rasterizingAncestor, ancestor.isNodeLoaded {
+            // Drawn into an ancestor's bitmap: that ancestor's layer says where its nodes take the pointer.
+            ancestor.layerStateDidChange()
+        }
     }
     /// The pointer's shape while it is over this node, when `cursor(at:)` is not overridden; nil (the
     /// default) lets an event ancestor choose, and the arrow shows when none does. Only nodes the host

@@ -230,20 +230,41 @@ open class Node: @unchecked Sendable {
         layer.inputRole = inputRole(snapshot)
     }
 
-    /// What the layer tells a compositor thread about input: the pointer is taken where the node
-    /// takes it (a rasterizing node, whose subnodes have no layers, where any of them does), and the
-    /// wheel is handled on the UI thread by a node that scrolls by it.
+    /// What the layer tells a compositor thread about input, as the UI thread's hit test sees the
+    /// node: where it is (its frame, not where an animation shows its layer), whether it can be hit at
+    /// all, where it takes the pointer (its bounds less its slop; for a rasterizing node, whose
+    /// subnodes have no layers, wherever an interactive one of them does), and whether it handles the
+    /// wheel on the UI thread (a node that scrolls by it).
     @MainActor
     private func inputRole(_ snapshot: State) -> LayerInputRole {
-        let slop = snapshot.hitTestSlop
-        var takesPointer = snapshot.isUserInteractionEnabled
-        if !takesPointer && isRasterizing {
-            takesPointer = subtree().dropFirst().contains { $0.isUserInteractionEnabled }
+        let size = snapshot.frame.sanitized.size
+        var area: Rect?
+        if snapshot.isUserInteractionEnabled {
+            let slop = snapshot.hitTestSlop
+            area = Rect(x: slop.left, y: slop.top, width: size.width - slop.left - slop.right,
+                        height: size.height - slop.top - slop.bottom)
         }
-        guard takesPointer || self is WheelScrollable else { return .none }
-        return LayerInputRole(takesPointer: takesPointer, hitInsetTop: takesPointer ? slop.top : 0,
-                              hitInsetLeft: takesPointer ? slop.left : 0, hitInsetBottom: takesPointer ? slop.bottom : 0,
-                              hitInsetRight: takesPointer ? slop.right : 0, handlesWheel: self is WheelScrollable)
+        if isRasterizing {
+            // Every interactive node drawn into this bitmap, in this node's coordinates.
+            func visit(_ node: Node, origin: Point) {
+                for subnode in node.subnodes {
+                    let (frame, interactive, slop) = subnode.state.withLock { ($0.frame.sanitized, $0.isUserInteractionEnabled, $0.hitTestSlop) }
+                    let placed = Point(x: origin.x + frame.minX, y: origin.y + frame.minY)
+                    if interactive {
+                        let hit = Rect(x: placed.x + slop.left, y: placed.y + slop.top,
+                                       width: frame.width - slop.left - slop.right, height: frame.height - slop.top - slop.bottom)
+                        area = area.map { $0.union(hit) } ?? hit
+                    }
+                    visit(subnode, origin: placed)
+                }
+            }
+            visit(self, origin: .zero)
+        }
+        return LayerInputRole(takesPointer: area != nil, hitInsetTop: area?.minY ?? 0, hitInsetLeft: area?.minX ?? 0,
+                              hitInsetBottom: area.map { size.height - $0.maxY } ?? 0,
+                              hitInsetRight: area.map { size.width - $0.maxX } ?? 0,
+                              handlesWheel: self is WheelScrollable, frame: snapshot.frame,
+                              isHittable: !snapshot.isHidden && snapshot.opacity > 0)
     }
 
     /// Where the layer goes: the node's frame, except that contents drawn for another size keep the
