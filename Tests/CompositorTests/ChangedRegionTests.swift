@@ -83,7 +83,8 @@ final class ChangedRegionTests: XCTestCase {
         for seed in [0x7E55_E4A0_0000_0022, seed] {
             let (partial, skipped) = try run(seed: seed, steps: 400, backend: backend)
             print("region frames: seed \(String(seed, radix: 16, uppercase: true)): \(partial) partial, \(skipped) skipped")
-            XCTAssertGreaterThan(partial, 40, "many frames redrew a region only")
+            // (How many of the 400 steps change a small region depends on the seed: 36–82 in 11 seeds tried.)
+            XCTAssertGreaterThan(partial, 20, "many frames redrew a region only")
             XCTAssertGreaterThan(skipped, 0, "changes that show nowhere present nothing")
         }
         try caret(backend: backend)

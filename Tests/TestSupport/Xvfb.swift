@@ -97,3 +97,13 @@ extension Xvfb {
         return (width, height, pixels)
     }
 }
+
+/// What the test process runs under.
+public enum TestEnvironment {
+    /// True under ThreadSanitizer (`make tsan` sets `TSAN_OPTIONS`): everything runs several times
+    /// slower, so figures a test checks against real time (a screen at rest within a second) are
+    /// measured but not held to; races are what such a run is for.
+    public static var isThreadSanitized: Bool {
+        ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil
+    }
+}
