@@ -59,7 +59,9 @@ struct ChartPixels: CustomStringConvertible {
         // A bar is a little over 2 px wide: a bar for each of `minimumBars` frames covers at least that many columns.
         XCTAssertGreaterThanOrEqual(phases.columns, minimumBars,
                                     "\(label): phase bars in the chart at \(rects.phases): \(phases)", file: file, line: line)
-        XCTAssertGreaterThanOrEqual(phases.pixels, 4 * minimumBars,
+        // Each phase of a bar is at least a pixel tall; frames at rest, with the compositor on its own
+        // thread, take a fraction of a millisecond on the UI thread, so bars are often just that.
+        XCTAssertGreaterThanOrEqual(phases.pixels, 2 * minimumBars,
                                     "\(label): phase bars in the chart at \(rects.phases): \(phases)", file: file, line: line)
         XCTAssertGreaterThan(workers.columns, 0,
                              "\(label): worker bars in the lane at \(rects.workers): \(workers)", file: file, line: line)
