@@ -88,6 +88,8 @@ public final class CompositorThread: Sendable {
     /// Starts the thread, which opens the window and its renderer as `backend` says (its event wake
     /// is the thread's own) and makes a compositor with `compositor`; returns once they exist.
     /// - Parameters:
+    ///   - backend: the window and renderer to open (`eventWake` is replaced by the thread's own).
+    ///   - compositor: the compositor's tunables.
     ///   - timeOrigin: the `MonotonicClock` nanoseconds of frame time 0 (the UI thread's clock's), so
     ///     animations are drawn at the times the UI thread gave them.
     ///   - frameObserver: called on the compositor thread after each presented frame.
