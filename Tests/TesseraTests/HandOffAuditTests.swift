@@ -122,14 +122,7 @@ final class HandOffAuditTests: XCTestCase {
 
     private var sources: [AuditSource] = []
 
-    private func makeApp(root: Node, size: Size = Size(width: 160, height: 240)) throws -> Application {
-        var configuration = Application.Configuration.headless(size: size)
-        configuration.compositorThread = true
-        configuration.accessibility = false
-        let app = try Application(configuration: configuration, rootNode: root)
-        try app.settle()
-        return app
-    }
+    private func makeApp(root: Node) throws -> Application { try CompositorThreadSupport.makeApp(root: root) }
 
     private func makeList(count: Int = 400, make: (@Sendable (Int) -> Node?)? = nil) -> ListNode {
         let list = ListNode()
@@ -145,36 +138,10 @@ final class HandOffAuditTests: XCTestCase {
         return frames
     }
 
-    private func contentLayer(of list: ListNode) throws -> Layer {
-        try XCTUnwrap(list.layer.sublayers.first { $0.name == "list-content" })
-    }
-
-    /// Puts events on the compositor thread's queue, as the window system would, and returns once
-    /// the thread has read them.
-    private func send(_ events: [InputEvent], to thread: CompositorThread) {
-        thread.perform { _, backend in
-            for event in events {
-                if case .pointerMoved = event { backend.pushPointerEvent(event) } else { backend.pushEvent(.input(event)) }
-            }
-        }
-        _ = thread.performAndWait { _, _ in 0 }
-        _ = thread.performAndWait { _, _ in 0 }
-    }
-
-    /// The screen as the compositor thread last presented it equals the layers drawn now by a
-    /// compositor on this thread.
+    private func contentLayer(of list: ListNode) throws -> Layer { try CompositorThreadSupport.contentLayer(of: list) }
+    private func send(_ events: [InputEvent], to thread: CompositorThread) { CompositorThreadSupport.send(events, to: thread) }
     private func assertScreenIsTheModel(_ app: Application, file: StaticString = #filePath, line: UInt = #line) throws {
-        let thread = try XCTUnwrap(app.compositorThread)
-        _ = thread.performAndWait { _, _ in 0 }
-        _ = thread.performAndWait { _, _ in 0 }
-        let screen = try XCTUnwrap(thread.performAndWait { compositor, _ in compositor.backend.readPixels() } ?? nil,
-                                   file: file, line: line)
-        let size = app.host.viewportSize
-        let backend = try SDLRenderBackend(.init(title: "oracle", size: size, scale: 1, headless: true, renderDriver: .software))
-        let oracle = Compositor(backend: backend, configuration: .init(clearColor: app.configuration.backgroundColor))
-        let expected = try XCTUnwrap(oracle.capture(app.host.rootLayer), file: file, line: line)
-        let (difference, _) = GoldenImage.compare(screen, expected, tolerance: 0)
-        XCTAssertEqual(difference.differingPixels, 0, "the screen is not the model: \(difference)", file: file, line: line)
+        try CompositorThreadSupport.assertScreenIsTheModel(app, name: name, file: file, line: line)
     }
 
     /// The offset of the content layer `serial` as `frame` drew it.

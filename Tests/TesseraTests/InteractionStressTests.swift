@@ -145,11 +145,7 @@ final class InteractionStressTests: XCTestCase {
             host.runFrame(time: thread.now, events: events, eventTimes: times.count == events.count ? times : nil,
                           scrollUpdates: updates.count == events.count ? updates : nil)
         }
-        func push(_ event: InputEvent) {
-            thread.perform { _, backend in
-                if case .pointerMoved = event { backend.pushPointerEvent(event) } else { backend.pushEvent(.input(event)) }
-            }
-        }
+        func push(_ event: InputEvent) { CompositorThreadSupport.push([event], to: thread) }
         for _ in 0..<30 { frame() }
         // The shelf's rows, once the feed made it.
         if let shelf = shelfBox.withLock({ $0 }) {

@@ -221,6 +221,14 @@ struct Gallery: ParsableCommand {
         if serializeDisplay { Runtime.shared.scheduler.serializesAllDrawing = true }
     }
 
+    /// Writes a benchmark's report to the `--json` file, when one was given.
+    private func writeJSON(_ report: some Encodable) throws {
+        guard let json else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(report).write(to: URL(fileURLWithPath: json))
+    }
+
     @MainActor
     private func runBenchmark(_ bench: Benchmark, assets assetsFolder: URL, output: BenchmarkOutput) throws {
         switch bench {
@@ -237,11 +245,7 @@ struct Gallery: ParsableCommand {
                                                    speed: speed, runs: runs, output: output)
                 .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
             print(result.table)
-            if let json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                try encoder.encode(result.report).write(to: URL(fileURLWithPath: json))
-            }
+            try writeJSON(result.report)
         case .compositor:
             let report = try CompositorBenchmark(layerCount: layers, frames: frames ?? 300, assets: assetsFolder,
                                                  output: output).run()
@@ -261,29 +265,17 @@ struct Gallery: ParsableCommand {
             let result = try IdleBenchmark(assets: assetsFolder, seconds: seconds, output: output)
                 .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
             print(result.table)
-            if let json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                try encoder.encode(result.report).write(to: URL(fileURLWithPath: json))
-            }
+            try writeJSON(result.report)
         case .stall:
             let result = try StallBenchmark(assets: assetsFolder, seconds: seconds == 10 ? 4 : seconds, output: output)
                 .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
             print(result.table)
-            if let json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                try encoder.encode(result.report).write(to: URL(fileURLWithPath: json))
-            }
+            try writeJSON(result.report)
         case .latency:
             let result = try LatencyBenchmark(assets: assetsFolder, inputs: frames ?? 100, output: output)
                 .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
             print(result.table)
-            if let json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                try encoder.encode(result.report).write(to: URL(fileURLWithPath: json))
-            }
+            try writeJSON(result.report)
         case .typing:
             print(try TypingBenchmark(assets: assetsFolder, keystrokes: frames ?? 300, messageLength: messageLength,
                                       output: output).run())
