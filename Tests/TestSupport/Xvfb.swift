@@ -1,4 +1,5 @@
 import Foundation
+import Compositor
 import XCTest
 
 /// A private X server for the tests that drive a real window: Xvfb on a display number nobody holds.
@@ -61,8 +62,9 @@ extension Xvfb {
         return parseXWD([UInt8](data))
     }
 
-    /// Reads an XWD file (X Window Dump, version 7): a big-endian header of 25 fields, the window's
-    /// name, the colour map, then the pixels.
+    /// Reads an XWD file (X Window Dump, version 7): a big-endian header of 25 fields (the colour
+    /// masks are fields 14–16, after the visual class), the window's name, the colour map, then the
+    /// pixels.
     public static func parseXWD(_ bytes: [UInt8]) -> (width: Int, height: Int, pixels: [UInt32])? {
         func field(_ index: Int) -> Int? {
             let offset = index * 4
@@ -72,7 +74,7 @@ extension Xvfb {
         guard let headerSize = field(0), field(1) == 7, field(2) == 2,  // ZPixmap
               let width = field(4), let height = field(5), let byteOrder = field(7),
               let bitsPerPixel = field(11), let bytesPerLine = field(12),
-              let redMask = field(15), let greenMask = field(16), let blueMask = field(17),
+              let redMask = field(14), let greenMask = field(15), let blueMask = field(16),
               let colours = field(19), bitsPerPixel == 32 || bitsPerPixel == 24,
               width > 0, height > 0, width <= 16384, height <= 16384 else { return nil }
         let start = headerSize + colours * 12
@@ -105,5 +107,13 @@ public enum TestEnvironment {
     /// measured but not held to; races are what such a run is for.
     public static var isThreadSanitized: Bool {
         ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil
+    }
+}
+
+extension Xvfb {
+    /// Writes a screen read with `screenshot(display:)` as a PNG (for a person to open when a window
+    /// test fails).
+    public static func writePNG(_ shot: (width: Int, height: Int, pixels: [UInt32]), to path: String) throws {
+        try Bitmap(width: shot.width, height: shot.height, scale: 1, premultipliedARGB: shot.pixels).writePNG(to: path)
     }
 }

@@ -614,9 +614,7 @@ final class GalleryWindowTests: XCTestCase {
                 }
                 if moved > 0 {
                     for (name, shot) in [("before", before), ("blocked", after), ("unblocked", taken)] {
-                        let pixels = shot.pixels.map { $0 | 0xFF00_0000 }
-                        try? Bitmap(width: shot.width, height: shot.height, scale: 1, premultipliedARGB: pixels)
-                            .writePNG(to: outputFolder.appendingPathComponent("stall-\(name).png").path)
+                        try? Xvfb.writePNG(shot, to: outputFolder.appendingPathComponent("stall-\(name).png").path)
                     }
                 }
                 XCTAssertGreaterThan(shown, 100, "the resting screen showed rows")
