@@ -153,15 +153,6 @@ public final class LayerSnapshot: Sendable {
         copy(sublayers: sublayers)
     }
 
-    /// This layer held at `position` along y (or x, `horizontally`), its animations of that coordinate
-    /// dropped (the compositor thread drives its scroll).
-    func moved(to position: Double, horizontally: Bool = false) -> LayerSnapshot {
-        var frame = self.frame
-        if horizontally { frame.origin.x = position } else { frame.origin.y = position }
-        let dropped: LayerAnimation.Property = horizontally ? .originX : .originY
-        return copy(frame: frame.sanitized, animations: animations.filter { $0.property != dropped })
-    }
-
     /// This layer moving along y (or x, `horizontally`) as `track` runs (the compositor thread drives
     /// its scroll): an animation of that coordinate from `time`, over the model's.
     func moving(along track: ScrollTrack, origin: Double, from time: Double, horizontally: Bool) -> LayerSnapshot {
