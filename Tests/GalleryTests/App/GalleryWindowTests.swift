@@ -254,8 +254,10 @@ final class GalleryWindowTests: XCTestCase {
             XCTAssertTrue(output.contains("screenshot written"), output)
         }
         // The loop runs frames only while something changes: the chart holds the frames that loaded
-        // the screen and those F2 and Ctrl+Q ran, a few dozen.
-        ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 6,
+        // the screen and those F2 and Ctrl+Q ran, about a hundred. With the compositor on its own
+        // thread those UI frames take 0.2 ms or so, a pixel or less against the chart's frame budget,
+        // so only a few show as bars of their own: the bars there and the workers' lane say it drew.
+        ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 1,
                                      "F2 in an X11 window")
     }
 
