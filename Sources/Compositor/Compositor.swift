@@ -2,9 +2,11 @@
 /// whose bitmap identity it has not uploaded yet, draws textures at their frames with opacity, clipping
 /// and corner rounding, presents, and records the frame's statistics.
 ///
-/// The compositor owns the only renderer in the process and runs on the UI thread (the main actor;
-/// see `UIThread`). It never draws contents itself: what it shows is exactly what was committed
-/// to `Layer.contents`.
+/// The compositor runs one frame path; how a frame reaches the screen is its delivery: drawn here on
+/// its renderer (`init(backend:)`, inline), or handed as a snapshot to a `CompositorThread` that draws
+/// it (`init(thread:)`, threaded). Its window (`window`) gives the events, the cursor, text input and
+/// the clipboard; its renderer (`backend`) only makes textures, draws and presents. It never draws
+/// contents itself: what it shows is exactly what was committed to `Layer.contents`.
 /// - Thread: the thread that made it (see `ThreadOwner`): the UI thread, or a `CompositorThread`.
 public final class Compositor {
     /// Tunables.
@@ -38,59 +40,52 @@ public final class Compositor {
         public let opacity: Double
     }
 
-    public let backend: RenderBackend
+    /// The renderer the frames are drawn with; nil for a compositor whose frames are drawn on a
+    /// `CompositorThread` (`init(thread:)`), whose own compositor has it.
+    public let backend: RenderBackend!
     /// The thread that made the compositor, the only one that may use it.
     public let owner = ThreadOwner()
+    /// How frames reach the screen: drawn here, or handed to a compositor thread.
+    let delivery: FrameDelivery
     /// Output pixels per point. (main thread only)
     public var scale: Double {
-        didSet {
-            guard let thread, scale != oldValue else { return }
-            let scale = self.scale
-            thread.perform { compositor, _ in compositor.scale = scale }
-        }
+        didSet { if scale != oldValue { delivery.settingsChanged(self) } }
     }
     public var configuration: Configuration {
         didSet {
             textureCache.budgetBytes = configuration.textureBudgetBytes
-            if let thread {
-                let configuration = self.configuration
-                thread.perform { compositor, _ in compositor.configuration = configuration }
-            }
+            delivery.settingsChanged(self)
         }
     }
     /// The compositor thread this compositor hands its frames to; nil when it draws them itself.
     public let thread: CompositorThread?
-    /// The UI thread's side of a compositor thread: the last input sequence taken in, and the time
-    /// each event of the last batch was read. (UI thread only)
-    private var takenInput = 0
-    /// The last input sequence handed to the compositor thread. (UI thread only)
-    private var handedInput = 0
-    /// `Layer.snapshotChangeCount` at the last snapshot handed to the compositor thread. (UI thread only)
-    private var drawnSnapshotChangeCount = -1
+    /// The window the frames show in: its events, the pointer's shape, text input and the
+    /// clipboard. Nil for an output without one (a renderer with no `platformWindow`).
+    public var window: PlatformWindow? { delivery.window }
     /// When each event `pollEvents` or `waitForEvents` returned last was read, in frame time (a
     /// compositor thread's events only; empty otherwise).
-    public private(set) var lastEventTimes: [Double] = []
+    public internal(set) var lastEventTimes: [Double] = []
     /// What the compositor thread did with each event `pollEvents` or `waitForEvents` returned last:
     /// the scroll it moved itself, if any (a compositor thread's events only; empty otherwise).
-    public private(set) var lastScrollUpdates: [ScrollUpdate?] = []
+    public internal(set) var lastScrollUpdates: [ScrollUpdate?] = []
     /// Statistics of the most recent frame. (main thread only)
     public var lastFrameStatistics: FrameStatistics {
-        get { thread?.lastFrameStatistics ?? localFrameStatistics }
+        get { delivery.drawnElsewhere?.lastFrameStatistics ?? localFrameStatistics }
         set { localFrameStatistics = newValue }
     }
     private var localFrameStatistics = FrameStatistics()
     /// Frames presented so far. (main thread only)
     public var presentCount: Int {
-        get { thread?.presentCount ?? localPresentCount }
+        get { delivery.drawnElsewhere?.presentCount ?? localPresentCount }
         set { localPresentCount = newValue }
     }
     private var localPresentCount = 0
-    /// What the last frame drawn showed: the layers' change count, the root and the output size.
-    /// (main thread only)
-    private var drawnChangeCount = -1
+    /// What the last frame drawn (or handed over) showed: the layers' change count, the root and the
+    /// output size. (main thread only)
+    var drawnChangeCount = -1
     /// The snapshot last drawn, and the time it was drawn at when it had animations. (main thread only)
-    private(set) var drawnSnapshot: LayerSnapshot?
-    private var drawnRootSerial: Int?
+    var drawnSnapshot: LayerSnapshot?
+    var drawnRootSerial: Int?
     private var drawnOutputSize = (width: 0, height: 0)
     /// Frames rendered so far. (main thread only)
     public private(set) var frameIndex = 0
@@ -124,9 +119,12 @@ public final class Compositor {
     /// the first. (main thread only)
     private var lastDrawTexture: TextureHandle?
 
-    /// Makes a compositor on `backend`.
-    public init(backend: RenderBackend, scale: Double = 1, configuration: Configuration = Configuration()) {
+    /// Makes a compositor that draws its frames on `backend`, inline, and reads the events of
+    /// `window` (by default the window the backend draws into).
+    public init(backend: RenderBackend, window: PlatformWindow? = nil, scale: Double = 1,
+                configuration: Configuration = Configuration()) {
         self.backend = backend
+        self.delivery = InlineDelivery(window: window ?? backend.platformWindow)
         self.scale = scale.isFinite && scale > 0 ? scale : 1
         self.configuration = configuration
         self.textureCache = TextureCache(budgetBytes: configuration.textureBudgetBytes)
@@ -136,10 +134,11 @@ public final class Compositor {
     /// The UI thread's compositor for a compositor thread: its frames commit the layers' snapshot to
     /// `thread`, which draws and presents them; its events are the ones `thread` read; its size, scale
     /// and renderer are what `thread` published; text input, the clipboard and the cursor go to
-    /// `thread` as commands. A `NodeHost` runs the same frames on it.
+    /// `thread` as commands (`window`). A `NodeHost` runs the same frames on it.
     public init(thread: CompositorThread, configuration: Configuration = Configuration()) {
         let info = thread.info
-        self.backend = RemoteRenderBackend(thread: thread)
+        self.backend = nil
+        self.delivery = ThreadedDelivery(thread: thread)
         self.scale = info.scale
         self.configuration = configuration
         self.textureCache = TextureCache(budgetBytes: configuration.textureBudgetBytes)
@@ -147,20 +146,43 @@ public final class Compositor {
     }
 
     deinit {
+        guard let backend else { return }
         textureCache.removeAll(backend: backend)
         cornerPieces.values.forEach { backend.destroyTexture($0.texture) }
     }
 
+    /// The output's size in pixels: the renderer's, or what the compositor thread published.
+    public var outputPixelSize: (width: Int, height: Int) {
+        delivery.drawnElsewhere?.info.outputPixelSize ?? backend.outputPixelSize
+    }
+
+    /// The alpha layout uploads take without converting (`RenderBackend.uploadAlphaLayout`): what
+    /// workers prepare bitmaps for.
+    public var uploadAlphaLayout: Bitmap.AlphaLayout {
+        delivery.drawnElsewhere?.info.uploadAlphaLayout ?? backend.uploadAlphaLayout
+    }
+
+    /// The renderer's name ("software", "opengl", "recording").
+    public var rendererName: String {
+        delivery.drawnElsewhere?.info.rendererName ?? backend.rendererName
+    }
+
     /// The output's size in points.
     public var viewportSize: Size {
-        let (w, h) = backend.outputPixelSize
+        let (w, h) = outputPixelSize
         return Size(width: Double(w) / scale, height: Double(h) / scale)
     }
 
     /// Bytes of live textures: contents and corner pieces.
     public var liveTextureBytes: Int {
-        if let thread { return thread.lastFrameStatistics.liveTextureBytes }
-        return textureCache.liveBytes + cornerPieces.totalCost
+        delivery.drawnElsewhere?.lastFrameStatistics.liveTextureBytes ?? textureCache.liveBytes + cornerPieces.totalCost
+    }
+
+    /// Stops the process unless this compositor draws its frames itself: `what` draws, reads the
+    /// renderer or its textures.
+    func requireRenderer(_ what: String) {
+        Contract.require(backend != nil,
+                         "\(what) draws: this compositor's frames are drawn on its compositor thread, not here")
     }
 
     /// True when `bitmap` currently has textures (it was drawn and not evicted or reset since).
@@ -168,15 +190,14 @@ public final class Compositor {
 
     // MARK: Events
 
-    /// Text input and the clipboard, when the backend offers them. (main thread only)
-    public var textInputPlatform: TextInputPlatform? { backend as? TextInputPlatform }
+    /// Text input and the clipboard: the window's. (main thread only)
+    public var textInputPlatform: TextInputPlatform? { window }
 
-    /// Drains the platform's events. Renderer resets are handled here (every texture is dropped and
+    /// Drains the window's events. Renderer resets are handled here (every texture is dropped and
     /// uploaded again when next drawn); the rest is returned for the app to route.
     public func pollEvents() -> [InputEvent] {
         owner.precondition("Compositor.pollEvents")
-        if let thread { return take(from: thread) }
-        return handle(backend.pollEvents())
+        return delivery.events(self, waiting: nil)
     }
 
     /// Blocks until the platform has an event, `UIWakeup.shared` is woken, or `timeout` seconds pass
@@ -185,24 +206,11 @@ public final class Compositor {
     /// which that thread wakes when it has read input.
     public func waitForEvents(timeout: Double?) -> [InputEvent] {
         owner.precondition("Compositor.waitForEvents")
-        if let thread {
-            let events = take(from: thread)
-            if !events.isEmpty { return events }
-            _ = UIWakeup.shared.wait(timeout: timeout)
-            return take(from: thread)
-        }
-        return handle(backend.waitForEvents(timeout: timeout))
+        return delivery.events(self, waiting: .some(timeout))
     }
 
-    private func take(from thread: CompositorThread) -> [InputEvent] {
-        let timed = thread.takeEvents()
-        lastEventTimes = timed.map(\.time)
-        lastScrollUpdates = timed.map(\.scrollUpdate)
-        if let last = timed.last { takenInput = last.sequence }
-        return timed.map(\.event)
-    }
-
-    private func handle(_ events: [BackendEvent]) -> [InputEvent] {
+    /// The input among `events`; renderer resets are handled on the way.
+    func handle(_ events: [BackendEvent]) -> [InputEvent] {
         var input: [InputEvent] = []
         for event in events {
             switch event {
@@ -217,10 +225,12 @@ public final class Compositor {
     /// Nothing the layers hold is lost.
     public func handleRendererReset() {
         owner.precondition("Compositor.handleRendererReset")
-        if let thread {
-            thread.perform { compositor, _ in compositor.handleRendererReset() }
-            return
-        }
+        delivery.rendererReset(self)
+    }
+
+    /// Drops every texture of this compositor's renderer (see `handleRendererReset`).
+    func dropTextures() {
+        requireRenderer("Compositor.handleRendererReset")
         textureCache.removeAll(backend: backend)
         cornerPieces.removeAll().forEach { backend.destroyTexture($0.value.texture) }
         pendingResets += 1
@@ -235,14 +245,14 @@ public final class Compositor {
     public func render(_ root: Layer?, at time: Double? = nil) -> FrameStatistics {
         owner.precondition("Compositor.render")
         defer { drawnChangeCount = Layer.changeCount }
-        if let thread { return handOver(root, to: thread) }
-        return render(snapshot: root?.snapshot(), at: time)
+        return delivery.frame(self, root, at: time, ifChanged: false)
     }
 
     /// Draws `snapshot` and presents it. Returns the frame's statistics.
     @discardableResult
     public func render(snapshot: LayerSnapshot?, at time: Double? = nil) -> FrameStatistics {
         owner.precondition("Compositor.render")
+        requireRenderer("Compositor.render(snapshot:)")
         _ = changedRegion(snapshot, at: time)
         compose(snapshot, at: time)
         return present()
@@ -266,31 +276,11 @@ public final class Compositor {
         guard needsRender(root, at: time) else {
             // Input taken in that changed nothing on screen is acknowledged all the same: a scroll the
             // compositor thread drove for it goes back to the snapshot.
-            if let thread, takenInput > handedInput {
-                thread.commit(drawnSnapshot, inputSequence: takenInput)
-                handedInput = takenInput
-            }
+            delivery.acknowledgeInput(self)
             return skippedFrame()
         }
         defer { drawnChangeCount = Layer.changeCount }
-        if let thread { return handOver(root, to: thread) }
-        return renderIfChanged(snapshot: root?.snapshot(), at: time)
-    }
-
-    /// Commits `root`'s snapshot to the compositor thread, with the input taken in so far.
-    @MainActor
-    private func handOver(_ root: Layer?, to thread: CompositorThread) -> FrameStatistics {
-        let snapshot = root?.snapshot()
-        thread.commit(snapshot, inputSequence: takenInput)
-        handedInput = takenInput
-        drawnSnapshot = snapshot
-        drawnRootSerial = root?.serial
-        drawnSnapshotChangeCount = Layer.snapshotChangeCount
-        var statistics = FrameStatistics()
-        statistics.presented = false
-        statistics.handedToThread = true
-        statistics.frameIndex = frameIndex
-        return statistics
+        return delivery.frame(self, root, at: time, ifChanged: true)
     }
 
     /// `renderIfChanged` for a snapshot: what a compositor with a thread of its own calls with the
@@ -298,6 +288,7 @@ public final class Compositor {
     @discardableResult
     public func renderIfChanged(snapshot root: LayerSnapshot?, at time: Double? = nil) -> FrameStatistics {
         owner.precondition("Compositor.renderIfChanged")
+        requireRenderer("Compositor.renderIfChanged(snapshot:)")
         guard needsRender(snapshot: root, at: time) else { return skippedFrame() }
         let (w, h) = backend.outputPixelSize
         let wholeFrameNeeded = root?.id != drawnRootSerial || pendingResets > 0 || frameIndex == 0
@@ -325,7 +316,7 @@ public final class Compositor {
         return present()
     }
 
-    private func skippedFrame() -> FrameStatistics {
+    func skippedFrame() -> FrameStatistics {
         var skipped = FrameStatistics()
         skipped.frameIndex = frameIndex
         skipped.presented = false
@@ -349,16 +340,13 @@ public final class Compositor {
     @MainActor
     public func needsRender(_ root: Layer?, at time: Double? = nil) -> Bool {
         owner.precondition("Compositor.needsRender")
-        // A compositor thread is handed every change a snapshot carries, those that do not show
-        // included (a scroll's binding, an input role): it routes input by them.
-        if thread != nil { return Layer.snapshotChangeCount != drawnSnapshotChangeCount || root?.serial != drawnRootSerial }
-        return Layer.changeCount != drawnChangeCount || needsRender(snapshot: drawnSnapshot, at: time)
-            || root?.serial != drawnRootSerial
+        return delivery.needsFrame(self, root, at: time)
     }
 
     /// True when `snapshot` drawn at `time` may look different from the last frame drawn: another
     /// snapshot, another output size, lost textures, or animations that were running at the last frame.
     public func needsRender(snapshot: LayerSnapshot?, at time: Double? = nil) -> Bool {
+        requireRenderer("Compositor.needsRender(snapshot:)")
         let (w, h) = backend.outputPixelSize
         if snapshot !== drawnSnapshot || pendingResets > 0 || frameIndex == 0
             || w != drawnOutputSize.width || h != drawnOutputSize.height { return true }
@@ -380,20 +368,13 @@ public final class Compositor {
     public func capture(_ root: Layer?, at time: Double? = nil) -> Bitmap? {
         owner.precondition("Compositor.capture")
         defer { drawnChangeCount = Layer.changeCount }
-        if let thread {
-            // Committed first, so the thread's next frames show it too; drawn there and read back.
-            _ = handOver(root, to: thread)
-            let snapshot = root?.snapshot()
-            return thread.performAndWait { compositor, _ in
-                compositor.capture(snapshot: snapshot, at: time ?? thread.now)
-            } ?? nil
-        }
-        return capture(snapshot: root?.snapshot(), at: time)
+        return delivery.capture(self, root, at: time)
     }
 
     /// Draws `snapshot`, reads the pixels back, then presents.
     public func capture(snapshot root: LayerSnapshot?, at time: Double? = nil) -> Bitmap? {
         owner.precondition("Compositor.capture")
+        requireRenderer("Compositor.capture(snapshot:)")
         _ = changedRegion(root, at: time)
         compose(root, at: time)
         let pixels = backend.readPixels()

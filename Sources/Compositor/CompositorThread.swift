@@ -23,6 +23,8 @@ public final class CompositorThread: Sendable {
     /// What the UI thread reads about the window and renderer, published by the compositor thread.
     /// - Thread: any (a value)
     public struct Info: Sendable {
+        /// The window's id among the application's windows.
+        public var windowID: WindowID
         public var rendererName: String
         public var videoDriverName: String
         public var graphicsDeviceName: String?
@@ -348,12 +350,14 @@ final class CompositorThreadCore: Sendable {
     }
 
     private func publishInfo(_ backend: SDLRenderBackend, _ compositor: Compositor) {
+        let window = backend.window
         let info = CompositorThread.Info(
-            rendererName: backend.rendererName, videoDriverName: backend.videoDriverName,
+            windowID: window.windowID,
+            rendererName: backend.rendererName, videoDriverName: window.videoDriverName,
             graphicsDeviceName: backend.graphicsDeviceName, outputPixelSize: backend.outputPixelSize,
-            scale: backend.scale, maximumTextureSize: backend.maximumTextureSize,
-            uploadAlphaLayout: backend.uploadAlphaLayout, refreshRate: backend.refreshRate,
-            retainsFrames: backend.retainsFrames, windowPlacement: backend.windowPlacement)
+            scale: window.scale, maximumTextureSize: backend.maximumTextureSize,
+            uploadAlphaLayout: backend.uploadAlphaLayout, refreshRate: window.refreshRate,
+            retainsFrames: backend.retainsFrames, windowPlacement: window.windowPlacement)
         state.withLock { $0.info = info }
     }
 
@@ -369,7 +373,7 @@ final class CompositorThreadCore: Sendable {
     }
 
     private func run(backend: SDLRenderBackend, compositor: Compositor) {
-        let interval = 1 / max(24, min(240, backend.refreshRate ?? 60))
+        let interval = 1 / max(24, min(240, backend.window.refreshRate ?? 60))
         var loop = Loop()
         while true {
             // Reset before looking for work: a commit, command or stop from here on ends the wait.

@@ -194,19 +194,20 @@ public final class Application {
             }
             backend = made
             compositorThread = nil
-            renderer = RendererDescription(rendererName: made.rendererName, videoDriverName: made.videoDriverName,
-                                           graphicsDeviceName: made.graphicsDeviceName, scale: made.scale,
-                                           refreshRate: made.refreshRate, compositorThread: false)
-            compositor = Compositor(backend: made, scale: made.scale, configuration: compositorConfiguration)
+            let window = made.window
+            renderer = RendererDescription(rendererName: made.rendererName, videoDriverName: window.videoDriverName,
+                                           graphicsDeviceName: made.graphicsDeviceName, scale: window.scale,
+                                           refreshRate: window.refreshRate, compositorThread: false)
+            compositor = Compositor(backend: made, scale: window.scale, configuration: compositorConfiguration)
             // Frames paced by the display's refresh where SDL knows it.
-            clock = RealFrameClock(framesPerSecond: made.refreshRate ?? 60)
+            clock = RealFrameClock(framesPerSecond: window.refreshRate ?? 60)
         }
         host = NodeHost(compositor: compositor)
         Runtime.shared.contentsScale = compositor.scale
         if configuration.accessibility && !AtspiBridge.isDisabled() {
             // The bridge connects on its own thread; the first tree is published once it has.
             accessibility = AtspiPublisher(host: host, title: configuration.title,
-                                           windowPlacement: backend?.windowPlacement ?? compositorThread?.info.windowPlacement)
+                                           windowPlacement: compositor.window?.windowPlacement)
             accessibility?.start()
         } else {
             accessibility = nil
@@ -330,11 +331,7 @@ public final class Application {
     /// Moves the pointer to `point` (window points) as if the user had: for benchmarks and tests
     /// that need it inside the window.
     public func warpPointer(to point: Point) {
-        if let backend {
-            backend.warpPointer(to: point)
-        } else {
-            compositorThread?.perform { _, backend in backend.warpPointer(to: point) }
-        }
+        compositor.window?.warpPointer(to: point)
     }
 
     /// Closes the window now: a compositor thread stops (its window and renderer go with it) and

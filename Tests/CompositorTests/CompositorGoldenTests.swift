@@ -182,14 +182,14 @@ final class CompositorGoldenTests: XCTestCase {
 
         // A device reset arrives through SDL's event queue.
         let backend = try XCTUnwrap(compositor.backend as? SDLRenderBackend)
-        backend.pushEvent(.renderDeviceReset)
+        backend.window.pushEvent(.renderDeviceReset)
         _ = compositor.pollEvents()
         let afterReset = try XCTUnwrap(compositor.capture(scene))
         XCTAssertEqual(compositor.lastFrameStatistics.rendererResets, 1)
         XCTAssertEqual(compositor.lastFrameStatistics.uploads, 3)
         XCTAssertEqual(GoldenImage.compare(afterReset, first, tolerance: 0).0.differingPixels, 0)
 
-        backend.pushEvent(.renderTargetsReset)
+        backend.window.pushEvent(.renderTargetsReset)
         _ = compositor.pollEvents()
         let afterTargetsReset = try XCTUnwrap(compositor.capture(scene))
         XCTAssertEqual(compositor.lastFrameStatistics.uploads, 3)

@@ -134,8 +134,8 @@ final class CompositorThreadTests: XCTestCase {
 
         // The user turns the wheel towards the end, once, over the content.
         thread.perform { _, backend in
-            backend.pushPointerEvent(.pointerMoved(Point(x: 50, y: 50)))
-            backend.pushPointerEvent(.wheel(dx: 0, dy: -1))
+            backend.window.pushPointerEvent(.pointerMoved(Point(x: 50, y: 50)))
+            backend.window.pushPointerEvent(.wheel(dx: 0, dy: -1))
         }
         let moved = frames.waitFor { $0.wheelOffsets[content.serial] == 48 }
         XCTAssertNotNil(moved, "the wheel moved the content before any commit")
@@ -179,14 +179,14 @@ final class CompositorThreadTests: XCTestCase {
 
         // The horizontal motion moves it to the right's content; a vertical notch then moves it on.
         thread.perform { _, backend in
-            backend.pushPointerEvent(.pointerMoved(Point(x: 50, y: 50)))
-            backend.pushPointerEvent(.wheel(dx: 1, dy: 0))
+            backend.window.pushPointerEvent(.pointerMoved(Point(x: 50, y: 50)))
+            backend.window.pushPointerEvent(.wheel(dx: 1, dy: 0))
         }
         XCTAssertNotNil(frames.waitFor { $0.wheelOffsets[content.serial] == 48 }, "dx moved it along x")
         var pixels = try XCTUnwrap(thread.performAndWait { compositor, _ in compositor.backend.readPixels() } ?? nil)
         XCTAssertEqual(pixels.pixel(x: 1, y: 50), 0xFFFF_0000, "column 0 still at the left edge (moved by 48)")
         XCTAssertEqual(pixels.pixel(x: 3, y: 50), 0xFF00_FF00, "column 1 starts 2 points in")
-        thread.perform { _, backend in backend.pushPointerEvent(.wheel(dx: 0, dy: -1)) }
+        thread.perform { _, backend in backend.window.pushPointerEvent(.wheel(dx: 0, dy: -1)) }
         XCTAssertNotNil(frames.waitFor { $0.wheelOffsets[content.serial] == 96 }, "dy moves it along x where there is no dx")
         pixels = try XCTUnwrap(thread.performAndWait { compositor, _ in compositor.backend.readPixels() } ?? nil)
         XCTAssertEqual(pixels.pixel(x: 3, y: 50), 0xFF00_FF00, "column 1 (50..100) at 96 − 96 + 3")
@@ -221,12 +221,42 @@ final class CompositorThreadTests: XCTestCase {
         XCTAssertTrue(compositor.needsRender(root), "a snapshot to hand over")
         compositor.renderIfChanged(root, at: thread.now)
         thread.perform { _, backend in
-            backend.pushPointerEvent(.pointerMoved(Point(x: 50, y: 50)))
-            backend.pushPointerEvent(.wheel(dx: 0, dy: -1))
+            backend.window.pushPointerEvent(.pointerMoved(Point(x: 50, y: 50)))
+            backend.window.pushPointerEvent(.wheel(dx: 0, dy: -1))
         }
         let moved = frames.waitFor { $0.wheelOffsets[content.serial] != nil }
         XCTAssertEqual(moved?.wheelOffsets[content.serial], 96, "the thread moved it by the new step")
         _ = thread.takeEvents()
+    }
+
+    /// The UI thread's compositor for a compositor thread has the whole window, not a stand-in that
+    /// traps: its id, density and placement are the thread's window's, and what it asks of it (the
+    /// clipboard, text input, the cursor, a pointer warp) is done there.
+    func testTheUIThreadsWindowOfACompositorThreadDoesWhatTheWindowDoes() async throws {
+        let frames = Frames()
+        let thread = try makeThread(frames)
+        defer { thread.stop() }
+        let compositor = Compositor(thread: thread)
+        let window = try XCTUnwrap(compositor.window)
+        XCTAssertNil(compositor.backend, "the frames are drawn there, with the thread's renderer")
+        let ids = thread.performAndWait { _, backend in backend.window.windowID }
+        XCTAssertEqual(window.windowID, ids)
+        XCTAssertEqual(window.windowID, thread.info.windowID)
+        XCTAssertEqual(window.scale, 1)
+        XCTAssertEqual(window.videoDriverName, "dummy")
+        XCTAssertTrue(window.windowPlacement === thread.info.windowPlacement)
+        XCTAssertTrue(compositor.textInputPlatform === window)
+        XCTAssertEqual(compositor.rendererName, "software")
+        XCTAssertEqual(compositor.outputPixelSize.width, 100)
+
+        window.setClipboardText("from the UI thread")
+        XCTAssertEqual(window.clipboardText(), "from the UI thread", "set and read on the thread that owns the window")
+        window.startTextInput(caret: Rect(x: 4, y: 4, width: 1, height: 12))
+        window.setCursor(.iBeam)
+        window.warpPointer(to: Point(x: 10, y: 10))
+        window.stopTextInput()
+        // The commands ran in order, before this one.
+        XCTAssertEqual(thread.performAndWait { _, backend in backend.window.clipboardText() }, "from the UI thread")
     }
 
     /// A compositor thread nobody holds stops: its thread does not keep it alive, and its window and

@@ -71,9 +71,23 @@ import Testing
             }
             made.wait()
             guard let backend = box.withLock({ $0 }) else { return }  // no SDL: exits 0, and the test fails
-            await MainActor.run { _ = backend.value.clipboardText() }
+            await MainActor.run { _ = backend.value.window.clipboardText() }
         }
-        ContractTrap.expectMessage(result, "SDLRenderBackend.clipboardText must run on the compositor's thread")
+        ContractTrap.expectMessage(result, "SDLWindow.clipboardText must run on the compositor's thread")
+    }
+
+    /// A compositor whose frames go to a compositor thread draws nothing itself: asked to draw a
+    /// snapshot on the UI thread, it says where its frames are drawn.
+    @Test func drawingASnapshotOnTheUISideOfACompositorThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            await MainActor.run {
+                guard let thread = try? CompositorThread(backend: .init(title: "threaded", size: Size(width: 8, height: 8),
+                                                                        scale: 1, headless: true)) else { return }
+                let compositor = Compositor(thread: thread)
+                compositor.render(snapshot: nil)
+            }
+        }
+        ContractTrap.expectMessage(result, "Compositor.render(snapshot:) draws: this compositor's frames are drawn on its compositor thread")
     }
 
     @Test func readingTheClipboardOffTheUIThreadTraps() async {
@@ -82,9 +96,9 @@ import Testing
                 (try? SDLRenderBackend(.init(title: "clip", size: Size(width: 8, height: 8), scale: 1, headless: true))).map { Smuggled($0) }
             }
             guard let backend else { return }  // no SDL: exits 0, and the test fails
-            Self.offTheUIThread { _ = backend.value.clipboardText() }
+            Self.offTheUIThread { _ = backend.value.window.clipboardText() }
         }
-        ContractTrap.expectMessage(result, "SDLRenderBackend.clipboardText must run on the UI thread")
+        ContractTrap.expectMessage(result, "SDLWindow.clipboardText must run on the UI thread")
     }
 
     @Test func theMainActorPasses() async {

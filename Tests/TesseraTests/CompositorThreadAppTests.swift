@@ -123,13 +123,13 @@ final class CompositorThreadAppTests: XCTestCase {
             app.close()
         }
         let thread = try XCTUnwrap(app.compositorThread)
-        thread.perform { _, backend in backend.pushPointerEvent(.pointerMoved(Point(x: 80, y: 120))) }
+        thread.perform { _, backend in backend.window.pushPointerEvent(.pointerMoved(Point(x: 80, y: 120))) }
         app.frame(events: app.compositor.waitForEvents(timeout: 5))
         XCTAssertEqual(list.contentOffset, 0)
         // The UI thread blocks while the wheel turns twice towards the end.
         thread.perform { _, backend in
-            backend.pushPointerEvent(.wheel(dx: 0, dy: -1))
-            backend.pushPointerEvent(.wheel(dx: 0, dy: -1))
+            backend.window.pushPointerEvent(.wheel(dx: 0, dy: -1))
+            backend.window.pushPointerEvent(.wheel(dx: 0, dy: -1))
         }
         let step = list.wheelStep
         XCTAssertTrue(presented.block { frames in frames.contains { $0.wheelAhead && $0.y == -2 * step } },

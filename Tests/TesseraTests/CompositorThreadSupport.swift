@@ -30,7 +30,7 @@ enum CompositorThreadSupport {
     nonisolated static func push(_ events: [InputEvent], to thread: CompositorThread) {
         thread.perform { _, backend in
             for event in events {
-                if case .pointerMoved = event { backend.pushPointerEvent(event) } else { backend.pushEvent(.input(event)) }
+                if case .pointerMoved = event { backend.window.pushPointerEvent(event) } else { backend.window.pushEvent(.input(event)) }
             }
         }
     }

@@ -97,7 +97,7 @@ public final class NodeHost {
         UIThread.precondition("NodeHost.init")
         self.compositor = compositor
         self.runtime = .shared
-        runtime.display.uploadAlphaLayout = compositor.backend.uploadAlphaLayout
+        runtime.display.uploadAlphaLayout = compositor.uploadAlphaLayout
         rootLayer.frame = Rect(origin: .zero, size: compositor.viewportSize)
     }
 

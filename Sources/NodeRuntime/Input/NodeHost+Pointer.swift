@@ -80,6 +80,6 @@ extension NodeHost {
         }
         guard shape != shownCursor else { return }
         shownCursor = shape
-        compositor.backend.setCursor(shape)
+        compositor.window?.setCursor(shape)
     }
 }

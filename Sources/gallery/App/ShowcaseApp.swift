@@ -46,7 +46,7 @@ final class ShowcaseApp {
             }
         }
         build(in: compositor.viewportSize)
-        print("gallery: renderer \(backend.rendererName), video driver \(backend.videoDriverName), " +
+        print("gallery: renderer \(backend.rendererName), video driver \(backend.window.videoDriverName), " +
               "\(Int(size.width))×\(Int(size.height)) points at \(Int(scale))x")
 
         let clock: FrameClock = headless ? VirtualFrameClock() : RealFrameClock()

@@ -22,7 +22,7 @@ struct BenchmarkOutput {
     /// "renderer software, video driver dummy" (and the GL device, for OpenGL): the words every
     /// benchmark's report names its output with.
     static func describe(_ backend: SDLRenderBackend) -> String {
-        "renderer \(backend.rendererName), video driver \(backend.videoDriverName)"
+        "renderer \(backend.rendererName), video driver \(backend.window.videoDriverName)"
             + (backend.graphicsDeviceName.map { ", device \($0)" } ?? "")
     }
 

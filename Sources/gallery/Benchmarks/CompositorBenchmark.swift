@@ -109,7 +109,7 @@ struct CompositorBenchmark {
 
         var report = Report()
         report.renderer = backend.rendererName
-        report.videoDriver = backend.videoDriverName
+        report.videoDriver = backend.window.videoDriverName
         report.output = BenchmarkOutput.describe(backend)
         report.layers = layerCount
         for _ in 0..<10 { compositor.render(root) }  // warm-up: uploads happen here

@@ -55,7 +55,7 @@ struct FlingCommand {
             }.joined(separator: ", "))
         }
         let report = FlingReport(rows: rows, frames: frames, speed: speed, renderer: backend.rendererName,
-                                 videoDriver: backend.videoDriverName, graphicsDevice: backend.graphicsDeviceName,
+                                 videoDriver: backend.window.videoDriverName, graphicsDevice: backend.graphicsDeviceName,
                                  workers: Runtime.shared.scheduler.workerCount,
                                  runs: measurements, layout: arrangement)
         let table = ([report.table] + FlingReport.slowFrameLines(measurements)).joined(separator: "\n")

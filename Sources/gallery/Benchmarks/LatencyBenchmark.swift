@@ -96,7 +96,7 @@ struct LatencyBenchmark {
         let contentSerial = content.serial
         let middle = Point(x: list.layer.frameInRoot.midX, y: list.layer.frameInRoot.midY)
         application.warpPointer(to: middle)
-        compositor.perform { _, backend in backend.pushPointerEvent(.pointerMoved(middle)) }
+        compositor.perform { _, backend in backend.window.pushPointerEvent(.pointerMoved(middle)) }
         try application.settle(timeout: 30)
         let tabs = app.tabs
         let host = app.host
@@ -173,7 +173,7 @@ struct LatencyBenchmark {
                 guard let y = watch.latest.withLock({ $0?.layer(serial: contentSerial) })?.frame.minY else { continue }
                 let dy: Double = index % 2 == 0 ? -1 : 1
                 if !measure(.moved(layer: contentSerial, from: y), phase: phases[index], into: wheelResults,
-                            push: { $0.pushPointerEvent(.wheel(dx: 0, dy: dy)) }) {
+                            push: { $0.window.pushPointerEvent(.wheel(dx: 0, dy: dy)) }) {
                     missed.withLock { $0.wheel += 1 }
                 }
             }
@@ -190,7 +190,7 @@ struct LatencyBenchmark {
                 guard let layer = watch.latest.withLock({ $0?.layer(serial: fieldSerial) }) else { continue }
                 let letter = String(UnicodeScalar(UInt8(97 + index % 26)))
                 if !measure(.changed(layer: fieldSerial, from: Self.fingerprint(layer)), phase: phases[count + index],
-                            into: typingResults, push: { $0.pushTextEvent(.textInput(letter)) }) {
+                            into: typingResults, push: { $0.window.pushTextEvent(.textInput(letter)) }) {
                     missed.withLock { $0.typing += 1 }
                 }
             }

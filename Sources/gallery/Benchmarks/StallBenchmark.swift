@@ -135,7 +135,7 @@ struct StallBenchmark {
         try application.settle(timeout: 30)
         let middle = Point(x: options.size.width / 2, y: options.size.height / 2)
         if let thread = application.compositorThread {
-            thread.perform { _, backend in backend.pushPointerEvent(.pointerMoved(middle)) }
+            thread.perform { _, backend in backend.window.pushPointerEvent(.pointerMoved(middle)) }
         } else {
             application.frame(events: [.pointerMoved(middle)])
         }
@@ -209,7 +209,7 @@ struct StallBenchmark {
             for turn in 0..<5 {
                 samples.withLock { $0.removeAll() }
                 let turned = now()
-                thread.perform { _, backend in backend.pushPointerEvent(.wheel(dx: 0, dy: turn % 2 == 0 ? -1 : 1)) }
+                thread.perform { _, backend in backend.window.pushPointerEvent(.wheel(dx: 0, dy: turn % 2 == 0 ? -1 : 1)) }
                 Self.busy(for: Self.stall)
                 if let shown = samples.withLock({ $0.first(where: \.wheelMoved) }) {
                     latencies.append(max(0, shown.time - turned) / interval)
@@ -230,7 +230,7 @@ struct StallBenchmark {
             StallBenchmark.busyWhile(seconds: Self.stall * 4) { elapsed, notches in
                 guard notches < 4, elapsed >= Double(notches) * 0.012 else { return false }
                 lastNotch = now()
-                thread.perform { _, backend in backend.pushPointerEvent(.wheel(dx: 0, dy: -1)) }
+                thread.perform { _, backend in backend.window.pushPointerEvent(.wheel(dx: 0, dy: -1)) }
                 return true
             }
             let during = samples.withLock { $0 }
@@ -246,14 +246,14 @@ struct StallBenchmark {
             application.frame()
             let pressAt = Point(x: options.size.width / 2, y: options.size.height / 2)
             StallBenchmark.busy(for: 0.05)
-            thread.perform { _, backend in backend.pushEvent(.input(.pointerDown(pressAt, button: 1, clicks: 1))) }
+            thread.perform { _, backend in backend.window.pushEvent(.input(.pointerDown(pressAt, button: 1, clicks: 1))) }
             StallBenchmark.busy(for: 0.03)
             let pressed = thread.shownSnapshot?.layer(serial: serial).map { $0.presentedFrame(at: now()).minY }
             StallBenchmark.busy(for: Self.stall)
             let later = thread.shownSnapshot?.layer(serial: serial).map { $0.presentedFrame(at: now()).minY }
             application.frame()
             let screen = thread.shownSnapshot?.layer(serial: serial).map { $0.presentedFrame(at: application.host.time).minY }
-            thread.perform { _, backend in backend.pushEvent(.input(.pointerUp(pressAt, button: 1))) }
+            thread.perform { _, backend in backend.window.pushEvent(.input(.pointerUp(pressAt, button: 1))) }
             application.frame()
             if let pressed, let later, let screen {
                 press = (abs(later - pressed), abs(-list.contentOffset - screen))

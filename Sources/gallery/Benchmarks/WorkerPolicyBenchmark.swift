@@ -78,9 +78,9 @@ struct WorkerPolicyBenchmark {
                        checkerboardPercent: median { $0.checkerboardPercent },
                        drawsCompleted: Int(median { Double($0.rendersCompleted) }))
         }
-        let report = Report(renderer: backend.rendererName, videoDriver: backend.videoDriverName,
+        let report = Report(renderer: backend.rendererName, videoDriver: backend.window.videoDriverName,
                             workers: scheduler.workerCount, runs: max(1, runs), framesPerRun: frames, policies: rows)
-        var lines = ["worker policies (release build, \(backend.rendererName) renderer, \(backend.videoDriverName) driver, "
+        var lines = ["worker policies (release build, \(backend.rendererName) renderer, \(backend.window.videoDriverName) driver, "
                      + "\(scheduler.workerCount) workers, async fling of \(self.rows) rows, \(frames) frames a run, "
                      + "medians of \(max(1, runs)) interleaved runs; ms)",
                      "  policy                               frame p50  frame p99  interference p99  after present p99  over budget  checkerboard %  draws"]

@@ -19,17 +19,17 @@ final class SDLEventWaitTests: XCTestCase {
         var configuration = SDLRenderBackend.Configuration(title: "wait", size: Size(width: 32, height: 32), headless: true)
         configuration.eventWake = wake
         let backend = try SDLRenderBackend(configuration)
-        backend.waitsInSDLQueue = true
-        _ = backend.pollEvents()  // the window's own events
+        backend.window.waitsInSDLQueue = true
+        _ = backend.window.pollEvents()  // the window's own events
 
         wake.reset()
         // Work is handed over (a commit) and the wake pushes its event...
         wake.wake()
         // ...which the thread's look for input drains before it decides to wait.
-        _ = backend.pollEvents()
+        _ = backend.window.pollEvents()
         XCTAssertTrue(wake.isWoken)
         // The wait must not sleep through it: a lost wake-up would block for the whole 20 s.
-        let waited = seconds { _ = backend.waitForEvents(timeout: 20) }
+        let waited = seconds { _ = backend.window.waitForEvents(timeout: 20) }
         XCTAssertLessThan(waited, 10, "the wait ended at once for the wake that came before it")
 
         // After a reset with nothing handed over, the wait does wait (here for its short time-out),
@@ -37,7 +37,7 @@ final class SDLEventWaitTests: XCTestCase {
         wake.reset()
         XCTAssertFalse(wake.isWoken)
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { wake.wake() }
-        let woken = seconds { _ = backend.waitForEvents(timeout: 20) }
+        let woken = seconds { _ = backend.window.waitForEvents(timeout: 20) }
         XCTAssertLessThan(woken, 10, "a wake during the wait ends it")
         XCTAssertTrue(wake.isWoken)
     }

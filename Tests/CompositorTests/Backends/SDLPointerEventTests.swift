@@ -9,11 +9,11 @@ final class SDLPointerEventTests: XCTestCase {
                                                  headless: true))
         let compositor = Compositor(backend: backend, scale: 2)
         _ = compositor.pollEvents()  // the window's own events
-        backend.pushEvent(.input(.pointerDown(Point(x: 10, y: 20), button: 3, clicks: 2)))
-        backend.pushEvent(.input(.pointerUp(Point(x: 10.5, y: 20), button: 3)))
-        backend.pushEvent(.input(.pointerDown(Point(x: 4, y: 4), button: 1)))
-        backend.pushEvent(.input(.wheel(dx: 0, dy: -0.25)))
-        backend.pushEvent(.input(.pointerLeftWindow))
+        backend.window.pushEvent(.input(.pointerDown(Point(x: 10, y: 20), button: 3, clicks: 2)))
+        backend.window.pushEvent(.input(.pointerUp(Point(x: 10.5, y: 20), button: 3)))
+        backend.window.pushEvent(.input(.pointerDown(Point(x: 4, y: 4), button: 1)))
+        backend.window.pushEvent(.input(.wheel(dx: 0, dy: -0.25)))
+        backend.window.pushEvent(.input(.pointerLeftWindow))
         XCTAssertEqual(compositor.pollEvents(), [
             .pointerDown(Point(x: 10, y: 20), button: 3, clicks: 2),
             .pointerUp(Point(x: 10.5, y: 20), button: 3),
@@ -25,8 +25,8 @@ final class SDLPointerEventTests: XCTestCase {
 
     func testSettingEveryCursorUnderTheDummyDriverIsHarmless() async throws {
         let backend = try SDLRenderBackend(.init(title: "cursor", size: Size(width: 64, height: 64), headless: true))
-        XCTAssertEqual(backend.videoDriverName, "dummy")
-        for cursor in Cursor.allCases + Cursor.allCases.reversed() { backend.setCursor(cursor) }
+        XCTAssertEqual(backend.window.videoDriverName, "dummy")
+        for cursor in Cursor.allCases + Cursor.allCases.reversed() { backend.window.setCursor(cursor) }
         let compositor = Compositor(backend: backend)
         let root = Layer(name: "root")
         root.frame = Rect(x: 0, y: 0, width: 64, height: 64)

@@ -11,7 +11,7 @@ final class SDLRenderDriverTests: XCTestCase {
         let backend = try SDLRenderBackend(.init(title: "software", size: Size(width: 32, height: 16), headless: true,
                                                  renderDriver: .software))
         XCTAssertEqual(backend.rendererName, "software")
-        XCTAssertEqual(backend.videoDriverName, "dummy")
+        XCTAssertEqual(backend.window.videoDriverName, "dummy")
         let compositor = Compositor(backend: backend, configuration: .init(clearColor: Color(rgb: 0x102030)))
         let root = Layer(name: "root")
         root.frame = Rect(x: 0, y: 0, width: 32, height: 16)

@@ -46,7 +46,7 @@ final class ComposerTests: XCTestCase {
 
     /// Pushes events onto SDL's queue, then runs a frame with what the backend polls from it.
     private func pushThroughSDL(_ app: GalleryApp, _ backend: SDLRenderBackend, _ events: [InputEvent]) throws {
-        for event in events { backend.pushTextEvent(event) }
+        for event in events { backend.window.pushTextEvent(event) }
         let polled = app.host.compositor.pollEvents()
         XCTAssertEqual(polled.filter { if case .textInput = $0 { return false } else { return true } }.count,
                        events.filter { if case .textInput = $0 { return false } else { return true } }.count,

@@ -17,26 +17,22 @@ public struct GeometryVertex: Hashable, Sendable {
     }
 }
 
-/// What a backend reports from the platform besides input.
-/// - Thread: any
-public enum BackendEvent: Sendable, Equatable {
-    case input(InputEvent)
-    /// Render targets lost their contents (`SDL_RENDER_TARGETS_RESET`).
-    case renderTargetsReset
-    /// Every texture was lost (`SDL_RENDER_DEVICE_RESET`).
-    case renderDeviceReset
-}
-
-/// The few operations the compositor needs from a renderer. `SDLRenderBackend` implements them with an
-/// `SDL_Renderer`; `RecordingRenderBackend` records them, so tests can check draw order without SDL.
+/// The few operations the compositor needs from a renderer: make textures, draw, present. Nothing of
+/// the window (events, cursor, text input, clipboard, density) is here: that is the `PlatformWindow`'s,
+/// which a backend names when it draws into one (`platformWindow`). `SDLRenderBackend` implements
+/// them with an `SDL_Renderer`; `RecordingRenderBackend` records them, so tests can check draw order
+/// without SDL.
 ///
 /// Coordinates are in output pixels. Texture pixels are ARGB8888 in the backend's `uploadAlphaLayout`.
 /// An upload should be a copy: a backend reads `Bitmap.isOpaque` (recorded when the bitmap was
 /// prepared) and `Bitmap.withPixels(in: uploadAlphaLayout)`, which hands over the stored pixels of a
 /// bitmap prepared for that layout on a worker (`Bitmap.prepared(forUpload:)`); a bitmap that was not
 /// is scanned or converted there, on the UI thread, and counted in `FrameStatistics.uploadPixelPasses`.
-/// - Thread: main (the UI thread), every member.
+/// - Thread: the thread that draws (the UI thread, or a `CompositorThread`), every member.
 public protocol RenderBackend: AnyObject {
+    /// The window this backend draws into, whose events a compositor on it reads; nil for an output
+    /// without one. The default is nil.
+    var platformWindow: PlatformWindow? { get }
     /// A name for reports, such as SDL's renderer name ("software", "opengl").
     var rendererName: String { get }
     /// The size of the output in pixels.
@@ -81,14 +77,6 @@ public protocol RenderBackend: AnyObject {
     /// whole): a backend that can send only that part to the window does. The default shows the
     /// whole frame.
     func present(region: PixelRect?)
-    /// Drains pending platform events.
-    func pollEvents() -> [BackendEvent]
-    /// Blocks until a platform event, a `UIWakeup` or `timeout` seconds (nil: no limit), then drains
-    /// the pending events. The default polls without waiting (backends without a platform).
-    func waitForEvents(timeout: Double?) -> [BackendEvent]
-    /// Shows `cursor` as the pointer's shape. Hosts call it only when the shape changes; a backend
-    /// without a pointer (or SDL's dummy driver) ignores it. The default does nothing.
-    func setCursor(_ cursor: Cursor)
 }
 
 extension RenderBackend {
@@ -97,8 +85,7 @@ extension RenderBackend {
         beginFrame(clearColor: clearColor)
         return false
     }
-    public func setCursor(_ cursor: Cursor) {}
+    public var platformWindow: PlatformWindow? { nil }
     public func present(region: PixelRect?) { present() }
-    public func waitForEvents(timeout: Double?) -> [BackendEvent] { pollEvents() }
     public var uploadAlphaLayout: Bitmap.AlphaLayout { .premultiplied }
 }

@@ -1,12 +1,13 @@
 internal import CSDL
 
-// The SDL backend's input side: polling and translating SDL's events into points, the display scale
-// that follows the window, text input and the clipboard, the system cursors, and the events tests
-// push onto SDL's own queue.
+// An SDL window's events and the rest of its platform side: reading and translating SDL's events into
+// points, the display scale that follows the window, text input and the clipboard, the system cursors,
+// and the events tests push onto SDL's own queue.
 
-extension SDLRenderBackend {
+extension SDLWindow {
     public func pollEvents() -> [BackendEvent] {
-        drainEvents(after: nil)
+        owner.precondition("SDLWindow.pollEvents")
+        return drainEvents(after: nil)
     }
 
     /// Blocks in SDL's event wait until an event, a `UIWakeup` (an event of the backend's own type,
@@ -16,8 +17,11 @@ extension SDLRenderBackend {
     /// A wake that came since the wake-up's last `reset()` ends the wait at once, even when the event
     /// it pushed was drained by a poll in between (a thread that resets, reads its work, polls its
     /// input and then waits would otherwise sleep through work handed to it before the poll).
+    ///
+    /// Events another window of the process read for this one end the wait at once too.
     public func waitForEvents(timeout: Double?) -> [BackendEvent] {
-        if eventWake.isWoken { return drainEvents(after: nil) }
+        owner.precondition("SDLWindow.waitForEvents")
+        if eventWake.isWoken || SDLEventRouting.hasPending(for: windowID.rawValue) { return drainEvents(after: nil) }
         if videoDriverName == "dummy" && !waitsInSDLQueue {
             _ = eventWake.wait(timeout: timeout)
             return drainEvents(after: nil)
@@ -33,18 +37,22 @@ extension SDLRenderBackend {
         return drainEvents(after: received != 0 ? event : nil)
     }
 
-    /// Translates `first` (an event already taken from the queue) and every queued event.
+    /// Translates the events other windows put aside for this one, `first` (an event already taken
+    /// from the queue) and every queued event that is this window's; the rest is put aside for the
+    /// windows they belong to (see `SDLEventRouting`).
     private func drainEvents(after first: SDL_Event?) -> [BackendEvent] {
         var events: [BackendEvent] = []
-        var event = SDL_Event()
         var windowChanged = false
-        if let first {
-            if SDL_EventType(first.type) == SDL_WINDOWEVENT { windowChanged = true }
-            if let translated = translate(first) { events.append(translated) }
-        }
-        while SDL_PollEvent(&event) != 0 {
+        let id = windowID.rawValue
+        func take(_ event: SDL_Event) {
             if SDL_EventType(event.type) == SDL_WINDOWEVENT { windowChanged = true }
             if let translated = translate(event) { events.append(translated) }
+        }
+        SDLEventRouting.take(for: id).forEach(take)
+        if let first, SDLEventRouting.route(first, readBy: id) { take(first) }
+        var event = SDL_Event()
+        while SDL_PollEvent(&event) != 0 {
+            if SDLEventRouting.route(event, readBy: id) { take(event) }
         }
         if windowChanged { updateWindowPlacement() }
         // A window moved to another display, or resized there, may have a new density.
@@ -66,30 +74,28 @@ extension SDLRenderBackend {
 
     /// The window's drawable pixels per window unit, nil when SDL reports no size.
     func displayScale() -> Double? {
-        var windowWidth: Int32 = 0, windowHeight: Int32 = 0, pixelWidth: Int32 = 0, pixelHeight: Int32 = 0
+        var windowWidth: Int32 = 0, windowHeight: Int32 = 0
         SDL_GetWindowSize(window, &windowWidth, &windowHeight)
-        SDL_GetRendererOutputSize(renderer, &pixelWidth, &pixelHeight)
+        let pixelWidth = pixelSize.width
         guard windowWidth > 0, pixelWidth > 0 else { return nil }
         let ratio = Double(pixelWidth) / Double(windowWidth)
         return ratio.isFinite && ratio > 0 ? min(ratio, 8) : nil
     }
 
-    /// Puts text events on SDL's queue, as an input method would: `textInput` split into pieces that
-    /// fit SDL's event (at character boundaries), `textEditing` as one event. Other events are ignored.
     /// Puts a pointer motion or a wheel turn on SDL's queue, as the window system would (tests and
     /// benchmarks drive a compositor thread's input so). Other events are ignored.
     package func pushPointerEvent(_ input: InputEvent) {
-        owner.precondition("SDLRenderBackend.pushPointerEvent")
+        owner.precondition("SDLWindow.pushPointerEvent")
         var event = SDL_Event()
         switch input {
         case let .pointerMoved(point):
             event.type = SDL_MOUSEMOTION.rawValue
-            event.motion.windowID = SDL_GetWindowID(window)
+            event.motion.windowID = windowID.rawValue
             event.motion.x = Int32((point.x * scale).rounded())
             event.motion.y = Int32((point.y * scale).rounded())
         case let .wheel(dx, dy):
             event.type = SDL_MOUSEWHEEL.rawValue
-            event.wheel.windowID = SDL_GetWindowID(window)
+            event.wheel.windowID = windowID.rawValue
             event.wheel.x = Int32(dx.rounded())
             event.wheel.y = Int32(dy.rounded())
             event.wheel.preciseX = Float(dx)
@@ -100,6 +106,8 @@ extension SDLRenderBackend {
         SDL_PushEvent(&event)
     }
 
+    /// Puts text events on SDL's queue, as an input method would: `textInput` split into pieces that
+    /// fit SDL's event (at character boundaries), `textEditing` as one event. Other events are ignored.
     package func pushTextEvent(_ input: InputEvent) {
         func fill<T>(_ field: inout T, with bytes: some Collection<UInt8>) {
             withUnsafeMutableBytes(of: &field) { raw in
@@ -119,14 +127,14 @@ extension SDLRenderBackend {
             for piece in pieces {
                 var event = SDL_Event()
                 event.type = SDL_TEXTINPUT.rawValue
-                event.text.windowID = SDL_GetWindowID(window)
+                event.text.windowID = windowID.rawValue
                 fill(&event.text.text, with: Array(piece.utf8))
                 SDL_PushEvent(&event)
             }
         case let .textEditing(text, cursor):
             var event = SDL_Event()
             event.type = SDL_TEXTEDITING.rawValue
-            event.edit.windowID = SDL_GetWindowID(window)
+            event.edit.windowID = windowID.rawValue
             fill(&event.edit.text, with: Array(text.utf8))
             event.edit.start = Int32(clamping: cursor)
             event.edit.length = 0
@@ -140,26 +148,36 @@ extension SDLRenderBackend {
     /// system then sends the motion like any other (`SDL_WarpMouseInWindow`). Under the dummy driver
     /// nothing moves.
     public func warpPointer(to point: Point) {
-        owner.precondition("SDLRenderBackend.warpPointer")
+        owner.precondition("SDLWindow.warpPointer")
         SDL_WarpMouseInWindow(window, Int32((point.x * scale).rounded()), Int32((point.y * scale).rounded()))
     }
 
     /// Shows one of SDL's system cursors, made the first time each shape is asked for
-    /// (`SDL_CreateSystemCursor`) and set with `SDL_SetCursor` only when the shape changes. Under the
-    /// dummy driver SDL makes none, and the call changes nothing.
+    /// (`SDL_CreateSystemCursor`) and set with `SDL_SetCursor` only when the shape changes. SDL has one
+    /// cursor for all its windows (it shows over whichever the pointer is in), so the shapes made and
+    /// the one shown are the process's, kept for its life. Under the dummy driver SDL makes none, and
+    /// the call changes nothing.
     public func setCursor(_ cursor: Cursor) {
-        owner.precondition("SDLRenderBackend.setCursor")
-        guard cursor != shownCursor else { return }
-        shownCursor = cursor
-        let made: OpaquePointer?
-        if let cached = systemCursors[cursor] {
-            made = cached
-        } else {
-            made = SDL_CreateSystemCursor(Self.systemCursor(for: cursor))
-            systemCursors[cursor] = made
+        owner.precondition("SDLWindow.setCursor")
+        let made = Self.cursors.withLock { cursors -> OpaquePointer? in
+            guard cursor != cursors.shown else { return nil }
+            cursors.shown = cursor
+            if let cached = cursors.made[cursor] { return cached }
+            let made = SDL_CreateSystemCursor(Self.systemCursor(for: cursor))
+            cursors.made[cursor] = made
+            return made
         }
         if let made { SDL_SetCursor(made) }
     }
+
+    /// The system cursors made so far, by shape (nil where the video driver has none), and the shape
+    /// shown; SDL starts with the arrow.
+    private struct Cursors {
+        var made: [Cursor: OpaquePointer?] = [:]
+        var shown = Cursor.arrow
+    }
+
+    private static let cursors = Guarded(Cursors())
 
     private static func systemCursor(for cursor: Cursor) -> SDL_SystemCursor {
         switch cursor {
@@ -193,20 +211,24 @@ extension SDLRenderBackend {
             event.button.button = UInt8(clamping: button)
             event.button.clicks = UInt8(clamping: clicks)
             event.button.state = UInt8(SDL_PRESSED)
+            event.button.windowID = windowID.rawValue
         case let .input(.pointerUp(point, button)):
             event.type = SDL_MOUSEBUTTONUP.rawValue
             (event.button.x, event.button.y) = pixels(point)
             event.button.button = UInt8(clamping: button)
             event.button.state = UInt8(SDL_RELEASED)
+            event.button.windowID = windowID.rawValue
         case let .input(.wheel(dx, dy)):
             event.type = SDL_MOUSEWHEEL.rawValue
             event.wheel.preciseX = Float(dx)
             event.wheel.preciseY = Float(dy)
             event.wheel.x = Int32(dx.rounded(.towardZero))
             event.wheel.y = Int32(dy.rounded(.towardZero))
+            event.wheel.windowID = windowID.rawValue
         case .input(.pointerLeftWindow):
             event.type = SDL_WINDOWEVENT.rawValue
             event.window.event = UInt8(SDL_WINDOWEVENT_LEAVE.rawValue)
+            event.window.windowID = windowID.rawValue
         case .input: return
         }
         SDL_PushEvent(&event)
@@ -219,9 +241,8 @@ extension SDLRenderBackend {
         case SDL_QUIT: return .input(.quit)
         case SDL_RENDER_TARGETS_RESET: return .renderTargetsReset
         case SDL_RENDER_DEVICE_RESET:
-            // The retained frame's texture went with the device.
-            if let texture = retainedFrame { SDL_DestroyTexture(texture) }
-            retainedFrame = nil
+            // The renderer's own targets (its retained frame) went with the device.
+            deviceResetHandler?()
             return .renderDeviceReset
         case SDL_WINDOWEVENT:
             if event.window.event == UInt8(SDL_WINDOWEVENT_SIZE_CHANGED.rawValue) {
@@ -229,7 +250,7 @@ extension SDLRenderBackend {
                                             height: Double(event.window.data2) / scale)))
             }
             if event.window.event == UInt8(SDL_WINDOWEVENT_LEAVE.rawValue) { return .input(.pointerLeftWindow) }
-            if event.window.event == UInt8(SDL_WINDOWEVENT_EXPOSED.rawValue) && rendererName == "software" {
+            if event.window.event == UInt8(SDL_WINDOWEVENT_EXPOSED.rawValue) && presentsThroughSurface {
                 // The window system lost what it showed (frames send only their changed regions):
                 // the window's surface still holds the last frame whole, and goes again.
                 SDL_UpdateWindowSurface(window)
@@ -298,15 +319,15 @@ extension SDLRenderBackend {
     }
 }
 
-extension SDLRenderBackend: TextInputPlatform {
+extension SDLWindow {
     public func startTextInput(caret: Rect) {
-        owner.precondition("SDLRenderBackend.startTextInput")
+        owner.precondition("SDLWindow.startTextInput")
         setTextInputCaret(caret)
         SDL_StartTextInput()
     }
 
     public func setTextInputCaret(_ caret: Rect) {
-        owner.precondition("SDLRenderBackend.setTextInputCaret")
+        owner.precondition("SDLWindow.setTextInputCaret")
         let caret = caret.sanitized
         // SDL places the input method's window in window coordinates.
         let units = windowUnitsPerPoint
@@ -318,12 +339,12 @@ extension SDLRenderBackend: TextInputPlatform {
     }
 
     public func stopTextInput() {
-        owner.precondition("SDLRenderBackend.stopTextInput")
+        owner.precondition("SDLWindow.stopTextInput")
         SDL_StopTextInput()
     }
 
     public func clipboardText() -> String? {
-        owner.precondition("SDLRenderBackend.clipboardText")
+        owner.precondition("SDLWindow.clipboardText")
         guard SDL_HasClipboardText() == SDL_TRUE, let raw = SDL_GetClipboardText() else { return nil }
         defer { SDL_free(raw) }
         let text = String(cString: raw)
@@ -331,7 +352,7 @@ extension SDLRenderBackend: TextInputPlatform {
     }
 
     public func setClipboardText(_ text: String) {
-        owner.precondition("SDLRenderBackend.setClipboardText")
+        owner.precondition("SDLWindow.setClipboardText")
         _ = SDL_SetClipboardText(text)
     }
 }

@@ -1,7 +1,9 @@
 /// A `RenderBackend` that draws nothing and records every call, for tests of draw order, uploads and
-/// texture lifetimes without SDL. Textures are numbered from 1 in the order they are made.
+/// texture lifetimes without SDL. Textures are numbered from 1 in the order they are made. It is its
+/// own window too (`PlatformWindow`): its events are the ones queued in `queuedEvents`, the cursor
+/// shapes set are recorded, and it keeps a clipboard of its own.
 /// - Thread: main
-public final class RecordingRenderBackend: RenderBackend {
+public final class RecordingRenderBackend: RenderBackend, PlatformWindow {
     /// One recorded call.
     public enum Call: Equatable, Sendable {
         case makeTexture(TextureHandle, width: Int, height: Int, bitmap: BitmapIdentity)
@@ -25,6 +27,16 @@ public final class RecordingRenderBackend: RenderBackend {
     public var queuedEvents: [BackendEvent] = []
     /// Every cursor shape set, in order (not cleared by `reset()`).
     public private(set) var cursorChanges: [Cursor] = []
+    /// The caret text input was last started or moved to; nil while it is stopped.
+    public private(set) var textInputCaret: Rect?
+    /// What the clipboard holds.
+    public var clipboard: String?
+    public let windowID = WindowID(rawValue: 0)
+    public var scale: Double = 1
+    public let windowPlacement = WindowPlacement()
+    public var refreshRate: Double? { nil }
+    public var videoDriverName: String { "none" }
+    public var platformWindow: PlatformWindow? { self }
     /// When set, `makeTexture` fails (to test refusal).
     public var refusesTextures = false
     /// The layout uploads take, as a real renderer's would (`.straight` stands for SDL's software
@@ -87,4 +99,9 @@ public final class RecordingRenderBackend: RenderBackend {
         return queuedEvents
     }
     public func setCursor(_ cursor: Cursor) { cursorChanges.append(cursor) }
+    public func startTextInput(caret: Rect) { textInputCaret = caret }
+    public func setTextInputCaret(_ caret: Rect) { if textInputCaret != nil { textInputCaret = caret } }
+    public func stopTextInput() { textInputCaret = nil }
+    public func clipboardText() -> String? { clipboard }
+    public func setClipboardText(_ text: String) { clipboard = text }
 }

@@ -21,17 +21,20 @@ public enum RenderDriver: String, Sendable, CaseIterable {
     case opengles2
 }
 
-/// A `RenderBackend` on an `SDL_Window` and its `SDL_Renderer`.
+/// A `RenderBackend` with an `SDL_Renderer` on an `SDLWindow`: it makes textures, draws and
+/// presents, and nothing else. The window's events, density, cursor, text input and clipboard are
+/// the window's (`window`).
 ///
-/// SDL's video state is global and bound to the thread that initialised it: make backends on the UI
-/// thread only, and one at a time per process in tests. Under `SDL_VIDEODRIVER=dummy` the renderer is
+/// SDL's video state is global and bound to the thread that initialised it: make backends on one
+/// thread, and one at a time per process in tests. Under `SDL_VIDEODRIVER=dummy` the renderer is
 /// `software`, which has no custom blend modes; the backend then uploads straight-alpha textures and
 /// blends with `SDL_BLENDMODE_BLEND`, which gives the same result as premultiplied blending. On
 /// renderers that accept a custom blend mode, textures stay premultiplied. Either way
 /// `uploadAlphaLayout` says which, and bitmaps prepared for it upload with a copy, no per-pixel work.
-/// - Thread: main
+/// - Thread: the thread that made it (its `owner`)
 public final class SDLRenderBackend: RenderBackend {
-    /// What kind of output to open.
+    /// What kind of output to open: the window (title, size, scale, headless, resizable, its wake)
+    /// and the renderer on it (driver, vsync).
     /// - Thread: any (a value)
     public struct Configuration: Sendable {
         public var title: String
@@ -50,8 +53,8 @@ public final class SDLRenderBackend: RenderBackend {
         /// Present in step with the display's refresh (`SDL_RENDERER_PRESENTVSYNC`), where the
         /// renderer offers it. Off by default: benchmarks time frames without waiting for the display.
         public var vsync: Bool
-        /// What ends this backend's event wait from other threads: the UI thread's (`UIWakeup.shared`)
-        /// for a backend on the UI thread, a wake of its own for one on a `CompositorThread`.
+        /// What ends the window's event wait from other threads: the UI thread's (`UIWakeup.shared`)
+        /// for a window on the UI thread, a wake of its own for one on a `CompositorThread`.
         public var eventWake: UIWakeup = .shared
         public init(title: String = "Tessera", size: Size, scale: Double? = nil, headless: Bool = true,
                     resizable: Bool = false, renderDriver: RenderDriver = .auto, vsync: Bool = false) {
@@ -60,27 +63,24 @@ public final class SDLRenderBackend: RenderBackend {
             self.renderDriver = renderDriver
             self.vsync = vsync
         }
+
+        /// The window's part.
+        public var window: SDLWindow.Configuration {
+            SDLWindow.Configuration(title: title, size: size, scale: scale, headless: headless,
+                                    resizable: resizable, eventWake: eventWake)
+        }
     }
 
-    let window: OpaquePointer
-    /// What ends the event wait from other threads (see `Configuration.eventWake`).
-    let eventWake: UIWakeup
-    /// The thread that made the backend (its window, renderer and events), the only one that may use it.
+    /// The window this backend draws into: its events, density, cursor, text input and clipboard.
+    public let window: SDLWindow
+    /// The thread that made the backend, the only one that may use it.
     public let owner = ThreadOwner()
     let renderer: OpaquePointer
     /// The retained frame (a render-target texture the size of the output) and whether the frame
-    /// being drawn goes into it. (main thread only)
+    /// being drawn goes into it.
     var retainedFrame: OpaquePointer?
     var retainedFrameSize = (width: 0, height: 0)
     var drawsIntoRetainedFrame = false
-    /// Output pixels per point: the forced scale, or the window's drawable size over its size.
-    /// (main thread only)
-    public internal(set) var scale: Double
-    /// Window coordinates (SDL's event units) per point: the forced scale, or 1 where the platform
-    /// scales the window itself. (immutable)
-    let windowUnitsPerPoint: Double
-    /// True when the scale follows the window's display. (immutable)
-    let followsDisplayScale: Bool
     /// True when textures hold premultiplied pixels and blend with a custom mode. (immutable)
     public let usesPremultipliedBlending: Bool
     /// Premultiplied where the renderer takes a custom blend mode; straight on the `software`
@@ -92,84 +92,54 @@ public final class SDLRenderBackend: RenderBackend {
     /// nil for the software renderer. (immutable)
     public let graphicsDeviceName: String?
     public let maximumTextureSize: Int
-    /// Where the window is on the screen and whether it has the keyboard focus, for other threads
-    /// (an accessibility bridge's screen coordinates); updated as the window's events are read.
-    public let windowPlacement = WindowPlacement()
-    /// Every texture this backend made and has not destroyed, by handle. (main thread only)
+    /// Every texture this backend made and has not destroyed, by handle.
     private var liveTextures = Set<UInt>()
     /// Textures whose pixels are all opaque: copied without blending unless drawn translucent or
-    /// through geometry. (main thread only)
+    /// through geometry.
     private var opaqueTextures = Set<UInt>()
     private let premultipliedBlendMode: SDL_BlendMode
-    /// The system cursors made so far, by shape; nil where the video driver has none (dummy).
-    /// (main thread only)
-    var systemCursors: [Cursor: OpaquePointer?] = [:]
-    /// The shape last shown; SDL starts with the arrow. (main thread only)
-    var shownCursor = Cursor.arrow
-    /// Wait in SDL's own event queue under the dummy driver too, as under X11 and Wayland (tests of
-    /// the wait's wake-up use it). (owner's thread only)
-    var waitsInSDLQueue = false
 
-    /// Name of the SDL video driver in use ("dummy", "x11", …).
-    public var videoDriverName: String {
-        SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "none"
+    /// The window's pixels per point (`SDLWindow.scale`).
+    public var scale: Double { window.scale }
+    /// The window it draws into, as a platform window.
+    public var platformWindow: PlatformWindow? { window }
+
+    /// Opens a window as `configuration` says and a renderer on it.
+    /// - Throws: `SDLBackendError` when SDL cannot open the window, or gives no renderer or another
+    ///   renderer than the one asked for.
+    public convenience init(_ configuration: Configuration) throws {
+        let window = try SDLWindow(configuration.window)
+        try self.init(window: window, renderDriver: configuration.renderDriver,
+                      vsync: configuration.vsync && !configuration.headless)
     }
 
-    public init(_ configuration: Configuration) throws {
-        let forced = configuration.scale.flatMap { $0.isFinite && $0 > 0 ? min($0, 8) : nil }
-        let scale = forced ?? 1
-        self.scale = scale
-        windowUnitsPerPoint = scale
-        followsDisplayScale = forced == nil
-        if configuration.headless { setenv("SDL_VIDEODRIVER", "dummy", 1) }
-        // A click that brings the window the focus acts too, as in GTK's apps: without this SDL drops
-        // a button press that comes within 10 ms of the window's focus-in on X11.
-        SDL_SetHint(SDL_HINT_MOUSE_FOCUS_CLICKTHROUGH, "1")
-        if SDL_WasInit(UInt32(SDL_INIT_VIDEO)) == 0 {
-            guard SDL_InitSubSystem(UInt32(SDL_INIT_VIDEO) | UInt32(SDL_INIT_EVENTS)) == 0 else {
-                throw SDLBackendError(message: "SDL could not start video: \(String(cString: SDL_GetError()))")
-            }
-        }
-        let size = configuration.size.sanitizedForWindow
-        let pixelWidth = Int32(clamping: PixelGeometry.nearestIndex(size.width * scale))
-        let pixelHeight = Int32(clamping: PixelGeometry.nearestIndex(size.height * scale))
-        var flags = UInt32(SDL_WINDOW_SHOWN.rawValue)
-        if configuration.resizable { flags |= UInt32(SDL_WINDOW_RESIZABLE.rawValue) }
-        // A window whose scale follows its display asks for a full-density drawable.
-        if forced == nil { flags |= UInt32(SDL_WINDOW_ALLOW_HIGHDPI.rawValue) }
-        let centered = Int32(bitPattern: UInt32(SDL_WINDOWPOS_CENTERED_MASK))
-        guard let window = SDL_CreateWindow(configuration.title, centered, centered,
-                                            max(1, pixelWidth), max(1, pixelHeight), flags) else {
-            throw SDLBackendError(message: "SDL could not open a window: \(String(cString: SDL_GetError()))")
-        }
+    /// Makes a renderer on `window` (one renderer per window; each window of an application has its own).
+    /// - Throws: `SDLBackendError` when SDL gives no renderer, or another than `renderDriver`.
+    public init(window: SDLWindow, renderDriver: RenderDriver = .auto, vsync: Bool = false) throws {
         // The hint is process-wide: set (or reset to the environment's) for every backend made, so one
         // backend's choice never carries over to the next.
-        if configuration.renderDriver == .auto {
+        if renderDriver == .auto {
             SDL_ResetHint(SDL_HINT_RENDER_DRIVER)
         } else {
             // Over the environment's `SDL_RENDER_DRIVER`: the caller asked for this one.
-            SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, configuration.renderDriver.rawValue, SDL_HINT_OVERRIDE)
+            SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, renderDriver.rawValue, SDL_HINT_OVERRIDE)
         }
-        let rendererFlags = configuration.vsync && !configuration.headless ? UInt32(SDL_RENDERER_PRESENTVSYNC.rawValue) : 0
-        guard let renderer = SDL_CreateRenderer(window, -1, rendererFlags) else {
-            let reason = String(cString: SDL_GetError())
-            SDL_DestroyWindow(window)
-            throw SDLBackendError(message: "SDL could not create a renderer: \(reason)")
+        let rendererFlags = vsync ? UInt32(SDL_RENDERER_PRESENTVSYNC.rawValue) : 0
+        guard let renderer = SDL_CreateRenderer(window.window, -1, rendererFlags) else {
+            throw SDLBackendError(message: "SDL could not create a renderer: \(String(cString: SDL_GetError()))")
         }
         var info = SDL_RendererInfo()
         SDL_GetRendererInfo(renderer, &info)
         let rendererName = info.name.map { String(cString: $0) } ?? "unknown"
-        if configuration.renderDriver != .auto && rendererName != configuration.renderDriver.rawValue {
-            let driver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "none"
+        if renderDriver != .auto && rendererName != renderDriver.rawValue {
+            let driver = window.videoDriverName
             SDL_DestroyRenderer(renderer)
-            SDL_DestroyWindow(window)
-            throw SDLBackendError(message: "SDL could not start the \(configuration.renderDriver.rawValue) renderer "
+            throw SDLBackendError(message: "SDL could not start the \(renderDriver.rawValue) renderer "
                 + "with the \(driver) video driver (it offered \(rendererName))"
                 + (driver == "dummy" ? "; it needs a display: DISPLAY set and no --headless" : ""))
         }
         self.window = window
         self.renderer = renderer
-        self.eventWake = configuration.eventWake
         self.rendererName = rendererName
         self.graphicsDeviceName = rendererName.hasPrefix("opengl") ? Self.currentGLRendererString() : nil
         let side = Int(min(info.max_texture_width, info.max_texture_height))
@@ -187,29 +157,14 @@ public final class SDLRenderBackend: RenderBackend {
         }
         self.usesPremultipliedBlending = premultiplied
         SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
-        if followsDisplayScale { self.scale = displayScale() ?? 1 }
-        updateWindowPlacement()
-        // Text input starts when a text field takes focus.
-        SDL_StopTextInput()
-        // A wake from any thread ends the event wait: an event of this backend's own type, which
-        // `SDL_PushEvent` (safe from any thread) puts on the queue.
-        let wakeType = SDL_RegisterEvents(1)
-        if wakeType != UInt32.max {
-            configuration.eventWake.setPlatformWake {
-                var wake = SDL_Event()
-                wake.type = wakeType
-                _ = SDL_PushEvent(&wake)
-            }
+        // The software renderer draws into the window's surface, which the window sends again when
+        // the window system lost what it showed; a device reset takes the retained frame with it.
+        window.presentsThroughSurface = rendererName == "software"
+        window.deviceResetHandler = { [unowned self] in
+            if let texture = retainedFrame { SDL_DestroyTexture(texture) }
+            retainedFrame = nil
         }
-    }
-
-    /// The display's refresh rate in frames a second, nil when SDL does not know it (the dummy
-    /// driver, a virtual display reporting 0).
-    public var refreshRate: Double? {
-        var mode = SDL_DisplayMode()
-        let display = SDL_GetWindowDisplayIndex(window)
-        guard display >= 0, SDL_GetCurrentDisplayMode(display, &mode) == 0, mode.refresh_rate > 0 else { return nil }
-        return Double(mode.refresh_rate)
+        if window.followsDisplayScale, let scale = window.displayScale() { window.scale = scale }
     }
 
     /// `glGetString(GL_RENDERER)` of the current OpenGL context (the renderer's, just made); nil
@@ -223,11 +178,10 @@ public final class SDLRenderBackend: RenderBackend {
     }
 
     deinit {
-        // Textures belong to the renderer; destroying it frees them.
+        window.deviceResetHandler = nil
+        window.presentsThroughSurface = false
+        // Textures belong to the renderer; destroying it frees them. The window goes after it.
         SDL_DestroyRenderer(renderer)
-        SDL_DestroyWindow(window)
-        // Freeing the cursor in use makes SDL show its default again.
-        for case let cursor? in systemCursors.values { SDL_FreeCursor(cursor) }
     }
 
     public var outputPixelSize: (width: Int, height: Int) {
@@ -441,7 +395,7 @@ public final class SDLRenderBackend: RenderBackend {
             guard !clipped.isEmpty else { return }
             var rect = SDL_Rect(x: Int32(clamping: clipped.x), y: Int32(clamping: clipped.y),
                                 w: Int32(clamping: clipped.width), h: Int32(clamping: clipped.height))
-            SDL_UpdateWindowSurfaceRects(window, &rect, 1)
+            SDL_UpdateWindowSurfaceRects(window.window, &rect, 1)
             return
         }
         SDL_RenderPresent(renderer)

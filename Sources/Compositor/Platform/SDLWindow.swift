@@ -1,0 +1,212 @@
+internal import CSDL
+
+/// A window of SDL's video layer: an `SDL_Window`, its events, its density, where it is, the
+/// pointer's shape over it, text input and the clipboard. It draws nothing; an `SDLRenderBackend`
+/// made for it does (`SDLRenderBackend(window:)`).
+///
+/// SDL's event queue is one for the process. A window reads from it only the events that are its
+/// own, by the window id SDL stamps on them, and puts the other windows' aside for them; an event
+/// that belongs to no window (quit, a renderer reset, one pushed without an id) goes to every open
+/// window. So an application may open several windows on one thread, each read on its own.
+///
+/// SDL's video state is bound to the thread that initialised it: make windows on one thread (the UI
+/// thread, or a `CompositorThread`).
+/// - Thread: the thread that made it (its `owner`), every member unless said otherwise.
+public final class SDLWindow: PlatformWindow {
+    /// What kind of window to open.
+    /// - Thread: any (a value)
+    public struct Configuration: Sendable {
+        public var title: String
+        /// The window's size in points.
+        public var size: Size
+        /// Output pixels per point, forced; nil takes the window's own (see `SDLRenderBackend.Configuration.scale`).
+        public var scale: Double?
+        /// Force SDL's dummy video driver (no display needed).
+        public var headless: Bool
+        public var resizable: Bool
+        /// What ends this window's event wait from other threads.
+        public var eventWake: UIWakeup
+        public init(title: String = "Tessera", size: Size, scale: Double? = nil, headless: Bool = true,
+                    resizable: Bool = false, eventWake: UIWakeup = .shared) {
+            self.title = title; self.size = size; self.scale = scale
+            self.headless = headless; self.resizable = resizable; self.eventWake = eventWake
+        }
+    }
+
+    let window: OpaquePointer
+    /// SDL's id of the window, which its events carry.
+    public let windowID: WindowID
+    /// The thread that made the window, the only one that may use it.
+    public let owner = ThreadOwner()
+    /// What ends the event wait from other threads (see `Configuration.eventWake`).
+    let eventWake: UIWakeup
+    /// Output pixels per point: the forced scale, or the window's drawable size over its size.
+    /// (owner's thread only)
+    public internal(set) var scale: Double
+    /// Window coordinates (SDL's event units) per point: the forced scale, or 1 where the platform
+    /// scales the window itself. (immutable)
+    let windowUnitsPerPoint: Double
+    /// True when the scale follows the window's display. (immutable)
+    let followsDisplayScale: Bool
+    /// Where the window is on the screen and whether it has the keyboard focus, for other threads;
+    /// updated as the window's events are read. (any thread)
+    public let windowPlacement = WindowPlacement()
+    /// Wait in SDL's own event queue under the dummy driver too, as under X11 and Wayland (tests of
+    /// the wait's wake-up use it).
+    var waitsInSDLQueue = false
+    /// True when frames reach the window through its surface (SDL's software renderer), which the
+    /// window sends again when the window system lost what it showed. Set by the renderer.
+    var presentsThroughSurface = false
+    /// Told when the renderer lost its device (its own render targets went with it). Set by the renderer.
+    var deviceResetHandler: (() -> Void)?
+
+    /// Name of the SDL video driver in use ("dummy", "x11", …).
+    public var videoDriverName: String {
+        SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "none"
+    }
+
+    /// Opens a window, starting SDL's video the first time.
+    /// - Throws: `SDLBackendError` when SDL cannot start video or open the window.
+    public init(_ configuration: Configuration) throws {
+        let forced = configuration.scale.flatMap { $0.isFinite && $0 > 0 ? min($0, 8) : nil }
+        let scale = forced ?? 1
+        self.scale = scale
+        windowUnitsPerPoint = scale
+        followsDisplayScale = forced == nil
+        if configuration.headless { setenv("SDL_VIDEODRIVER", "dummy", 1) }
+        // A click that brings the window the focus acts too, as in GTK's apps: without this SDL drops
+        // a button press that comes within 10 ms of the window's focus-in on X11.
+        SDL_SetHint(SDL_HINT_MOUSE_FOCUS_CLICKTHROUGH, "1")
+        if SDL_WasInit(UInt32(SDL_INIT_VIDEO)) == 0 {
+            guard SDL_InitSubSystem(UInt32(SDL_INIT_VIDEO) | UInt32(SDL_INIT_EVENTS)) == 0 else {
+                throw SDLBackendError(message: "SDL could not start video: \(String(cString: SDL_GetError()))")
+            }
+        }
+        let size = configuration.size.sanitizedForWindow
+        let pixelWidth = Int32(clamping: PixelGeometry.nearestIndex(size.width * scale))
+        let pixelHeight = Int32(clamping: PixelGeometry.nearestIndex(size.height * scale))
+        var flags = UInt32(SDL_WINDOW_SHOWN.rawValue)
+        if configuration.resizable { flags |= UInt32(SDL_WINDOW_RESIZABLE.rawValue) }
+        // A window whose scale follows its display asks for a full-density drawable.
+        if forced == nil { flags |= UInt32(SDL_WINDOW_ALLOW_HIGHDPI.rawValue) }
+        let centered = Int32(bitPattern: UInt32(SDL_WINDOWPOS_CENTERED_MASK))
+        guard let window = SDL_CreateWindow(configuration.title, centered, centered,
+                                            max(1, pixelWidth), max(1, pixelHeight), flags) else {
+            throw SDLBackendError(message: "SDL could not open a window: \(String(cString: SDL_GetError()))")
+        }
+        self.window = window
+        let id = SDL_GetWindowID(window)
+        self.windowID = WindowID(rawValue: id)
+        self.eventWake = configuration.eventWake
+        SDLEventRouting.open(id)
+        if followsDisplayScale { self.scale = displayScale() ?? 1 }
+        updateWindowPlacement()
+        // Text input starts when a text field takes focus.
+        SDL_StopTextInput()
+        // A wake from any thread ends the event wait: an event of a type of its own, which
+        // `SDL_PushEvent` (safe from any thread) puts on the queue. Whichever window on the thread
+        // reads it, its wait ends; no window keeps it (see `SDLEventRouting.route`).
+        let wakeType = SDL_RegisterEvents(1)
+        if wakeType != UInt32.max {
+            configuration.eventWake.setPlatformWake {
+                var wake = SDL_Event()
+                wake.type = wakeType
+                _ = SDL_PushEvent(&wake)
+            }
+        }
+    }
+
+    deinit {
+        SDLEventRouting.close(windowID.rawValue)
+        SDL_DestroyWindow(window)
+    }
+
+    /// The window's title.
+    public var title: String {
+        get { SDL_GetWindowTitle(window).map { String(cString: $0) } ?? "" }
+        set {
+            owner.precondition("SDLWindow.title")
+            SDL_SetWindowTitle(window, newValue)
+        }
+    }
+
+    /// The window's drawable size in pixels (`SDL_GetWindowSizeInPixels`).
+    public var pixelSize: (width: Int, height: Int) {
+        var w: Int32 = 0, h: Int32 = 0
+        SDL_GetWindowSizeInPixels(window, &w, &h)
+        return (Int(w), Int(h))
+    }
+
+    /// The display's refresh rate in frames a second, nil when SDL does not know it (the dummy
+    /// driver, a virtual display reporting 0).
+    public var refreshRate: Double? {
+        var mode = SDL_DisplayMode()
+        let display = SDL_GetWindowDisplayIndex(window)
+        guard display >= 0, SDL_GetCurrentDisplayMode(display, &mode) == 0, mode.refresh_rate > 0 else { return nil }
+        return Double(mode.refresh_rate)
+    }
+}
+
+/// SDL's one event queue shared by the process's windows: what one window drains that is another's
+/// waits here until that window reads its events.
+/// - Thread: any
+enum SDLEventRouting {
+    /// The events put aside for each open window, by SDL window id.
+    private static let pending = Guarded<[UInt32: [SDL_Event]]>([:])
+
+    static func open(_ window: UInt32) {
+        pending.withLock { $0[window] = $0[window] ?? [] }
+    }
+
+    static func close(_ window: UInt32) {
+        _ = pending.withLock { $0.removeValue(forKey: window) }
+    }
+
+    /// The events put aside for `window`, taken.
+    static func take(for window: UInt32) -> [SDL_Event] {
+        pending.withLock { pending in
+            guard let events = pending[window], !events.isEmpty else { return [] }
+            pending[window] = []
+            return events
+        }
+    }
+
+    /// True when events wait for `window`.
+    static func hasPending(for window: UInt32) -> Bool {
+        pending.withLock { !($0[window]?.isEmpty ?? true) }
+    }
+
+    /// Whether `event`, read from SDL's queue by `window`, is `window`'s: an event of another open
+    /// window is put aside for it (false); one of no window is `window`'s and every other open
+    /// window's (a copy is put aside for each); one of a window no longer open is dropped (false).
+    static func route(_ event: SDL_Event, readBy window: UInt32) -> Bool {
+        // An event type registered at run time (a wake) only ends the wait of the window that read it.
+        if event.type >= SDL_USEREVENT.rawValue { return true }
+        let target = windowID(of: event)
+        if target == window { return true }
+        return pending.withLock { pending in
+            if target == 0 {
+                for id in pending.keys where id != window { pending[id]!.append(event) }
+                return true
+            }
+            guard pending[target] != nil else { return false }
+            pending[target]!.append(event)
+            return false
+        }
+    }
+
+    /// The window an event is stamped with; 0 for none.
+    static func windowID(of event: SDL_Event) -> UInt32 {
+        switch SDL_EventType(event.type) {
+        case SDL_WINDOWEVENT: return event.window.windowID
+        case SDL_KEYDOWN, SDL_KEYUP: return event.key.windowID
+        case SDL_TEXTEDITING: return event.edit.windowID
+        case SDL_TEXTINPUT: return event.text.windowID
+        case SDL_MOUSEMOTION: return event.motion.windowID
+        case SDL_MOUSEBUTTONDOWN, SDL_MOUSEBUTTONUP: return event.button.windowID
+        case SDL_MOUSEWHEEL: return event.wheel.windowID
+        case SDL_DROPFILE, SDL_DROPTEXT, SDL_DROPBEGIN, SDL_DROPCOMPLETE: return event.drop.windowID
+        default: return 0
+        }
+    }
+}
