@@ -49,12 +49,12 @@ public final class Compositor {
     let delivery: FrameDelivery
     /// Output pixels per point. (main thread only)
     public var scale: Double {
-        didSet { if scale != oldValue { delivery.settingsChanged(self) } }
+        didSet { if scale != oldValue { delivery.scaleChanged(self) } }
     }
     public var configuration: Configuration {
         didSet {
             textureCache.budgetBytes = configuration.textureBudgetBytes
-            delivery.settingsChanged(self)
+            delivery.configurationChanged(self)
         }
     }
     /// The compositor thread this compositor hands its frames to; nil when it draws them itself.

@@ -370,6 +370,8 @@ final class CompositorThreadCore: Sendable {
         var consumedInput = 0
         /// When the next frame may be drawn while something moves (the display's pace).
         var nextFrame = 0.0
+        /// Input handed over whose UI-thread wake waits for the frame that answers it.
+        var wakeAfterFrame = false
     }
 
     private func run(backend: SDLRenderBackend, compositor: Compositor) {
@@ -405,6 +407,10 @@ final class CompositorThreadCore: Sendable {
                 // time is looked at again then, not in a loop.
                 loop.nextFrame = max(loop.nextFrame + interval, now + interval / 2)
                 if statistics.presented { didPresent(statistics, shown: shown, at: now, loop: loop) }
+            }
+            if loop.wakeAfterFrame {
+                loop.wakeAfterFrame = false
+                UIWakeup.shared.wake()
             }
             now = self.now
             // At rest: wait for an event, a commit or a command (or a quarter of a second, a bound
@@ -445,6 +451,10 @@ final class CompositorThreadCore: Sendable {
                          backend: SDLRenderBackend, compositor: Compositor) {
         var timed: [CompositorThread.TimedEvent] = []
         var windowChanged = false
+        // Whether every event is answered here (a wheel that moved a scroll, a motion): then the UI
+        // thread, which has nothing to show for them, is woken after the frame that shows them, not
+        // while it is drawn (on a machine with few cores, it would compete with that frame).
+        var answeredHere = true
         for event in events {
             // A motion to where the pointer already was changes nothing (SDL reports a warp twice).
             if case let .pointerMoved(point) = event, point == loop.scrolls.pointer { continue }
@@ -467,12 +477,21 @@ final class CompositorThreadCore: Sendable {
             default:
                 break
             }
+            switch event {
+            case .wheel: if update == nil { answeredHere = false }
+            case .pointerMoved: break
+            default: answeredHere = false
+            }
             timed.append(CompositorThread.TimedEvent(event: event, time: time, sequence: loop.sequence, scrollUpdate: update))
         }
         events.removeAll()
         if windowChanged { publishInfo(backend, compositor) }
         state.withLock { $0.inbox.append(contentsOf: timed) }
-        UIWakeup.shared.wake()
+        if answeredHere {
+            loop.wakeAfterFrame = true
+        } else {
+            UIWakeup.shared.wake()
+        }
     }
 }
 

@@ -21,8 +21,10 @@ protocol FrameDelivery: AnyObject {
     func acknowledgeInput(_ compositor: Compositor)
     /// Draws `root` at `time` and reads the pixels back.
     @MainActor func capture(_ compositor: Compositor, _ root: Layer?, at time: Double?) -> Bitmap?
-    /// The compositor's scale or configuration changed.
-    func settingsChanged(_ compositor: Compositor)
+    /// The compositor's scale changed.
+    func scaleChanged(_ compositor: Compositor)
+    /// The compositor's configuration changed.
+    func configurationChanged(_ compositor: Compositor)
     /// The renderer lost its textures (or a test says so).
     func rendererReset(_ compositor: Compositor)
 }
@@ -60,7 +62,8 @@ final class InlineDelivery: FrameDelivery {
         compositor.capture(snapshot: root?.snapshot(), at: time)
     }
 
-    func settingsChanged(_ compositor: Compositor) {}
+    func scaleChanged(_ compositor: Compositor) {}
+    func configurationChanged(_ compositor: Compositor) {}
 
     func rendererReset(_ compositor: Compositor) { compositor.dropTextures() }
 }
@@ -143,12 +146,14 @@ final class ThreadedDelivery: FrameDelivery {
         return thread.performAndWait { drawer, _ in drawer.capture(snapshot: snapshot, at: time ?? thread.now) } ?? nil
     }
 
-    func settingsChanged(_ compositor: Compositor) {
-        let scale = compositor.scale, configuration = compositor.configuration
-        thread.perform { drawer, _ in
-            if drawer.scale != scale { drawer.scale = scale }
-            drawer.configuration = configuration
-        }
+    func scaleChanged(_ compositor: Compositor) {
+        let scale = compositor.scale
+        thread.perform { drawer, _ in drawer.scale = scale }
+    }
+
+    func configurationChanged(_ compositor: Compositor) {
+        let configuration = compositor.configuration
+        thread.perform { drawer, _ in drawer.configuration = configuration }
     }
 
     func rendererReset(_ compositor: Compositor) {

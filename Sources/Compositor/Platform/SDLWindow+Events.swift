@@ -152,18 +152,39 @@ extension SDLWindow {
         SDL_WarpMouseInWindow(window, Int32((point.x * scale).rounded()), Int32((point.y * scale).rounded()))
     }
 
-    /// Shows one of SDL's system cursors, made the first time each shape is asked for
-    /// (`SDL_CreateSystemCursor`) and set with `SDL_SetCursor` only when the shape changes. SDL has one
-    /// cursor for all its windows (it shows over whichever the pointer is in), so the shapes made and
-    /// the one shown are the process's, kept for its life. Under the dummy driver SDL makes none, and
-    /// the call changes nothing.
+    /// Shows one of SDL's system cursors over this window, made the first time each shape is asked
+    /// for (`SDL_CreateSystemCursor`). SDL has one cursor for all its windows, so each window keeps
+    /// the shape it wants and shows it while the pointer is over it (now, when the pointer is in it
+    /// or in none of the application's windows, and when the pointer enters it); the shapes made and
+    /// the one shown are the process's, kept for its life, and `SDL_SetCursor` runs only when the
+    /// shape shown changes. Under the dummy driver SDL makes none, and the call changes nothing.
     public func setCursor(_ cursor: Cursor) {
         owner.precondition("SDLWindow.setCursor")
-        let made = Self.cursors.withLock { cursors -> OpaquePointer? in
+        wantedCursor = cursor
+        let focus = SDL_GetMouseFocus()
+        if focus == nil || focus == window { Self.show(cursor) }
+    }
+
+    /// The shape SDL shows now, for every window of the process.
+    static var shownCursor: Cursor { cursors.withLock { $0.shown } }
+
+    /// Puts the pointer's entering this window on SDL's queue, as the window system would (tests of
+    /// the cursor of several windows).
+    func pushPointerEntered() {
+        var event = SDL_Event()
+        event.type = SDL_WINDOWEVENT.rawValue
+        event.window.event = UInt8(SDL_WINDOWEVENT_ENTER.rawValue)
+        event.window.windowID = windowID.rawValue
+        SDL_PushEvent(&event)
+    }
+
+    /// Makes `cursor` the process's shown cursor.
+    static func show(_ cursor: Cursor) {
+        let made = cursors.withLock { cursors -> OpaquePointer? in
             guard cursor != cursors.shown else { return nil }
             cursors.shown = cursor
             if let cached = cursors.made[cursor] { return cached }
-            let made = SDL_CreateSystemCursor(Self.systemCursor(for: cursor))
+            let made = SDL_CreateSystemCursor(systemCursor(for: cursor))
             cursors.made[cursor] = made
             return made
         }
@@ -250,6 +271,8 @@ extension SDLWindow {
                                             height: Double(event.window.data2) / scale)))
             }
             if event.window.event == UInt8(SDL_WINDOWEVENT_LEAVE.rawValue) { return .input(.pointerLeftWindow) }
+            // The pointer came in: it takes this window's shape.
+            if event.window.event == UInt8(SDL_WINDOWEVENT_ENTER.rawValue) { Self.show(wantedCursor) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_EXPOSED.rawValue) && presentsThroughSurface {
                 // The window system lost what it showed (frames send only their changed regions):
                 // the window's surface still holds the last frame whole, and goes again.
@@ -320,11 +343,17 @@ extension SDLWindow {
 }
 
 extension SDLWindow {
+    /// Starts text input for this window's text field. SDL 2 has one text input for the process:
+    /// it stays on while any window's field wants it.
     public func startTextInput(caret: Rect) {
         owner.precondition("SDLWindow.startTextInput")
         setTextInputCaret(caret)
+        _ = SDLTextInput.start(for: windowID.rawValue)
         SDL_StartTextInput()
     }
+
+    /// True while text input is on (for any window of the process).
+    var isTextInputActive: Bool { SDL_IsTextInputActive() == SDL_TRUE }
 
     public func setTextInputCaret(_ caret: Rect) {
         owner.precondition("SDLWindow.setTextInputCaret")
@@ -338,9 +367,10 @@ extension SDLWindow {
         SDL_SetTextInputRect(&rect)
     }
 
+    /// Stops text input for this window; SDL's goes off when no other window's field wants it.
     public func stopTextInput() {
         owner.precondition("SDLWindow.stopTextInput")
-        SDL_StopTextInput()
+        if SDLTextInput.stop(for: windowID.rawValue) { SDL_StopTextInput() }
     }
 
     public func clipboardText() -> String? {

@@ -51,6 +51,8 @@ public final class SDLWindow: PlatformWindow {
     /// Where the window is on the screen and whether it has the keyboard focus, for other threads;
     /// updated as the window's events are read. (any thread)
     public let windowPlacement = WindowPlacement()
+    /// The pointer shape this window's content asks for, shown while the pointer is over it.
+    var wantedCursor = Cursor.arrow
     /// Wait in SDL's own event queue under the dummy driver too, as under X11 and Wayland (tests of
     /// the wait's wake-up use it).
     var waitsInSDLQueue = false
@@ -98,11 +100,11 @@ public final class SDLWindow: PlatformWindow {
         let id = SDL_GetWindowID(window)
         self.windowID = WindowID(rawValue: id)
         self.eventWake = configuration.eventWake
-        SDLEventRouting.open(id)
+        // Text input starts when a text field takes focus. SDL has one switch for the process: the
+        // first window turns it off; a later one leaves another window's text field as it is.
+        if SDLEventRouting.open(id) == 1 && SDLTextInput.windows.withLock({ $0.isEmpty }) { SDL_StopTextInput() }
         if followsDisplayScale { self.scale = displayScale() ?? 1 }
         updateWindowPlacement()
-        // Text input starts when a text field takes focus.
-        SDL_StopTextInput()
         // A wake from any thread ends the event wait: an event of a type of its own, which
         // `SDL_PushEvent` (safe from any thread) puts on the queue. Whichever window on the thread
         // reads it, its wait ends; no window keeps it (see `SDLEventRouting.route`).
@@ -118,6 +120,7 @@ public final class SDLWindow: PlatformWindow {
 
     deinit {
         SDLEventRouting.close(windowID.rawValue)
+        if SDLTextInput.stop(for: windowID.rawValue) { SDL_StopTextInput() }
         SDL_DestroyWindow(window)
     }
 
@@ -154,8 +157,13 @@ enum SDLEventRouting {
     /// The events put aside for each open window, by SDL window id.
     private static let pending = Guarded<[UInt32: [SDL_Event]]>([:])
 
-    static func open(_ window: UInt32) {
-        pending.withLock { $0[window] = $0[window] ?? [] }
+    /// Registers an open window; returns how many are open.
+    @discardableResult
+    static func open(_ window: UInt32) -> Int {
+        pending.withLock {
+            $0[window] = $0[window] ?? []
+            return $0.count
+        }
     }
 
     static func close(_ window: UInt32) {
@@ -208,5 +216,23 @@ enum SDLEventRouting {
         case SDL_DROPFILE, SDL_DROPTEXT, SDL_DROPBEGIN, SDL_DROPCOMPLETE: return event.drop.windowID
         default: return 0
         }
+    }
+}
+
+/// SDL 2's text input is one switch for the process (and stopping it drops the text events queued):
+/// it is on while any window's text field wants it.
+/// - Thread: any
+enum SDLTextInput {
+    /// The windows whose text field takes text now.
+    static let windows = Guarded<Set<UInt32>>([])
+
+    /// `window` takes text; true when it is the first (SDL's switch goes on).
+    static func start(for window: UInt32) -> Bool {
+        windows.withLock { $0.insert(window); return $0.count == 1 }
+    }
+
+    /// `window` takes text no more; true when it was the last one that did (SDL's switch goes off).
+    static func stop(for window: UInt32) -> Bool {
+        windows.withLock { $0.remove(window) != nil && $0.isEmpty }
     }
 }

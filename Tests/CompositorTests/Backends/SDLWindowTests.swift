@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import XCTest
 @testable import Compositor
 
@@ -79,6 +80,34 @@ final class SDLWindowTests: XCTestCase {
         // Drawing one window's next frame leaves the other's as it was.
         _ = red.capture(tree(0x00FF00, side: 20))
         XCTAssertEqual(Set(try XCTUnwrap(blue.backend.readPixels()).pixels), [0xFF0000FF])
+    }
+
+    /// SDL shows one cursor for all its windows: each window keeps the shape its content asks for
+    /// and shows it when the pointer comes in.
+    func testEachWindowShowsItsOwnCursorWhenThePointerEntersIt() async throws {
+        let a = try window("a"), b = try window("b")
+        a.setCursor(.hand)
+        b.setCursor(.iBeam)
+        XCTAssertEqual(SDLWindow.shownCursor, .iBeam)
+        a.pushPointerEntered()
+        _ = a.pollEvents()
+        XCTAssertEqual(SDLWindow.shownCursor, .hand, "the pointer over A shows A's shape")
+        b.pushPointerEntered()
+        _ = a.pollEvents()  // A reads B's entering and puts it aside: nothing changes yet
+        XCTAssertEqual(SDLWindow.shownCursor, .hand)
+        _ = b.pollEvents()
+        XCTAssertEqual(SDLWindow.shownCursor, .iBeam, "over B, B's")
+        a.setCursor(.arrow); b.setCursor(.arrow)
+    }
+
+    /// The software renderer, asked for by name, shows its frames through the window system's own
+    /// surface (SDL would otherwise keep the window's surface in a texture of an OpenGL renderer:
+    /// llvmpipe under Xvfb, milliseconds for every frame shown). The environment's setting wins.
+    func testTheSoftwareRendererAsksForTheWindowSystemsSurface() async throws {
+        let environment = ProcessInfo.processInfo.environment["SDL_FRAMEBUFFER_ACCELERATION"]
+        _ = try SDLRenderBackend(.init(title: "surface", size: Size(width: 8, height: 8), scale: 1, headless: true,
+                                       renderDriver: .software))
+        XCTAssertEqual(SDLRenderBackend.framebufferAccelerationHint, environment ?? "0")
     }
 
     /// A renderer knows nothing of the window beyond where it draws: the window's members are the
