@@ -43,6 +43,16 @@ public final class NodeHost {
     public var measuresLayoutInBackground = true
     /// A background layout of the root is running. (main thread only)
     private var layoutInFlight = false
+    /// A frame that answers typing (a key, text, an input method's composition) lays the tree out
+    /// within the frame, as `measuresLayoutInBackground == false` does, when no background layout is
+    /// running and the last layout measured so took at most this many milliseconds: the typed text is
+    /// then measured, placed and drawn (see `EditableTextNode.drawsLinesOnUIThread`) in the frame that
+    /// takes the key, instead of a frame or two later. A layout over it sends the next second's
+    /// typing to the background again. 0 turns it off. (main thread only)
+    public var typingLayoutBudgetMilliseconds = 2.0
+    /// The frame time until which typing lays out in the background (the last inline layout was
+    /// over budget). (main thread only)
+    private var typingLayoutInlineAfter = -Double.infinity
     /// A background layout of the root is being measured or waits to be applied. - Thread: main
     var isLayoutInFlight: Bool { layoutInFlight }
 
@@ -187,6 +197,14 @@ public final class NodeHost {
 
     // MARK: Frames
 
+    /// Input that edits text: a key, typed text, an input method's composition.
+    private static func isTyping(_ event: InputEvent) -> Bool {
+        switch event {
+        case .keyDown, .textInput, .textEditing: return true
+        default: return false
+        }
+    }
+
     /// Runs one frame at `time` with the given input. Returns its record. `eventTimes` says when
     /// each event was read (a compositor thread's events), and `scrollUpdates` what a compositor
     /// thread did with each (the wheel it applied to a scroll itself, which that scroll takes over
@@ -239,7 +257,13 @@ public final class NodeHost {
         record.commitsMilliseconds = lap()
 
         if let rootNode, !rootNode.hasCachedLayout(for: .exactly(rootNode.frame.size)) {
-            if measuresLayoutInBackground {
+            let typed = typingLayoutBudgetMilliseconds > 0 && !layoutInFlight && time >= typingLayoutInlineAfter
+                && events.contains(where: Self.isTyping)
+            if typed {
+                let start = MonotonicClock.nanoseconds()
+                rootNode.layoutIfNeeded()
+                if MonotonicClock.milliseconds(since: start) > typingLayoutBudgetMilliseconds { typingLayoutInlineAfter = time + 1 }
+            } else if measuresLayoutInBackground {
                 // The tree keeps its current frames until the new layout, measured off this thread
                 // from the end of this frame, is applied whole at a later frame's main-queue drain.
                 if !layoutInFlight {

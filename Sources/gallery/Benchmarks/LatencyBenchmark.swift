@@ -37,6 +37,8 @@ struct LatencyBenchmark {
         var seed: UInt64
         var wheel: Kind
         var typing: Kind
+        /// Typing with the field's lines drawn on a display worker instead of the UI thread.
+        var typingLinesOnWorker: Kind
         /// Waits at rest on the compositor thread that ran out their time with a commit pending.
         var lateWakeups: Int
     }
@@ -136,10 +138,11 @@ struct LatencyBenchmark {
         let fieldSerial = Locked(0)
         // The inputs come from a thread of their own while this one runs the app's event loop, as a
         // window system's would.
-        let phases = (0..<(2 * count)).map { _ in Double.random(in: 0..<interval, using: &generator) }
+        let phases = (0..<(3 * count)).map { _ in Double.random(in: 0..<interval, using: &generator) }
         let wheelResults = Locked<[Double]>([])
         let typingResults = Locked<[Double]>([])
-        let missed = Locked((wheel: 0, typing: 0))
+        let workerTypingResults = Locked<[Double]>([])
+        let missed = Locked((wheel: 0, typing: 0, workerTyping: 0))
         let driver = Thread {
             func waitForQuiet() {
                 // Still for 80 ms: nothing presented meanwhile.
@@ -184,23 +187,30 @@ struct LatencyBenchmark {
                 fieldSerial.withLock { $0 = field.layer.serial }
             }
             let fieldSerial = fieldSerial.withLock { $0 }
-            for index in 0..<count {
-                if index % 8 == 0 { onUIThread { field.text = "" } }
-                waitForQuiet()
-                guard let layer = watch.latest.withLock({ $0?.layer(serial: fieldSerial) }) else { continue }
-                let letter = String(UnicodeScalar(UInt8(97 + index % 26)))
-                if !measure(.changed(layer: fieldSerial, from: Self.fingerprint(layer)), phase: phases[count + index],
-                            into: typingResults, push: { $0.window.pushTextEvent(.textInput(letter)) }) {
-                    missed.withLock { $0.typing += 1 }
+            // The field's lines drawn on the UI thread (its default), then on a display worker.
+            for (series, onUIThreadDrawing) in [(0, true), (1, false)] {
+                onUIThread { field.text = ""; field.drawsLinesOnUIThread = onUIThreadDrawing }
+                for index in 0..<count {
+                    if index % 8 == 0 && index > 0 { onUIThread { field.text = "" } }
+                    waitForQuiet()
+                    guard let layer = watch.latest.withLock({ $0?.layer(serial: fieldSerial) }) else { continue }
+                    let letter = String(UnicodeScalar(UInt8(97 + index % 26)))
+                    if !measure(.changed(layer: fieldSerial, from: Self.fingerprint(layer)),
+                                phase: phases[(1 + series) * count + index],
+                                into: series == 0 ? typingResults : workerTypingResults,
+                                push: { $0.window.pushTextEvent(.textInput(letter)) }) {
+                        missed.withLock { if series == 0 { $0.typing += 1 } else { $0.workerTyping += 1 } }
+                    }
                 }
             }
+            onUIThread { field.drawsLinesOnUIThread = true }
             DispatchQueue.main.async { MainActor.assumeIsolated { application.quit() } }
             UIWakeup.shared.wake()
         }
         driver.name = "gallery.latency-inputs"
-        progress(String(format: "latency: %d wheel notches then %d characters, seed 0x%llX", count, count, seed))
+        progress(String(format: "latency: %d wheel notches then twice %d characters, seed 0x%llX", count, count, seed))
         driver.start()
-        application.runEventLoop(forSeconds: Double(count) * 2 * 3 + 30)
+        application.runEventLoop(forSeconds: Double(count) * 3 * 3 + 30)
         compositor.setFrameObserver(nil)
 
         func kind(_ values: [Double], missed: Int) -> Kind {
@@ -211,14 +221,16 @@ struct LatencyBenchmark {
         let misses = missed.withLock { $0 }
         let wheel = kind(wheelResults.withLock { $0 }, missed: misses.wheel)
         let typing = kind(typingResults.withLock { $0 }, missed: misses.typing)
+        let workerTyping = kind(workerTypingResults.withLock { $0 }, missed: misses.workerTyping)
         let description = BenchmarkOutput.describe(application.renderer)
         let report = Report(output: description, headless: output.headless, seed: seed, wheel: wheel, typing: typing,
+                            typingLinesOnWorker: workerTyping,
                             lateWakeups: compositor.lateWakeups)
         var lines = [String(format: "latency benchmark (%@): input at rest to the end of the present that shows it, "
                             + "seed 0x%llX", description as NSString, seed),
-                     "  input     count    p50 ms    p99 ms    max ms  over 33 ms  missed"]
-        for (name, figures) in [("wheel", wheel), ("typing", typing)] {
-            lines.append("  " + name.padded(to: 8) + String(format: "%6d %9.2f %9.2f %9.2f %11d %7d", figures.count,
+                     "  input                       count    p50 ms    p99 ms    max ms  over 33 ms  missed"]
+        for (name, figures) in [("wheel", wheel), ("typing", typing), ("typing, lines on a worker", workerTyping)] {
+            lines.append("  " + name.padded(to: 26) + String(format: "%6d %9.2f %9.2f %9.2f %11d %7d", figures.count,
                                                              figures.p50Ms, figures.p99Ms, figures.maxMs,
                                                              figures.over33Ms, figures.missed))
         }

@@ -152,6 +152,9 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         clipsToBounds = true
         cursor = .iBeam
         caretNode.isHidden = true
+        // The few lines around the view draw in the frame that changed them, on the UI thread:
+        // cheaper than a worker's round trip, so a keystroke shows in the frame that takes it.
+        textNode.displaysAsynchronously = false
         addSubnode(textNode)
         addSubnode(caretNode)
         let initial = editState.withLock { $0.text.utf16.count }
@@ -210,6 +213,16 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     public var isMultiline: Bool {
         get { editState.withLock { $0.isMultiline } }
         set { editState.withLock { $0.isMultiline = newValue }; setNeedsLayout() }
+    }
+
+    /// Whether the field's lines (those around the view: its visible lines and one more on each
+    /// side) are drawn on the UI thread in the frame that changed them (true, the default), or on a
+    /// display worker like other nodes' contents. On the UI thread a keystroke reaches the screen in
+    /// the frame that takes it, at the cost of drawing those lines there (`gallery --bench latency`
+    /// measures both). - Thread: any
+    public var drawsLinesOnUIThread: Bool {
+        get { !textNode.displaysAsynchronously }
+        set { textNode.displaysAsynchronously = !newValue }
     }
 
     /// The field grows with its text up to this many lines, then scrolls (at least 1). - Thread: any
