@@ -589,15 +589,18 @@ public final class Compositor {
         let output = PixelRect(x: 0, y: 0, width: w, height: h)
         if let root {
             collect(root, at: time, parentOrigin: .zero, parentOpacity: 1, clip: output, parent: nil, position: 0,
-                    into: &region)
+                    reordered: false, into: &region)
         }
         for (key, drawn) in drawnLayers where seenLayers[key] == nil { Self.add(drawn.pixels, to: &region) }
         swap(&drawnLayers, &seenLayers)
         return region ?? (root !== drawnSnapshot ? PixelRect(x: 0, y: 0, width: 0, height: 0) : nil)
     }
 
+    /// `reordered`: an ancestor took another place in the drawing order (another parent, another
+    /// place among its siblings), which puts this layer over or under other layers than before even
+    /// where nothing of its own changed.
     private func collect(_ layer: LayerSnapshot, at time: Double?, parentOrigin: Point, parentOpacity: Double,
-                         clip: PixelRect, parent: Int?, position: Int, into region: inout PixelRect?) {
+                         clip: PixelRect, parent: Int?, position: Int, reordered: Bool, into region: inout PixelRect?) {
         let opacity = parentOpacity * layer.presentedOpacity(at: time)
         guard !layer.isHidden, opacity > 0 else { return }
         let frame = layer.presentedFrame(at: time)
@@ -610,11 +613,13 @@ public final class Compositor {
         let now = DrawnLayer(pixels: pixels, placement: pixels.isEmpty ? .zero : pixelRect, version: layer.version,
                              opacity: opacity, parent: parent, position: position)
         seenLayers[id] = now
+        var subtreeReordered = reordered
         if let before = drawnLayers[id] {
-            if before != now {
+            if before != now || reordered {
                 Self.add(before.pixels, to: &region)
                 Self.add(now.pixels, to: &region)
             }
+            if before.parent != now.parent || before.position != now.position { subtreeReordered = true }
         } else {
             Self.add(now.pixels, to: &region)
         }
@@ -625,7 +630,7 @@ public final class Compositor {
         if layer.clipsToBounds && childClip.isEmpty { return }
         for (index, sublayer) in sublayers.enumerated() {
             collect(sublayer, at: time, parentOrigin: origin, parentOpacity: opacity, clip: childClip, parent: id,
-                    position: index, into: &region)
+                    position: index, reordered: subtreeReordered, into: &region)
         }
     }
 
