@@ -47,6 +47,7 @@ extension SDLWindow {
         func take(_ event: SDL_Event) {
             if SDL_EventType(event.type) == SDL_WINDOWEVENT { windowChanged = true }
             if let translated = translate(event) { events.append(translated) }
+            SDLEventRouting.release(event)
         }
         SDLEventRouting.take(for: id).forEach(take)
         if let first, SDLEventRouting.route(first, readBy: id) { take(first) }
@@ -163,6 +164,16 @@ extension SDLWindow {
         wantedCursor = cursor
         let focus = SDL_GetMouseFocus()
         if focus == nil || focus == window { Self.show(cursor) }
+    }
+
+    /// Puts a dropped file's name on SDL's queue, as the window system would: for this window, or
+    /// for none (`forNoWindow`). The name is SDL's allocation, as in a real drop (tests of the routing).
+    func pushDrop(file: String, forNoWindow: Bool = false) {
+        var event = SDL_Event()
+        event.type = SDL_DROPFILE.rawValue
+        event.drop.file = SDL_strdup(file)
+        event.drop.windowID = forNoWindow ? 0 : windowID.rawValue
+        SDL_PushEvent(&event)
     }
 
     /// The shape SDL shows now, for every window of the process.

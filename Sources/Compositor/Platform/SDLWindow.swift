@@ -167,7 +167,8 @@ enum SDLEventRouting {
     }
 
     static func close(_ window: UInt32) {
-        _ = pending.withLock { $0.removeValue(forKey: window) }
+        let unread = pending.withLock { $0.removeValue(forKey: window) } ?? []
+        unread.forEach(release)
     }
 
     /// The events put aside for `window`, taken.
@@ -192,15 +193,31 @@ enum SDLEventRouting {
         if event.type >= SDL_USEREVENT.rawValue { return true }
         let target = windowID(of: event)
         if target == window { return true }
-        return pending.withLock { pending in
+        // A drop's text is SDL's allocation, freed by whoever takes the event: never copied.
+        if target == 0 && isDrop(event) { return true }
+        let kept = pending.withLock { pending -> Bool in
             if target == 0 {
                 for id in pending.keys where id != window { pending[id]!.append(event) }
                 return true
             }
             guard pending[target] != nil else { return false }
             pending[target]!.append(event)
-            return false
+            return true
         }
+        if !kept { release(event) }  // a closed window's: nobody will take it
+        return kept && target == 0
+    }
+
+    static func isDrop(_ event: SDL_Event) -> Bool {
+        switch SDL_EventType(event.type) {
+        case SDL_DROPFILE, SDL_DROPTEXT, SDL_DROPBEGIN, SDL_DROPCOMPLETE: return true
+        default: return false
+        }
+    }
+
+    /// Frees what SDL allocated for `event` (a drop's file name or text), once it has been read.
+    static func release(_ event: SDL_Event) {
+        if isDrop(event), let file = event.drop.file { SDL_free(file) }
     }
 
     /// The window an event is stamped with; 0 for none.

@@ -58,6 +58,23 @@ final class SDLWindowTests: XCTestCase {
         XCTAssertEqual(a.pollEvents(), [], "the closed window's wheel reaches no other window")
     }
 
+    /// A drop's file name is SDL's allocation: freed once, by the window that reads it, by the
+    /// routing when its window closed unread, and never copied to other windows (glibc stops the
+    /// process on a double free).
+    func testADropIsFreedOnceWhereverItGoes() async throws {
+        let a = try window("a")
+        var b: SDLWindow? = try window("b")
+        _ = a.pollEvents(); _ = b?.pollEvents()
+        a.pushDrop(file: "/tmp/read-by-a")
+        b?.pushDrop(file: "/tmp/never-read")
+        a.pushDrop(file: "/tmp/no-window", forNoWindow: true)
+        XCTAssertEqual(a.pollEvents(), [], "drops are not input yet: read and let go")
+        b = nil  // closed with its drop unread
+        let c = try window("c")
+        XCTAssertEqual(c.pollEvents(), [], "the drop of no window was A's alone")
+        XCTAssertEqual(a.pollEvents(), [])
+    }
+
     /// Two windows, each with its renderer and compositor, each showing its own tree.
     func testTwoWindowsShowTheirOwnFrames() async throws {
         let redWindow = try window("red", size: 20), blueWindow = try window("blue", size: 30)
