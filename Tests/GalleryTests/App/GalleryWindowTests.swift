@@ -565,14 +565,17 @@ final class GalleryWindowTests: XCTestCase {
             XCTAssertEqual(moveStatus, 0, moveOutput)
             XCTAssertEqual(try run(xdotool, ["key", "F8"], environment: x).status, 0)
             XCTAssertTrue(gallery.read(until: "blocking the UI thread"), gallery.output)
+            // The block lasts 3 s from here: the screens are read within 2.6 s of it.
+            let blockedAt = Date()
             let before = try XCTUnwrap(Xvfb.screenshot(display: display), "xwd read the screen")
             XCTAssertEqual(try run(xdotool, ["click", "--repeat", "3", "--delay", "30", "5"], environment: x).status, 0)
             // Screens read until the list has moved and come to rest (reads alike for a fifth of a
-            // second: two reads alike can fall between two frames of a glide on a loaded machine), or 2.5 s.
+            // second: two reads alike can fall between two frames of a glide on a loaded machine), or
+            // until the block is nearly over.
             var previous = before
             var after = before
             var alikeSince: Date?
-            let deadline = Date().addingTimeInterval(2.5)
+            let deadline = blockedAt.addingTimeInterval(2.6)
             while Date() < deadline {
                 after = try XCTUnwrap(Xvfb.screenshot(display: display))
                 if after.pixels != before.pixels && after.pixels == previous.pixels {
