@@ -154,7 +154,10 @@ final class GalleryWindowTests: XCTestCase {
             let gallery = try Child(galleryBinary.path, ["--screen", "thread", "--frames", "1800", "--screenshot", shot]
                                     + assetsArguments, environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
-            XCTAssertTrue(gallery.read(until: "video driver"), gallery.output)
+            // Typed once the screen is ready: a key that comes between the click that focuses the
+            // composer and the compositor thread turning text input on types nothing (a slow build,
+            // ThreadSanitizer's, lost one so).
+            XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
             let (_, windows) = try run(xdotool, ["search", "--name", "^Tessera gallery$"], environment: x)
             let window = try XCTUnwrap(windows.split(separator: "\n").first.map(String.init), "window not found")
             // The composer sits above the 48-point tab bar.
