@@ -215,42 +215,32 @@ final class HandOffAuditTests: XCTestCase {
     /// A rasterizing overlay whose child becomes interactive after the overlay loaded: the child has
     /// no layer, so the rasterizing node's layer takes the change into its input role.
     func testAChildOfARasterizedOverlayMadeInteractiveLaterShieldsTheList() async throws {
-        let list = makeList()
         let overlay = AuditRasterized(childInteractive: false)
-        let root = AuditOverlaid(list: list, overlay: overlay)
-        let app = try makeApp(root: root)
-        defer { app.close() }
-        let thread = try XCTUnwrap(app.compositorThread)
-        let serial = try contentLayer(of: list).serial
-        overlay.child.isUserInteractionEnabled = true
-        app.frame()
-        try app.settle()
-        let point = Point(x: 80, y: 50)
-        XCTAssertTrue(root.hitTest(point) === overlay.child, "reference: the UI thread's hit test finds the child")
-        let frames = try watch(app)
-        send([.pointerMoved(point)], to: thread)
-        app.frame()
-
-        send([.wheel(dx: 0, dy: -1)], to: thread)
-        frames.block(timeout: 0.5) { $0.contains { $0.wheelOffsets[serial] != nil } }
-        XCTAssertFalse(frames.all.contains { $0.wheelOffsets[serial] != nil },
-                       "the compositor thread scrolled the list under an interactive (rasterized) child")
-        app.frame()
-        try app.settle()
-        XCTAssertEqual(list.contentOffset, 0, "the UI thread sends this wheel to the child, not the list")
+        try assertTheChildTakesTheWheel(of: overlay, at: Point(x: 80, y: 50)) { app in
+            overlay.child.isUserInteractionEnabled = true
+            app.frame()
+            try app.settle()
+        }
     }
 
     /// A rasterizing overlay whose interactive child reaches outside the overlay's bounds: the UI
     /// thread hits the child there, and the rasterizing layer's hit area reaches there too.
     func testAnInteractiveChildOutsideItsRasterizingParentShieldsTheList() async throws {
-        let list = makeList()
         let overlay = AuditRasterized(childFrame: Rect(x: 0, y: 0, width: 160, height: 160), childInteractive: true)
+        try assertTheChildTakesTheWheel(of: overlay, at: Point(x: 80, y: 130))
+    }
+
+    /// With `overlay` over a list (and `prepare` run), a wheel at `point`, where the UI thread's hit
+    /// test finds the overlay's interactive child, moves the list on neither thread.
+    private func assertTheChildTakesTheWheel(of overlay: AuditRasterized, at point: Point,
+                                            prepare: (Application) throws -> Void = { _ in }) throws {
+        let list = makeList()
         let root = AuditOverlaid(list: list, overlay: overlay)
         let app = try makeApp(root: root)
         defer { app.close() }
         let thread = try XCTUnwrap(app.compositorThread)
         let serial = try contentLayer(of: list).serial
-        let point = Point(x: 80, y: 130)
+        try prepare(app)
         XCTAssertTrue(root.hitTest(point) === overlay.child, "reference: the UI thread's hit test finds the child")
         let frames = try watch(app)
         send([.pointerMoved(point)], to: thread)

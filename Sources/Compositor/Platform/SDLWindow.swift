@@ -19,7 +19,7 @@ public final class SDLWindow: PlatformWindow {
         public var title: String
         /// The window's size in points.
         public var size: Size
-        /// Output pixels per point, forced; nil takes the window's own (see `SDLRenderBackend.Configuration.scale`).
+        /// Output pixels per point, forced; nil takes the window's own: its drawable size over its size.
         public var scale: Double?
         /// Force SDL's dummy video driver (no display needed).
         public var headless: Bool

@@ -37,38 +37,35 @@ public final class SDLRenderBackend: RenderBackend {
     /// and the renderer on it (driver, vsync).
     /// - Thread: any (a value)
     public struct Configuration: Sendable {
-        public var title: String
-        /// The window's size in points.
-        public var size: Size
-        /// Output pixels per point, forced; nil (the default) takes the window's: its drawable size
-        /// over its size, which a high-density display makes 2 where the platform scales windows.
-        public var scale: Double?
-        /// Force SDL's dummy video driver (no display needed). When false, SDL picks a driver and the
-        /// caller should have checked that a display exists.
-        public var headless: Bool
-        public var resizable: Bool
+        /// The window's part: title, size, scale, headless, resizable, its wake (`SDLWindow.Configuration`).
+        public var window: SDLWindow.Configuration
         /// The renderer to ask SDL for; the backend fails to start when SDL gives another one (SDL
         /// itself would quietly fall back), so a report never names a renderer that did not run.
         public var renderDriver: RenderDriver
         /// Present in step with the display's refresh (`SDL_RENDERER_PRESENTVSYNC`), where the
         /// renderer offers it. Off by default: benchmarks time frames without waiting for the display.
         public var vsync: Bool
-        /// What ends the window's event wait from other threads: the UI thread's (`UIWakeup.shared`)
-        /// for a window on the UI thread, a wake of its own for one on a `CompositorThread`.
-        public var eventWake: UIWakeup = .shared
         public init(title: String = "Tessera", size: Size, scale: Double? = nil, headless: Bool = true,
                     resizable: Bool = false, renderDriver: RenderDriver = .auto, vsync: Bool = false) {
-            self.title = title; self.size = size; self.scale = scale
-            self.headless = headless; self.resizable = resizable
+            window = SDLWindow.Configuration(title: title, size: size, scale: scale, headless: headless, resizable: resizable)
             self.renderDriver = renderDriver
             self.vsync = vsync
         }
 
-        /// The window's part.
-        public var window: SDLWindow.Configuration {
-            SDLWindow.Configuration(title: title, size: size, scale: scale, headless: headless,
-                                    resizable: resizable, eventWake: eventWake)
-        }
+        /// The window's title (`window.title`).
+        public var title: String { get { window.title } set { window.title = newValue } }
+        /// The window's size in points (`window.size`).
+        public var size: Size { get { window.size } set { window.size = newValue } }
+        /// Output pixels per point, forced; nil (the default) takes the window's: its drawable size
+        /// over its size, which a high-density display makes 2 where the platform scales windows.
+        public var scale: Double? { get { window.scale } set { window.scale = newValue } }
+        /// Force SDL's dummy video driver (no display needed). When false, SDL picks a driver and the
+        /// caller should have checked that a display exists.
+        public var headless: Bool { get { window.headless } set { window.headless = newValue } }
+        public var resizable: Bool { get { window.resizable } set { window.resizable = newValue } }
+        /// What ends the window's event wait from other threads: the UI thread's (`UIWakeup.shared`)
+        /// for a window on the UI thread, a wake of its own for one on a `CompositorThread`.
+        public var eventWake: UIWakeup { get { window.eventWake } set { window.eventWake = newValue } }
     }
 
     /// The window this backend draws into: its events, density, cursor, text input and clipboard.
