@@ -358,6 +358,7 @@ public final class Compositor {
     private var drawnTime: Double?
 
     private func noteDrawn(_ root: LayerSnapshot?, at time: Double?) {
+        (backend?.platformWindow as? SDLWindow)?.showed(root, at: time)
         drawnSnapshot = root
         drawnRootSerial = root?.id
         drawnTime = time

@@ -343,6 +343,8 @@ final class CompositorThreadCore: Sendable {
             return
         }
         let compositor = Compositor(backend: backend, scale: backend.scale, configuration: compositorConfiguration)
+        // Text input a press turned on ends once the UI thread answered the events read since (below).
+        backend.window.endsProvisionalTextInputAtNextRead = false
         publishInfo(backend, compositor)
         started.signal()
         run(backend: backend, compositor: compositor)
@@ -372,6 +374,9 @@ final class CompositorThreadCore: Sendable {
         var nextFrame = 0.0
         /// Input handed over whose UI-thread wake waits for the frame that answers it.
         var wakeAfterFrame = false
+        /// The last input handed over while a press or a Tab had turned text input on for a field
+        /// that may take focus: once the UI thread answered it without starting text input, it goes off.
+        var provisionalTextInputUntil = 0
     }
 
     private func run(backend: SDLRenderBackend, compositor: Compositor) {
@@ -390,6 +395,10 @@ final class CompositorThreadCore: Sendable {
                 loop.scrolls.commit(snapshot, consumedInput: consumed)
                 loop.snapshot = snapshot
                 loop.consumedInput = consumed
+            }
+            // The UI thread's commands (a field starting text input) ran above, before its answer is read.
+            if backend.window.provisionalTextInput && consumed >= loop.provisionalTextInputUntil {
+                backend.window.endProvisionalTextInput()
             }
 
             var events = compositor.pollEvents()
@@ -485,6 +494,7 @@ final class CompositorThreadCore: Sendable {
             timed.append(CompositorThread.TimedEvent(event: event, time: time, sequence: loop.sequence, scrollUpdate: update))
         }
         events.removeAll()
+        if backend.window.provisionalTextInput { loop.provisionalTextInputUntil = loop.sequence }
         if windowChanged { publishInfo(backend, compositor) }
         state.withLock { $0.inbox.append(contentsOf: timed) }
         if answeredHere {

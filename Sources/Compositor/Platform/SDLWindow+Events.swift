@@ -41,6 +41,8 @@ extension SDLWindow {
     /// from the queue) and every queued event that is this window's; the rest is put aside for the
     /// windows they belong to (see `SDLEventRouting`).
     private func drainEvents(after first: SDL_Event?) -> [BackendEvent] {
+        // The events read last time were answered: text input a press turned on, that no field took, goes off.
+        if endsProvisionalTextInputAtNextRead { endProvisionalTextInput() }
         var events: [BackendEvent] = []
         var windowChanged = false
         let id = windowID.rawValue
@@ -55,6 +57,7 @@ extension SDLWindow {
         while SDL_PollEvent(&event) != 0 {
             if SDLEventRouting.route(event, readBy: id) { take(event) }
         }
+        if provisionalTextInput { provisionalTextInputRead = true }
         if windowChanged { updateWindowPlacement() }
         // A window moved to another display, or resized there, may have a new density.
         if windowChanged, followsDisplayScale, let newScale = displayScale(), newScale != scale {
@@ -261,9 +264,69 @@ extension SDLWindow {
             event.type = SDL_WINDOWEVENT.rawValue
             event.window.event = UInt8(SDL_WINDOWEVENT_LEAVE.rawValue)
             event.window.windowID = windowID.rawValue
+        case let .input(.keyDown(key, modifiers)), let .input(.keyUp(key, modifiers)):
+            guard let code = Self.keycode(of: key) else { return }
+            if case .input(.keyDown) = kind {
+                event.type = SDL_KEYDOWN.rawValue
+                event.key.state = UInt8(SDL_PRESSED)
+            } else {
+                event.type = SDL_KEYUP.rawValue
+                event.key.state = UInt8(SDL_RELEASED)
+            }
+            event.key.windowID = windowID.rawValue
+            event.key.keysym.sym = code
+            event.key.keysym.mod = Self.mod(modifiers)
         case .input: return
         }
         SDL_PushEvent(&event)
+    }
+
+    /// Puts the key that types `character` on SDL's queue as SDL's X11 and Wayland drivers do: its
+    /// key down, its text only while text input is on (SDL drops a key's text otherwise, at the time
+    /// it reads the key), and its key up.
+    package func pushKeystroke(_ character: Character) {
+        let key = Key.character(character)
+        pushEvent(.input(.keyDown(key, modifiers: [])))
+        if SDL_EventState(SDL_TEXTINPUT.rawValue, SDL_QUERY) == SDL_ENABLE {
+            pushTextEvent(.textInput(String(character)))
+        }
+        pushEvent(.input(.keyUp(key, modifiers: [])))
+    }
+
+    /// SDL's key code for `key` (nil for a character SDL names by no code of its own).
+    private static func keycode(of key: Key) -> SDL_Keycode? {
+        switch key {
+        case .escape: return SDL_Keycode(SDLK_ESCAPE.rawValue)
+        case .enter: return SDL_Keycode(SDLK_RETURN.rawValue)
+        case .space: return SDL_Keycode(SDLK_SPACE.rawValue)
+        case .tab: return SDL_Keycode(SDLK_TAB.rawValue)
+        case .backspace: return SDL_Keycode(SDLK_BACKSPACE.rawValue)
+        case .delete: return SDL_Keycode(SDLK_DELETE.rawValue)
+        case .up: return SDL_Keycode(SDLK_UP.rawValue)
+        case .down: return SDL_Keycode(SDLK_DOWN.rawValue)
+        case .left: return SDL_Keycode(SDLK_LEFT.rawValue)
+        case .right: return SDL_Keycode(SDLK_RIGHT.rawValue)
+        case .pageUp: return SDL_Keycode(SDLK_PAGEUP.rawValue)
+        case .pageDown: return SDL_Keycode(SDLK_PAGEDOWN.rawValue)
+        case .home: return SDL_Keycode(SDLK_HOME.rawValue)
+        case .end: return SDL_Keycode(SDLK_END.rawValue)
+        case let .function(number) where (1...12).contains(number):
+            return SDL_Keycode(SDLK_F1.rawValue) + SDL_Keycode(number - 1)
+        case .function: return nil
+        case let .character(character):
+            guard let ascii = character.asciiValue, (33...126).contains(ascii) else { return nil }
+            return SDL_Keycode(Character(character.lowercased()).asciiValue ?? ascii)
+        case let .other(code): return code
+        }
+    }
+
+    private static func mod(_ modifiers: KeyModifiers) -> UInt16 {
+        var mod: UInt32 = 0
+        if modifiers.contains(.shift) { mod |= KMOD_LSHIFT.rawValue }
+        if modifiers.contains(.control) { mod |= KMOD_LCTRL.rawValue }
+        if modifiers.contains(.alt) { mod |= KMOD_LALT.rawValue }
+        if modifiers.contains(.command) { mod |= KMOD_LGUI.rawValue }
+        return UInt16(mod)
     }
 
     private func translate(_ event: SDL_Event) -> BackendEvent? {
@@ -360,7 +423,10 @@ extension SDLWindow {
         owner.precondition("SDLWindow.startTextInput")
         setTextInputCaret(caret)
         _ = SDLTextInput.start(for: windowID.rawValue)
-        SDL_StartTextInput()
+        // On already (another window's field) stays as it is; on for a press that may focus a field,
+        // it is started whole now (the input method too).
+        if !isTextInputActive || provisionalTextInput { SDL_StartTextInput() }
+        provisionalTextInput = false
     }
 
     /// True while text input is on (for any window of the process).
@@ -381,7 +447,8 @@ extension SDLWindow {
     /// Stops text input for this window; SDL's goes off when no other window's field wants it.
     public func stopTextInput() {
         owner.precondition("SDLWindow.stopTextInput")
-        if SDLTextInput.stop(for: windowID.rawValue) { SDL_StopTextInput() }
+        provisionalTextInput = false
+        if SDLTextInput.stop(for: windowID.rawValue) || SDLTextInput.windows.withLock({ $0.isEmpty }) { SDL_StopTextInput() }
     }
 
     public func clipboardText() -> String? {

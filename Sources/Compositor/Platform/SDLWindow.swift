@@ -61,6 +61,20 @@ public final class SDLWindow: PlatformWindow {
     var presentsThroughSurface = false
     /// Told when the renderer lost its device (its own render targets went with it). Set by the renderer.
     var deviceResetHandler: (() -> Void)?
+    /// The layers last drawn in the window and the time they were drawn at: what a press that may
+    /// focus a text field is tested against while SDL reads it (see `SDLWindow+TextEntry`).
+    var textTargets: LayerSnapshot?
+    var textTargetsTime: Double?
+    var registeredForTextEntry = false
+    /// True while text input is on because a press or a Tab may have focused a text field, and no
+    /// field has said it takes text yet.
+    var provisionalTextInput = false
+    /// True once the read of events that turned it on has ended (its events went to the owner).
+    var provisionalTextInputRead = false
+    /// Whether the text input a press turned on ends at the next read of events when no field took
+    /// it (the owner reads events and answers them in one go); a compositor thread, whose events are
+    /// answered on the UI thread, ends it itself.
+    var endsProvisionalTextInputAtNextRead = true
 
     /// Name of the SDL video driver in use ("dummy", "x11", …).
     public var videoDriverName: String {
@@ -119,6 +133,7 @@ public final class SDLWindow: PlatformWindow {
     }
 
     deinit {
+        SDLTextEntry.unregister(windowID.rawValue)
         SDLEventRouting.close(windowID.rawValue)
         if SDLTextInput.stop(for: windowID.rawValue) { SDL_StopTextInput() }
         SDL_DestroyWindow(window)

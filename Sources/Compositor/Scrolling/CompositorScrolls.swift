@@ -167,12 +167,12 @@ struct CompositorScrolls {
 
     /// The layers from `root` to the frontmost one under `point` that takes the pointer, as drawn at
     /// `time`; nil when nothing there takes it.
-    static func hitPath(to point: Point, in root: LayerSnapshot, at time: Double) -> [LayerSnapshot]? {
+    static func hitPath(to point: Point, in root: LayerSnapshot, at time: Double?) -> [LayerSnapshot]? {
         var path: [LayerSnapshot] = []
         return search(root, point: point, parentOrigin: .zero, time: time, path: &path) ? path : nil
     }
 
-    private static func search(_ layer: LayerSnapshot, point: Point, parentOrigin: Point, time: Double,
+    private static func search(_ layer: LayerSnapshot, point: Point, parentOrigin: Point, time: Double?,
                                path: inout [LayerSnapshot]) -> Bool {
         // A node's layer where the node is; another layer where it is drawn.
         let role = layer.inputRole

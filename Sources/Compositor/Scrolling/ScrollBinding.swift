@@ -111,11 +111,15 @@ public struct LayerInputRole: Sendable, Hashable {
     /// False when the node is hidden or fully transparent: the UI thread's hit test skips it and
     /// everything in it.
     public var isHittable: Bool
+    /// The node takes text when focused (a text field): a press on it, or a Tab while one is shown,
+    /// turns the window's text input on at once, so keys read with it keep their text.
+    public var takesText: Bool
 
     public init(takesPointer: Bool = false, hitInsetTop: Double = 0, hitInsetLeft: Double = 0,
                 hitInsetBottom: Double = 0, hitInsetRight: Double = 0, handlesWheel: Bool = false,
-                frame: Rect? = nil, isHittable: Bool = true) {
+                frame: Rect? = nil, isHittable: Bool = true, takesText: Bool = false) {
         self.frame = frame?.sanitized
+        self.takesText = takesText
         self.isHittable = isHittable
         self.takesPointer = takesPointer
         self.hitInsetTop = hitInsetTop.isFinite ? hitInsetTop : 0

@@ -233,8 +233,8 @@ open class Node: @unchecked Sendable {
     /// What the layer tells a compositor thread about input, as the UI thread's hit test sees the
     /// node: where it is (its frame, not where an animation shows its layer), whether it can be hit at
     /// all, where it takes the pointer (its bounds less its slop; for a rasterizing node, whose
-    /// subnodes have no layers, wherever an interactive one of them does), and whether it handles the
-    /// wheel on the UI thread (a node that scrolls by it).
+    /// subnodes have no layers, wherever an interactive one of them does), whether it handles the
+    /// wheel on the UI thread (a node that scrolls by it), and whether it takes text when focused.
     @MainActor
     private func inputRole(_ snapshot: State) -> LayerInputRole {
         let size = snapshot.frame.sanitized.size
@@ -264,7 +264,8 @@ open class Node: @unchecked Sendable {
                               hitInsetBottom: area.map { size.height - $0.maxY } ?? 0,
                               hitInsetRight: area.map { size.width - $0.maxX } ?? 0,
                               handlesWheel: self is WheelScrollable, frame: snapshot.frame,
-                              isHittable: !snapshot.isHidden && snapshot.opacity > 0)
+                              isHittable: !snapshot.isHidden && snapshot.opacity > 0,
+                              takesText: snapshot.isUserInteractionEnabled && canBecomeFocused && textInputCaret != nil)
     }
 
     /// Where the layer goes: the node's frame, except that contents drawn for another size keep the

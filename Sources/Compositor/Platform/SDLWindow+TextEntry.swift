@@ -1,0 +1,92 @@
+internal import CSDL
+
+// Text typed right after the press (or the Tab) that focuses a text field. The window system's events
+// are read in batches, and SDL gives a key its text only if text input is on when it reads the key:
+// keys read in the same batch as the press that focuses a field, or before the UI thread has answered
+// it, would arrive with no text. So while SDL reads a press on a layer that takes text (or a Tab in a
+// window that shows one), the window turns text input on at once; the UI thread then confirms it (its
+// field took focus) or the window turns it off again once the UI thread has answered the events read
+// since, without starting it.
+
+extension SDLWindow {
+    /// Notes the layers drawn in the window (at `time`): the ones a press is tested against while SDL
+    /// reads it.
+    func showed(_ root: LayerSnapshot?, at time: Double?) {
+        textTargets = root
+        textTargetsTime = time
+        if root != nil { SDLTextEntry.register(self) }
+    }
+
+    /// Called while SDL reads `event` (a press or a key down), before any later event of the same
+    /// read is translated, with text input off: turns it on when the event may focus a text field.
+    fileprivate func textInputMayStart(for event: SDL_Event) {
+        guard let root = textTargets else { return }
+        switch SDL_EventType(event.type) {
+        case SDL_MOUSEBUTTONDOWN:
+            guard event.button.button == UInt8(SDL_BUTTON_LEFT) else { return }
+            let point = Point(x: Double(event.button.x) / windowUnitsPerPoint, y: Double(event.button.y) / windowUnitsPerPoint)
+            guard let path = CompositorScrolls.hitPath(to: point, in: root, at: textTargetsTime),
+                  path.contains(where: { $0.inputRole.takesText }) else { return }
+        case SDL_KEYDOWN:
+            guard event.key.keysym.sym == SDL_Keycode(SDLK_TAB.rawValue), Self.showsTextTarget(root) else { return }
+        default:
+            return
+        }
+        _ = SDL_EventState(SDL_TEXTINPUT.rawValue, SDL_ENABLE)
+        _ = SDL_EventState(SDL_TEXTEDITING.rawValue, SDL_ENABLE)
+        provisionalTextInput = true
+        provisionalTextInputRead = false
+    }
+
+    /// Turns off the text input a press or a Tab turned on when no field took it (the owner calls this
+    /// once the UI thread has answered every event read since); not before the read that saw the
+    /// press has ended.
+    func endProvisionalTextInput() {
+        guard provisionalTextInput, provisionalTextInputRead else { return }
+        provisionalTextInput = false
+        if SDLTextInput.windows.withLock({ $0.isEmpty }) { SDL_StopTextInput() }
+    }
+
+    /// True when a layer that can be hit, in `layer`, takes text.
+    private static func showsTextTarget(_ layer: LayerSnapshot) -> Bool {
+        if layer.inputRole.frame != nil ? !layer.inputRole.isHittable : layer.isHidden { return false }
+        if layer.inputRole.takesText { return true }
+        return layer.sublayers.contains { showsTextTarget($0) }
+    }
+}
+
+/// The windows whose presses may start text input, and SDL's event watch that sees every event as SDL
+/// reads it (before the next is translated). The watch acts only on the thread that owns the window.
+/// - Thread: any
+enum SDLTextEntry {
+    private final class Entry: @unchecked Sendable {
+        weak var window: SDLWindow?
+        init(_ window: SDLWindow) { self.window = window }
+    }
+
+    private static let windows = Guarded<[UInt32: Entry]>([:])
+
+    private static let watch: Void = {
+        SDL_AddEventWatch({ _, event in
+            guard let event else { return 1 }
+            let type = SDL_EventType(event.pointee.type)
+            guard type == SDL_MOUSEBUTTONDOWN || type == SDL_KEYDOWN,
+                  SDL_EventState(SDL_TEXTINPUT.rawValue, SDL_QUERY) != SDL_ENABLE else { return 1 }
+            let id = SDLEventRouting.windowID(of: event.pointee)
+            guard let window = SDLTextEntry.windows.withLock({ $0[id]?.window }), window.owner.isCurrent else { return 1 }
+            window.textInputMayStart(for: event.pointee)
+            return 1
+        }, nil)
+    }()
+
+    static func register(_ window: SDLWindow) {
+        guard !window.registeredForTextEntry else { return }
+        window.registeredForTextEntry = true
+        _ = watch
+        windows.withLock { $0[window.windowID.rawValue] = Entry(window) }
+    }
+
+    static func unregister(_ window: UInt32) {
+        _ = windows.withLock { $0.removeValue(forKey: window) }
+    }
+}
