@@ -41,3 +41,33 @@ if ! diff -u --label "$readme (the block after the marker)" --label "$source_fil
   exit 1
 fi
 echo "check-readme: $readme shows $source_file as it is."
+
+# The package lines (the ```swift block after "<!-- package-lines -->") resolve against a checkout in a
+# folder of another name: SwiftPM names a package found by path after its folder unless told.
+lines=$(awk '
+  state == 0 && $0 == "<!-- package-lines -->" { state = 1; next }
+  state == 1 && /^```swift[[:space:]]*$/ { state = 2; next }
+  state == 2 && /^```[[:space:]]*$/ { exit }
+  state == 2 && !/^[[:space:]]*\/\// { print }' "$readme")
+if [ -z "$lines" ]; then
+  echo "check-readme: $readme has no \`\`\`swift block after '<!-- package-lines -->'." >&2
+  exit 1
+fi
+scratch=$(mktemp -d)
+trap 'rm -f "$block"; rm -rf "$scratch"' EXIT
+ln -s "$PWD" "$scratch/tessera-checkout-of-another-name"
+mkdir -p "$scratch/app/Sources/FirstApp"
+cp "$source_file" "$scratch/app/Sources/FirstApp/main.swift"
+{
+  echo '// swift-tools-version:6.0'
+  echo 'import PackageDescription'
+  echo 'let package = Package(name: "ReadmeApp", platforms: [.macOS(.v15)],'
+  echo "$lines" | sed -e 's|"\.\./Tessera"|"../tessera-checkout-of-another-name"|' -e 's|^\(.*\)\]$|\1],|'
+  echo ')'
+} > "$scratch/app/Package.swift"
+if ! (cd "$scratch/app" && swift package describe > "$scratch/describe.txt" 2>&1); then
+  echo "check-readme: the package lines in $readme do not resolve against a checkout named otherwise:" >&2
+  cat "$scratch/describe.txt" "$scratch/app/Package.swift" >&2
+  exit 1
+fi
+echo "check-readme: the package lines in $readme resolve whatever the checkout's folder is called."

@@ -213,7 +213,13 @@ public final class Application {
             accessibility = nil
         }
         if let rootController { host.setRootController(rootController) }
+        Application.current = self
     }
+
+    /// The application running in this process: the newest one made and not closed (nil before the
+    /// first and once it closes). An `App`, a controller or a key handler reaches the window, the
+    /// configuration and `quit()` through it: `Application.current?.quit()`.
+    public private(set) static weak var current: Application?
 
     /// Opens the window (or the headless output) and shows `rootNode` filling it.
     public convenience init(configuration: Configuration = Configuration(), rootNode: Node) throws {
@@ -339,6 +345,7 @@ public final class Application {
     /// one before: SDL's events are the process's, read by the thread that owns the window.
     public func close() {
         isQuitting = true
+        if Application.current === self { Application.current = nil }
         accessibility?.stop()
         compositorThread?.stop()
     }
@@ -438,16 +445,31 @@ public protocol App {
     var configuration: Application.Configuration { get }
     /// The first screen.
     func makeRootController() -> NodeController
+    /// Called once the window is open and the first screen shown, before the first frame: the place
+    /// to keep the application (to `quit()` from a shortcut, say) or set its `keyHandler`. The
+    /// default does nothing; `Application.current` reaches it too.
+    func didStart(_ application: Application)
 }
 
 extension App {
     public var configuration: Application.Configuration { Application.Configuration() }
 
-    /// Runs the app (see `Application.run`).
+    public func didStart(_ application: Application) {}
+
+    /// Runs the app as `Application.run` does, calling `didStart` before the first frame.
     public static func main() {
+        FontRegistry.shared.prepare()
         let app = Self()
-        let root = app.makeRootController()
-        Application.run(app.configuration) { root }
+        let configuration = app.configuration
+        do {
+            let application = try Application(configuration: configuration.applyingEnvironment(),
+                                               rootController: app.makeRootController())
+            app.didStart(application)
+            try application.run()
+        } catch {
+            FileHandle.standardError.write(Data("\(configuration.title): \(error)\n".utf8))
+            exit(1)
+        }
     }
 }
 

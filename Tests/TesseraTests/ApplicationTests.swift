@@ -2,6 +2,7 @@ import Foundation
 import Tessera
 import TestSupport
 import XCTest
+@testable import Compositor
 @testable import NodeRuntime
 
 /// A coloured row for the lists below. - Thread: any
@@ -39,6 +40,28 @@ private final class RestlessNode: Node, FrameParticipant, @unchecked Sendable {
     func frameWillStartDisplays(at time: Double) {}
     func frameWillComposite(_ record: inout FrameRecord) {}
     var isSettled: Bool { false }
+}
+
+/// An app as a type that quits itself on Ctrl+Q, through the application `didStart` gave it.
+private struct QuittingApp: App {
+    nonisolated(unsafe) static var started: Application?
+    var configuration: Application.Configuration {
+        var configuration = Application.Configuration.headless(size: Size(width: 40, height: 30))
+        configuration.frames = 50
+        configuration.accessibility = false
+        return configuration
+    }
+    func makeRootController() -> NodeController { NodeController(node: Node()) }
+    func didStart(_ application: Application) {
+        QuittingApp.started = application
+        application.host.keyHandler = { key, modifiers in
+            guard key == .character("q"), modifiers == .control else { return false }
+            Application.current?.quit()
+            return true
+        }
+        // Ctrl+Q on the window's queue, read by the first frame.
+        (application.compositor.window as? SDLWindow)?.pushEvent(.input(.keyDown(.character("q"), modifiers: .control)))
+    }
 }
 
 /// The application entry point, headless: the one call that makes the host and runs frames, lists
@@ -148,6 +171,23 @@ final class ApplicationTests: XCTestCase {
         try app.run()
         XCTAssertEqual(app.frameCount, 3)
         XCTAssertTrue(app.isQuitting)
+    }
+
+    /// An app reaches its running application: `Application.current`, and an `App`'s `didStart`.
+    func testAnAppReachesItsRunningApplication() async throws {
+        let first = try Application(configuration: .headless(size: Size(width: 40, height: 30)), rootNode: Node())
+        XCTAssertTrue(Application.current === first)
+        let second = try Application(configuration: .headless(size: Size(width: 40, height: 30)), rootNode: Node())
+        XCTAssertTrue(Application.current === second, "the newest one")
+        second.close()
+        XCTAssertNil(Application.current, "closed")
+        first.close()
+
+        QuittingApp.started = nil
+        QuittingApp.main()
+        let started = try XCTUnwrap(QuittingApp.started, "didStart was called")
+        XCTAssertTrue(started.isQuitting, "the app quit from its own key handler")
+        XCTAssertEqual(started.frameCount, 1, "after the frame that took the key, not at the frame limit")
     }
 
     func testRunWritesTheSettledScreenWhenAskedTo() async throws {

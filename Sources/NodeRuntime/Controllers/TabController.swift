@@ -15,7 +15,8 @@ public final class TabController: NodeController {
     public var tabBarHeight: Double {
         didSet { container.setNeedsLayout() }
     }
-    /// Called after the selection changes.
+    /// Called after the selection changes (by `select(_:)` or a digit key), whether or not the tabs
+    /// are on screen yet; not for the `selectedIndex` given to `init`.
     public var selectionDidChange: ((Int) -> Void)?
     /// The shown tab.
     public private(set) var selectedIndex: Int
@@ -39,17 +40,20 @@ public final class TabController: NodeController {
     /// The shown screen.
     public var selectedController: NodeController { controllers[selectedIndex] }
 
-    /// Shows tab `index` (ignored when out of range or already shown).
+    /// Shows tab `index` (ignored when out of range or already the selected one); before the tabs are
+    /// on screen, makes it the one they show first.
     public func select(_ index: Int) {
         UIThread.precondition("TabController.select")
         guard controllers.indices.contains(index), index != selectedIndex else { return }
         let outgoing = selectedController
         selectedIndex = index
-        guard isPresented else { return }
-        outgoing.willDismiss()
-        outgoing.node.removeFromSupernode()
-        outgoing.didDismiss()
-        show(selectedController)
+        // Before the tabs are on screen, the chosen one is simply the one shown first.
+        if isPresented {
+            outgoing.willDismiss()
+            outgoing.node.removeFromSupernode()
+            outgoing.didDismiss()
+            show(selectedController)
+        }
         selectionDidChange?(index)
     }
 

@@ -102,6 +102,27 @@ final class LifecycleOrderTests: XCTestCase {
         XCTAssertTrue(log.onUIThread)
     }
 
+    /// A tab chosen before the tabs are on screen is the one shown, and `selectionDidChange` says so
+    /// (an app highlights its tab bar from it).
+    func testATabChosenBeforeTheTabsShowIsShownAndReported() async {
+        let host = makeHost()
+        let log = StepLog()
+        let a = StepController("A", log: log), b = StepController("B", log: log)
+        let tabs = TabController(controllers: [a, b], tabBar: Node())
+        var reported: [Int] = []
+        tabs.selectionDidChange = { reported.append($0) }
+        tabs.select(1)
+        XCTAssertEqual(reported, [1], "called after the selection changes, shown or not")
+        XCTAssertEqual(log.of("A"), [], "nothing is shown yet")
+        host.setRootController(tabs)
+        XCTAssertEqual(log.of("B"), expected(appearing, "B"))
+        XCTAssertEqual(log.of("A"), [], "the first tab, not chosen, is not loaded")
+        tabs.select(1)
+        XCTAssertEqual(reported, [1], "the shown tab again changes nothing")
+        tabs.select(0)
+        XCTAssertEqual(reported, [1, 0])
+    }
+
     func testNavigationPush() async {
         let host = makeHost()
         let log = StepLog()
