@@ -190,6 +190,32 @@ final class ApplicationTests: XCTestCase {
         XCTAssertEqual(started.frameCount, 1, "after the frame that took the key, not at the frame limit")
     }
 
+    /// A reload keeps the row the user looks at where it is, though every row is measured again
+    /// from estimates far from their heights; `.contentOffset` keeps the points instead.
+    func testAReloadKeepsTheFirstVisibleRowInPlace() async throws {
+        let (app, list, source) = try listApp(rows: 200)
+        defer { app.host.setRootController(nil); withExtendedLifetime(source) {} }
+        list.estimatedRowHeight = 10
+        list.reloadData()
+        try app.settle()
+        list.scroll(to: 120, at: .top, animated: false)
+        try app.settle()
+        list.setContentOffset(list.contentOffset + 17, animated: false)
+        try app.settle()
+        let before = try XCTUnwrap(list.visibleRows)
+        let screenY = list.geometry.offset(ofRow: before.lowerBound) - list.contentOffset
+        XCTAssertEqual(before.lowerBound, 120)
+        list.reloadData()
+        try app.settle()
+        XCTAssertEqual(list.visibleRows?.lowerBound, 120, "the same first row")
+        XCTAssertEqual(list.geometry.offset(ofRow: 120) - list.contentOffset, screenY, accuracy: 0.5, "in the same place")
+
+        let points = list.contentOffset
+        list.reloadData(anchor: .contentOffset)
+        XCTAssertEqual(list.contentOffset, min(points, list.maximumOffset), "the offset in points, kept (clamped)")
+        try app.settle()
+    }
+
     func testRunWritesTheSettledScreenWhenAskedTo() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-app-\(UUID().uuidString).png").path
         defer { try? FileManager.default.removeItem(atPath: path) }

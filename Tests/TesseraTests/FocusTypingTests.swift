@@ -126,3 +126,70 @@ final class FocusTypingTests: XCTestCase {
         }
     }
 }
+
+/// A node with a field at its top.
+private final class FieldNode: Node, @unchecked Sendable {
+    let field = EditableTextNode(attributes: TextAttributes(font: .system(size: 15)), placeholder: "Search")
+
+    override init() {
+        super.init()
+        backgroundColor = Color(rgb: 0x202020)
+        addSubnode(field)
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack(alignItems: .stretch) { field.flexShrink(0) }.inset(EdgeInsets(all: 10))
+    }
+}
+
+/// A screen with a field, for the focus kept across screens.
+private final class FieldScreen: NodeController {
+    let screen = FieldNode()
+    var field: EditableTextNode { screen.field }
+
+    init() { super.init(node: screen) }
+}
+
+/// The focus a screen had comes back with it: a search field keeps its focus across a push and a
+/// pop, and across a switch of tabs.
+@MainActor
+final class FocusAcrossScreensTests: XCTestCase {
+    func testAFieldFocusedBeforeAPushHasFocusAgainAfterThePop() async throws {
+        let first = FieldScreen(), second = FieldScreen()
+        let navigation = NavigationController(rootController: first)
+        let app = try Application(configuration: .headless(size: Size(width: 200, height: 120)), rootController: navigation)
+        defer { app.host.setRootController(nil); app.close() }
+        try app.settle()
+        app.host.focus(first.field)
+        XCTAssertTrue(app.host.focusedNode === first.field)
+        navigation.push(second, animated: true)
+        try app.settle()
+        XCTAssertNil(app.host.focusedNode, "the field left the screen, and its focus with it")
+        app.host.focus(second.field)
+        _ = navigation.popController(animated: true)
+        try app.settle()
+        XCTAssertTrue(app.host.focusedNode === first.field, "the field has its focus back")
+    }
+
+    func testAFieldFocusedInATabHasFocusAgainWhenTheTabComesBack() async throws {
+        let first = FieldScreen(), second = FieldScreen()
+        let tabs = TabController(controllers: [first, second], tabBar: Node(), tabBarHeight: 20)
+        let app = try Application(configuration: .headless(size: Size(width: 200, height: 120)), rootController: tabs)
+        defer { app.host.setRootController(nil); app.close() }
+        try app.settle()
+        app.host.focus(first.field)
+        tabs.select(1)
+        try app.settle()
+        XCTAssertNil(app.host.focusedNode)
+        tabs.select(0)
+        try app.settle()
+        XCTAssertTrue(app.host.focusedNode === first.field)
+        // A screen that gives focus elsewhere when it appears keeps that choice.
+        tabs.select(1)
+        try app.settle()
+        app.host.focus(second.field)
+        tabs.select(0)
+        try app.settle()
+        XCTAssertTrue(app.host.focusedNode === first.field, "the shown field, not the hidden tab's")
+    }
+}

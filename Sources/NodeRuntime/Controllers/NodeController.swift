@@ -134,17 +134,33 @@ open class NodeController {
         viewWillAppear()
     }
 
-    /// Calls `viewDidAppear()`.
+    /// Calls `viewDidAppear()`, then gives focus back to the node inside this screen that had it
+    /// when the screen was dismissed (a search field keeps its focus across a push and a pop, or a
+    /// switch of tabs), unless a node that is on screen has it now.
     func didPresent() {
         guard isPresented else { return }
         viewDidAppear()
+        if let focus = focusToRestore {
+            focusToRestore = nil
+            if let host = focus.nodeHost, host.focusedNode.map({ !$0.interfaceState.contains(.visible) }) ?? true {
+                host.focus(focus)
+            }
+        }
     }
 
-    /// Calls `viewWillDisappear()`.
+    /// Calls `viewWillDisappear()`, remembering the node inside this screen that has focus.
     func willDismiss() {
         guard isPresented else { return }
+        if let host = node.nodeHost, let focused = host.focusedNode {
+            var ancestor: Node? = focused
+            while let current = ancestor, current !== node { ancestor = current.eventSupernode }
+            if ancestor != nil { focusToRestore = focused }
+        }
         viewWillDisappear()
     }
+
+    /// The node inside this screen that had focus when it was last dismissed.
+    private weak var focusToRestore: Node?
 
     /// Marks the controller dismissed and calls `viewDidDisappear()`.
     func didDismiss() {

@@ -104,11 +104,12 @@ public final class CollectionNode: Node, @unchecked Sendable {
 
     // MARK: Data (main thread)
 
-    /// Reads the item count again and makes every line again. - Thread: main
-    public func reloadData() {
+    /// Reads the item count again and makes every line again, keeping what is looked at as
+    /// `ListNode.reloadData(anchor:)` does. - Thread: main
+    public func reloadData(anchor: ListAnchor = .automatic) {
         UIThread.precondition("CollectionNode.reloadData")
         guard isNodeLoaded, list.dataSource != nil else { return }
-        list.reloadData()
+        list.reloadData(anchor: anchor)
     }
 
     /// The number of items. - Thread: main

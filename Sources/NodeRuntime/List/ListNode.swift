@@ -387,13 +387,15 @@ public class ListNode: Node, @unchecked Sendable {
 
     // MARK: Data
 
-    /// Reads the row count again and forgets every row: nodes are released, heights go back to their
-    /// estimates. The scroll position is kept (clamped), or goes to the end for a stack-from-bottom list
-    /// that was pinned there.
+    /// Reads the row count again and forgets every row: nodes are released and every row is measured
+    /// again (a row's last measured height stands for it until then). What the user looks at stays: by default (`.automatic`) the first visible row keeps
+    /// its place on screen as its neighbours are measured again (a stack-from-bottom list pinned to
+    /// its end stays there); `.contentOffset` keeps the offset in points instead (clamped).
     /// - Thread: main
     @MainActor
-    public func reloadData() {
+    public func reloadData(anchor: ListAnchor = .automatic) {
         UIThread.precondition("ListNode.reloadData")
+        let kept = isReady && !records.isEmpty ? captureAnchor(anchor) : .none
         // Before the list has a width, the reload happens again once it has one.
         needsReload = !isReady
         rowWidth = crossExtent
@@ -404,13 +406,21 @@ public class ListNode: Node, @unchecked Sendable {
         dirtyRows.removeAll()
         pendingRows.removeAll()
         let count = dataSource.map { max(0, $0.numberOfRows(in: self)) } ?? 0
-        let heights = (0..<count).map { estimatedHeight(forRow: $0) }
+        // A row's last measured height is its best estimate: the rows keep their places until they
+        // are measured again, and the anchor absorbs what changed.
+        let previous = geometry
+        let heights = (0..<count).map { row in
+            row < previous.count && previous.isMeasured(row) ? previous.heights[row] : estimatedHeight(forRow: row)
+        }
         geometry.replaceAll(heights: heights, measured: Array(repeating: false, count: count))
         heldTarget = nil
         motion = .idle
         if stacksFromBottom && isPinnedToBottom {
             offset = maximumOffset
         } else {
+            // The anchor row where it was, at its estimated place; measuring it and the rows above it
+            // again keeps it there.
+            restore(kept)
             offset = clamped(offset)
         }
         lastRangeOffset = offset
