@@ -293,13 +293,13 @@ public final class Application {
                 if workWasPending { timeout = min(timeout, clock.frameInterval) }
                 events = compositor.waitForEvents(timeout: timeout)
                 clock.restart()
-                let quietFrameDue = workWasPending && host.pendingWork.isEmpty
+                let quietFrameDue = workWasPending && host.pendingWork.excludingNetwork.isEmpty
                 // Woken with nothing to do (the main actor's turn, a timer not yet due): look again.
                 if events.isEmpty && !host.needsFrame && !timerIsDue() && !quietFrameDue { continue }
             }
             if events.contains(.quit) { isQuitting = true; break }
             frame(events: events, at: loopTime())
-            workWasPending = !host.pendingWork.isEmpty
+            workWasPending = !host.pendingWork.excludingNetwork.isEmpty
             lastLoopFrame = clock.now
             if host.needsFrame {
                 if host.movesByItself {

@@ -24,8 +24,21 @@ public struct PendingWork: Sendable, Equatable, CustomStringConvertible {
     public var layoutsInFlight = 0
     /// Frame participants (lists) that are still moving or taking in rows.
     public var movingParticipants = 0
+    /// Image nodes in the tree fetching by URL (their image or its natural size).
+    public var imagesLoading = 0
+    /// What they load (the sources of the first few), for a `SettleTimeout` to name.
+    public var loadingImages: [String] = []
 
     public init() {}
+
+    /// The same without the fetches by URL: what the event loop looks at to know that work off this
+    /// thread has finished (a fetch's result wakes it by itself; a slow server must not keep it busy).
+    public var excludingNetwork: PendingWork {
+        var work = self
+        work.imagesLoading = 0
+        work.loadingImages = []
+        return work
+    }
 
     /// True when nothing is left.
     public var isEmpty: Bool { self == PendingWork() }
@@ -35,8 +48,12 @@ public struct PendingWork: Sendable, Equatable, CustomStringConvertible {
             ("draws started", drawsStarted), ("commits applied", commitsApplied), ("main-queue items", mainQueueItems),
             ("commits pending", pendingCommits), ("jobs queued", queuedJobs), ("jobs running", runningJobs),
             ("animations", animations), ("layouts in flight", layoutsInFlight), ("lists moving", movingParticipants),
+            ("images loading by URL", imagesLoading),
         ]
-        let busy = parts.filter { $0.1 != 0 }.map { "\($0.1) \($0.0)" }
+        var busy = parts.filter { $0.1 != 0 }.map { "\($0.1) \($0.0)" }
+        if !loadingImages.isEmpty {
+            busy.append("loading: " + loadingImages.joined(separator: ", ") + (imagesLoading > loadingImages.count ? ", …" : ""))
+        }
         return busy.isEmpty ? "nothing pending" : busy.joined(separator: ", ")
     }
 }
@@ -69,11 +86,31 @@ extension NodeHost {
         work.animations = runtime.animator.count
         work.layoutsInFlight = isLayoutInFlight ? 1 : 0
         work.movingParticipants = frameParticipants.count { !$0.isSettled }
+        let loading = imagesLoadingOverNetwork()
+        work.imagesLoading = loading.count
+        work.loadingImages = Array(loading.prefix(4))
         return work
     }
 
-    /// Runs frames until the screen shows the final state of the tree: everything measured, decoded,
-    /// drawn and committed, nothing moving (`pendingWork` empty for two frames in a row). Between
+    /// The sources of the image nodes in this host's tree that are fetching by URL.
+    private func imagesLoadingOverNetwork() -> [String] {
+        let entries = ImageNode.networkLoads.withLock { $0 }
+        guard !entries.isEmpty else { return [] }
+        var names: [String] = []
+        var gone: [ObjectIdentifier] = []
+        for (id, entry) in entries {
+            guard let node = entry.node else { gone.append(id); continue }
+            if node.isLoadingOverNetwork && node.nodeHost === self { names.append(node.source?.description ?? "an image") }
+        }
+        if !gone.isEmpty {
+            // Only entries whose node is gone: another may have taken the identifier since.
+            ImageNode.networkLoads.withLock { loads in for id in gone where loads[id]?.node == nil { loads[id] = nil } }
+        }
+        return names.sorted()
+    }
+
+    /// Runs frames until the screen shows the final state of the tree: everything measured, fetched by
+    /// URL, decoded, drawn and committed, nothing moving (`pendingWork` empty for two frames in a row). Between
     /// frames it waits for the workers, so it finishes as soon as their work allows.
     ///
     /// For app tests, screenshots and a headless run: the UI thread waits here, bounded by `timeout`.
@@ -108,9 +145,14 @@ extension NodeHost {
             _ = Node.backgroundLayouts.wait(timeout: .now() + max(0, remaining()))
             runFrame()
             frames += 1
-            quietFrames = pendingWork.isEmpty ? quietFrames + 1 : 0
+            let work = pendingWork
+            quietFrames = work.isEmpty ? quietFrames + 1 : 0
             if quietFrames >= 2 { return frames }
-            if remaining() <= 0 { throw SettleTimeout(frames: frames, timeout: limit, pending: pendingWork) }
+            if remaining() <= 0 { throw SettleTimeout(frames: frames, timeout: limit, pending: work) }
+            if work.excludingNetwork.isEmpty && work.imagesLoading > 0 {
+                // Only fetches by URL: their results wake this thread (through the main queue).
+                _ = UIWakeup.shared.wait(timeout: min(0.1, max(0, remaining())))
+            }
         }
     }
 

@@ -26,10 +26,31 @@ extension ImageNode {
         return nil
     }
 
+    /// Image nodes that started a fetch by URL (of an image or of its natural size): a host counts
+    /// those of its tree still fetching as work pending (`PendingWork.imagesLoading`), which `settle`
+    /// waits for. Entries go when their node does. (any thread)
+    static let networkLoads = Locked<[ObjectIdentifier: WeakImageNode]>([:])
+
+    struct WeakImageNode: @unchecked Sendable {
+        weak var node: ImageNode?
+    }
+
+    /// True while a fetch by URL for the image to show, or for its natural size, is under way.
+    /// - Thread: any
+    public var isLoadingOverNetwork: Bool {
+        imageState.withLock { ($0.fetch != nil && $0.loadState == .loading) || $0.naturalSizeRead != nil }
+    }
+
+    private func noteNetworkLoad() {
+        let entry = WeakImageNode(node: self)
+        Self.networkLoads.withLock { $0[ObjectIdentifier(self)] = entry }
+    }
+
     /// Fetches `url` for the decode claimed with `token`; its passes and its result come back to the
     /// UI thread, and count only while `token` is current. (any thread)
     func startFetch(_ url: URL, source: ImageSource, key: ImageCache.Key, limits: ImageDecoder.Limits, cache: ImageCache,
                     token: UInt64, loader: NetworkImageLoader, target: ImageDecoder.Target) {
+        noteNetworkLoad()
         let box = UIThreadBound(WeakNode(self))
         let mainQueue = runtime.mainQueue
         let load = URLImageLoad(
@@ -73,6 +94,7 @@ extension ImageNode {
             return state.networkLoader
         }
         guard let loader else { return }
+        noteNetworkLoad()
         let box = UIThreadBound(WeakNode(self))
         let mainQueue = runtime.mainQueue
         let load = NaturalSizeLoad(source: source, limits: limits) { result in

@@ -180,6 +180,42 @@ final class NetworkImageTests: XCTestCase {
         XCTAssertEqual(loader.memoryCachedBytes(for: server.url("/quadrants.png")), png, "the encoded bytes are kept in memory")
     }
 
+    /// `settle` waits for images by URL: a server that answers only after settling has run several
+    /// frames (nothing else pending) still gets its picture on screen before `settle` returns.
+    func testSettleWaitsForAnImageByURL() async throws {
+        let png = quadrantsPNG()
+        let gate = TestHTTPServer.Gate()
+        server.route("/late.png", [.wait(gate), .send(TestHTTPServer.response(body: png, contentType: "image/png")), .close])
+        let node = imageNode(server.url("/late.png"), loader: makeLoader(), size: 32)
+        let host = show([node])
+        var frames = 0
+        try host.settle(timeout: 30) {
+            frames += 1
+            // The answer comes once the frames alone would have settled.
+            if frames == 6 { gate.open() }
+            time += 1.0 / 60
+            host.runFrame(time: time, events: [])
+        }
+        XCTAssertGreaterThan(frames, 6)
+        XCTAssertEqual(node.loadState, .loaded, "settled with the picture")
+        XCTAssertFalse(node.isLoadingOverNetwork)
+        XCTAssertEqual(node.layer.contents?.pixel(x: 8, y: 8), 0xFFFF_0000)
+    }
+
+    /// A server that never answers: `settle` gives up, naming the image it was waiting for.
+    func testSettleTimeoutNamesTheImagesStillLoading() async throws {
+        server.route("/never.png", [.stall])
+        let node = imageNode(server.url("/never.png"), loader: makeLoader(), size: 32)
+        let host = show([node])
+        XCTAssertThrowsError(try host.settle(timeout: 0.5)) { error in
+            let timeout = error as? SettleTimeout
+            XCTAssertEqual(timeout?.pending.imagesLoading, 1)
+            XCTAssertTrue("\(error)".contains("/never.png"), "\(error)")
+        }
+        node.source = nil
+        XCTAssertEqual(host.pendingWork.imagesLoading, 0, "a fetch let go is no longer waited for")
+    }
+
     /// A progressive JPEG held after its first scans draws a coarse picture that is neither blank nor
     /// the final one; the rest of the bytes bring the final picture, equal to a direct decode.
     func testProgressiveJPEGDrawsACoarsePassBeforeTheWholeImage() async throws {
