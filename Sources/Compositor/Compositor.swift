@@ -83,6 +83,9 @@ public final class Compositor {
     /// What the last frame drawn (or handed over) showed: the layers' change count, the root and the
     /// output size. (main thread only)
     var drawnChangeCount = -1
+    /// `Layer.snapshotChangeCount` then: changes that do not show (a layer's input role) still give
+    /// the window the layers a press is tested against. (main thread only)
+    var drawnSnapshotChangeCount = -1
     /// The snapshot last drawn, and the time it was drawn at when it had animations. (main thread only)
     var drawnSnapshot: LayerSnapshot?
     var drawnRootSerial: Int?
@@ -244,7 +247,7 @@ public final class Compositor {
     @MainActor
     public func render(_ root: Layer?, at time: Double? = nil) -> FrameStatistics {
         owner.precondition("Compositor.render")
-        defer { drawnChangeCount = Layer.changeCount }
+        defer { drawnChangeCount = Layer.changeCount; drawnSnapshotChangeCount = Layer.snapshotChangeCount }
         return delivery.frame(self, root, at: time, ifChanged: false)
     }
 
@@ -279,7 +282,7 @@ public final class Compositor {
             delivery.acknowledgeInput(self)
             return skippedFrame()
         }
-        defer { drawnChangeCount = Layer.changeCount }
+        defer { drawnChangeCount = Layer.changeCount; drawnSnapshotChangeCount = Layer.snapshotChangeCount }
         return delivery.frame(self, root, at: time, ifChanged: true)
     }
 
@@ -368,7 +371,7 @@ public final class Compositor {
     @MainActor
     public func capture(_ root: Layer?, at time: Double? = nil) -> Bitmap? {
         owner.precondition("Compositor.capture")
-        defer { drawnChangeCount = Layer.changeCount }
+        defer { drawnChangeCount = Layer.changeCount; drawnSnapshotChangeCount = Layer.snapshotChangeCount }
         return delivery.capture(self, root, at: time)
     }
 

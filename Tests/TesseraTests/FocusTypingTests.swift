@@ -42,6 +42,9 @@ final class FocusTypingTests: XCTestCase {
     /// Runs `push` where the window reads its events, then has the app take them in and settle.
     private func deliver(_ app: Application, _ push: @escaping @Sendable (SDLWindow) -> Void) throws {
         if let thread = app.compositorThread {
+            // Pushed once the thread has drawn what the UI thread committed: the user clicks what
+            // the screen shows.
+            _ = thread.performAndWait { _, _ in 0 }
             thread.perform { _, backend in push(backend.window) }
             // A command runs before the thread reads its events; the second round trip starts after.
             _ = thread.performAndWait { _, _ in 0 }

@@ -32,7 +32,7 @@ private final class TwoFieldForm: Node, @unchecked Sendable {
 /// orderings of presses, Tabs, keys, UI answers and focus changes, drawn inline and on a compositor
 /// thread. The invariant after every answered step: text input is on exactly while a field has focus,
 /// and every key typed after the click or Tab that focuses a field reaches that field. Tests marked
-/// DEFECT failed on the code they audit.
+/// FOUND failed when first written (each names the defect they found, now fixed).
 @MainActor
 final class TextEntryAuditTests: XCTestCase {
     private func makeApp(threaded: Bool, _ prepare: (TwoFieldForm) -> Void = { _ in }) throws -> (Application, TwoFieldForm) {
@@ -50,6 +50,9 @@ final class TextEntryAuditTests: XCTestCase {
     /// the UI thread has not taken them in yet.
     private func push(_ app: Application, _ push: @escaping @Sendable (SDLWindow) -> Void) throws {
         if let thread = app.compositorThread {
+            // Pushed once the thread has drawn what the UI thread committed (a command runs before the
+            // commit that came with it is drawn): the user clicks what the screen shows.
+            _ = thread.performAndWait { _, _ in 0 }
             thread.perform { _, backend in push(backend.window) }
             _ = thread.performAndWait { _, _ in 0 }
             _ = thread.performAndWait { _, _ in 0 }
@@ -269,7 +272,7 @@ final class TextEntryAuditTests: XCTestCase {
 
     // MARK: Defects
 
-    /// DEFECT (drawn inline). The Tab turned text input on and focused a button; the UI answered, and
+    /// FOUND (drawn inline). The Tab turned text input on and focused a button; the UI answered, and
     /// the app went idle in `waitForEvents`. The click on the field and the keys after it are read by
     /// that wait (SDL_WaitEventTimeout reads the window system before `drainEvents` runs): text input
     /// was still on, so the press recorded nothing and the keys got their text; then `drainEvents`
@@ -293,7 +296,7 @@ final class TextEntryAuditTests: XCTestCase {
         try assertTextInputFollowsFocus(app, "field clicked")
     }
 
-    /// DEFECT (drawn inline). A layer's input role is part of its snapshot but not of what
+    /// FOUND (drawn inline). A layer's input role is part of its snapshot but not of what
     /// `Layer.changeCount` counts, and a compositor drawing inline draws (and so notes its text
     /// targets, `SDLWindow.showed`) only when `changeCount` moved. A field made interactive after the
     /// last draw (a form enabled once loaded) is not a text target for the watch: the keys typed right

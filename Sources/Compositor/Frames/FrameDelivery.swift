@@ -45,7 +45,8 @@ final class InlineDelivery: FrameDelivery {
 
     @MainActor
     func needsFrame(_ compositor: Compositor, _ root: Layer?, at time: Double?) -> Bool {
-        Layer.changeCount != compositor.drawnChangeCount || compositor.needsRender(snapshot: compositor.drawnSnapshot, at: time)
+        Layer.changeCount != compositor.drawnChangeCount || Layer.snapshotChangeCount != compositor.drawnSnapshotChangeCount
+            || compositor.needsRender(snapshot: compositor.drawnSnapshot, at: time)
             || root?.serial != compositor.drawnRootSerial
     }
 

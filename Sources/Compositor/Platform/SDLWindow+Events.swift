@@ -7,6 +7,7 @@ internal import CSDL
 extension SDLWindow {
     public func pollEvents() -> [BackendEvent] {
         owner.precondition("SDLWindow.pollEvents")
+        endAnsweredProvisionalTextInput()
         return drainEvents(after: nil)
     }
 
@@ -21,6 +22,7 @@ extension SDLWindow {
     /// Events another window of the process read for this one end the wait at once too.
     public func waitForEvents(timeout: Double?) -> [BackendEvent] {
         owner.precondition("SDLWindow.waitForEvents")
+        endAnsweredProvisionalTextInput()
         if eventWake.isWoken || SDLEventRouting.hasPending(for: windowID.rawValue) { return drainEvents(after: nil) }
         if videoDriverName == "dummy" && !waitsInSDLQueue {
             _ = eventWake.wait(timeout: timeout)
@@ -40,9 +42,13 @@ extension SDLWindow {
     /// Translates the events other windows put aside for this one, `first` (an event already taken
     /// from the queue) and every queued event that is this window's; the rest is put aside for the
     /// windows they belong to (see `SDLEventRouting`).
-    private func drainEvents(after first: SDL_Event?) -> [BackendEvent] {
-        // The events read last time were answered: text input a press turned on, that no field took, goes off.
+    /// The events read last time were answered (an owner that reads and answers them in one go):
+    /// text input a press turned on, that no field took, goes off before SDL reads more.
+    private func endAnsweredProvisionalTextInput() {
         if endsProvisionalTextInputAtNextRead { endProvisionalTextInput() }
+    }
+
+    private func drainEvents(after first: SDL_Event?) -> [BackendEvent] {
         var events: [BackendEvent] = []
         var windowChanged = false
         let id = windowID.rawValue
@@ -422,11 +428,9 @@ extension SDLWindow {
     public func startTextInput(caret: Rect) {
         owner.precondition("SDLWindow.startTextInput")
         setTextInputCaret(caret)
-        _ = SDLTextInput.start(for: windowID.rawValue)
-        // On already (another window's field) stays as it is; on for a press that may focus a field,
-        // it is started whole now (the input method too).
-        if !isTextInputActive || provisionalTextInput { SDL_StartTextInput() }
-        provisionalTextInput = false
+        // Started whole (the input method too) unless a field already did; a press's provisional
+        // start of this window is confirmed.
+        SDLTextInput.startField(windowID.rawValue)
     }
 
     /// True while text input is on (for any window of the process).
@@ -447,8 +451,7 @@ extension SDLWindow {
     /// Stops text input for this window; SDL's goes off when no other window's field wants it.
     public func stopTextInput() {
         owner.precondition("SDLWindow.stopTextInput")
-        provisionalTextInput = false
-        if SDLTextInput.stop(for: windowID.rawValue) || SDLTextInput.windows.withLock({ $0.isEmpty }) { SDL_StopTextInput() }
+        SDLTextInput.stopField(windowID.rawValue)
     }
 
     public func clipboardText() -> String? {

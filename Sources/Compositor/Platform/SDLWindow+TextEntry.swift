@@ -18,7 +18,8 @@ extension SDLWindow {
     }
 
     /// Called while SDL reads `event` (a press or a key down), before any later event of the same
-    /// read is translated, with text input off: turns it on when the event may focus a text field.
+    /// read is translated: turns text input on (or keeps it on whatever another window does) when the
+    /// event may focus a text field of this window, whose field does not take text already.
     fileprivate func textInputMayStart(for event: SDL_Event) {
         guard let root = textTargets else { return }
         switch SDL_EventType(event.type) {
@@ -32,19 +33,15 @@ extension SDLWindow {
         default:
             return
         }
-        _ = SDL_EventState(SDL_TEXTINPUT.rawValue, SDL_ENABLE)
-        _ = SDL_EventState(SDL_TEXTEDITING.rawValue, SDL_ENABLE)
-        provisionalTextInput = true
-        provisionalTextInputRead = false
+        if SDLTextInput.beginProvisional(windowID.rawValue) { provisionalTextInputRead = false }
     }
 
     /// Turns off the text input a press or a Tab turned on when no field took it (the owner calls this
     /// once the UI thread has answered every event read since); not before the read that saw the
     /// press has ended.
     func endProvisionalTextInput() {
-        guard provisionalTextInput, provisionalTextInputRead else { return }
-        provisionalTextInput = false
-        if SDLTextInput.windows.withLock({ $0.isEmpty }) { SDL_StopTextInput() }
+        guard provisionalTextInputRead, provisionalTextInput else { return }
+        SDLTextInput.endProvisional(windowID.rawValue)
     }
 
     /// True when a layer that can be hit, in `layer`, takes text.
@@ -59,9 +56,12 @@ extension SDLWindow {
 /// reads it (before the next is translated). The watch acts only on the thread that owns the window.
 /// - Thread: any
 enum SDLTextEntry {
+    /// A window, held weakly and reached only on the thread that owns it (an event pushed from another
+    /// thread must not take a reference that could be the window's last).
     private final class Entry: @unchecked Sendable {
+        let owner: ThreadOwner
         weak var window: SDLWindow?
-        init(_ window: SDLWindow) { self.window = window }
+        init(_ window: SDLWindow) { self.window = window; owner = window.owner }
     }
 
     private static let windows = Guarded<[UInt32: Entry]>([:])
@@ -70,10 +70,12 @@ enum SDLTextEntry {
         SDL_AddEventWatch({ _, event in
             guard let event else { return 1 }
             let type = SDL_EventType(event.pointee.type)
-            guard type == SDL_MOUSEBUTTONDOWN || type == SDL_KEYDOWN,
-                  SDL_EventState(SDL_TEXTINPUT.rawValue, SDL_QUERY) != SDL_ENABLE else { return 1 }
+            guard type == SDL_MOUSEBUTTONDOWN || type == SDL_KEYDOWN else { return 1 }
             let id = SDLEventRouting.windowID(of: event.pointee)
-            guard let window = SDLTextEntry.windows.withLock({ $0[id]?.window }), window.owner.isCurrent else { return 1 }
+            guard let window = SDLTextEntry.windows.withLock({ windows -> SDLWindow? in
+                guard let entry = windows[id], entry.owner.isCurrent else { return nil }
+                return entry.window
+            }) else { return 1 }
             window.textInputMayStart(for: event.pointee)
             return 1
         }, nil)

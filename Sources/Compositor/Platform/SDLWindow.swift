@@ -68,7 +68,7 @@ public final class SDLWindow: PlatformWindow {
     var registeredForTextEntry = false
     /// True while text input is on because a press or a Tab may have focused a text field, and no
     /// field has said it takes text yet.
-    var provisionalTextInput = false
+    var provisionalTextInput: Bool { SDLTextInput.isProvisional(windowID.rawValue) }
     /// True once the read of events that turned it on has ended (its events went to the owner).
     var provisionalTextInputRead = false
     /// Whether the text input a press turned on ends at the next read of events when no field took
@@ -116,7 +116,7 @@ public final class SDLWindow: PlatformWindow {
         self.eventWake = configuration.eventWake
         // Text input starts when a text field takes focus. SDL has one switch for the process: the
         // first window turns it off; a later one leaves another window's text field as it is.
-        if SDLEventRouting.open(id) == 1 && SDLTextInput.windows.withLock({ $0.isEmpty }) { SDL_StopTextInput() }
+        if SDLEventRouting.open(id) == 1 { SDLTextInput.settle() }
         if followsDisplayScale { self.scale = displayScale() ?? 1 }
         updateWindowPlacement()
         // A wake from any thread ends the event wait: an event of a type of its own, which
@@ -135,7 +135,7 @@ public final class SDLWindow: PlatformWindow {
     deinit {
         SDLTextEntry.unregister(windowID.rawValue)
         SDLEventRouting.close(windowID.rawValue)
-        if SDLTextInput.stop(for: windowID.rawValue) { SDL_StopTextInput() }
+        SDLTextInput.windowClosed(windowID.rawValue)
         SDL_DestroyWindow(window)
     }
 
@@ -252,19 +252,79 @@ enum SDLEventRouting {
 }
 
 /// SDL 2's text input is one switch for the process (and stopping it drops the text events queued):
-/// it is on while any window's text field wants it.
-/// - Thread: any
+/// it is on while any window's text field takes text, or a press or a Tab in a window may have just
+/// focused one (a provisional start, see `SDLWindow+TextEntry`). A field's start starts it whole
+/// (`SDL_StartTextInput`: the input method too); a provisional start only lets keys keep their text
+/// (SDL's text events on), from inside SDL's read of events.
+/// - Thread: any (SDL's calls are made by the thread that changes it)
 enum SDLTextInput {
-    /// The windows whose text field takes text now.
-    static let windows = Guarded<Set<UInt32>>([])
-
-    /// `window` takes text; true when it is the first (SDL's switch goes on).
-    static func start(for window: UInt32) -> Bool {
-        windows.withLock { $0.insert(window); return $0.count == 1 }
+    private struct State {
+        /// The windows whose text field takes text now.
+        var fields = Set<UInt32>()
+        /// The windows where a press or a Tab may have focused a field, not yet answered.
+        var provisional = Set<UInt32>()
+        /// `SDL_StartTextInput` ran since text input was last off.
+        var started = false
     }
 
-    /// `window` takes text no more; true when it was the last one that did (SDL's switch goes off).
-    static func stop(for window: UInt32) -> Bool {
-        windows.withLock { $0.remove(window) != nil && $0.isEmpty }
+    private static let state = Guarded(State())
+
+    private enum Step { case none, start, stop }
+
+    /// Changes the state and says what SDL's switch must do for it: started whole while a field takes
+    /// text, off when nothing takes text or may.
+    private static func change(_ body: (inout State) -> Void) -> Step {
+        state.withLock { state in
+            body(&state)
+            if !state.fields.isEmpty {
+                if state.started { return .none }
+                state.started = true
+                return .start
+            }
+            if !state.provisional.isEmpty { return .none }
+            state.started = false
+            return .stop
+        }
     }
+
+    private static func run(_ step: Step) {
+        switch step {
+        case .start: SDL_StartTextInput()
+        case .stop: if SDL_IsTextInputActive() == SDL_TRUE { SDL_StopTextInput() }
+        case .none: break
+        }
+    }
+
+    /// `window`'s field takes text (a provisional start of the window is confirmed).
+    static func startField(_ window: UInt32) { run(change { $0.fields.insert(window); $0.provisional.remove(window) }) }
+    /// `window`'s field takes text no more.
+    static func stopField(_ window: UInt32) { run(change { $0.fields.remove(window) }) }
+    /// A window's first reader settles SDL's switch (SDL starts with text input on).
+    static func settle() { run(change { _ in }) }
+    /// `window` is gone, with its field and what its presses started.
+    static func windowClosed(_ window: UInt32) {
+        run(change { $0.fields.remove(window); $0.provisional.remove(window) })
+    }
+
+    /// A press or a Tab in `window` may focus a field: recorded unless the window's field takes text
+    /// already, and SDL's text events turned on if they were off. Called while SDL reads the event.
+    /// Returns true when recorded.
+    static func beginProvisional(_ window: UInt32) -> Bool {
+        let recorded = state.withLock { state -> Bool in
+            guard !state.fields.contains(window) else { return false }
+            state.provisional.insert(window)
+            return true
+        }
+        if recorded && SDL_EventState(SDL_TEXTINPUT.rawValue, SDL_QUERY) != SDL_ENABLE {
+            _ = SDL_EventState(SDL_TEXTINPUT.rawValue, SDL_ENABLE)
+            _ = SDL_EventState(SDL_TEXTEDITING.rawValue, SDL_ENABLE)
+        }
+        return recorded
+    }
+
+    /// No field of `window` took the provisional start: off again unless something else takes text.
+    static func endProvisional(_ window: UInt32) { run(change { $0.provisional.remove(window) }) }
+
+    static func isProvisional(_ window: UInt32) -> Bool { state.withLock { $0.provisional.contains(window) } }
+    static func takesText(_ window: UInt32) -> Bool { state.withLock { $0.fields.contains(window) } }
 }
