@@ -53,6 +53,10 @@ public struct LayoutDiagnostic: Hashable, Sendable, CustomStringConvertible {
         /// An image node's animation could not go on (a frame cut short or corrupt, a frame or canvas
         /// over the limits): the frame shown stays. Reported once per node and reason.
         case animationStopped
+        /// A list, collection or scroll node on screen that can show nothing: no data source (never
+        /// set, or let go: lists hold theirs weakly), or 0 points along the axis it scrolls (a
+        /// scrolling node has no length of its own there). Reported once per node and cause.
+        case showsNothing
     }
 
     public let kind: Kind

@@ -19,6 +19,11 @@ public struct InsetSpec: LayoutSpec {
         self.init(insets, child: LayoutBuilder.single(child()))
     }
 
+    /// The child's growth and cross-axis alignment, which a stack reads on its direct children: a
+    /// stretch of the inset is a stretch of what it holds (`list.flexGrow(1).inset(8)` grows as
+    /// `list.inset(8).flexGrow(1)` does). A style given to the inset itself wins.
+    public var style: LayoutStyle { forwardedStackStyle(of: child) }
+
     public func measure(_ range: SizeRange, in context: inout LayoutContext) -> ElementLayout {
         let top = context.checked(insets.top, "top inset", in: "InsetSpec")
         let left = context.checked(insets.left, "left inset", in: "InsetSpec")
@@ -43,6 +48,9 @@ public struct OverlaySpec: LayoutSpec {
         self.child = child
         self.overlay = overlay
     }
+
+    /// The child's growth and alignment in a stack (see `InsetSpec.style`).
+    public var style: LayoutStyle { forwardedStackStyle(of: child) }
 
     public func measure(_ range: SizeRange, in context: inout LayoutContext) -> ElementLayout {
         measureStacked(child, with: overlay, above: true, in: range, context: &context)
@@ -74,6 +82,9 @@ public struct BackgroundSpec: LayoutSpec {
         self.child = child
         self.background = background
     }
+
+    /// The child's growth and alignment in a stack (see `InsetSpec.style`).
+    public var style: LayoutStyle { forwardedStackStyle(of: child) }
 
     public func measure(_ range: SizeRange, in context: inout LayoutContext) -> ElementLayout {
         measureStacked(child, with: background, above: false, in: range, context: &context)
@@ -159,4 +170,14 @@ extension SizeRange {
         return SizeRange(validMin: Size(width: lower(min.width, horizontally), height: lower(min.height, vertically)),
                          max: Size(width: lower(max.width, horizontally), height: lower(max.height, vertically)))
     }
+}
+
+/// What a wrapper that takes its child's size passes on of the child's style to the stack that holds
+/// the wrapper: its growth and its own alignment (a size stays the child's: the wrapper adds to it).
+func forwardedStackStyle(of child: any LayoutElement) -> LayoutStyle {
+    let childStyle = child.style
+    var style = LayoutStyle()
+    style.flexGrow = childStyle.flexGrow
+    style.alignSelf = childStyle.alignSelf
+    return style
 }

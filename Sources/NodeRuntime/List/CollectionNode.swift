@@ -52,8 +52,11 @@ public final class CollectionNode: Node, @unchecked Sendable {
 
     /// Where items come from. Setting it reloads. (main thread only)
     public weak var dataSource: CollectionDataSource? {
+        willSet { if newValue != nil { hadDataSource = true } }
         didSet { reloadData() }
     }
+    /// Set once a data source was given (a collection holds it weakly). (main thread only)
+    var hadDataSource = false
 
     /// How items are arranged (default: two columns). Setting it reloads. (main thread only)
     public var collectionLayout: any CollectionLayout = GridLayout(columns: .fixed(2)) {

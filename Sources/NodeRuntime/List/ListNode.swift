@@ -100,10 +100,16 @@ public class ListNode: Node, @unchecked Sendable {
 
     // MARK: Configuration (main thread)
 
-    /// Where rows come from. Set it, then call `reloadData()` (setting it reloads as well).
+    /// Set once a data source was given: a list without one then lost it (lists hold it weakly).
+    /// (main thread only)
+    var hadDataSource = false
+
+    /// Where rows come from. Set it, then call `reloadData()` (setting it reloads as well). Held
+    /// weakly: keep it alive (a list on screen without one says so once in `diagnostics`).
     /// (main thread only)
     public weak var dataSource: ListDataSource? {
         didSet {
+            if dataSource != nil { hadDataSource = true }
             needsReload = true
             if isReady { reloadData() }
         }
@@ -543,6 +549,7 @@ public class ListNode: Node, @unchecked Sendable {
         UIThread.precondition("ListNode.frameWillStartDisplays")
         if time.isFinite { now = max(now, time) }
         guard isNodeLoaded else { return }
+        if interfaceState.contains(.visible) { reportIfShowingNothing() }
         if needsReload && crossExtent > 0 { reloadData() }
         viewportDidChange()
         guard isReady else { return }
@@ -660,6 +667,25 @@ extension ListNode {
 
     /// The viewport's length along the scroll axis.
     var viewportLength: Double { isHorizontal ? bounds.width : bounds.height }
+
+    /// Says once, on a list on screen (or the collection it serves), why it shows nothing when the
+    /// cause is a mistake: no data source, or 0 points along the axis it scrolls while it has rows.
+    private func reportIfShowingNothing() {
+        let collection = (eventSupernode as? CollectionNode).flatMap { $0.list === self ? $0 : nil }
+        let subject: Node = collection ?? self
+        let kind = collection == nil ? "list" : "collection"
+        let source: AnyObject? = collection.map { $0.dataSource } ?? dataSource
+        if source == nil {
+            let lost = collection.map { $0.hadDataSource } ?? hadDataSource
+            subject.reportOnce(.showsNothing, property: "dataSource",
+                               lost ? "its data source was let go, so the \(kind) shows nothing: a \(kind) holds its data source weakly; keep it alive (in the controller that shows it, say)"
+                                    : "it is on screen with no data source, so the \(kind) shows nothing: set its dataSource")
+        } else if viewportLength <= 0 && crossExtent > 0 && numberOfRows > 0 {
+            let axis = isHorizontal ? "wide" : "tall"
+            subject.reportOnce(.showsNothing, property: "scroll extent",
+                               "it is on screen but 0 pt \(axis), so the \(kind) shows none of its \(numberOfRows) rows: a scrolling node has no length of its own along its axis; give it one (a size), or flexGrow(1) on it or on the wrapper that holds it in a stack")
+        }
+    }
 
     /// The viewport's extent across the scroll axis: what rows are measured at.
     var crossExtent: Double { isHorizontal ? bounds.height : bounds.width }

@@ -543,6 +543,17 @@ extension ScrollNode: FrameParticipant, WheelScrollable, TouchIntercepting {
         UIThread.precondition("ScrollNode.frameWillStartDisplays")
         if time.isFinite { now = max(now, time) }
         guard isNodeLoaded else { return }
+        if interfaceState.contains(.visible) {
+            // On screen with no length along an axis it scrolls, while its content has some: it
+            // shows nothing, and says why once.
+            let size = bounds.size, content = measuredContentSize
+            let vertical = axes.contains(.vertical) && size.height <= 0 && content.height > 0 && size.width > 0
+            let horizontal = axes.contains(.horizontal) && size.width <= 0 && content.width > 0 && size.height > 0
+            if vertical || horizontal {
+                reportOnce(.showsNothing, property: "scroll extent",
+                           "it is on screen but 0 pt \(vertical ? "tall" : "wide"), so the scroll node shows none of its content: a scrolling node has no length of its own along its axis; give it one (a size), or flexGrow(1) on it or on the wrapper that holds it in a stack")
+            }
+        }
         if !(isIdle(motion.x) && isIdle(motion.y)) && !isDragging(motion.y) { advance(to: now) }
         placeContent()
     }
