@@ -216,6 +216,34 @@ final class ApplicationTests: XCTestCase {
         try app.settle()
     }
 
+    /// The End key brings the last row to the bottom of the list and the list rests there, though the
+    /// rows it passes and reaches are measured shorter than their estimates on the way (a list once
+    /// came to rest 35 points past its end).
+    func testTheEndKeyRestsAtTheEndThoughRowsMeasureShorterOnTheWay() async throws {
+        for (estimate, threaded) in [(120.0, false), (20.0, false), (120.0, true), (20.0, true)] {
+            let source = SwatchSource(colors: (0..<400).map { $0.isMultiple(of: 2) ? red : blue }, height: 50)
+            let list = ListNode()
+            list.dataSource = source
+            var configuration = Application.Configuration.headless(size: Size(width: 200, height: 300))
+            configuration.compositorThread = threaded
+            configuration.accessibility = false
+            let app = try Application(configuration: configuration, rootNode: list)
+            defer { app.host.setRootController(nil); app.close(); withExtendedLifetime(source) {} }
+            list.estimatedRowHeight = estimate
+            list.reloadData()
+            try app.settle()
+            XCTAssertTrue(list.handleKey(.end))
+            // The slide runs its frames without waiting for the rows it reaches to be measured; they
+            // arrive once it has arrived.
+            for _ in 0..<60 { app.frame() }
+            try app.settle()
+            XCTAssertEqual(list.contentOffset, list.maximumOffset, accuracy: 0.5, "estimate \(estimate), threaded \(threaded): at the end")
+            XCTAssertEqual(list.visibleRows?.upperBound, 399)
+            XCTAssertEqual(list.geometry.offset(ofRow: 399) + 50 - list.contentOffset, 300, accuracy: 0.5,
+                           "estimate \(estimate): the last row's bottom at the list's bottom")
+        }
+    }
+
     func testRunWritesTheSettledScreenWhenAskedTo() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-app-\(UUID().uuidString).png").path
         defer { try? FileManager.default.removeItem(atPath: path) }
