@@ -97,12 +97,16 @@ tsan: test-deps
 # ``/NodeRuntime/Node``), merged into .build/plugins/Swift-DocC/outputs/Tessera.doccarchive. Fails on any
 # DocC warning located in the catalog (Sources/Tessera/Tessera.docc): a symbol link that does not resolve
 # is one. Warnings from the sources' doc comments are printed but do not fail the target.
+# DOCS_OUTPUT=folder writes the reference there instead, as a site for static hosting (outside the
+# checkout too): serve the folder (python3 -m http.server -d folder) and open /documentation/tessera/.
 DOCS_LOG := .build/docs.log
+DOCS_OUTPUT ?=
+DOCS_STATIC := $(if $(DOCS_OUTPUT),--transform-for-static-hosting --output-path "$(abspath $(DOCS_OUTPUT))",)
 docs: deps
 	@mkdir -p .build
 	@set -o pipefail; swift package --disable-sandbox generate-documentation \
 	  --enable-experimental-combined-documentation --target Compositor --target NodeRuntime --target Tessera \
-	  --ide-console-output 2>&1 | tee $(DOCS_LOG)
+	  $(DOCS_STATIC) --ide-console-output 2>&1 | tee $(DOCS_LOG)
 	@if grep -E "Tessera\.docc/[^:]+:[0-9]+:[0-9]+: (warning|error):" $(DOCS_LOG); then \
 	  echo "make docs: the catalog above has warnings (Sources/Tessera/Tessera.docc)"; exit 1; \
 	fi
@@ -114,7 +118,7 @@ examples: test-deps
 	swift build --package-path Examples
 	SDL_VIDEODRIVER=dummy timeout 10m swift test --package-path Examples
 	@bin=$$(swift build --package-path Examples --show-bin-path); rm -rf $(EXAMPLES_OUTPUT); \
-	for app in FirstApp PhotoFeed; do \
+	for app in FirstApp PhotoFeed Tour; do \
 	  shot=$(EXAMPLES_OUTPUT)/$$app.png; \
 	  TESSERA_HEADLESS=1 TESSERA_SCREENSHOT=$$shot timeout 2m "$$bin/$$app" \
 	    || { status=$$?; echo "examples: $$app exited with status $$status"; exit 1; }; \

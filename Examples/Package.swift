@@ -26,6 +26,13 @@ let package = Package(
             path: "PhotoFeed",
             resources: [.copy("Photos")]
         ),
+        // The tour of everyday tasks (docs/tour.md shows these files whole; `check-readme.sh` keeps
+        // the page and the files the same).
+        .executableTarget(
+            name: "Tour",
+            dependencies: [.product(name: "Tessera", package: "Tessera")],
+            path: "Tour"
+        ),
         .testTarget(
             name: "PhotoFeedTests",
             dependencies: [

@@ -42,6 +42,35 @@ if ! diff -u --label "$readme (the block after the marker)" --label "$source_fil
 fi
 echo "check-readme: $readme shows $source_file as it is."
 
+# docs/tour.md shows the files of Examples/Tour whole: each ```swift block after a line
+#     <!-- tour: Examples/Tour/NAME.swift -->
+# must equal that file, and every file of Examples/Tour must be shown.
+tour_page=docs/tour.md
+shown_files=$(grep -oE '^<!-- tour: Examples/Tour/[A-Za-z0-9_]+\.swift -->$' "$tour_page" | sed -E 's|<!-- tour: (.*) -->|\1|')
+for file in $shown_files; do
+  if ! awk -v marker="<!-- tour: $file -->" '
+    state == 0 && $0 == marker { state = 1; next }
+    state == 1 && /^```swift[[:space:]]*$/ { state = 2; next }
+    state == 1 { exit 1 }
+    state == 2 && /^```[[:space:]]*$/ { state = 3; exit }
+    state == 2 { print }
+    END { if (state != 3) exit 1 }' "$tour_page" > "$block"; then
+    echo "check-readme: in $tour_page, '<!-- tour: $file -->' is not followed by a closed \`\`\`swift block." >&2
+    exit 1
+  fi
+  if ! diff -u --label "$tour_page ($file)" --label "$file" "$block" "$file"; then
+    echo "check-readme: $tour_page shows $file otherwise than it is (diff above)." >&2
+    exit 1
+  fi
+done
+for file in Examples/Tour/*.swift; do
+  if ! printf '%s\n' $shown_files | grep -qxF -- "$file"; then
+    echo "check-readme: $tour_page does not show $file." >&2
+    exit 1
+  fi
+done
+echo "check-readme: $tour_page shows the $(printf '%s\n' $shown_files | wc -l) files of Examples/Tour as they are."
+
 # The package lines (the ```swift block after "<!-- package-lines -->") resolve against a checkout in a
 # folder of another name: SwiftPM names a package found by path after its folder unless told.
 lines=$(awk '
