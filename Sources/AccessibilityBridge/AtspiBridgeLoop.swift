@@ -20,6 +20,8 @@ final class AtspiBridgeLoop {
     }
 
     private var pending: [Int: PendingCall] = [:]
+    /// The most calls waiting for the UI thread at once.
+    static let maximumPendingUICalls = 64
     private var nextToken = 1
     private var windowWasActive = false
 
@@ -158,7 +160,7 @@ final class AtspiBridgeLoop {
             }
             if inbox.windowChanged { windowMayHaveChanged(connection, server) }
             connection.readAndWrite()
-            while let message = connection.popMessage() {
+            while connection.outgoingBytes < DBusConnection.maximumOutgoingBytes, let message = connection.popMessage() {
                 if message.kind == .signal, message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
                     lost = "the accessibility bus closed the connection"
                     break
@@ -170,8 +172,9 @@ final class AtspiBridgeLoop {
             connection.readAndWrite()
             if !connection.isConnected { lost = lost ?? "the accessibility bus connection was lost" }
             if lost != nil { break }
-            // Writing reads too: messages it took in are handled before the loop sleeps.
-            if connection.hasBufferedInput { continue }
+            // Writing reads too: messages it took in are handled before the loop sleeps (unless the
+            // answers already queued must go first: then the wait is for the socket to take them).
+            if connection.hasBufferedInput && connection.outgoingBytes < DBusConnection.maximumOutgoingBytes { continue }
             wait(socket: socket, writing: connection.hasOutgoingData)
         }
         seed.windowPlacement?.setObserver(nil)
@@ -224,6 +227,16 @@ final class AtspiBridgeLoop {
             guard message.expectsReply, let reply = message.errorReply(error) else { return }
             connection.send(reply)
         case .needsUI(let request, let continuation):
+            // The UI thread answers at most so many calls at a time: a peer sending actions or edits
+            // faster than the app takes them gets an error, and the UI thread's queue stays short.
+            guard pending.count < Self.maximumPendingUICalls else {
+                if message.expectsReply,
+                   let reply = message.errorReply(.limitsExceeded("the app is still answering \(pending.count) calls; try again"))
+                {
+                    connection.send(reply)
+                }
+                return
+            }
             let token = nextToken
             nextToken += 1
             let timeout = UInt64(max(0.01, seed.configuration.uiTimeout) * 1e9)

@@ -2,6 +2,11 @@ import NodeRuntime
 
 /// AT-SPI2's names and numbers, as at-spi2-core's `xml/*.xml` and `atspi-constants.h` define them.
 enum Atspi {
+    /// The most characters (Unicode scalars) one edit through the bus inserts (`SetTextContents`,
+    /// `InsertText`), and the longest a field's text may grow to by such edits.
+    static let maximumEditCharacters = 16_384
+    static let maximumEditedTextCharacters = 65_536
+
     static let rootPath = "/org/a11y/atspi/accessible/root"
     /// The path of "no object" (a child index out of range, nothing at a point).
     static let nullPath = "/org/a11y/atspi/null"

@@ -227,6 +227,17 @@ extension AtspiServer {
         default:
             return .error(.unknownMethod(Atspi.editableText, member, path: target.object.path))
         }
+        // An edit from the bus is bounded: a field's text is laid out on the UI thread, and any peer
+        // on the accessibility bus may send one.
+        if case let .replaceText(_, range, inserted) = request {
+            let added = inserted.unicodeScalars.count
+            let removed = range.map(\.count) ?? count
+            if added > Atspi.maximumEditCharacters || (added > removed && count - removed + added > Atspi.maximumEditedTextCharacters) {
+                return .error(.limitsExceeded("an edit through AT-SPI inserts at most \(Atspi.maximumEditCharacters) characters "
+                                              + "and leaves a field at most \(Atspi.maximumEditedTextCharacters) long; this one "
+                                              + "inserts \(added) into \(count)"))
+            }
+        }
         return .needsUI(request) { response in .reply([.boolean(response == .done(true))]) }
     }
 

@@ -34,6 +34,9 @@ final class DBusConnection {
             throw DBusFailure("cannot connect to \(address): \(Self.describe(error))")
         }
         dbus_connection_set_exit_on_disconnect(connection, 0)
+        // What libdbus reads ahead of the bridge is bounded: a peer flooding the bus waits there, not
+        // in this process.
+        dbus_connection_set_max_received_size(connection, Self.maximumReceivedBytes)
         guard let hello = DBusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                  interface: "org.freedesktop.DBus", member: "Hello") else {
             dbus_connection_close(connection)
@@ -104,6 +107,15 @@ final class DBusConnection {
 
     /// Messages wait to be written.
     var hasOutgoingData: Bool { dbus_connection_has_messages_to_send(pointer) != 0 }
+
+    /// The bytes of the messages waiting to be written.
+    var outgoingBytes: Int { Int(dbus_connection_get_outgoing_size(pointer)) }
+
+    /// The most libdbus reads from the bus before the bridge takes it (4 MB).
+    static let maximumReceivedBytes = 4 << 20
+    /// The most the bridge queues to write before it reads another call (4 MB): answers to a peer
+    /// that asks faster than the bus takes them wait in the bus, not here.
+    static let maximumOutgoingBytes = 4 << 20
 
     /// Reads what the socket has and writes what it can take, without blocking; false once the
     /// connection is closed.

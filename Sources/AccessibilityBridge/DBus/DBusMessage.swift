@@ -32,6 +32,9 @@ struct DBusErrorReply: Error, Hashable, Sendable, CustomStringConvertible {
     static func timedOut(_ message: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.TimedOut", message: message)
     }
+    static func limitsExceeded(_ message: String) -> DBusErrorReply {
+        DBusErrorReply(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: message)
+    }
     static func failed(_ message: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.Failed", message: message)
     }

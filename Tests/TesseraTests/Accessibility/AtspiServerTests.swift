@@ -330,6 +330,27 @@ final class AtspiServerTests: XCTestCase {
                        "org.freedesktop.DBus.Error.UnknownInterface", "static text cannot be edited")
     }
 
+    /// Any peer on the accessibility bus may edit a field: an edit inserting more than
+    /// `maximumEditCharacters`, or growing the field past `maximumEditedTextCharacters`, is refused
+    /// with LimitsExceeded before it reaches the UI thread (a 1 MB `SetTextContents` froze the UI for
+    /// seconds); an edit that shortens a long field still goes through.
+    func testEditsFromTheBusAreBounded() async throws {
+        let server = ServerFixture.server()
+        let big = String(repeating: "x", count: Atspi.maximumEditCharacters + 1)
+        XCTAssertEqual(errorName(call(server, .element(4), Atspi.editableText, "SetTextContents", [.string(big)])),
+                       "org.freedesktop.DBus.Error.LimitsExceeded")
+        XCTAssertEqual(errorName(call(server, .element(4), Atspi.editableText, "InsertText", [.int32(0), .string(big), .int32(-1)])),
+                       "org.freedesktop.DBus.Error.LimitsExceeded")
+        // Only the characters asked for count.
+        guard case .needsUI = call(server, .element(4), Atspi.editableText, "InsertText", [.int32(0), .string(big), .int32(10)]) else {
+            return XCTFail("ten characters of a long string are an ordinary edit")
+        }
+        let most = String(repeating: "y", count: Atspi.maximumEditCharacters)
+        guard case .needsUI = call(server, .element(4), Atspi.editableText, "SetTextContents", [.string(most)]) else {
+            return XCTFail("an edit at the limit goes through")
+        }
+    }
+
     func testUnknownObjectsMethodsAndArgumentsGetDBusErrors() async throws {
         let server = ServerFixture.server()
         XCTAssertEqual(errorName(call(server, .element(999), Atspi.accessible, "GetRole")), "org.freedesktop.DBus.Error.UnknownObject")
