@@ -309,11 +309,21 @@ extension ImageDecoder {
 
     // MARK: WebP
 
+    /// How many bytes from the start of a WebP file hold the size, by its first chunk: an extended
+    /// header (`VP8X`) and a lossy bitstream (`VP8 `) need 30, a lossless one (`VP8L`) 25 (the chunk
+    /// header, the signature byte and 28 bits of size), so the smallest lossless files, 26 bytes and
+    /// up, have their size before the 30th byte.
+    static func webpHeaderBytes(firstChunk: ArraySlice<UInt8>) -> Int {
+        firstChunk.elementsEqual("VP8L".utf8) ? 25 : 30
+    }
+
     /// A WebP's size from its first chunk: the canvas of an extended file (`VP8X`), else the bitstream's
     /// own header, read by libwebp from the first bytes.
     private static func webpHeader(_ reader: EncodedReader, head: [UInt8]) throws -> Header {
         let source = reader.name
-        guard head.count >= 30 else { throw ImageError.truncated(source) }
+        guard head.count >= 16, head.count >= webpHeaderBytes(firstChunk: head[12..<16]) else {
+            throw ImageError.truncated(source)
+        }
         if head[12..<16].elementsEqual("VP8X".utf8) {
             func u24le(_ i: Int) -> Int { Int(head[i]) | Int(head[i + 1]) << 8 | Int(head[i + 2]) << 16 }
             return Header(format: .webp, width: u24le(24) + 1, height: u24le(27) + 1)

@@ -16,6 +16,10 @@ import Darwin
 ///   file or the new one, never half of one.
 /// - A file that does not check out (another format, a short or long file, a checksum that does not
 ///   match, another URL under the same name) is a miss and is removed (`statistics.corruptFilesRemoved`).
+///   What another process may have put in an entry's place costs nothing: the file is opened without
+///   following a link or waiting (a named pipe never blocks the open), and read only when it is a
+///   regular file of the size the index holds whose header agrees with that size and claims a body
+///   of at most `maximumBodyBytes`; anything else is a miss, removed, having read at most its header.
 /// - The budget counts whole files. Storing past it removes the least recently used files; a hit makes
 ///   its file the most recently used and touches its modification time, which orders the files when
 ///   the next process opens the directory. A body larger than the budget is not stored.
@@ -58,6 +62,7 @@ public final class ImageDiskCache: Sendable {
         /// the budget.
         var files: LRUCache<String, Int>
         var statistics = Statistics()
+        var maximumBodyBytes: Int
     }
     private let state: Locked<State>
 
@@ -74,7 +79,7 @@ public final class ImageDiskCache: Sendable {
     /// files already there by their modification times; evicts at once if they pass the budget.
     /// - Throws: `OpenError.unusableDirectory` when the directory cannot be made or is a file.
     /// - Thread: any (it lists the directory: not the UI thread)
-    public init(directory: String, budgetBytes: Int) throws(OpenError) {
+    public init(directory: String, budgetBytes: Int, maximumBodyBytes: Int = 32 << 20) throws(OpenError) {
         self.directory = directory
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -106,7 +111,7 @@ public final class ImageDiskCache: Sendable {
         for entry in evicted { unlink(directory + "/" + entry.key) }
         var statistics = Statistics()
         statistics.evictions = evicted.count
-        state = Locked(State(files: files, statistics: statistics))
+        state = Locked(State(files: files, statistics: statistics, maximumBodyBytes: max(0, maximumBodyBytes)))
     }
 
     /// The most bytes the files may take; lowering it removes files at once.
@@ -123,6 +128,14 @@ public final class ImageDiskCache: Sendable {
                 state.statistics.evictions += evicted.count
             }
         }
+    }
+
+    /// The longest body stored or read back, in bytes (default 32 MB, the loader's
+    /// `maximumBodyBytes`): a longer one is not stored, and a file claiming one is a miss, unread.
+    /// - Thread: any
+    public var maximumBodyBytes: Int {
+        get { state.withLock { $0.maximumBodyBytes } }
+        set { state.withLock { $0.maximumBodyBytes = max(0, newValue) } }
     }
 
     /// The bytes the cache's files take now.
@@ -143,14 +156,16 @@ public final class ImageDiskCache: Sendable {
     public func bytes(for url: URL) -> [UInt8]? {
         let key = url.absoluteString
         let name = Self.entryName(for: key)
-        let known = state.withLock { state -> Bool in
-            let known = state.files.value(for: name) != nil
-            if !known { state.statistics.misses += 1 }
-            return known
+        let indexed = state.withLock { state -> (size: Int, maximumBody: Int)? in
+            guard let size = state.files.value(for: name) else {
+                state.statistics.misses += 1
+                return nil
+            }
+            return (size, state.maximumBodyBytes)
         }
-        guard known else { return nil }
+        guard let indexed else { return nil }
         let path = directory + "/" + name
-        switch Self.readEntry(at: path, key: key) {
+        switch Self.readEntry(at: path, key: key, expectedSize: indexed.size, maximumBodyBytes: indexed.maximumBody) {
         case .found(let body):
             // Kept for the next process's order of use; a failure only loses that order.
             _ = utimensat(AT_FDCWD, path, nil, 0)
@@ -176,7 +191,7 @@ public final class ImageDiskCache: Sendable {
     }
 
     /// Stores `body` for `url` (replacing what was there), then removes the least recently used files
-    /// past the budget. A body over the budget is not stored. A file that cannot be written is
+    /// past the budget. A body over the budget or over `maximumBodyBytes` is not stored. A file that cannot be written is
     /// reported once in `TesseraLog.images` and counted (`statistics.writeFailures`); the cache goes
     /// on without it.
     /// - Returns: whether the body was stored.
@@ -185,6 +200,7 @@ public final class ImageDiskCache: Sendable {
     public func store(_ body: [UInt8], for url: URL) -> Bool {
         let key = url.absoluteString
         let name = Self.entryName(for: key)
+        guard body.count <= maximumBodyBytes else { return false }
         let file = Self.encodeEntry(key: key, body: body)
         guard file.count <= budgetBytes else { return false }
         let temporary = directory + "/" + Self.temporaryPrefix + name + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
@@ -290,29 +306,40 @@ public final class ImageDiskCache: Sendable {
         case otherKey
     }
 
-    static func readEntry(at path: String, key: String) -> ReadResult {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    /// Reads the entry at `path` for `key`, opened without following a link or waiting (a named pipe
+    /// put in its place never blocks the open), and read only when what was opened is a regular file
+    /// of `expectedSize` bytes (the size the index holds) whose header agrees with that size and
+    /// claims a body of at most `maximumBodyBytes`: anything else is `.corrupt`,
+    /// having read at most the header, so a file swapped for a huge (or sparse) one costs nothing.
+    static func readEntry(at path: String, key: String, expectedSize: Int, maximumBodyBytes: Int) -> ReadResult {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { return errno == ENOENT ? .missing : .corrupt }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .corrupt }
         let size = Int(info.st_size)
-        guard size >= headerBytes else { return .corrupt }
-        var file = [UInt8](repeating: 0, count: size)
-        var done = 0
-        while done < size {
-            let got = file.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + done, size - done) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { return .corrupt }
-            done += got
+        guard size == expectedSize, size >= headerBytes else { return .corrupt }
+        func readFully(_ buffer: UnsafeMutableRawBufferPointer) -> Bool {
+            var done = 0
+            while done < buffer.count {
+                let got = read(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                if got < 0 && errno == EINTR { continue }
+                guard got > 0 else { return false }
+                done += got
+            }
+            return true
         }
-        guard Array(file[0..<8]) == magic else { return .corrupt }
-        let keyCount = littleEndian(file, at: 8), bodyCount = littleEndian(file, at: 16)
+        var header = [UInt8](repeating: 0, count: headerBytes)
+        guard header.withUnsafeMutableBytes(readFully), Array(header[0..<8]) == magic else { return .corrupt }
+        let keyCount = littleEndian(header, at: 8), bodyCount = littleEndian(header, at: 16)
         guard keyCount <= UInt64(size), bodyCount <= UInt64(size),
               UInt64(headerBytes) + keyCount + bodyCount == UInt64(size) else { return .corrupt }
-        let keyBytes = Array(file[headerBytes..<(headerBytes + Int(keyCount))])
-        let body = Array(file[(headerBytes + Int(keyCount))...])
-        guard checksum(key: keyBytes, body: body) == littleEndian(file, at: 24) else { return .corrupt }
+        guard bodyCount <= UInt64(max(0, maximumBodyBytes)) else { return .corrupt }
+        var rest = [UInt8](repeating: 0, count: size - headerBytes)
+        guard rest.withUnsafeMutableBytes(readFully) else { return .corrupt }
+        let keyBytes = Array(rest[0..<Int(keyCount)])
+        let body = Array(rest[Int(keyCount)...])
+        guard checksum(key: keyBytes, body: body) == littleEndian(header, at: 24) else { return .corrupt }
         guard keyBytes == Array(key.utf8) else { return .otherKey }
         return .found(body)
     }

@@ -176,19 +176,22 @@ public final class NetworkImageLoader: Sendable {
     /// (nil: none configured, or the directory cannot be used).
     /// - Thread: any (opening lists the directory: not the UI thread)
     public var diskCache: ImageDiskCache? {
-        let (slot, directory, budget) = state.withLock { ($0.disk, $0.configuration.diskCacheDirectory, $0.configuration.diskCacheBytes) }
+        let (slot, directory, budget, maximumBody) = state.withLock {
+            ($0.disk, $0.configuration.diskCacheDirectory, $0.configuration.diskCacheBytes, $0.configuration.maximumBodyBytes)
+        }
         if case let .opened(cache, openedDirectory, openedBudget) = slot, openedDirectory == directory {
             if openedBudget != budget {
                 cache?.budgetBytes = budget
                 state.withLock { $0.disk = .opened(cache, directory: directory, budget: budget) }
             }
+            if let cache, cache.maximumBodyBytes != maximumBody { cache.maximumBodyBytes = maximumBody }
             return cache
         }
         var opened: ImageDiskCache?
         var failure: ImageDiskCache.OpenError?
         if let directory {
             do {
-                opened = try ImageDiskCache(directory: directory, budgetBytes: budget)
+                opened = try ImageDiskCache(directory: directory, budgetBytes: budget, maximumBodyBytes: maximumBody)
             } catch {
                 failure = error
             }

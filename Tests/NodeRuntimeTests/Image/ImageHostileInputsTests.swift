@@ -1,0 +1,140 @@
+import Compositor
+import Foundation
+import TestSupport
+import XCTest
+@testable import NodeRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An attacker's inputs, each made here, each of which once cost far more than what it declares or
+/// shows: colour profiles whose tables LittleCMS would allocate whole, animated GIF frames placed
+/// outside their canvas, APNG files flooded with data chunks, disk-cache entries swapped for a named
+/// pipe or a huge sparse file, and JPEGs of hundreds of tiny scans. Each ends in pixels or an
+/// `ImageError`, its cost measured by a work or memory counter (not by a clock); and a valid minimal
+/// lossless WebP, once refused, decodes.
+@MainActor
+final class ImageHostileInputsTests: XCTestCase {
+    nonisolated(unsafe) private var folder: URL!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-hostile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: folder)
+        super.tearDown()
+    }
+
+    private func bytesRead() throws -> Int {
+        guard let count = ProcessCounters.bytesRead() else { throw XCTSkip("/proc/self/io has no rchar line") }
+        return count
+    }
+
+    // MARK: WebP
+
+    /// A lossless (VP8L) WebP of 7×5 pixels in 28 bytes, as small as the public test suites' one-colour
+    /// files: each of its five prefix codes holds one symbol of one bit (green 1, red 0, blue 1, alpha
+    /// 0, distance 0), so its pixels take no bits at all, and its header says it uses no alpha.
+    /// `dwebp` decodes it to 7×5 pixels of (0, 1, 1) with alpha 0; shown without alpha, it is opaque.
+    private let minimalLosslessWebP: [UInt8] = [
+        0x52, 0x49, 0x46, 0x46, 0x14, 0x00, 0x00, 0x00, 0x57, 0x45, 0x42, 0x50,  // RIFF, 20, WEBP
+        0x56, 0x50, 0x38, 0x4C, 0x08, 0x00, 0x00, 0x00,  // VP8L, 8 bytes
+        0x2F, 0x06, 0x00, 0x01, 0x00, 0xC8, 0xC8, 0x08,  // signature, 7×5, no alpha, version 0; the codes
+    ]
+
+    func testAMinimalLosslessWebPDecodes() async throws {
+        XCTAssertEqual(minimalLosslessWebP.count, 28)
+        let header = try ImageDecoder.header(of: minimalLosslessWebP, source: "one-colour.webp")
+        XCTAssertEqual([header.width, header.height], [7, 5])
+        let bitmap = try XCTUnwrap(try ImageDecoder.decode(.data(minimalLosslessWebP, name: "one-colour.webp")))
+        XCTAssertEqual([bitmap.width, bitmap.height], [7, 5])
+        for y in 0..<5 {
+            for x in 0..<7 {
+                XCTAssertEqual(bitmap.pixel(x: x, y: y), 0xFF00_0101, "(\(x), \(y)): opaque (0, 1, 1)")
+            }
+        }
+        // At a target smaller than the image, through the same reader.
+        let small = try XCTUnwrap(try ImageDecoder.decode(.data(minimalLosslessWebP, name: "one-colour.webp"),
+                                                          for: .init(width: 3, height: 3, mode: .aspectFit)))
+        XCTAssertEqual(small.pixel(x: 0, y: 0), 0xFF00_0101)
+    }
+
+    // MARK: The disk cache
+
+    private let cachedURL = URL(string: "http://example.test/cached.png")!
+
+    /// A cache in `folder` holding `body` for `cachedURL`, and the path of its file.
+    private func cacheHolding(_ body: [UInt8], maximumBodyBytes: Int = 32 << 20) throws -> (ImageDiskCache, String) {
+        let cache = try ImageDiskCache(directory: folder.path, budgetBytes: 1 << 30, maximumBodyBytes: maximumBodyBytes)
+        XCTAssertTrue(cache.store(body, for: cachedURL))
+        return (cache, folder.path + "/" + ImageDiskCache.entryName(for: cachedURL.absoluteString))
+    }
+
+    /// An entry another process replaced by a named pipe is a miss at once, and removed: the open
+    /// never waits for a writer. (Read on another thread so that, were it to wait, the test fails
+    /// after 20 s instead of hanging, and then lets it go by opening the pipe for writing.)
+    func testADiskCacheEntryReplacedByANamedPipeIsAMissAndIsRemoved() async throws {
+        let (cache, path) = try cacheHolding([UInt8](repeating: 9, count: 500))
+        XCTAssertEqual(unlink(path), 0)
+        XCTAssertEqual(mkfifo(path, 0o644), 0, String(cString: strerror(errno)))
+        let done = DispatchSemaphore(value: 0)
+        let result = Locked<[UInt8]??>(nil)
+        let url = cachedURL
+        Thread.detachNewThread {
+            let bytes = cache.bytes(for: url)
+            result.withLock { $0 = .some(bytes) }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + 20) == .timedOut {
+            XCTFail("reading the entry waited for a writer on the named pipe")
+            let writer = open(path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+            done.wait()
+        }
+        XCTAssertEqual(result.withLock { $0 }, .some(nil), "a miss")
+        var info = stat()
+        XCTAssertNotEqual(lstat(path, &info), 0, "the pipe is removed")
+        XCTAssertEqual(cache.count, 0)
+        XCTAssertEqual(cache.statistics.corruptFilesRemoved, 1)
+    }
+
+    /// An entry replaced by a 512 MB sparse file is a miss, removed, having read none of it: its size
+    /// is not the one indexed.
+    func testADiskCacheEntryReplacedByAHugeSparseFileIsNotRead() async throws {
+        let (cache, path) = try cacheHolding([UInt8](repeating: 9, count: 500))
+        XCTAssertEqual(truncate(path, 512 << 20), 0, String(cString: strerror(errno)))
+        let before = try bytesRead()
+        XCTAssertNil(cache.bytes(for: cachedURL))
+        let read = try bytesRead() - before
+        XCTAssertLessThan(read, 64 << 10, "\(read) bytes read")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path), "the file is removed")
+        XCTAssertEqual(cache.statistics.corruptFilesRemoved, 1)
+    }
+
+    /// A file found when the cache opens, whose header agrees with its size but claims a body over the
+    /// maximum (64 MB, sparse): refused from its header, unread, and removed.
+    func testADiskCacheFileClaimingABodyOverTheMaximumIsNotRead() async throws {
+        let key = cachedURL.absoluteString
+        let body = 64 << 20
+        var header = ImageDiskCache.encodeEntry(key: key, body: [])
+        for i in 0..<8 { header[16 + i] = UInt8(truncatingIfNeeded: UInt64(body) >> (8 * UInt64(i))) }
+        let path = folder.path + "/" + ImageDiskCache.entryName(for: key)
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(header)))
+        XCTAssertEqual(truncate(path, off_t(header.count + body)), 0)
+        let cache = try ImageDiskCache(directory: folder.path, budgetBytes: 1 << 30, maximumBodyBytes: 8 << 20)
+        XCTAssertEqual(cache.count, 1, "indexed by its size")
+        let before = try bytesRead()
+        XCTAssertNil(cache.bytes(for: cachedURL))
+        let read = try bytesRead() - before
+        XCTAssertLessThan(read, 64 << 10, "\(read) bytes read")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path), "the file is removed")
+        XCTAssertEqual(cache.statistics.corruptFilesRemoved, 1)
+        // A body over the maximum is not stored either; one within it is, and reads back.
+        XCTAssertFalse(cache.store([UInt8](repeating: 1, count: (8 << 20) + 1), for: cachedURL))
+        XCTAssertTrue(cache.store([1, 2, 3], for: cachedURL))
+        XCTAssertEqual(cache.bytes(for: cachedURL), [1, 2, 3])
+    }
+}
