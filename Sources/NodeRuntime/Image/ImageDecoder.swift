@@ -30,7 +30,7 @@ internal import CWebP
 /// The work follows the pixels the image declares, not what else the file holds: a file is read only
 /// as far as its image needs (`EncodedReader`), metadata is skipped by its length without being read
 /// or kept (but for orientation and colour), at most `maximumMetadataBlocks` blocks of it, and a
-/// progressive JPEG is refused as its 401st scan starts.
+/// progressive JPEG's scans are counted before libjpeg decodes any, the file refused at its 401st.
 /// - Thread: any (display workers in practice)
 public enum ImageDecoder {
     /// Caps on what a header may claim.

@@ -137,4 +137,48 @@ final class ImageHostileInputsTests: XCTestCase {
         XCTAssertTrue(cache.store([1, 2, 3], for: cachedURL))
         XCTAssertEqual(cache.bytes(for: cachedURL), [1, 2, 3])
     }
+
+    // MARK: JPEG scans
+
+    /// A progressive 1024×1024 JPEG of one grey whose last scan (a few bytes: an end-of-band run over
+    /// every block) repeats until the file holds `scans` scans.
+    private func jpegOfTinyScans(_ scans: Int) -> [UInt8] {
+        let clean = TestJPEG.encode(width: 1024, height: 1024, quality: 80, progressive: true) { _, _ in (128, 128, 128) }
+        let offsets = TestJPEG.scanOffsets(clean)
+        let end = clean.count - 2  // the end-of-image marker
+        let last = Array(clean[offsets.last!..<end])
+        var file = Array(clean[..<end])
+        for _ in offsets.count..<scans { file += last }
+        return file + [0xFF, 0xD9]
+    }
+
+    /// 600 tiny progressive scans are refused before libjpeg decodes any of them: the scans are
+    /// counted in the bytes first (libjpeg would decode 400, each a pass over every block, before its
+    /// own limit stopped it).
+    func testAJPEGOfSixHundredTinyScansIsRefusedBeforeItsScansAreDecoded() async throws {
+        let file = jpegOfTinyScans(600)
+        XCTAssertEqual(TestJPEG.scanOffsets(file).count, 600)
+        XCTAssertLessThan(file.count, 64 << 10, "tiny scans")
+        let before = DecodeWork.now.jpegScans
+        XCTAssertThrowsError(try ImageDecoder.decode(.data(file, name: "scans.jpg"), for: .init(width: 64, height: 64, mode: .aspectFit))) {
+            guard case ImageError.decodeFailed(_, let reason) = $0 else { return XCTFail("\($0)") }
+            XCTAssertTrue(reason.contains("more than 400 scans"), reason)
+        }
+        XCTAssertEqual(DecodeWork.now.jpegScans - before, 0, "scans libjpeg began")
+
+        // Arriving over the network at once, the passes shown while it loads stop as quickly (libjpeg's
+        // buffered-image mode, which reads scans as they come, has no limit of its own).
+        let beforeStream = DecodeWork.now.jpegScans
+        do {  // the decoder counts its scans when it goes, at the end of this block
+            let streamed = try XCTUnwrap(ProgressiveJPEGDecoder(name: "scans.jpg", target: .init(width: 64, height: 64, mode: .aspectFit),
+                                                                limits: .init()))
+            XCTAssertNil(streamed.update(file, isCancelled: { false }))
+            XCTAssertTrue(streamed.isFinished)
+        }
+        XCTAssertLessThanOrEqual(DecodeWork.now.jpegScans - beforeStream, 1, "at most the first scan's header")
+
+        // 400 scans are within the limit and decode.
+        let allowed = jpegOfTinyScans(400)
+        XCTAssertNotNil(try ImageDecoder.decode(.data(allowed, name: "400-scans.jpg"), for: .init(width: 64, height: 64, mode: .aspectFit)))
+    }
 }

@@ -88,9 +88,15 @@ extension SizedDecode {
     /// unread and counted against `maximumMetadataBlocks`.
     func decodeJPEG(layout: ImageDecoder.Layout) throws -> Bitmap? {
         let orientation = layout.orientation
+        if layout.jpegDecodedByScan { try JPEGScanCount.check(reader, from: layout.jpegFirstScanOffset) }
         let profile = try ImageDecoder.jpegProfile(reader, segments: layout.jpegProfileSegments, notes: notes)
         let jpeg = UnsafeMutablePointer<TesseraJPEG>.allocate(capacity: 1)
-        defer { tessera_jpeg_close(jpeg); jpeg.deallocate() }
+        jpeg.pointee.created = 0
+        defer {
+            if jpeg.pointee.created != 0 { DecodeWork.add(\.jpegScans, Int(jpeg.pointee.info.input_scan_number)) }
+            tessera_jpeg_close(jpeg)
+            jpeg.deallocate()
+        }
         reader.seek(to: 0)
         return try withExtendedLifetime(reader) { () -> Bitmap? in
             guard tessera_jpeg_open(jpeg, readerContext, ReaderCallbacks.readSome, ReaderCallbacks.skip,

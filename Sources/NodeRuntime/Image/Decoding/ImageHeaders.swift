@@ -17,6 +17,11 @@ extension ImageDecoder {
         var gifTransparentIndex = -1
         /// How many bytes from the start hold a BMP's pixels (what SDL_image is given).
         var bmpEnd = 0
+        /// Where a JPEG's first scan starts (its marker), and whether libjpeg must hold its
+        /// coefficients and decode it scan by scan: a progressive frame, or a first scan without
+        /// every component. Such a file's scans are counted before it is decoded (`JPEGScanCount`).
+        var jpegFirstScanOffset = 0
+        var jpegDecodedByScan = false
     }
 
     /// Reads the header of the bytes in `reader`, from its start, as far as the header needs and no
@@ -136,6 +141,8 @@ extension ImageDecoder {
         var sawEXIF = false
         var segments = 0
         var profileSegments: [JPEGProfileSegment] = []
+        var progressive = false, components = 0
+        var firstScan: (offset: Int, components: Int)?
         // A damaged file may have a few bytes between segments, and any file may pad with 0xFF before
         // a marker; a run of either is no JPEG, and is not walked byte by byte.
         var strayBytes = 0
@@ -154,7 +161,14 @@ extension ImageDecoder {
                 marker = next
             }
             if marker == 0x00 || marker == 0x01 || marker == 0xD8 || (0xD0...0xD7).contains(marker) { continue }
-            if marker == 0xD9 || marker == 0xDA { break }  // the end, or the first scan: the header is behind
+            if marker == 0xDA {
+                // The first scan: the header is behind. Its component count says whether it is the only one.
+                let start = reader.position - 2
+                let scan = try reader.bytes(3)
+                firstScan = (start, scan.count == 3 ? Int(scan[2]) : 0)
+                break
+            }
+            if marker == 0xD9 { break }  // the end
             let lengthBytes = try reader.bytes(2)
             guard lengthBytes.count == 2 else { break }
             let length = Int(lengthBytes[0]) << 8 | Int(lengthBytes[1])
@@ -162,9 +176,11 @@ extension ImageDecoder {
             let payload = reader.position
             let isFrame = (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
             if isFrame {
-                let frame = try reader.bytes(5)
-                guard frame.count == 5 else { throw ImageError.truncated(source) }
+                let frame = try reader.bytes(6)
+                guard frame.count == 6 else { throw ImageError.truncated(source) }
                 size = (Int(frame[3]) << 8 | Int(frame[4]), Int(frame[1]) << 8 | Int(frame[2]))
+                progressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(marker)
+                components = Int(frame[5])
             } else {
                 segments += 1
                 guard segments <= metadataLimit else {
@@ -188,8 +204,13 @@ extension ImageDecoder {
             reader.seek(to: payload + length - 2)
         }
         guard let size else { throw ImageError.truncated(source) }
-        return Layout(header: Header(format: .jpeg, width: size.width, height: size.height), orientation: orientation,
-                      jpegProfileSegments: profileSegments)
+        var layout = Layout(header: Header(format: .jpeg, width: size.width, height: size.height), orientation: orientation,
+                            jpegProfileSegments: profileSegments)
+        if let firstScan {
+            layout.jpegFirstScanOffset = firstScan.offset
+            layout.jpegDecodedByScan = progressive || firstScan.components < components
+        }
+        return layout
     }
 
     // MARK: GIF

@@ -32,6 +32,10 @@ final class ProgressiveJPEGDecoder {
     private(set) var shownScan = 0
     /// Pictures made so far.
     private(set) var pictures = 0
+    /// The scans in the bytes so far, counted before libjpeg reads them (its buffered-image mode has
+    /// no limit of its own), and how many of the bytes were counted.
+    private var scanCount = JPEGScanCount()
+    private var countedBytes = 0
 
     /// Nil when libjpeg cannot be set up.
     init?(name: String, target: ImageDecoder.Target, limits: ImageDecoder.Limits) {
@@ -47,6 +51,7 @@ final class ProgressiveJPEGDecoder {
     }
 
     deinit {
+        DecodeWork.add(\.jpegScans, Int(stream.pointee.info.input_scan_number))
         tessera_jpeg_stream_close(stream)
         stream.deallocate()
     }
@@ -64,6 +69,11 @@ final class ProgressiveJPEGDecoder {
         return bytes.withUnsafeBufferPointer { buffer -> Bitmap? in
             guard let base = buffer.baseAddress else { return nil }
             let length = buffer.count
+            if countedBytes < length {
+                let within = scanCount.add(UnsafeBufferPointer(rebasing: buffer[countedBytes...]))
+                countedBytes = length
+                guard within else { return stop() }
+            }
             if case .header = phase {
                 switch tessera_jpeg_stream_read_header(stream, base, length, 0) {
                 case 0: return nil
