@@ -181,4 +181,93 @@ final class ImageHostileInputsTests: XCTestCase {
         let allowed = jpegOfTinyScans(400)
         XCTAssertNotNil(try ImageDecoder.decode(.data(allowed, name: "400-scans.jpg"), for: .init(width: 64, height: 64, mode: .aspectFit)))
     }
+
+    // MARK: Animated GIF frames outside the canvas
+
+    private let red = Color(rgb: 0xFF0000), green = Color(rgb: 0x00FF00), blue = Color(rgb: 0x0000FF)
+
+    private func openAnimation(_ bytes: [UInt8], _ name: String) throws -> AnimatedImageDecoder {
+        try XCTUnwrap(try AnimatedImageDecoder.open(.data(bytes, name: name)), "\(name) opens as an animation")
+    }
+
+    /// The next frame's delay and the canvas at its own size.
+    private func nextFrame(_ decoder: AnimatedImageDecoder, file: StaticString = #filePath, line: UInt = #line) throws -> (delay: Double, pixels: [[Color]]) {
+        let step = try decoder.advance()
+        guard case .frame(let delay) = step else {
+            XCTFail("expected a frame, got \(step)", file: file, line: line)
+            return (0, [])
+        }
+        let target = ImageDecoder.Target(width: decoder.canvasWidth, height: decoder.canvasHeight, mode: .scaleToFill)
+        let bitmap = try XCTUnwrap(try decoder.render(for: target), file: file, line: line)
+        return (delay, (0..<bitmap.height).map { y in (0..<bitmap.width).map { x in Color(premultipliedARGB: bitmap.pixel(x: x, y: y)) } })
+    }
+
+    /// A 16×16 animation whose first frame is red, followed by four 3000×3000 frames placed wholly
+    /// outside its canvas (right of it, below it, and far off): each keeps its delay and changes
+    /// nothing, and none is decompressed (9 megapixels each, 36 in all, before).
+    func testGIFFramesWhollyOutsideTheCanvasAreNotDecoded() async throws {
+        let outside: [(Int, Int)] = [(16, 0), (0, 16), (16, 16), (40_000, 40_000)]
+        let gif = AnimatedTestImages.gif(width: 16, height: 16, palette: [red, green, blue], loopCount: 0, frames:
+            [.filled(0, width: 16, height: 16, delay: 5)]
+            + outside.map { .filled(1, left: $0.0, top: $0.1, width: 3000, height: 3000, delay: 7, disposal: 2) })
+        let decoder = try openAnimation(gif, "outside.gif")
+        XCTAssertEqual([decoder.canvasWidth, decoder.canvasHeight], [16, 16])
+        let before = DecodeWork.now.gifFramePixels
+        let allRed = [[Color]](repeating: [Color](repeating: red, count: 16), count: 16)
+        for play in 0..<2 {
+            let first = try nextFrame(decoder)
+            XCTAssertEqual(first.delay, 0.05, accuracy: 1e-9)
+            XCTAssertEqual(first.pixels, allRed)
+            for (index, _) in outside.enumerated() {
+                let frame = try nextFrame(decoder)
+                XCTAssertEqual(frame.delay, 0.07, accuracy: 1e-9, "play \(play), frame \(index + 1) keeps its delay")
+                XCTAssertEqual(frame.pixels, allRed, "play \(play), frame \(index + 1) changes nothing")
+            }
+            XCTAssertEqual(try decoder.advance(), .endOfSequence)
+            try decoder.rewind()
+        }
+        XCTAssertEqual(DecodeWork.now.gifFramePixels - before, 2 * 16 * 16, "only the first frame's pixels, twice")
+    }
+
+    /// A 2000×2000 frame of which an 8×8 corner lies on the 16×16 canvas: the corner is drawn, and
+    /// only the frame's rows down to the canvas's last are decompressed.
+    func testAGIFFrameMostlyOutsideTheCanvasDecodesOnlyTheRowsOnIt() async throws {
+        let gif = AnimatedTestImages.gif(width: 16, height: 16, palette: [red, green, blue], loopCount: 0, frames: [
+            .filled(0, width: 16, height: 16, delay: 5),
+            .filled(1, left: 8, top: 8, width: 2000, height: 2000, delay: 7),
+            .filled(2, left: 0, top: 0, width: 4, height: 4, delay: 9),
+        ])
+        let decoder = try openAnimation(gif, "corner.gif")
+        let before = DecodeWork.now.gifFramePixels
+        _ = try nextFrame(decoder)
+        let corner = try nextFrame(decoder).pixels
+        for y in 0..<16 {
+            for x in 0..<16 {
+                XCTAssertEqual(corner[y][x], x >= 8 && y >= 8 ? green : red, "(\(x), \(y))")
+            }
+        }
+        let last = try nextFrame(decoder)
+        XCTAssertEqual(last.delay, 0.09, accuracy: 1e-9, "the frame after it is read from the right place")
+        XCTAssertEqual(last.pixels[0][0], blue)
+        XCTAssertEqual(last.pixels[15][15], green)
+        XCTAssertEqual(DecodeWork.now.gifFramePixels - before, 16 * 16 + 8 * 2000 + 4 * 4)
+    }
+
+    /// A frame on the canvas whose rows are far wider than it (a 4×600 canvas, a 5000×600 frame: 3
+    /// megapixels to decompress for 2,400 shown) is refused from its descriptor, before it is
+    /// decompressed: the work a frame may cost is bounded by the canvas.
+    func testAGIFFrameCostingFarMoreThanItsCanvasIsRefused() async throws {
+        let gif = AnimatedTestImages.gif(width: 4, height: 600, palette: [red, green, blue], loopCount: 0, frames: [
+            .filled(0, width: 4, height: 600, delay: 5),
+            .filled(1, left: 0, top: 0, width: 5000, height: 600, delay: 7),
+        ])
+        let decoder = try openAnimation(gif, "wide.gif")
+        let before = DecodeWork.now.gifFramePixels
+        _ = try nextFrame(decoder)
+        XCTAssertThrowsError(try decoder.advance()) {
+            guard case ImageError.overLimit(_, let reason) = $0 else { return XCTFail("\($0)") }
+            XCTAssertTrue(reason.contains("5000×600"), reason)
+        }
+        XCTAssertEqual(DecodeWork.now.gifFramePixels - before, 4 * 600)
+    }
 }

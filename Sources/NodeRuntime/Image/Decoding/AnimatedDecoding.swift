@@ -19,7 +19,9 @@ import Foundation
 /// than the limits, an APNG frame outside its canvas, more metadata blocks between two frames than
 /// `maximumMetadataBlocks`, a frame cut short or corrupt are `ImageError`s thrown by `advance`, after
 /// which the decoder is spent. A GIF frame reaching outside the canvas is clipped to it, as browsers
-/// do; a file whose bytes end between two frames (a GIF without its trailer, an APNG without IEND)
+/// do, and only what lies on the canvas is decompressed (a frame wholly outside keeps its delay and
+/// costs its compressed bytes' reading; one that would cost more than four times the canvas is an
+/// error); a file whose bytes end between two frames (a GIF without its trailer, an APNG without IEND)
 /// ends its sequence there; an APNG holding fewer frames than its `acTL` claims plays those it has,
 /// and stops at the claimed count when it holds more.
 /// - Thread: any, one thread at a time: a decoder may be handed from one thread to another, never

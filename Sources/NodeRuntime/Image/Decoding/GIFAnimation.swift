@@ -2,7 +2,9 @@ import Compositor
 internal import CGIF
 
 /// A GIF's frames composited as browsers do, through giflib's sequential reader: the canvas starts
-/// transparent; each frame is drawn at its offset (clipped to the canvas), its transparent colour
+/// transparent; each frame is drawn at its offset (clipped to the canvas: a frame wholly outside it
+/// is passed over undecompressed, one partly on it decompressed down to its last row on the canvas,
+/// and one that would still cost more than four times the canvas is refused), its transparent colour
 /// index leaving the canvas as it was; before the next frame, disposal 2 clears the frame's
 /// rectangle to transparent and disposal 3 puts back what was under it (0 and 1 leave it). The
 /// graphic-control extension before a frame gives its delay (centiseconds), transparency and
@@ -200,9 +202,21 @@ final class GIFAnimation: AnimationBackend {
         }
         let rect = PixelRect(x: left, y: top, width: width, height: height, clippedTo: canvasSize)
         disposal = (method, rect, method == 3 ? canvas.copy(rect) : [])
+        // A frame wholly outside the canvas shows nothing: its data is passed over, not decompressed.
+        guard !rect.isEmpty else { return try skipFrameData(isCancelled: isCancelled) }
         let interlaced = image.Interlace
         guard !interlaced || ByteCount.product(width, height) <= limits.workingMemoryBytes else {
             throw ImageError.overLimit(name, reason: "an interlaced GIF frame of \(width)×\(height) pixels is over the working-memory limit")
+        }
+        // Rows are decompressed in order down to the last one on the canvas (an interlaced frame's
+        // passes cover every row); the rest of the data is passed over. What that costs is bounded
+        // by the canvas.
+        let rowsNeeded = interlaced ? height : min(height, canvas.height - top)
+        let work = ByteCount.product(rowsNeeded, width)
+        guard work <= maximumFrameWork else {
+            throw ImageError.overLimit(name, reason: "a GIF frame of \(width)×\(height) at (\(left), \(top)) would decompress "
+                                       + "\(work) pixels for its \(canvas.width)×\(canvas.height) canvas; the most a frame may is "
+                                       + "\(maximumFrameWork)")
         }
         var indices = [GifPixelType](repeating: 0, count: interlaced ? width * height : width)
         let canvasWidth = canvas.width, canvasHeight = canvas.height
@@ -220,6 +234,8 @@ final class GIFAnimation: AnimationBackend {
                 p[0] = UInt8(colour & 0xFF); p[1] = UInt8((colour >> 8) & 0xFF); p[2] = UInt8((colour >> 16) & 0xFF); p[3] = 255
             }
         }
+        var rowsDecoded = 0
+        defer { DecodeWork.add(\.gifFramePixels, rowsDecoded * width) }
         try indices.withUnsafeMutableBufferPointer { indices in
             try canvas.withPixels { pixels in
                 if interlaced {
@@ -227,17 +243,39 @@ final class GIFAnimation: AnimationBackend {
                         for y in stride(from: start, to: height, by: step) {
                             if y & 63 == 0, isCancelled() { throw AnimationStepCancelled() }
                             guard DGifGetLine(gif, indices.baseAddress! + y * width, Int32(width)) == GIF_OK else { throw failure() }
+                            rowsDecoded += 1
                         }
                     }
                     for y in 0..<height { draw(indices.baseAddress! + y * width, row: y, into: pixels) }
                 } else {
-                    for y in 0..<height {
+                    for y in 0..<rowsNeeded {
                         if y & 63 == 0, isCancelled() { throw AnimationStepCancelled() }
                         guard DGifGetLine(gif, indices.baseAddress!, Int32(width)) == GIF_OK else { throw failure() }
+                        rowsDecoded += 1
                         draw(indices.baseAddress!, row: y, into: pixels)
                     }
                 }
             }
+        }
+        if rowsDecoded < height { try skipFrameData(isCancelled: isCancelled) }
+    }
+
+    /// The most pixels one frame may have decompressed: four times the canvas, or 256 K pixels for a
+    /// small one. A frame within the canvas costs at most the canvas; one reaching far past it (wider,
+    /// or above a canvas it only touches at its last rows) is refused rather than decompressed.
+    private var maximumFrameWork: Int { max(ByteCount.product(canvas.width, canvas.height, 4), 1 << 18) }
+
+    /// Passes over the rest of the frame's compressed data, its sub-blocks read but not decompressed
+    /// (giflib then stands at the next block, as after a frame's last row).
+    private func skipFrameData(isCancelled: () -> Bool) throws {
+        var block: UnsafeMutablePointer<GifByteType>?
+        var codeSize: Int32 = 0
+        guard DGifGetCode(gif, &codeSize, &block) == GIF_OK else { throw failure() }
+        var blocks = 0
+        while block != nil {
+            guard DGifGetCodeNext(gif, &block) == GIF_OK else { throw failure() }
+            blocks += 1
+            if blocks & 4095 == 0, isCancelled() { throw AnimationStepCancelled() }
         }
     }
 
