@@ -270,4 +270,145 @@ final class ImageHostileInputsTests: XCTestCase {
         }
         XCTAssertEqual(DecodeWork.now.gifFramePixels - before, 4 * 600)
     }
+
+    // MARK: APNG chunk floods
+
+    /// The chunks of a PNG after its signature, whole (length, type, data, CRC), with their types.
+    private func pngChunks(_ png: [UInt8]) -> [(type: String, bytes: [UInt8])] {
+        var chunks: [(String, [UInt8])] = []
+        var i = 8
+        while i + 12 <= png.count {
+            let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
+            chunks.append((String(decoding: png[(i + 4)..<(i + 8)], as: UTF8.self), Array(png[i..<(i + 12 + length)])))
+            i += 12 + length
+        }
+        return chunks
+    }
+
+    /// A 16×16 APNG of three frames (red, green, blue; each in two `fdAT` chunks, the first the
+    /// default image), with `insert(n)` put before the `n`th `fcTL` after the first (1 or 2) or, for 3,
+    /// after the last frame's data.
+    private func apng(hiddenDefaultImage: Bool = false, inserting insert: (Int) -> [UInt8]) -> [UInt8] {
+        let frames = [red, green, blue].map { AnimatedTestImages.APNGFrame.filled($0, width: 16, height: 16, delayMilliseconds: 100) }
+        let clean = AnimatedTestImages.apng(width: 16, height: 16, plays: 0, frames: frames, firstFrameIsDefaultImage: !hiddenDefaultImage)
+        var file = Array(clean[..<8])
+        var controls = 0
+        for chunk in pngChunks(clean) {
+            if chunk.type == "fcTL" {
+                if controls > 0 { file += insert(controls) }
+                controls += 1
+            }
+            if chunk.type == "IEND" { file += insert(3) }
+            file += chunk.bytes
+        }
+        return file
+    }
+
+    /// An `fdAT` chunk carrying no image data: its sequence number only.
+    private let emptyFrameData = TestImageFiles.chunk("fdAT", TestImageFiles.be32(9_999))
+
+    /// Plays `decoder` through once, returning each frame's colour (the canvas's top-left pixel) and
+    /// the chunks walked.
+    private func play(_ decoder: AnimatedImageDecoder) throws -> (colours: [Color], chunks: Int) {
+        let before = DecodeWork.now.apngChunks
+        var colours: [Color] = []
+        while case .frame = try decoder.advance() {
+            let target = ImageDecoder.Target(width: 16, height: 16, mode: .scaleToFill)
+            let bitmap = try XCTUnwrap(try decoder.render(for: target))
+            colours.append(Color(premultipliedARGB: bitmap.pixel(x: 0, y: 0)))
+        }
+        try decoder.rewind()
+        return (colours, DecodeWork.now.apngChunks - before)
+    }
+
+    /// 900 text chunks before the second frame, and a text chunk and 900 empty data chunks between the
+    /// second frame's data and the third frame (within `maximumMetadataBlocks`, so the file plays): walked at the
+    /// first play, which indexes the frames; every later play walks only the frames' own chunks.
+    func testAnAPNGsChunksAreWalkedOnceAndItsFramesIndexed() async throws {
+        let text = TestImageFiles.chunk("tEXt", Array("Comment\u{0}x".utf8))
+        let file = apng { n in
+            switch n {
+            case 1: return [UInt8]((0..<900).map { _ in text }.joined())
+            case 2: return text + [UInt8]((0..<900).map { _ in self.emptyFrameData }.joined())
+            default: return []
+            }
+        }
+        let decoder = try openAnimation(file, "indexed.png")
+        let first = try play(decoder)
+        XCTAssertEqual(first.colours, [red, green, blue])
+        XCTAssertGreaterThan(first.chunks, 1_800, "the first play walks every chunk")
+        for round in 0..<3 {
+            let again = try play(decoder)
+            XCTAssertEqual(again.colours, [red, green, blue], "play \(round + 2)")
+            // Each frame: its fcTL, its data chunks and the one after them that ends its data.
+            XCTAssertLessThanOrEqual(again.chunks, 3 * 5, "play \(round + 2) walks only the frames' chunks")
+        }
+    }
+
+    /// 100,000 empty data chunks (1.6 MB) between two frames, inside a frame's data, or as a hidden
+    /// default image's data: refused at the first play, having walked no more than the metadata
+    /// limit (between frames they carry no frame's data, so they count as metadata blocks) or a
+    /// frame's data-chunk cap; before, each play walked them all. After the last frame they are
+    /// never walked.
+    func testAnAPNGFloodedWithEmptyDataChunksIsRefused() async throws {
+        let text = TestImageFiles.chunk("tEXt", [0x41, 0])
+        let flood = [UInt8]((0..<100_000).map { _ in emptyFrameData }.joined())
+        let idatFlood = [UInt8]((0..<100_000).map { _ in TestImageFiles.chunk("IDAT", []) }.joined())
+        let cases: [(String, [UInt8], refusal: String?)] = [
+            ("between frames", apng { $0 == 2 ? text + flood : [] }, "metadata"),
+            ("in a frame's data", apng { _ in [] }.inserting(flood, afterDataChunk: 1), "data chunks"),
+            ("as a hidden default image", apng(hiddenDefaultImage: true) { _ in [] }.insertingBeforeFirstIDAT(idatFlood), "data chunks"),
+            ("after the last frame", apng { $0 == 3 ? text + flood : [] }, nil),
+        ]
+        for (what, file, refusal) in cases {
+            let decoder = try openAnimation(file, what)
+            let before = DecodeWork.now.apngChunks
+            var failure: ImageError?
+            do {
+                for _ in 0..<3 { while case .frame = try decoder.advance() {}; try decoder.rewind() }
+            } catch let error as ImageError {
+                failure = error
+            }
+            let walked = DecodeWork.now.apngChunks - before
+            XCTAssertLessThan(walked, 1_200, "\(what): \(walked) chunks walked")
+            guard let refusal else {
+                XCTAssertNil(failure, what)
+                continue
+            }
+            guard case .decodeFailed(_, let reason)? = failure else {
+                XCTFail("\(what): \(String(describing: failure))")
+                continue
+            }
+            XCTAssertTrue(reason.contains(refusal), "\(what): \(reason)")
+        }
+    }
+}
+
+private extension Array where Element == UInt8 {
+    /// This PNG with `chunks` put right after its `index`th (0-based) `fdAT` chunk, where they
+    /// continue that frame's data.
+    func inserting(_ chunks: [UInt8], afterDataChunk index: Int) -> [UInt8] {
+        var offset = 8, seen = 0
+        while offset + 12 <= count {
+            let length = Int(self[offset]) << 24 | Int(self[offset + 1]) << 16 | Int(self[offset + 2]) << 8 | Int(self[offset + 3])
+            let end = offset + 12 + length
+            if self[(offset + 4)..<(offset + 8)].elementsEqual("fdAT".utf8) {
+                if seen == index { return Array(self[..<end]) + chunks + Array(self[end...]) }
+                seen += 1
+            }
+            offset = end
+        }
+        return self
+    }
+
+    /// This PNG with `chunks` put before its first `IDAT` chunk.
+    func insertingBeforeFirstIDAT(_ chunks: [UInt8]) -> [UInt8] {
+        var offset = 8
+        while offset + 12 <= count {
+            let length = Int(self[offset]) << 24 | Int(self[offset + 1]) << 16 | Int(self[offset + 2]) << 8 | Int(self[offset + 3])
+            if self[(offset + 4)..<(offset + 8)].elementsEqual("IDAT".utf8) { return Array(self[..<offset]) + chunks + Array(self[offset...]) }
+            offset += 12 + length
+        }
+        return self
+    }
 }

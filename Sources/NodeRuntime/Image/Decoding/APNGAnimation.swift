@@ -13,10 +13,15 @@ internal import CPNG
 /// 1 draws over it; before the next frame, dispose 1 clears the rectangle and dispose 2 puts back
 /// what was under it (on the first frame, 2 counts as 1, as the specification says).
 ///
-/// The file is read as the frames are decoded, never held. A frame's data may not pass twice what
-/// its pixels need stored uncompressed (plus 64 KB), as for a still PNG; more metadata chunks between
-/// two frames than `maximumMetadataBlocks` are refused; a frame outside the canvas, an unknown
-/// dispose or blend operation, a data chunk whose CRC does not match, are errors.
+/// The file is read as the frames are decoded, never held, and its chunks are walked once: the first
+/// play notes where each frame's control chunk and data lie (`FrameLocation`, 24 bytes a frame, for
+/// the first 65,536 frames), and later plays go straight to them, so what lies between frames is never
+/// walked again. A frame's data may not pass twice what its pixels need stored uncompressed (plus
+/// 64 KB), as for a still PNG, nor come in more than `64 + uncompressed / 64` chunks
+/// (`PNGDataAllowance`); nor may a hidden default image's. Between two frames, more than
+/// `maximumMetadataBlocks` chunks that belong to no frame (metadata, and data chunks outside a
+/// frame's data) are refused; a frame outside the canvas, an unknown dispose or blend operation, a
+/// data chunk whose CRC does not match, are errors.
 /// - Thread: one at a time (owned by its `AnimatedImageDecoder`)
 final class APNGAnimation: AnimationBackend {
     /// The file's header chunk fields.
@@ -34,15 +39,34 @@ final class APNGAnimation: AnimationBackend {
     private let declaredFrames: Int
     /// Where the first frame's `fcTL` starts.
     private let sequenceStart: Int
-    /// Where the walk for the next frame's `fcTL` starts.
+    /// Where the walk for the next frame's `fcTL` starts, when the next frame is not indexed.
     private var position: Int
     private var framesRead = 0
     private var canvas: AnimationCanvas
-    private var disposal: (operation: Int, rect: PixelRect, saved: [UInt8])?
+    private var disposal: PendingDisposal?
     let playCount: Int
 
+    /// Where a frame lies in the file, noted when the first play reaches it.
+    private struct FrameLocation {
+        /// Its `fcTL` chunk.
+        var control: Int
+        /// Its first data chunk.
+        var data: Int
+        /// The chunk after its data.
+        var end: Int
+    }
+    /// The frames found so far, in order (at most `maximumIndexedFrames`).
+    private var index: [FrameLocation] = []
+    /// Whether the walk after the last indexed frame found no further frame (the end chunk, or the
+    /// end of the bytes).
+    private var indexEndsSequence = false
+    /// Frames beyond this many are found by walking on every play (their locations not kept).
+    static let maximumIndexedFrames = 1 << 16
+
     var canvasSize: (width: Int, height: Int) { (canvas.width, canvas.height) }
-    var heldBytes: Int { ByteCount.product(canvas.byteCount, 2) }
+    var heldBytes: Int {
+        ByteCount.sum(ByteCount.product(canvas.byteCount, 2), ByteCount.product(index.capacity, MemoryLayout<FrameLocation>.stride))
+    }
     var stepBytes: Int {
         // libpng's rows and, for an interlaced frame, the frame held whole.
         ByteCount.sum(ByteCount.product(canvas.width, 4, 4), header.interlace != 0 ? canvas.byteCount : 0)
@@ -64,27 +88,6 @@ final class APNGAnimation: AnimationBackend {
 
     // MARK: Chunks
 
-    /// A chunk's type, data length and where its data starts.
-    private struct Chunk {
-        var type: [UInt8]
-        var length: Int
-        var dataOffset: Int
-        var end: Int { dataOffset + length + 4 }
-        func `is`(_ name: String) -> Bool { type.elementsEqual(name.utf8) }
-    }
-
-    /// The chunk starting at `offset`, or nil where the bytes end.
-    private static func chunk(at offset: Int, in reader: EncodedReader) throws -> Chunk? {
-        reader.seek(to: offset)
-        let head = try reader.bytes(8)
-        guard head.count == 8 else { return nil }
-        let length = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
-        guard length <= Int(Int32.max) else {
-            throw ImageError.decodeFailed(reader.name, reason: "a PNG chunk of \(length) bytes")
-        }
-        return Chunk(type: Array(head[4..<8]), length: length, dataOffset: offset + 8)
-    }
-
     private static func u32be(_ bytes: [UInt8], _ i: Int) -> Int {
         Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
     }
@@ -93,7 +96,7 @@ final class APNGAnimation: AnimationBackend {
     /// more (a plain PNG, or an APNG of one frame, is a still image).
     static func open(_ reader: EncodedReader, limits: ImageDecoder.Limits) throws -> APNGAnimation? {
         let name = reader.name
-        guard let first = try chunk(at: 8, in: reader), first.is("IHDR"), first.length == 13 else { return nil }
+        guard let first = try PNGChunkHeader.read(reader, at: 8), first.type == .IHDR, first.length == 13 else { return nil }
         let ihdr = try reader.bytes(13)
         guard ihdr.count == 13 else { throw ImageError.truncated(name) }
         let header = Header(width: u32be(ihdr, 0), height: u32be(ihdr, 4), depth: ihdr[8], colour: ihdr[9], interlace: ihdr[12])
@@ -104,19 +107,19 @@ final class APNGAnimation: AnimationBackend {
         var offset = first.end
         // The chunks before the image data.
         while true {
-            guard let chunk = try chunk(at: offset, in: reader) else { throw ImageError.truncated(name) }
-            if chunk.is("IDAT") { break }
-            if chunk.is("IEND") { throw ImageError.truncated(name) }
-            if chunk.is("acTL") {
+            guard let chunk = try PNGChunkHeader.read(reader, at: offset) else { throw ImageError.truncated(name) }
+            if chunk.type == .IDAT { break }
+            if chunk.type == .IEND { throw ImageError.truncated(name) }
+            if chunk.type == .acTL {
                 guard chunk.length == 8 else { throw ImageError.decodeFailed(name, reason: "an acTL chunk of \(chunk.length) bytes") }
                 let data = try reader.bytes(8)
                 guard data.count == 8 else { throw ImageError.truncated(name) }
                 control = (u32be(data, 0), u32be(data, 4))
-            } else if chunk.is("fcTL") {
+            } else if chunk.type == .fcTL {
                 if firstFrameControl == nil { firstFrameControl = offset }
-            } else if chunk.is("PLTE") || chunk.is("tRNS") {
+            } else if chunk.type == .PLTE || chunk.type == .tRNS {
                 guard chunk.length <= 4_096 else {
-                    throw ImageError.decodeFailed(name, reason: "a PNG \(String(decoding: chunk.type, as: UTF8.self)) chunk of \(chunk.length) bytes")
+                    throw ImageError.decodeFailed(name, reason: "a PNG \(chunk.type.name) chunk of \(chunk.length) bytes")
                 }
                 reader.seek(to: offset)
                 let whole = try reader.bytes(chunk.length + 12)
@@ -144,22 +147,23 @@ final class APNGAnimation: AnimationBackend {
 
     func compositeNextFrame(isCancelled: () -> Bool) throws -> Double? {
         guard framesRead < declaredFrames else { return nil }
-        // The next fcTL: metadata chunks and a default image that is no frame are passed over.
-        var skipped = 0, passed = 0
-        var offset = position
-        var control: Chunk
-        while true {
-            guard let chunk = try Self.chunk(at: offset, in: reader), !chunk.is("IEND") else { return nil }
-            if chunk.is("fcTL") { control = chunk; break }
-            if !chunk.is("IDAT") && !chunk.is("fdAT") {
-                skipped += 1
-                guard skipped <= limits.maximumMetadataBlocks else {
-                    throw ImageDecoder.tooManyMetadataBlocks(name, limit: limits.maximumMetadataBlocks, "PNG chunks between frames")
-                }
+        var chunksRead = 0
+        defer { DecodeWork.add(\.apngChunks, chunksRead) }
+        let known = framesRead < index.count ? index[framesRead] : nil
+        let control: PNGChunkHeader
+        if let known {
+            chunksRead += 1
+            guard let chunk = try PNGChunkHeader.read(reader, at: known.control), chunk.type == .fcTL else {
+                throw ImageError.decodeFailed(name, reason: "the APNG's frames moved")  // the bytes are the same on every play
             }
-            passed += 1
-            if passed & 1023 == 0, isCancelled() { throw AnimationStepCancelled() }
-            offset = chunk.end
+            control = chunk
+        } else {
+            if indexEndsSequence && framesRead == index.count { return nil }
+            guard let found = try nextFrameControl(chunksRead: &chunksRead, isCancelled: isCancelled) else {
+                if framesRead == index.count { indexEndsSequence = true }
+                return nil
+            }
+            control = found
         }
         guard control.length == 26 else { throw ImageError.decodeFailed(name, reason: "an fcTL chunk of \(control.length) bytes") }
         let fields = try reader.bytes(26)
@@ -177,25 +181,60 @@ final class APNGAnimation: AnimationBackend {
             throw ImageError.decodeFailed(name, reason: "an APNG frame with dispose operation \(dispose) and blend operation \(blend)")
         }
         if framesRead == 0 && dispose == 2 { dispose = 1 }
-        // The previous frame goes as it asked only now that a frame follows it: at the end of the
-        // sequence the canvas still shows the last frame.
-        if let done = disposal {
-            switch done.operation {
-            case 1: canvas.clear(done.rect)
-            case 2: canvas.restore(done.rect, from: done.saved)
-            default: break
-            }
-            disposal = nil
-        }
+        if let done = disposal { canvas.dispose(done) }
         let rect = PixelRect(x: x, y: y, width: width, height: height, clippedTo: canvasSize)
-        let saved = dispose == 2 ? canvas.copy(rect) : []
+        let pending = canvas.pending([FrameDisposal.keep, .clear, .restore][dispose], over: rect)
         let stream = APNGFrameStream(reader: reader, name: name, header: header, frameWidth: width, frameHeight: height,
-                                     keptChunks: keptChunks, dataStart: control.end, metadataLimit: limits.maximumMetadataBlocks)
+                                     keptChunks: keptChunks, dataStart: known?.data ?? control.end,
+                                     metadataLimit: limits.maximumMetadataBlocks)
+        defer { chunksRead += stream.chunksRead }
         try decode(stream, into: rect, blendOver: blend == 1, isCancelled: isCancelled)
-        position = try stream.endOfFrameData()
-        disposal = (dispose, rect, saved)
+        if let known {
+            position = known.end
+        } else {
+            position = try stream.endOfFrameData()
+            if index.count < Self.maximumIndexedFrames, let data = stream.firstDataChunk {
+                index.append(FrameLocation(control: control.offset, data: data, end: position))
+            }
+        }
+        disposal = pending
         framesRead += 1
         return Double(delayNumerator) / Double(delayDenominator == 0 ? 100 : delayDenominator)
+    }
+
+    /// Walks from `position` to the next frame's `fcTL` chunk (nil at the end chunk or the end of the
+    /// bytes), past metadata chunks and, before the first frame, a hidden default image's data: at
+    /// most `maximumMetadataBlocks` chunks that belong to no frame (a data chunk there carries no
+    /// frame's data, so it counts as one), and the default image's data within its
+    /// `PNGDataAllowance`. Counts the chunks it reads in `chunksRead`.
+    private func nextFrameControl(chunksRead: inout Int, isCancelled: () -> Bool) throws -> PNGChunkHeader? {
+        var skipped = 0
+        var offset = position
+        // Before the first frame, the walk starts at a hidden default image's first data chunk.
+        var hiddenImage = PNGDataAllowance(width: header.width, height: header.height, colourType: Int(header.colour),
+                                           depth: Int(header.depth), capsChunks: true)
+        var inHiddenImage = framesRead == 0
+        while true {
+            chunksRead += 1
+            guard let chunk = try PNGChunkHeader.read(reader, at: offset), chunk.type != .IEND else { return nil }
+            if chunk.type == .fcTL { return chunk }
+            if chunk.type == .IDAT && inHiddenImage {
+                switch hiddenImage.spend(chunkLength: chunk.length) {
+                case nil: break
+                case .bytes?: throw ImageError.decodeFailed(name, reason: "more compressed image data than an APNG's default image can need")
+                case .chunks?:
+                    throw ImageError.decodeFailed(name, reason: "an APNG's default image in more than \(hiddenImage.chunkLimit) data chunks")
+                }
+            } else {
+                inHiddenImage = false
+                skipped += 1
+                guard skipped <= limits.maximumMetadataBlocks else {
+                    throw ImageDecoder.tooManyMetadataBlocks(name, limit: limits.maximumMetadataBlocks, "PNG chunks between frames")
+                }
+            }
+            if chunksRead & 1023 == 0, isCancelled() { throw AnimationStepCancelled() }
+            offset = chunk.end
+        }
     }
 
     /// libpng decodes the frame's rows from `stream`; each is composited into `rect`.
@@ -301,13 +340,15 @@ final class APNGFrameStream {
     /// Where the next chunk of the frame's data may start.
     private var nextChunk: Int
     /// The kind of data chunk the frame uses (IDAT or fdAT), set by its first.
-    private var dataType: [UInt8]?
+    private var dataType: PNGChunkType?
     private var ended = false
-    /// What the frame's data chunks may still take, headers included.
-    private var budget: Int
+    /// What the frame's data chunks may still take: bytes, headers included, and chunks.
+    private var allowance: PNGDataAllowance
     private let metadataLimit: Int
-
-    private static let endChunk: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
+    /// Where the frame's first data chunk starts, once found.
+    private(set) var firstDataChunk: Int?
+    /// Chunk headers read so far.
+    private(set) var chunksRead = 0
 
     init(reader: EncodedReader, name: String, header: APNGAnimation.Header, frameWidth: Int, frameHeight: Int,
          keptChunks: [UInt8], dataStart: Int, metadataLimit: Int) {
@@ -320,11 +361,23 @@ final class APNGFrameStream {
         var crc = CRC32()
         crc.add(ihdr)
         pending = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + be32(13) + ihdr + be32(Int(crc.value)) + keptChunks
-        let channels = PNGChunkStream.channels(colourType: Int(header.colour), depth: Int(header.depth)) ?? 4
-        let rowBits = ByteCount.product(frameWidth, channels, Int(header.depth))
-        let rowBytes = ByteCount.sum(rowBits / 8, rowBits % 8 == 0 ? 0 : 1, 1)
-        let raw = ByteCount.sum(ByteCount.product(rowBytes, frameHeight), ByteCount.product(frameHeight, 7))
-        budget = ByteCount.sum(ByteCount.product(raw, 2), 64 << 10)
+        allowance = PNGDataAllowance(width: frameWidth, height: frameHeight, colourType: Int(header.colour),
+                                     depth: Int(header.depth), capsChunks: true)
+    }
+
+    /// The next chunk's header, counted; nil where the bytes end.
+    private func chunk(at offset: Int) throws -> PNGChunkHeader? {
+        chunksRead += 1
+        return try PNGChunkHeader.read(reader, at: offset)
+    }
+
+    /// Takes a data chunk of `length` bytes out of the allowance, or refuses the frame.
+    private func spend(_ length: Int) throws {
+        switch allowance.spend(chunkLength: length) {
+        case nil: return
+        case .bytes?: throw ImageError.decodeFailed(name, reason: "more compressed image data than an APNG frame can need")
+        case .chunks?: throw ImageError.decodeFailed(name, reason: "an APNG frame's data in more than \(allowance.chunkLimit) data chunks")
+        }
     }
 
     /// Gives libpng `count` bytes (fewer only where the frame's data ends), or -1 with the reader's
@@ -366,52 +419,45 @@ final class APNGFrameStream {
         pendingOffset = 0
         guard !ended else { return false }
         while true {
-            reader.seek(to: nextChunk)
-            let head = try reader.bytes(8)
-            guard head.count == 8 else {
+            guard let chunk = try chunk(at: nextChunk) else {
                 // The file ends after the frame's data: libpng has all there is.
                 guard dataType != nil else { throw ImageError.truncated(name) }
                 ended = true
-                pending = Self.endChunk
+                pending = PNGChunkHeader.endChunk
                 return true
             }
-            let length = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
-            guard length <= Int(Int32.max) else { throw ImageError.decodeFailed(name, reason: "a PNG chunk of \(length) bytes") }
-            let type = Array(head[4..<8])
-            let isData = type.elementsEqual("IDAT".utf8) || type.elementsEqual("fdAT".utf8)
+            let length = chunk.length, type = chunk.type
+            let isData = type == .IDAT || type == .fdAT
             if let dataType, type != dataType {
                 ended = true
-                pending = Self.endChunk
+                pending = PNGChunkHeader.endChunk
                 return true
             }
             guard isData else {
                 // Before the frame's data stand ancillary chunks, and the palette and transparency
                 // chunks (given already) when the first frame's control chunk precedes them.
-                let isGiven = type.elementsEqual("PLTE".utf8) || type.elementsEqual("tRNS".utf8)
-                let isFrameBoundary = type.elementsEqual("fcTL".utf8) || type.elementsEqual("IEND".utf8)
-                guard isGiven || (type[0] & 0x20 != 0 && !isFrameBoundary) else {
+                let isGiven = type == .PLTE || type == .tRNS
+                let isFrameBoundary = type == .fcTL || type == .IEND
+                guard isGiven || (type.isAncillary && !isFrameBoundary) else {
                     throw ImageError.decodeFailed(name, reason: "an APNG frame without image data")
                 }
                 metadataPassed += 1
                 guard metadataPassed <= metadataLimit else {
                     throw ImageDecoder.tooManyMetadataBlocks(name, limit: metadataLimit, "PNG chunks before a frame's data")
                 }
-                nextChunk += 12 + length
+                nextChunk = chunk.end
                 continue
             }
+            if dataType == nil { firstDataChunk = chunk.offset }
             dataType = type
-            let isSequenced = type.elementsEqual("fdAT".utf8)
+            let isSequenced = type == .fdAT
             guard !isSequenced || length >= 4 else { throw ImageError.decodeFailed(name, reason: "an fdAT chunk of \(length) bytes") }
-            let (spent, overflow) = budget.subtractingReportingOverflow(12 + length)
-            guard !overflow, spent >= 0 else {
-                throw ImageError.decodeFailed(name, reason: "more compressed image data than an APNG frame can need")
-            }
-            budget = spent
+            try spend(length)
             storedCRC = CRC32()
-            storedCRC.add(type)
+            storedCRC.add(Array(chunk.bytes[4..<8]))
             madeCRC = CRC32()
             madeCRC.add(Array("IDAT".utf8))
-            chunkOffset = nextChunk + 8
+            chunkOffset = chunk.dataOffset
             if isSequenced {
                 let sequence = try reader.bytes(4)
                 guard sequence.count == 4 else { throw ImageError.truncated(name) }
@@ -420,7 +466,7 @@ final class APNGFrameStream {
             }
             let dataLength = isSequenced ? length - 4 : length
             chunkLeft = dataLength
-            nextChunk += 12 + length
+            nextChunk = chunk.end
             pending = [UInt8((dataLength >> 24) & 0xFF), UInt8((dataLength >> 16) & 0xFF), UInt8((dataLength >> 8) & 0xFF),
                        UInt8(dataLength & 0xFF)] + Array("IDAT".utf8)
             if dataLength == 0 { try finishChunk() }
@@ -441,47 +487,15 @@ final class APNGFrameStream {
         pending += [UInt8(made >> 24), UInt8((made >> 16) & 0xFF), UInt8((made >> 8) & 0xFF), UInt8(made & 0xFF)]
     }
 
-    /// Walks past what is left of the frame's data chunks (libpng stops reading once it has its rows)
-    /// and returns where the chunk after them starts.
+    /// Walks past what is left of the frame's data chunks (libpng stops reading once it has its rows),
+    /// within the frame's allowance, and returns where the chunk after them starts.
     func endOfFrameData() throws -> Int {
         guard let dataType else { return nextChunk }
         while !ended {
-            reader.seek(to: nextChunk)
-            let head = try reader.bytes(8)
-            guard head.count == 8, Array(head[4..<8]) == dataType else { break }
-            let length = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
-            let (spent, overflow) = budget.subtractingReportingOverflow(12 + length)
-            guard !overflow, spent >= 0 else {
-                throw ImageError.decodeFailed(name, reason: "more compressed image data than an APNG frame can need")
-            }
-            budget = spent
-            nextChunk += 12 + length
+            guard let chunk = try chunk(at: nextChunk), chunk.type == dataType else { break }
+            try spend(chunk.length)
+            nextChunk = chunk.end
         }
         return nextChunk
     }
-}
-
-/// The CRC-32 PNG chunks carry (ISO 3309, the polynomial 0xEDB88320 reflected), computed a byte run
-/// at a time.
-/// - Thread: any (a value)
-struct CRC32 {
-    private var crc: UInt32 = 0xFFFF_FFFF
-
-    private static let table: [UInt32] = (0..<256).map { n -> UInt32 in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
-
-    mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) {
-        Self.table.withUnsafeBufferPointer { table in
-            var c = crc
-            for byte in bytes { c = table[Int((c ^ UInt32(byte)) & 0xFF)] ^ (c >> 8) }
-            crc = c
-        }
-    }
-
-    mutating func add(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { add($0) } }
-
-    var value: UInt32 { ~crc }
 }

@@ -252,6 +252,25 @@ struct PixelRect: Equatable {
     var pixelCount: Int { width * height }
 }
 
+/// What a GIF or APNG frame asks to be done with its rectangle before the next frame is drawn: left
+/// as drawn, cleared to transparent, or put back as it was before the frame (GIF disposal 0–1, 2, 3;
+/// APNG dispose operation 0, 1, 2).
+/// - Thread: any (a value)
+enum FrameDisposal: Equatable {
+    case keep
+    case clear
+    case restore
+}
+
+/// A frame's disposal waiting for the next frame: what to do, where, and for `.restore` the pixels
+/// the frame covered.
+/// - Thread: any (a value)
+struct PendingDisposal {
+    var disposal: FrameDisposal
+    var rect: PixelRect
+    var saved: [UInt8]
+}
+
 /// The canvas a GIF or an APNG is composited on: premultiplied RGBA, 4 bytes a pixel, transparent
 /// where nothing was drawn.
 /// - Thread: one at a time (owned by its backend)
@@ -312,6 +331,22 @@ struct AnimationCanvas {
                     (canvas.baseAddress! + to).update(from: saved.baseAddress! + row * rect.width * 4, count: rect.width * 4)
                 }
             }
+        }
+    }
+
+    /// What a frame about to be drawn into `rect` asks for once the next frame comes, with the pixels
+    /// it covers saved now when they are to be put back.
+    func pending(_ disposal: FrameDisposal, over rect: PixelRect) -> PendingDisposal {
+        PendingDisposal(disposal: disposal, rect: rect, saved: disposal == .restore ? copy(rect) : [])
+    }
+
+    /// Does what the previous frame asked, now that a frame follows it (at the end of the sequence the
+    /// canvas still shows the last frame).
+    mutating func dispose(_ pending: PendingDisposal) {
+        switch pending.disposal {
+        case .keep: break
+        case .clear: clear(pending.rect)
+        case .restore: restore(pending.rect, from: pending.saved)
         }
     }
 

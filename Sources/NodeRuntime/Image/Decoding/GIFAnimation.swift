@@ -25,9 +25,8 @@ final class GIFAnimation: AnimationBackend {
     /// Where the blocks start: after the screen descriptor and the global colour table.
     private let firstBlockOffset: Int
     private var canvas: AnimationCanvas
-    /// What the frame on the canvas asks to be done before the next one: its disposal method, the
-    /// rectangle it covered and, for disposal 3, the pixels it covered.
-    private var disposal: (method: Int, rect: PixelRect, saved: [UInt8])?
+    /// What the frame on the canvas asks to be done before the next one.
+    private var disposal: PendingDisposal?
     private(set) var playCount = 1
 
     var canvasSize: (width: Int, height: Int) { (canvas.width, canvas.height) }
@@ -192,16 +191,9 @@ final class GIFAnimation: AnimationBackend {
         }
         // The previous frame goes as it asked only now that a frame follows it: at the end of the
         // sequence the canvas still shows the last frame.
-        if let done = disposal {
-            switch done.method {
-            case 2: canvas.clear(done.rect)
-            case 3: canvas.restore(done.rect, from: done.saved)
-            default: break
-            }
-            disposal = nil
-        }
+        if let done = disposal { canvas.dispose(done) }
         let rect = PixelRect(x: left, y: top, width: width, height: height, clippedTo: canvasSize)
-        disposal = (method, rect, method == 3 ? canvas.copy(rect) : [])
+        disposal = canvas.pending(method == 2 ? .clear : method == 3 ? .restore : .keep, over: rect)
         // A frame wholly outside the canvas shows nothing: its data is passed over, not decompressed.
         guard !rect.isEmpty else { return try skipFrameData(isCancelled: isCancelled) }
         let interlaced = image.Interlace

@@ -93,25 +93,27 @@ extension ImageDecoder {
         var offset = 33  // the signature and the header chunk
         var ancillary = 0
         while true {
-            reader.seek(to: offset)
-            let head = try reader.bytes(8)
-            guard head.count == 8 else { break }
-            let length = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
-            guard length <= Int(Int32.max) else { break }
-            let type = head[4..<8]
-            if type.elementsEqual("IDAT".utf8) || type.elementsEqual("IEND".utf8) { break }
-            if type.first! & 0x20 != 0 && !type.elementsEqual("tRNS".utf8) {
+            let found: PNGChunkHeader?
+            do {
+                found = try PNGChunkHeader.read(reader, at: offset)
+            } catch ImageError.decodeFailed {
+                break  // a chunk the walk cannot measure (a length over 2³¹ − 1) ends it too
+            }
+            guard let chunk = found else { break }
+            let type = chunk.type
+            if type == .IDAT || type == .IEND { break }
+            if type.isAncillary && type != .tRNS {
                 ancillary += 1
                 guard ancillary <= metadataLimit else {
                     throw tooManyMetadataBlocks(reader.name, limit: metadataLimit, "PNG chunks")
                 }
             }
-            if type.elementsEqual("eXIf".utf8) {
-                let block = try reader.bytes(min(length, exifBytesRead))
+            if type == .eXIf {
+                let block = try reader.bytes(min(chunk.length, exifBytesRead))
                 layout.orientation = block.withUnsafeBufferPointer { ImageOrientation.fromPNGEXIF($0) }
                 break
             }
-            offset += 12 + length
+            offset = chunk.end
         }
         return layout
     }

@@ -20,8 +20,8 @@ final class PNGChunkStream {
     private var imageDataEnded = false
     private var endChunkGiven = false
     private var skipped = 0
-    /// What the image data may still give, set from the header chunk.
-    private var imageDataBudget = Int.max
+    /// What the image data may still take, set from the header chunk.
+    private var imageData = PNGDataAllowance.unlimited
     private var header: (width: Int, height: Int, depth: Int, colour: Int)?
     /// The colour chunks met before the image data.
     private(set) var colour = PNGColourChunks()
@@ -32,9 +32,6 @@ final class PNGChunkStream {
 
     /// The longest header, palette or transparency chunk read (a palette holds at most 768 bytes).
     private static let largestKeptChunk = 4_096
-
-    /// The end chunk libpng sees once the file's image data ends.
-    private static let endChunk: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
 
     init(reader: EncodedReader, metadataLimit: Int) {
         self.reader = reader
@@ -86,56 +83,48 @@ final class PNGChunkStream {
             if imageDataEnded {
                 guard !endChunkGiven else { return false }
                 endChunkGiven = true
-                pending = Self.endChunk
+                pending = PNGChunkHeader.endChunk
                 return true
             }
-            let head = try reader.bytes(8)
-            guard head.count == 8 else { return false }
-            let length = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
-            guard length <= Int(Int32.max) else {
-                throw ImageError.decodeFailed(source, reason: "a PNG chunk of \(length) bytes")
-            }
-            let type = Array(head[4..<8])
-            let isImageData = type.elementsEqual("IDAT".utf8)
+            guard let chunk = try PNGChunkHeader.read(reader, at: reader.position) else { return false }
+            let length = chunk.length, type = chunk.type
+            let isImageData = type == .IDAT
             if sawImageData && !isImageData {
                 imageDataEnded = true  // nothing after the image data is read
                 continue
             }
             if isImageData {
                 sawImageData = true
-                let (spent, overflow) = imageDataBudget.subtractingReportingOverflow(12 + length)
-                guard !overflow, spent >= 0 else {
+                if imageData.spend(chunkLength: length) != nil {
                     let size = header.map { "\($0.width)×\($0.height)" } ?? "this"
                     throw ImageError.decodeFailed(source, reason: "more compressed image data than a \(size) PNG can need")
                 }
-                imageDataBudget = spent
-                pending = head
+                pending = chunk.bytes
                 chunkLeft = length + 4
                 return true
             }
-            let isCritical = type[0] & 0x20 == 0
-            if isCritical || type.elementsEqual("tRNS".utf8) {
+            if !type.isAncillary || type == .tRNS {
                 // The header, palette, transparency and end: small, kept whole. libpng refuses an
                 // unknown critical chunk; it is refused here without reading it.
-                let known = ["IHDR", "PLTE", "IEND", "tRNS"].contains { type.elementsEqual($0.utf8) }
-                let name = String(decoding: type, as: UTF8.self)
+                let known = [PNGChunkType.IHDR, .PLTE, .IEND, .tRNS].contains(type)
                 guard known else {
-                    throw ImageError.decodeFailed(source, reason: "an unknown critical PNG chunk \(name.debugDescription)")
+                    throw ImageError.decodeFailed(source, reason: "an unknown critical PNG chunk \(type.name.debugDescription)")
                 }
                 guard length <= Self.largestKeptChunk else {
-                    throw ImageError.decodeFailed(source, reason: "a PNG \(name) chunk of \(length) bytes")
+                    throw ImageError.decodeFailed(source, reason: "a PNG \(type.name) chunk of \(length) bytes")
                 }
                 let body = try reader.bytes(length + 4)
                 guard body.count == length + 4 else { return false }
-                if type.elementsEqual("IHDR".utf8), length == 13 { noteHeader(body) }
-                pending = head + body
+                if type == .IHDR, length == 13 { noteHeader(body) }
+                pending = chunk.bytes + body
                 return true
             }
             skipped += 1
             guard skipped <= metadataLimit else {
                 throw ImageDecoder.tooManyMetadataBlocks(source, limit: metadataLimit, "PNG chunks")
             }
-            let name = String(decoding: type, as: UTF8.self)
+            let head = chunk.bytes
+            let name = type.name
             if name == "iCCP" && !colour.sawProfile {
                 colour.sawProfile = true
                 if length <= SizedDecode.pngChunkLimit {
@@ -184,30 +173,143 @@ final class PNGChunkStream {
 
     /// The CRC-32 of PNG chunks (ISO 3309, the polynomial 0xEDB88320 reflected).
     static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc = crcTable[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8)
-        }
-        return ~crc
+        var crc = CRC32()
+        crc.add(bytes)
+        return crc.value
     }
 
-    private static let crcTable: [UInt32] = (0..<256).map { n -> UInt32 in
+    /// Records the header's size and sets what the image data may take (`PNGDataAllowance`).
+    private func noteHeader(_ body: [UInt8]) {
+        func u32be(_ i: Int) -> Int { Int(body[i]) << 24 | Int(body[i + 1]) << 16 | Int(body[i + 2]) << 8 | Int(body[i + 3]) }
+        let width = u32be(0), height = u32be(4), depth = Int(body[8]), colour = Int(body[9])
+        header = (width, height, depth, colour)
+        guard Self.channels(colourType: colour, depth: depth) != nil else { return }
+        imageData = PNGDataAllowance(width: width, height: height, colourType: colour, depth: depth, capsChunks: false)
+    }
+}
+
+// MARK: - What PNG and APNG reading share
+
+/// A PNG chunk's four-letter type, its bytes as one big-endian number.
+/// - Thread: any (a value)
+struct PNGChunkType: Hashable, Sendable {
+    let value: UInt32
+
+    init(_ bytes: some Collection<UInt8>) {
+        value = bytes.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    }
+
+    init(_ name: String) { self.init(Array(name.utf8)) }
+
+    static let IHDR = PNGChunkType("IHDR"), PLTE = PNGChunkType("PLTE"), IDAT = PNGChunkType("IDAT")
+    static let IEND = PNGChunkType("IEND"), tRNS = PNGChunkType("tRNS"), eXIf = PNGChunkType("eXIf")
+    static let acTL = PNGChunkType("acTL"), fcTL = PNGChunkType("fcTL"), fdAT = PNGChunkType("fdAT")
+
+    /// Bit 5 of the first letter (lower case): a chunk a decoder may skip.
+    var isAncillary: Bool { value & 0x2000_0000 != 0 }
+
+    /// The four letters, as stored.
+    var name: String { String(decoding: [24, 16, 8, 0].map { UInt8((value >> $0) & 0xFF) }, as: UTF8.self) }
+}
+
+/// A chunk's header as it stands in a PNG: where it starts, its type and its data's length.
+/// - Thread: any (a value)
+struct PNGChunkHeader {
+    let offset: Int
+    let type: PNGChunkType
+    let length: Int
+
+    var dataOffset: Int { offset + 8 }
+    /// Where the next chunk starts (after the data and the CRC).
+    var end: Int { offset + 12 + length }
+
+    /// The header's eight bytes, as stored.
+    var bytes: [UInt8] {
+        [24, 16, 8, 0].map { UInt8((length >> $0) & 0xFF) } + [24, 16, 8, 0].map { UInt8((type.value >> $0) & 0xFF) }
+    }
+
+    /// The header at `offset` of `reader`, which is left after it; nil where the bytes end first.
+    /// - Throws: `decodeFailed` for a length over 2³¹ − 1, which no chunk may have; the reader's errors.
+    static func read(_ reader: EncodedReader, at offset: Int) throws -> PNGChunkHeader? {
+        reader.seek(to: offset)
+        let head = try reader.bytes(8)
+        guard head.count == 8 else { return nil }
+        let length = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
+        guard length <= Int(Int32.max) else { throw ImageError.decodeFailed(reader.name, reason: "a PNG chunk of \(length) bytes") }
+        return PNGChunkHeader(offset: offset, type: PNGChunkType(head[4..<8]), length: length)
+    }
+
+    /// The end chunk a stream shows libpng once the image data it gives has ended.
+    static let endChunk: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
+}
+
+/// What the compressed data of a PNG image, or of an APNG frame, may take: twice its rows stored
+/// uncompressed (a filter byte a row, seven passes' worth for interlacing), plus 64 KB, chunk headers
+/// included; so neither empty data chunks nor bytes after the compressed stream cost more than the
+/// pixels. An APNG frame's data, read again on every play, may also come in at most
+/// `64 + uncompressed / 64` chunks: a flood of tiny or empty chunks costs no more to walk than the
+/// frame's own pixels cost to decode (real encoders write 8 KB chunks or larger).
+/// - Thread: any (a value)
+struct PNGDataAllowance {
+    private var bytesLeft: Int
+    private var chunksLeft: Int
+    /// The most chunks allowed (`Int.max` when not capped).
+    let chunkLimit: Int
+
+    /// No limit (before a header says how large the image is).
+    static let unlimited = PNGDataAllowance(bytes: .max, chunks: .max)
+
+    private init(bytes: Int, chunks: Int) {
+        bytesLeft = bytes
+        chunksLeft = chunks
+        chunkLimit = chunks
+    }
+
+    /// The allowance for a `width × height` image of `colourType` and `depth` (an unknown colour
+    /// type counted as four channels), its chunks capped when `capsChunks`.
+    init(width: Int, height: Int, colourType: Int, depth: Int, capsChunks: Bool) {
+        let channels = PNGChunkStream.channels(colourType: colourType, depth: depth) ?? 4
+        let rowBits = ByteCount.product(width, channels, depth)
+        let rowBytes = ByteCount.sum(rowBits / 8, rowBits % 8 == 0 ? 0 : 1, 1)
+        let raw = ByteCount.sum(ByteCount.product(rowBytes, height), ByteCount.product(height, 7))
+        self.init(bytes: ByteCount.sum(ByteCount.product(raw, 2), 64 << 10), chunks: capsChunks ? ByteCount.sum(64, raw / 64) : .max)
+    }
+
+    /// What passing the allowance ran out of.
+    enum Overrun { case bytes, chunks }
+
+    /// Takes one data chunk of `length` bytes; nil when it fits, else what it passes.
+    mutating func spend(chunkLength length: Int) -> Overrun? {
+        let (spent, overflow) = bytesLeft.subtractingReportingOverflow(12 + length)
+        guard !overflow, spent >= 0 else { return .bytes }
+        guard chunksLeft > 0 else { return .chunks }
+        bytesLeft = spent
+        if chunksLeft != .max { chunksLeft -= 1 }
+        return nil
+    }
+}
+
+/// The CRC-32 PNG chunks carry (ISO 3309, the polynomial 0xEDB88320 reflected), computed a byte run
+/// at a time.
+/// - Thread: any (a value)
+struct CRC32 {
+    private var crc: UInt32 = 0xFFFF_FFFF
+
+    private static let table: [UInt32] = (0..<256).map { n -> UInt32 in
         var c = UInt32(n)
         for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
         return c
     }
 
-    /// Records the header's size and sets the image-data budget: twice the filtered rows stored
-    /// uncompressed, plus 64 KB.
-    private func noteHeader(_ body: [UInt8]) {
-        func u32be(_ i: Int) -> Int { Int(body[i]) << 24 | Int(body[i + 1]) << 16 | Int(body[i + 2]) << 8 | Int(body[i + 3]) }
-        let width = u32be(0), height = u32be(4), depth = Int(body[8]), colour = Int(body[9])
-        header = (width, height, depth, colour)
-        guard let channels = Self.channels(colourType: colour, depth: depth) else { return }
-        let rowBits = ByteCount.product(width, channels, depth)
-        let rowBytes = ByteCount.sum(rowBits / 8, rowBits % 8 == 0 ? 0 : 1, 1)
-        // Interlaced rows carry a filter byte per pass row: seven passes at most.
-        let raw = ByteCount.sum(ByteCount.product(rowBytes, height), ByteCount.product(height, 7))
-        imageDataBudget = ByteCount.sum(ByteCount.product(raw, 2), 64 << 10)
+    mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) {
+        Self.table.withUnsafeBufferPointer { table in
+            var c = crc
+            for byte in bytes { c = table[Int((c ^ UInt32(byte)) & 0xFF)] ^ (c >> 8) }
+            crc = c
+        }
     }
+
+    mutating func add(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { add($0) } }
+
+    var value: UInt32 { ~crc }
 }
