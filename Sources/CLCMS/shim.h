@@ -6,12 +6,19 @@
 // failure and reports why through a context's error handler; nothing here jumps. Each conversion
 // has its own context, whose handler writes into the conversion's message, so a failure is
 // reported with LittleCMS's own words and no state is shared between threads.
+//
+// Each context also has an allocator of its own (a memory-handler plug-in): it counts the bytes
+// LittleCMS holds for the conversion and refuses an allocation that would pass the conversion's
+// limit, before anything is allocated or zeroed. LittleCMS allocates a lookup table's whole size, as
+// its tag declares it, before it reads the table, so a profile of a few hundred bytes could otherwise
+// make it allocate and zero half a gigabyte; refused, the read fails and the profile is not used.
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <lcms2.h>
+#include <lcms2_plugin.h>
 
 /// The pixels a conversion reads: 8-bit BGRA with straight alpha, copied through (a Tessera bitmap's
 /// ARGB8888 words on a little-endian machine, once unpremultiplied: see
@@ -30,7 +37,70 @@ typedef struct TesseraColourConversion {
     cmsHTRANSFORM transform;
     /// The first error LittleCMS reported (or the shim's own reason), empty when there was none.
     char message[256];
+    /// What LittleCMS holds for this conversion, in bytes: now, the most at once, and the limit. An
+    /// allocation that would pass the limit is refused (and `memoryRefused` set).
+    size_t memoryInUse;
+    size_t memoryPeak;
+    size_t memoryLimit;
+    int memoryRefused;
 } TesseraColourConversion;
+
+/// Before each block the allocator hands LittleCMS: its size and the conversion it is counted for
+/// (none for the context's own record, which LittleCMS makes and frees before and after it knows the
+/// conversion). 16 bytes, so the block keeps malloc's alignment.
+typedef struct TesseraColourBlock {
+    size_t size;
+    TesseraColourConversion *owner;
+} TesseraColourBlock;
+
+static inline void *tessera_colour_malloc(cmsContext context, cmsUInt32Number size) {
+    TesseraColourConversion *owner = (TesseraColourConversion *)cmsGetContextUserData(context);
+    if (owner != NULL) {
+        size_t inUse = __atomic_load_n(&owner->memoryInUse, __ATOMIC_RELAXED);
+        if ((size_t)size > owner->memoryLimit || inUse > owner->memoryLimit - (size_t)size) {
+            __atomic_store_n(&owner->memoryRefused, 1, __ATOMIC_RELAXED);
+            return NULL;
+        }
+    }
+    TesseraColourBlock *block = (TesseraColourBlock *)malloc(sizeof(TesseraColourBlock) + (size_t)size);
+    if (block == NULL) return NULL;
+    block->size = size;
+    block->owner = owner;
+    if (owner != NULL) {
+        size_t now = __atomic_add_fetch(&owner->memoryInUse, (size_t)size, __ATOMIC_RELAXED);
+        size_t peak = __atomic_load_n(&owner->memoryPeak, __ATOMIC_RELAXED);
+        while (now > peak && !__atomic_compare_exchange_n(&owner->memoryPeak, &peak, now, 1, __ATOMIC_RELAXED,
+                                                          __ATOMIC_RELAXED)) {}
+    }
+    return block + 1;
+}
+
+static inline void tessera_colour_free(cmsContext context, void *pointer) {
+    (void)context;
+    if (pointer == NULL) return;
+    TesseraColourBlock *block = (TesseraColourBlock *)pointer - 1;
+    if (block->owner != NULL) __atomic_sub_fetch(&block->owner->memoryInUse, block->size, __ATOMIC_RELAXED);
+    free(block);
+}
+
+static inline void *tessera_colour_realloc(cmsContext context, void *pointer, cmsUInt32Number size) {
+    if (pointer == NULL) return tessera_colour_malloc(context, size);
+    TesseraColourBlock *old = (TesseraColourBlock *)pointer - 1;
+    void *moved = tessera_colour_malloc(context, size);
+    if (moved == NULL) return NULL;
+    memcpy(moved, pointer, old->size < (size_t)size ? old->size : (size_t)size);
+    tessera_colour_free(context, pointer);
+    return moved;
+}
+
+/// The allocator plug-in every conversion's context is made with.
+static inline cmsPluginMemHandler *tessera_colour_memory_plugin(void) {
+    static cmsPluginMemHandler plugin = {
+        { cmsPluginMagicNumber, 2060, cmsPluginMemHandlerSig, NULL },
+        tessera_colour_malloc, tessera_colour_free, tessera_colour_realloc, NULL, NULL, NULL,
+    };
+    return &plugin;
+}
 
 static inline void tessera_colour_log(cmsContext context, cmsUInt32Number code, const char *text) {
     (void)code;
@@ -107,10 +177,11 @@ static inline void tessera_colour_finish(TesseraColourConversion *conversion, cm
     if (conversion->transform == NULL) tessera_colour_fail(conversion, "LittleCMS could not make the conversion");
 }
 
-static inline TesseraColourConversion *tessera_colour_begin(void) {
+static inline TesseraColourConversion *tessera_colour_begin(size_t memoryLimit) {
     TesseraColourConversion *conversion = (TesseraColourConversion *)calloc(1, sizeof *conversion);
     if (conversion == NULL) return NULL;
-    conversion->context = cmsCreateContext(NULL, conversion);
+    conversion->memoryLimit = memoryLimit;
+    conversion->context = cmsCreateContext(tessera_colour_memory_plugin(), conversion);
     if (conversion->context == NULL) {
         tessera_colour_fail(conversion, "LittleCMS could not make a context");
         return conversion;
@@ -120,12 +191,14 @@ static inline TesseraColourConversion *tessera_colour_begin(void) {
 }
 
 /// The conversion from the ICC profile at `profile` (`size` bytes) to sRGB for pixels laid out as
-/// `layout`, with rendering intent `intent`. NULL only when out of memory; otherwise `transform` is
+/// `layout`, with rendering intent `intent`, LittleCMS holding at most `memoryLimit` bytes while it
+/// reads the profile and makes the conversion. NULL only when out of memory; otherwise `transform` is
 /// set, or NULL with `message` saying why (a profile LittleCMS cannot read, one of the wrong colour
-/// space for the pixels, a device link). Free with `tessera_colour_close`.
+/// space for the pixels, a device link) and `memoryRefused` set when the limit was reached. Free with
+/// `tessera_colour_close`.
 static inline TesseraColourConversion *tessera_colour_open_profile(const uint8_t *profile, size_t size, int layout,
-                                                                   int intent) {
-    TesseraColourConversion *conversion = tessera_colour_begin();
+                                                                   int intent, size_t memoryLimit) {
+    TesseraColourConversion *conversion = tessera_colour_begin(memoryLimit);
     if (conversion == NULL || conversion->context == NULL) return conversion;
     if (size > 0xFFFFFFFFu) { tessera_colour_fail(conversion, "the profile is too large"); return conversion; }
     cmsHPROFILE source = cmsOpenProfileFromMemTHR(conversion->context, profile, (cmsUInt32Number)size);
@@ -134,10 +207,12 @@ static inline TesseraColourConversion *tessera_colour_open_profile(const uint8_t
 }
 
 /// The conversion to sRGB from the RGB space of white point and primaries `xy` and transfer curve
-/// `curveType` with `parameters` (see `tessera_colour_rgb_profile`), for BGRA pixels.
+/// `curveType` with `parameters` (see `tessera_colour_rgb_profile`), for BGRA pixels, within
+/// `memoryLimit` bytes as `tessera_colour_open_profile`.
 static inline TesseraColourConversion *tessera_colour_open_parametric(const double xy[8], int curveType,
-                                                                      const double parameters[5], int intent) {
-    TesseraColourConversion *conversion = tessera_colour_begin();
+                                                                      const double parameters[5], int intent,
+                                                                      size_t memoryLimit) {
+    TesseraColourConversion *conversion = tessera_colour_begin(memoryLimit);
     if (conversion == NULL || conversion->context == NULL) return conversion;
     cmsHPROFILE source = tessera_colour_rgb_profile(conversion->context, xy, curveType, parameters);
     tessera_colour_finish(conversion, source, TESSERA_COLOUR_BGRA, intent);

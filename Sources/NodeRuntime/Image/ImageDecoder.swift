@@ -22,7 +22,8 @@ internal import CWebP
 /// order its specification gives them, `cICP` (BT.709, Display P3, DCI-P3 and BT.2020 primaries with
 /// the sRGB, BT.709, linear or power curves), then `iCCP`, then `sRGB`, then `gAMA` and `cHRM`. GIF
 /// and BMP colours are shown as stored. Fallback: colour information that cannot be used (a profile
-/// LittleCMS cannot read, one of the wrong colour space for the pixels, one over 4 MB or cut short,
+/// LittleCMS cannot read, one of the wrong colour space for the pixels, one over 4 MB or cut short, one
+/// whose lookup tables do not fit in their tags or would take LittleCMS past its memory limit,
 /// `cICP`'s HDR curves PQ and HLG, a malformed chunk) is ignored — a PNG's next colour chunk is used,
 /// else the pixels are shown as stored, as sRGB — and said once per image and reason through
 /// `TesseraLog.images`. Conversions are made once per profile and kept (`ColourConversions`).

@@ -1,4 +1,5 @@
 import Compositor
+internal import CLCMS
 import Foundation
 import TestSupport
 import XCTest
@@ -31,6 +32,153 @@ final class ImageHostileInputsTests: XCTestCase {
     private func bytesRead() throws -> Int {
         guard let count = ProcessCounters.bytesRead() else { throw XCTSkip("/proc/self/io has no rchar line") }
         return count
+    }
+
+    // MARK: Colour profiles
+
+    private func be16(_ v: Int) -> [UInt8] { [UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+    private func be32(_ v: Int) -> [UInt8] { TestImageFiles.be32(v) }
+
+    /// An ICC profile of `version` (0x0210_0000 is 2.1, 0x0430_0000 is 4.3) describing `space` (RGB
+    /// by default) for a monitor against Lab, holding `tags` (signature, data) and, last, bytes no tag
+    /// points at that make the profile's digest unique to this run (so no conversion cached by an
+    /// earlier test stands in for it).
+    private func iccProfile(version: Int, space: String = "RGB ", tags: [(String, [UInt8])]) -> [UInt8] {
+        var data: [UInt8] = []
+        var table = be32(tags.count)
+        let dataStart = 128 + 4 + 12 * tags.count
+        for (signature, bytes) in tags {
+            table += Array(signature.utf8) + be32(dataStart + data.count) + be32(bytes.count)
+            data += bytes + [UInt8](repeating: 0, count: (4 - bytes.count % 4) % 4)
+        }
+        data += Array(UUID().uuidString.utf8)
+        var header = [UInt8](repeating: 0, count: 128)
+        let size = 128 + table.count + data.count
+        header.replaceSubrange(0..<4, with: be32(size))
+        header.replaceSubrange(8..<12, with: be32(version))
+        header.replaceSubrange(12..<24, with: Array("mntr\(space)Lab ".utf8))
+        header.replaceSubrange(36..<40, with: Array("acsp".utf8))
+        header.replaceSubrange(68..<80, with: be32(0xF6D6) + be32(0x1_0000) + be32(0xD32D))  // D50
+        return header + table + data
+    }
+
+    /// `jpeg` with `profile` in APP2 segments of at most 65,000 bytes of it each.
+    private func jpeg(_ jpeg: [UInt8], profile: [UInt8]) -> [UInt8] {
+        let parts = stride(from: 0, to: profile.count, by: 65_000).map { Array(profile[$0..<min(profile.count, $0 + 65_000)]) }
+        var segments: [UInt8] = []
+        for (index, part) in parts.enumerated() {
+            let payload = Array("ICC_PROFILE".utf8) + [0, UInt8(index + 1), UInt8(parts.count)] + part
+            segments += [0xFF, 0xE2] + be16(payload.count + 2) + payload
+        }
+        return Array(jpeg[..<2]) + segments + Array(jpeg[2...])
+    }
+
+    private func smallJPEG() -> [UInt8] {
+        TestJPEG.encode(width: 16, height: 16, quality: 90, progressive: false) { x, y in (UInt8(x * 16), UInt8(y * 16), 90) }
+    }
+
+    /// Decodes `bytes` at natural size with its notes, and the most memory the process held above
+    /// what it held before, from the kernel's peak resident set (reset first).
+    private func decodeMeasuringMemory(_ bytes: [UInt8], _ name: String) throws -> (bitmap: Bitmap, notes: DecodeNotes, peakAbove: Int) {
+        guard ProcessCounters.resetPeakResident(), let before = ProcessCounters.residentBytes() else {
+            throw XCTSkip("the kernel's peak resident set cannot be reset here")
+        }
+        let source = ImageSource.data(bytes, name: name)
+        let notes = DecodeNotes(source: source.description)
+        let bitmap = try XCTUnwrap(try ImageDecoder.decode(source, for: .init(width: 16, height: 16, mode: .aspectFit),
+                                                           limits: .init(), notes: notes, isCancelled: { false }))
+        let peak = try XCTUnwrap(ProcessCounters.peakResidentBytes())
+        return (bitmap, notes, peak - before)
+    }
+
+    /// A `lut16` tag declaring 3 inputs, 15 outputs and 255 grid points (a 497 MB table) in 64 bytes.
+    private var hugeLut16: [UInt8] {
+        let identity = [0x1_0000, 0, 0, 0, 0x1_0000, 0, 0, 0, 0x1_0000].flatMap(be32)
+        return Array("mft2".utf8) + [0, 0, 0, 0, 3, 15, 255, 0] + identity + be16(2) + be16(2)
+            + [UInt8](repeating: 0x80, count: 3 * 2 * 2)  // the input tables: 3 channels of 2 entries
+    }
+
+    /// A `lutAtoB` tag of 3 inputs and 3 outputs whose colour lookup table declares 255 grid points
+    /// a side at 16 bits (a 99 MB table) in 52 bytes.
+    private var hugeLutAtoB: [UInt8] {
+        Array("mAB ".utf8) + [0, 0, 0, 0, 3, 3, 0, 0] + be32(0) + be32(0) + be32(0) + be32(32) + be32(0)
+            + [255, 255, 255] + [UInt8](repeating: 0, count: 13) + [2, 0, 0, 0]
+    }
+
+    /// A multi-process-element tag of one float colour lookup table declaring 255 grid points a side
+    /// (a 199 MB table) in 52 bytes: not one of the tables checked against their tags, so it is the
+    /// allocator of the conversion's LittleCMS context that refuses it.
+    private var hugeFloatTable: [UInt8] {
+        Array("mpet".utf8) + [0, 0, 0, 0] + be16(3) + be16(3) + be32(1) + be32(24) + be32(28)
+            + Array("clut".utf8) + [0, 0, 0, 0] + be16(3) + be16(3) + [255, 255, 255] + [UInt8](repeating: 0, count: 13)
+    }
+
+    /// Profiles whose tables LittleCMS would allocate and zero before reading them (485 MB, 97 MB and
+    /// 190 MB), in a JPEG of under 2 KB: each is not used, the picture shown as stored (sRGB) and said
+    /// in the decode's notes, and the decode holds no more than 64 MB above what it held before.
+    func testProfilesDeclaringHugeTablesFallBackToSRGBWithinBoundedMemory() async throws {
+        let plain = smallJPEG()
+        let stored = try decodeMeasuringMemory(plain, "plain.jpg").bitmap
+        let profiles: [(String, [UInt8])] = [
+            ("lut16", iccProfile(version: 0x0210_0000, tags: [("A2B0", hugeLut16)])),
+            ("lutAtoB", iccProfile(version: 0x0430_0000, tags: [("A2B0", hugeLutAtoB)])),
+            ("float table", iccProfile(version: 0x0430_0000, tags: [("D2B0", hugeFloatTable)])),
+        ]
+        for (what, profile) in profiles {
+            let file = jpeg(plain, profile: profile)
+            XCTAssertLessThan(file.count, 2_000, what)
+            let (bitmap, notes, peakAbove) = try decodeMeasuringMemory(file, "\(what).jpg")
+            XCTAssertLessThan(peakAbove, 64 << 20, "\(what): \(peakAbove / 1_000_000) MB above what the process held")
+            XCTAssertEqual(bitmap.pixels, stored.pixels, "\(what): shown as stored")
+            XCTAssertEqual(notes.colourShown, "as stored (sRGB)", what)
+            XCTAssertTrue(notes.colourFallbacks.contains { $0.contains("its ICC profile is not used") }, "\(what): \(notes.colourFallbacks)")
+        }
+        // The tables checked against their tags are refused before LittleCMS reads them, saying so.
+        XCTAssertTrue(ICCProfileTables.refusal(profiles[0].1)?.contains("declares tables of 497") == true,
+                      String(describing: ICCProfileTables.refusal(profiles[0].1)))
+        XCTAssertNotNil(ICCProfileTables.refusal(profiles[1].1))
+        XCTAssertNil(ICCProfileTables.refusal(profiles[2].1))
+        guard case .failure(let refusal) = ColourConversion.make(.profile(ICCProfile(profiles[2].1)), layout: .bitmap,
+                                                                 memoryLimit: 4 << 20) else { return XCTFail("made") }
+        XCTAssertTrue(refusal.reason.contains("LittleCMS would need more than"), refusal.reason)
+    }
+
+    /// A CMYK profile of lookup tables as a press profile has them (`lut16`, 17 grid points on four
+    /// inputs, 500 KB) holds what it declares and converts within its memory limit.
+    func testACMYKTableProfileStillConverts() async throws {
+        let profile = try XCTUnwrap(cmsCreateProfilePlaceholder(nil))
+        defer { cmsCloseProfile(profile) }
+        cmsSetProfileVersion(profile, 2.1)
+        cmsSetDeviceClass(profile, cmsSigOutputClass)
+        cmsSetColorSpace(profile, cmsSigCmykData)
+        cmsSetPCS(profile, cmsSigLabData)
+        let pipeline = try XCTUnwrap(cmsPipelineAlloc(nil, 4, 3))
+        defer { cmsPipelineFree(pipeline) }
+        let table = try XCTUnwrap(cmsStageAllocCLut16bit(nil, 17, 4, 3, nil))
+        let sampler: cmsSAMPLER16 = { input, output, _ in
+            guard let input, let output else { return 0 }
+            // Lab from ink: lighter with less ink, each ink pulling a and b its way.
+            let (c, m, y, k) = (Double(input[0]), Double(input[1]), Double(input[2]), Double(input[3]))
+            let light = max(0, 65535 - (c + m + y) / 4 - k * 0.9)
+            output[0] = UInt16(min(65535, light))
+            output[1] = UInt16(min(65535, max(0, 32768 + (m - c) / 4)))
+            output[2] = UInt16(min(65535, max(0, 32768 + (y - c) / 4)))
+            return 1
+        }
+        XCTAssertNotEqual(cmsStageSampleCLut16bit(table, sampler, nil, 0), 0)
+        XCTAssertNotEqual(cmsPipelineInsertStage(pipeline, cmsAT_BEGIN, table), 0)
+        XCTAssertNotEqual(cmsWriteTag(profile, cmsSigAToB0Tag, UnsafeRawPointer(pipeline)), 0)
+        var white = cmsD50_XYZ().pointee
+        XCTAssertNotEqual(cmsWriteTag(profile, cmsSigMediaWhitePointTag, &white), 0)
+        let size = tessera_colour_profile_bytes(profile, nil, 0)
+        var bytes = [UInt8](repeating: 0, count: size)
+        XCTAssertEqual(tessera_colour_profile_bytes(profile, &bytes, size), size)
+        XCTAssertGreaterThan(bytes.count, 17 * 17 * 17 * 17 * 3 * 2)
+        XCTAssertNil(ICCProfileTables.refusal(bytes))
+        let cmyk = [UInt8](try Data(contentsOf: GoldenImage.repositoryRoot.appendingPathComponent("Tests/NodeRuntimeTests/ImageFixtures/quadrants-cmyk.jpg")))
+        let (_, notes, peakAbove) = try decodeMeasuringMemory(jpeg(cmyk, profile: bytes), "press-cmyk.jpg")
+        XCTAssertEqual(notes.colourShown, "converted to sRGB from its ICC profile", "\(notes.colourFallbacks)")
+        XCTAssertLessThan(peakAbove, 64 << 20)
     }
 
     // MARK: WebP

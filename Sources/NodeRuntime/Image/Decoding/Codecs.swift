@@ -42,7 +42,7 @@ struct SizedDecode {
     /// `ColourConversions.shared`); nil when the pixels are shown as stored: sRGB, or colour
     /// information LittleCMS refused, which is noted.
     func colourConversion(_ choice: ColourChoice, layout: ColourPixelLayout) -> ColourConversion? {
-        switch ColourConversions.shared.conversion(for: choice.colour, layout: layout) {
+        switch ColourConversions.shared.conversion(for: choice.colour, layout: layout, workingMemoryBytes: limits.workingMemoryBytes) {
         case .success(let conversion?) where conversion.isIdentity:
             notes.colourChosen("as stored (\(choice.origin) describes sRGB)")
             return nil

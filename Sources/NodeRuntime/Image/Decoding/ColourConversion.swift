@@ -56,11 +56,15 @@ final class ColourConversion: @unchecked Sendable {
     /// LittleCMS's perceptual intent (`INTENT_PERCEPTUAL`).
     static let intent: Int32 = 0
 
-    /// Makes the conversion for `colour` (not `.sRGB`) and `layout`, or says why it cannot be made.
-    /// Primaries and a curve describe RGB: for a grey picture they convert it as RGB (R = G = B).
-    static func make(_ colour: EmbeddedColour, layout: ColourPixelLayout) -> Result<ColourConversion, ColourRefusal> {
+    /// Makes the conversion for `colour` (not `.sRGB`) and `layout`, or says why it cannot be made,
+    /// LittleCMS holding at most `memoryLimit` bytes while it reads the profile and makes the
+    /// conversion (`ColourConversions.memoryLimit`). A profile whose lookup tables do not fit in their
+    /// tags is refused before LittleCMS sees it (`ICCProfileTables`). Primaries and a curve describe
+    /// RGB: for a grey picture they convert it as RGB (R = G = B).
+    static func make(_ colour: EmbeddedColour, layout: ColourPixelLayout, memoryLimit: Int) -> Result<ColourConversion, ColourRefusal> {
         let made: UnsafeMutablePointer<TesseraColourConversion>?
         var effective = layout
+        let limit = max(0, memoryLimit)
         switch colour {
         case .sRGB:
             return .failure(ColourRefusal("sRGB needs no conversion"))
@@ -68,8 +72,9 @@ final class ColourConversion: @unchecked Sendable {
             guard profile.bytes.count <= ColourConversions.maximumProfileBytes else {
                 return .failure(ColourRefusal("\(profile.bytes.count) bytes, over the \(ColourConversions.maximumProfileBytes)-byte limit"))
             }
+            if let refusal = ICCProfileTables.refusal(profile.bytes) { return .failure(ColourRefusal(refusal)) }
             made = profile.bytes.withUnsafeBufferPointer {
-                tessera_colour_open_profile($0.baseAddress, $0.count, layout.lcmsLayout, intent)
+                tessera_colour_open_profile($0.baseAddress, $0.count, layout.lcmsLayout, intent, limit)
             }
         case .parametric(let space):
             guard layout == .bitmap || layout == .grey, space.chromaticities.count == 8 else {
@@ -77,14 +82,18 @@ final class ColourConversion: @unchecked Sendable {
             }
             effective = .bitmap
             let curve = space.transfer.lcmsCurve
-            made = tessera_colour_open_parametric(space.chromaticities, curve.type, curve.parameters, intent)
+            made = tessera_colour_open_parametric(space.chromaticities, curve.type, curve.parameters, intent, limit)
         }
         guard let made else { return .failure(ColourRefusal("out of memory")) }
         guard made.pointee.transform != nil else {
             let message = withUnsafeBytes(of: made.pointee.message) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
+            let overLimit = made.pointee.memoryRefused != 0
             tessera_colour_close(made)
+            if overLimit {
+                return .failure(ColourRefusal("LittleCMS would need more than \(limit) bytes for it (\(message.isEmpty ? "refused" : message))"))
+            }
             return .failure(ColourRefusal(message.isEmpty ? "LittleCMS refused it" : message))
         }
         return .success(ColourConversion(made, layout: effective))
@@ -179,6 +188,15 @@ final class ColourConversions: Sendable {
     struct Key: Hashable, Sendable {
         let colour: EmbeddedColour
         let layout: ColourPixelLayout
+        let memoryLimit: Int
+    }
+
+    /// The most LittleCMS may hold while it reads a profile of `profileBytes` (0 for primaries and a
+    /// curve) and makes its conversion: 4 MB and eight times the profile (its tables widened to 16
+    /// bits, the conversion's own table, the sRGB profile), and never more than the decode's
+    /// `workingMemoryBytes`. Real profiles need far less; a profile that asks more is not used.
+    static func memoryLimit(profileBytes: Int, workingMemoryBytes: Int) -> Int {
+        min(max(0, workingMemoryBytes), ByteCount.sum(4 << 20, ByteCount.product(profileBytes, 8)))
     }
 
     enum Outcome: Sendable {
@@ -201,13 +219,18 @@ final class ColourConversions: Sendable {
     /// How many times a conversion was asked of LittleCMS (a cache miss), since start.
     var attempts: Int { state.withLock { $0.attempts } }
 
-    /// The conversion for `colour` and `layout`: nil for sRGB, else made once and kept.
-    func conversion(for colour: EmbeddedColour, layout: ColourPixelLayout) -> Result<ColourConversion?, ColourRefusal> {
+    /// The conversion for `colour` and `layout`: nil for sRGB, else made once and kept. LittleCMS
+    /// holds at most `memoryLimit(profileBytes:workingMemoryBytes:)` while it makes it.
+    func conversion(for colour: EmbeddedColour, layout: ColourPixelLayout,
+                    workingMemoryBytes: Int = ImageDecoder.Limits().workingMemoryBytes) -> Result<ColourConversion?, ColourRefusal> {
         if colour == .sRGB { return .success(nil) }
-        let key = Key(colour: colour, layout: layout)
+        var profileBytes = 0
+        if case .profile(let profile) = colour { profileBytes = profile.bytes.count }
+        let limit = Self.memoryLimit(profileBytes: profileBytes, workingMemoryBytes: workingMemoryBytes)
+        let key = Key(colour: colour, layout: layout, memoryLimit: limit)
         if let found = state.withLock({ $0.entries.value(for: key) }) { return Self.result(found) }
         let outcome: Outcome
-        switch ColourConversion.make(colour, layout: layout) {
+        switch ColourConversion.make(colour, layout: layout, memoryLimit: limit) {
         case .success(let conversion): outcome = .made(conversion)
         case .failure(let refusal): outcome = .refused(refusal)
         }
