@@ -9,6 +9,10 @@
 #   make docs      the DocC documentation (Tessera, NodeRuntime, Compositor) in one archive under .build/
 #   make examples  the example apps (Examples/): the README's first app is the file, they build, the
 #                  feed's tests pass, and both run headless and write a screenshot
+#   make release   every product built with optimization (what an app ships)
+#   make soak      the gallery in a window under Xvfb, driven by seeded random input from outside for
+#                  SOAK_MINUTES (default 30): RSS at start, middle and end, frames, errors, cost at rest
+#   make asan      the whole test suite under AddressSanitizer with leak detection; fails on any report
 SHELL := /bin/bash
 
 RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev liblcms2-dev libicu-dev libfontconfig-dev libharfbuzz-dev libdbus-1-dev fonts-noto-color-emoji fonts-wqy-microhei fonts-lohit-deva fonts-tlwg-loma-ttf
@@ -20,6 +24,8 @@ TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp dbu
 ARGS ?=
 
 FUZZ_SECONDS ?= 600
+SOAK_MINUTES ?= 30
+SOAK_SEED ?= $(shell date +%s)
 FUZZ_SEED ?= $(shell date +%s)
 STRESS_OPERATIONS ?= 1000000
 STRESS_THREADS ?= 4
@@ -30,7 +36,7 @@ FIRST_APP_README ?= README.md
 # Where the example apps' headless screenshots go.
 EXAMPLES_OUTPUT := .test-output/examples
 
-.PHONY: gallery test stress tsan fuzz docs examples build deps test-deps clean
+.PHONY: gallery test stress tsan asan fuzz docs examples build release soak deps test-deps clean
 
 # Installs the Debian packages named in $(1) that are missing: with apt when running as root,
 # otherwise prints the one command to run and stops.
@@ -63,6 +69,15 @@ build: deps
 gallery: build
 	.build/release/gallery $(ARGS)
 
+release: deps
+	swift build -c release
+
+# The report (JSON) goes to .test-output/soak.json; replay a run with make soak SOAK_SEED=N.
+soak: test-deps build
+	@mkdir -p .test-output
+	/usr/bin/python3 Tools/soak.py --gallery .build/release/gallery --minutes $(SOAK_MINUTES) --seed $(SOAK_SEED) \
+	  --json .test-output/soak.json
+
 # A crash or a hang leaves its input in .build/fuzz-findings; replay it with
 # .build/release/image-fuzz --replay .build/fuzz-findings/crash-input, then keep it in
 # Tests/NodeRuntimeTests/FuzzRegressions, whose files every `make test` decodes.
@@ -92,6 +107,19 @@ tsan: test-deps
 	  failed=$$(echo "$$summary" | sed -E 's/.*with ([0-9]+) failures?.*/\1/'); \
 	  echo "ThreadSanitizer: no reports"; \
 	  echo "tsan: $$((total - failed)) passed, $$failed failed"
+
+# AddressSanitizer with LeakSanitizer, its own scratch folder like tsan's. Tools/lsan-suppressions.txt
+# names what LeakSanitizer cannot see as live (Swift's weak-reference side tables). Any report fails,
+# from the test process or a child it starts.
+asan: test-deps
+	swift build --build-tests --sanitize=address --scratch-path .build-asan
+	@set -o pipefail; SDL_VIDEODRIVER=dummy ASAN_OPTIONS="detect_leaks=1:halt_on_error=0:exitcode=66" \
+	  LSAN_OPTIONS="suppressions=$(CURDIR)/Tools/lsan-suppressions.txt:print_suppressions=0" timeout 30m \
+	  swift test --skip-build --sanitize=address --scratch-path .build-asan 2>&1 | tee .build-asan/asan.log
+	@if grep -qE "ERROR: (AddressSanitizer|LeakSanitizer)" .build-asan/asan.log; then \
+	  echo "AddressSanitizer reported (see .build-asan/asan.log)"; exit 1; \
+	fi
+	@echo "AddressSanitizer: no reports"
 
 # Each target's symbols in its own archive, the Tessera catalog's links reaching the other two (written
 # ``/NodeRuntime/Node``), merged into .build/plugins/Swift-DocC/outputs/Tessera.doccarchive. Fails on any
@@ -128,4 +156,4 @@ examples: test-deps
 	done
 
 clean:
-	rm -rf .build .build-tsan .test-output gallery-output Examples/.build
+	rm -rf .build .build-tsan .build-asan .test-output gallery-output Examples/.build

@@ -131,7 +131,7 @@ class Soak:
                 event = self.display.next_event()
                 if event.type == self.display.extension_event.DamageNotify:
                     count += 1
-                    self.damage.subtract(0, 0)
+                    self.display.damage_subtract(self.damage)
             if remaining <= 0:
                 return count
             select.select([self.display], [], [], remaining)
