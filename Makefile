@@ -110,10 +110,12 @@ tsan: test-deps
 
 # AddressSanitizer with LeakSanitizer, its own scratch folder like tsan's. Tools/lsan-suppressions.txt
 # names what LeakSanitizer cannot see as live (Swift's weak-reference side tables). Any report fails,
-# from the test process or a child it starts.
+# from the test process or a child it starts. ASAN_LEAKS=0 checks memory errors only (what CI runs
+# while the leak reports listed in docs/testing.md are worked through).
+ASAN_LEAKS ?= 1
 asan: test-deps
 	swift build --build-tests --sanitize=address --scratch-path .build-asan
-	@set -o pipefail; SDL_VIDEODRIVER=dummy ASAN_OPTIONS="detect_leaks=1:halt_on_error=0:exitcode=66" \
+	@set -o pipefail; SDL_VIDEODRIVER=dummy ASAN_OPTIONS="detect_leaks=$(ASAN_LEAKS):halt_on_error=0:exitcode=66" \
 	  LSAN_OPTIONS="suppressions=$(CURDIR)/Tools/lsan-suppressions.txt:print_suppressions=0" timeout 30m \
 	  swift test --skip-build --sanitize=address --scratch-path .build-asan 2>&1 | tee .build-asan/asan.log
 	@if grep -qE "ERROR: (AddressSanitizer|LeakSanitizer)" .build-asan/asan.log; then \
