@@ -22,16 +22,35 @@ private final class SwatchNode: Node, NodeDrawing, @unchecked Sendable {
     }
 }
 
+/// Holds back the making of rows while closed (their blocks wait on the workers). - Thread: any
+private final class RowGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var isOpen = true
+    func close() { condition.lock(); isOpen = false; condition.unlock() }
+    func open() { condition.lock(); isOpen = true; condition.broadcast(); condition.unlock() }
+    func pass() {
+        condition.lock()
+        // Bounded: a test that forgets to open it fails instead of hanging.
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !isOpen && condition.wait(until: deadline) {}
+        condition.unlock()
+    }
+}
+
 /// Rows of alternating colours, each `height` points. - Thread: main
 @MainActor
 private final class SwatchSource: ListDataSource {
     let colors: [Color]
     let height: Double
+    var gate: RowGate?
     init(colors: [Color], height: Double) { self.colors = colors; self.height = height }
     func numberOfRows(in list: ListNode) -> Int { colors.count }
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
-        let color = colors[row], height = height
-        return { SwatchNode(color, height: height) }
+        let color = colors[row], height = height, gate = gate
+        return {
+            gate?.pass()
+            return SwatchNode(color, height: height)
+        }
     }
 }
 
@@ -222,6 +241,8 @@ final class ApplicationTests: XCTestCase {
     func testTheEndKeyRestsAtTheEndThoughRowsMeasureShorterOnTheWay() async throws {
         for (estimate, threaded) in [(120.0, false), (20.0, false), (120.0, true), (20.0, true)] {
             let source = SwatchSource(colors: (0..<400).map { $0.isMultiple(of: 2) ? red : blue }, height: 50)
+            let gate = RowGate()
+            source.gate = gate
             let list = ListNode()
             list.dataSource = source
             var configuration = Application.Configuration.headless(size: Size(width: 200, height: 300))
@@ -232,10 +253,11 @@ final class ApplicationTests: XCTestCase {
             list.estimatedRowHeight = estimate
             list.reloadData()
             try app.settle()
+            // The rows near the end are made (and measured) only once the slide there has arrived.
+            gate.close()
             XCTAssertTrue(list.handleKey(.end))
-            // The slide runs its frames without waiting for the rows it reaches to be measured; they
-            // arrive once it has arrived.
             for _ in 0..<60 { app.frame() }
+            gate.open()
             try app.settle()
             XCTAssertEqual(list.contentOffset, list.maximumOffset, accuracy: 0.5, "estimate \(estimate), threaded \(threaded): at the end")
             XCTAssertEqual(list.visibleRows?.upperBound, 399)

@@ -470,6 +470,7 @@ extension ListNode {
     func isHeldTargetSettled(_ ranges: RowRanges) -> Bool {
         guard let heldTarget else { return true }
         if case let .row(row, _) = heldTarget, row < geometry.count, !geometry.isMeasured(row) { return false }
+        if case .end = heldTarget, geometry.count > 0, !geometry.isMeasured(geometry.count - 1) { return false }
         guard let visible = ranges.visible else { return true }
         return visible.allSatisfy(geometry.isMeasured)
     }

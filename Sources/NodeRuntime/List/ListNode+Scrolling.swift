@@ -13,6 +13,15 @@ enum ScrollTarget: Equatable, Sendable {
         if case .offset(let y) = self { return .offset(y + delta) }
         return self
     }
+
+    /// Held once reached while the rows around it are measured (a row, or the end: rows measured at
+    /// another height than their estimates must not move it, nor leave the list past its end).
+    var isHeld: Bool {
+        switch self {
+        case .row, .end: return true
+        case .offset, .start: return false
+        }
+    }
 }
 
 extension ListNode {
@@ -79,7 +88,7 @@ extension ListNode {
         }
         motion = .idle
         offset = resolve(target)
-        if case .row = target { heldTarget = target }
+        if target.isHeld { heldTarget = target }
         if stacksFromBottom { isPinnedToBottom = offset >= maximumOffset - 0.5 }
     }
 
@@ -131,7 +140,7 @@ extension ListNode {
         let arrived = track.advance(to: time)
         let target = animationTarget
         adopt(track)
-        if arrived, let target, case .row = target { heldTarget = target }
+        if arrived, let target, target.isHeld { heldTarget = target }
     }
 
     /// Takes `track`'s position and motion as the list's own, without counting it as a change of the

@@ -146,7 +146,7 @@ extension ListNode {
         }
         if let heldTarget {
             let target = mapped(heldTarget)
-            if case .row = target { self.heldTarget = target } else { self.heldTarget = nil }
+            self.heldTarget = target.isHeld ? target : nil
         }
         if let animationTarget { self.animationTarget = mapped(animationTarget) }
     }
