@@ -11,7 +11,8 @@
 #                  feed's tests pass, and both run headless and write a screenshot
 #   make release   every product built with optimization (what an app ships)
 #   make soak      the gallery in a window under Xvfb, driven by seeded random input from outside for
-#                  SOAK_MINUTES (default 30): RSS at start, middle and end, frames, errors, cost at rest
+#                  SOAK_WARMUP minutes (3) and then SOAK_MINUTES (default 30): RSS after the warm-up,
+#                  at the middle and at the end, frames, errors, cost at rest
 #   make asan      the whole test suite under AddressSanitizer with leak detection; fails on any report
 SHELL := /bin/bash
 
@@ -25,6 +26,7 @@ ARGS ?=
 
 FUZZ_SECONDS ?= 600
 SOAK_MINUTES ?= 30
+SOAK_WARMUP ?= 3
 SOAK_SEED ?= $(shell date +%s)
 FUZZ_SEED ?= $(shell date +%s)
 STRESS_OPERATIONS ?= 1000000
@@ -75,7 +77,8 @@ release: deps
 # The report (JSON) goes to .test-output/soak.json; replay a run with make soak SOAK_SEED=N.
 soak: test-deps build
 	@mkdir -p .test-output
-	/usr/bin/python3 Tools/soak.py --gallery .build/release/gallery --minutes $(SOAK_MINUTES) --seed $(SOAK_SEED) \
+	/usr/bin/python3 Tools/soak.py --gallery .build/release/gallery --minutes $(SOAK_MINUTES) \
+	  --warmup-minutes $(SOAK_WARMUP) --seed $(SOAK_SEED) \
 	  --json .test-output/soak.json
 
 # A crash or a hang leaves its input in .build/fuzz-findings; replay it with

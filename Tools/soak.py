@@ -9,7 +9,8 @@ software renderer, and drives it as a user would, through XTest (the X server's 
 wheel notches, drags, clicks, keys (arrows, pages, Tab, Escape, Home/End, the screen keys 1-5),
 typing, and now and then a resize of the window (xdotool). The input is random from --seed, so a run
 replays. It reads the gallery's resident memory (VmRSS in /proc/PID/status) once the first screen is
-up, at the middle and at the end, counts the frames the window showed (X DAMAGE events), the lines
+up, after a warm-up of the same input (--warmup-minutes, 3: the caches fill to their budgets), at the
+middle of the soak proper and at its end, counts the frames the window showed (X DAMAGE events), the lines
 the gallery logged at error level or worse, and, once the input has stopped and the screen settled,
 the CPU it uses and the frames it shows over --rest-seconds at rest.
 
@@ -215,6 +216,8 @@ def main():
     parser.add_argument("--name", default="^Tessera gallery$")
     parser.add_argument("--renderer", default="software")
     parser.add_argument("--rate", type=float, default=10, help="input actions a second")
+    parser.add_argument("--warmup-minutes", type=float, default=3,
+                        help="input before the soak proper, while caches fill (not judged)")
     parser.add_argument("--rest-seconds", type=float, default=5)
     parser.add_argument("--rss-growth", type=float, default=0.10)
     parser.add_argument("--display-given", action="store_true", help="use $DISPLAY instead of starting Xvfb")
@@ -222,7 +225,8 @@ def main():
     arguments = parser.parse_args()
     if arguments.seed is None:
         arguments.seed = random.randrange(1 << 32)
-    print(f"soak: {arguments.minutes} minutes, seed {arguments.seed} (--seed replays it)", flush=True)
+    print(f"soak: {arguments.warmup_minutes:g} minutes' warm-up, then {arguments.minutes:g} minutes, seed {arguments.seed} "
+          "(--seed replays it)", flush=True)
 
     server = None
     if arguments.display_given:
@@ -242,11 +246,19 @@ def main():
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environment)
     output = Output(gallery.stdout)
     output.start()
-    report = {"seed": arguments.seed, "minutes": arguments.minutes, "renderer": arguments.renderer}
+    report = {"seed": arguments.seed, "minutes": arguments.minutes, "warmupMinutes": arguments.warmup_minutes,
+              "renderer": arguments.renderer}
     try:
         soak = Soak(arguments)
         soak.find()
         soak.count_damage(5)  # the first screen, settled
+        report["rssFirstScreenBytes"] = rss_bytes(gallery.pid)
+        # The warm-up: the same input, until the caches have filled to their budgets (the gallery's
+        # grow for its first two minutes or so); growth is judged from here.
+        warmup_end = time.monotonic() + arguments.warmup_minutes * 60
+        while time.monotonic() < warmup_end and gallery.poll() is None:
+            soak.act()
+            soak.frames += soak.count_damage(1 / arguments.rate)
         report["rssStartBytes"] = rss_bytes(gallery.pid)
         duration = arguments.minutes * 60
         start = time.monotonic()
@@ -308,7 +320,8 @@ def main():
     print(f"soak: seed {arguments.seed}, {sum(report.get('actions', {}).values())} actions "
           f"({', '.join(f'{k} {v}' for k, v in sorted(report.get('actions', {}).items()))})")
     if report.get("running"):
-        print(f"  RSS  start {report['rssStartBytes'] / mb:.1f} MB  middle {report['rssMiddleBytes'] / mb:.1f} MB  "
+        print(f"  RSS  first screen {report['rssFirstScreenBytes'] / mb:.1f} MB; after the warm-up "
+              f"{report['rssStartBytes'] / mb:.1f} MB  middle {report['rssMiddleBytes'] / mb:.1f} MB  "
               f"end {report['rssEndBytes'] / mb:.1f} MB ({report['rssGrowthAfterMiddle'] * 100:+.1f}% after the middle)")
         print(f"  frames shown {report['frames']}; at rest afterwards: {report['framesAtRest']} frames in "
               f"{arguments.rest_seconds:g} s, CPU {report['cpuAtRestPercent']:.2f}%")
