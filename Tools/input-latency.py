@@ -21,7 +21,6 @@ XTEST and DAMAGE.
 import argparse
 import json
 import random
-import re
 import select
 import statistics
 import sys
@@ -30,24 +29,7 @@ import time
 from Xlib import X, display as xdisplay
 from Xlib.ext import damage, xtest
 
-
-def find_window(root, pattern):
-    expression = re.compile(pattern)
-    stack = [root]
-    while stack:
-        window = stack.pop()
-        try:
-            name = window.get_wm_name()
-            attributes = window.get_attributes()
-        except Exception:
-            continue
-        if name and expression.search(name) and attributes.map_state == X.IsViewable:
-            return window
-        try:
-            stack.extend(window.query_tree().children)
-        except Exception:
-            pass
-    return None
+from xwindows import find_window
 
 
 def percentile(values, fraction):
