@@ -54,6 +54,9 @@ let package = Package(
         // libdbus, which the AT-SPI bridge speaks to screen readers with, through its iterator API
         // (the shim restates the type codes Swift cannot import).
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // libcurl, which fetches images by URL (`CurlImageFetcher`): Debian's, built with OpenSSL,
+        // nghttp2 (HTTP/2), zlib, brotli and zstd. The shim gives its variadic calls typed wrappers.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // SplitMix64, the one seeded generator: the image fuzzer and the seeded tests replay from a seed.
         .target(name: "TesseraRandom"),
         // The C side of ICU: plain-typed wrappers, so no ICU type reaches Swift (see Sources/CICU).
@@ -69,7 +72,7 @@ let package = Package(
         .target(
             name: "NodeRuntime",
             dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "TesseraICU", "CFontconfig",
-                           "CHarfBuzz", .product(name: "Logging", package: "swift-log")],
+                           "CHarfBuzz", "CCurl", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Resources/Fonts")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),

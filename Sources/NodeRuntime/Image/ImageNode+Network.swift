@@ -113,7 +113,7 @@ extension ImageNode {
 
 /// One image node's fetch of a `.url` source for one decode: decodes a progressive JPEG's passes as
 /// its bytes arrive, then the whole image on a display worker.
-/// - Thread: the fetch thread (one call at a time; `progressive` is touched only there)
+/// - Thread: the fetch's queue (one call at a time; `progressive` is touched only there)
 final class URLImageLoad: NetworkImageConsumer, @unchecked Sendable {
     private let name: String
     private let target: ImageDecoder.Target
@@ -126,9 +126,9 @@ final class URLImageLoad: NetworkImageConsumer, @unchecked Sendable {
     private let priority: DisplayPriority
     private let deliver: @Sendable (Result<Bitmap, ImageError>) -> Void
     private let deliverPass: @Sendable (Bitmap) -> Void
-    /// The passes' decoder, made at the first bytes of a JPEG. (fetch thread only)
+    /// The passes' decoder, made at the first bytes of a JPEG. (the fetch's queue only)
     private var progressive: ProgressiveJPEGDecoder?
-    /// No passes for these bytes: not a JPEG, not progressive, or refused. (fetch thread only)
+    /// No passes for these bytes: not a JPEG, not progressive, or refused. (the fetch's queue only)
     private var noPasses = false
 
     init(name: String, target: ImageDecoder.Target, limits: ImageDecoder.Limits, key: ImageCache.Key, cache: ImageCache,
@@ -198,12 +198,12 @@ final class URLImageLoad: NetworkImageConsumer, @unchecked Sendable {
 
 /// A fetch for a `.url` source's natural size: the header is read from the first bytes that hold
 /// it, kept in the shared header cache, and handed on once.
-/// - Thread: the fetch thread (one call at a time; `delivered` is touched only there)
+/// - Thread: the fetch's queue (one call at a time; `delivered` is touched only there)
 final class NaturalSizeLoad: NetworkImageConsumer, @unchecked Sendable {
     private let source: ImageSource
     private let limits: ImageDecoder.Limits
     private let deliver: @Sendable (Result<ImageHeaderCache.PixelSize, any Error>) -> Void
-    /// The size (or the failure) was handed on. (fetch thread only)
+    /// The size (or the failure) was handed on. (the fetch's queue only)
     private var delivered = false
 
     init(source: ImageSource, limits: ImageDecoder.Limits,

@@ -14,9 +14,9 @@ public enum ImageSource: Sendable, Hashable, CustomStringConvertible {
     case encoded(EncodedImage)
     /// A bitmap that is already decoded.
     case bitmap(Bitmap)
-    /// An encoded image fetched over HTTP (`http://` only) by the image node's `networkLoader`
+    /// An encoded image fetched over HTTP or HTTPS by the image node's `networkLoader`
     /// (`NetworkImageLoader.shared` unless set): from its memory or disk cache, else from the network
-    /// on a fetch thread, with time limits, a body limit and retries. A progressive JPEG shows coarse
+    /// (libcurl, off the UI thread), with time limits, a body limit and retries. A progressive JPEG shows coarse
     /// while it arrives and sharpens with each scan; other images show once whole. A failure ends in
     /// `ImageError.network` (or the decode's own error for bytes that are not an image).
     case url(URL)

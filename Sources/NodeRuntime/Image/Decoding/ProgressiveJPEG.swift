@@ -14,7 +14,7 @@ internal import CJPEG
 ///
 /// The picture of the last scan is never made here: once every byte has arrived, the whole file is
 /// decoded as any other source, so the final image is the same one a file or byte source gives.
-/// - Thread: one thread at a time (a fetch thread)
+/// - Thread: one thread at a time (a fetch's queue)
 final class ProgressiveJPEGDecoder {
     private enum Phase {
         case header

@@ -20,12 +20,12 @@ public enum NetworkImageError: Error, Equatable, Sendable, CustomStringConvertib
         case total
     }
 
-    /// The URL cannot be fetched: not `http://` (`https://` included: Tessera's client speaks plain
-    /// HTTP/1.1 only), or without a host. Never retried.
+    /// The URL cannot be fetched: not `http://` or `https://` (a redirect's target included), or
+    /// without a host. Never retried.
     case unsupportedURL(String, reason: String)
     /// The host name does not resolve. Never retried.
     case hostNotFound(String)
-    /// The connection could not be made (refused, unreachable): transient.
+    /// The connection could not be made (refused, unreachable, a proxy that failed): transient.
     case connectionFailed(reason: String)
     /// The connection was reset (TCP RST) after `received` body bytes: transient.
     case connectionReset(received: Int)
@@ -37,14 +37,16 @@ public enum NetworkImageError: Error, Equatable, Sendable, CustomStringConvertib
     /// The connection closed after `received` body bytes, before the `expected` bytes its
     /// Content-Length announced (nil: a chunked body that ended without its last chunk): transient.
     case truncatedBody(received: Int, expected: Int?)
-    /// The server sent more body bytes than its Content-Length announced (`declared`): the body is
-    /// not trusted. Never retried.
-    case bodyLongerThanDeclared(declared: Int)
+    /// The TLS handshake failed: a certificate not trusted (see
+    /// `NetworkImageLoader.Configuration.additionalTrustedCertificates`), expired or for another
+    /// name, or no protocol or cipher in common. Never retried.
+    case tlsFailed(reason: String)
     /// The body is longer than `limit` bytes (`NetworkImageLoader.Configuration.maximumBodyBytes`),
     /// as announced or as it streamed in: reading stopped at the limit. Never retried.
     case tooLarge(limit: Int)
-    /// The response is not HTTP/1.x as Tessera reads it (a bad status line, headers over 64 KB, a bad
-    /// chunk, an encoding it does not decode). Never retried.
+    /// The response is not HTTP as Tessera reads it (no status line, status lines and headers over
+    /// 64 KB, interim heads and trailers included, a bad chunk, a content coding it cannot decode, an
+    /// HTTP/2 protocol error). Never retried.
     case malformedResponse(reason: String)
     /// More than `limit` redirects in a row. Never retried.
     case tooManyRedirects(limit: Int)
@@ -54,7 +56,7 @@ public enum NetworkImageError: Error, Equatable, Sendable, CustomStringConvertib
         switch self {
         case .connectionFailed, .connectionReset, .timedOut, .truncatedBody: return true
         case .httpStatus(let status): return (500...599).contains(status)
-        case .unsupportedURL, .hostNotFound, .bodyLongerThanDeclared, .tooLarge, .malformedResponse, .tooManyRedirects:
+        case .unsupportedURL, .hostNotFound, .tlsFailed, .tooLarge, .malformedResponse, .tooManyRedirects:
             return false
         }
     }
@@ -75,7 +77,7 @@ public enum NetworkImageError: Error, Equatable, Sendable, CustomStringConvertib
         case let .truncatedBody(received, expected):
             if let expected { return "body cut short: \(received) of \(expected) bytes" }
             return "body cut short after \(received) bytes (no last chunk)"
-        case .bodyLongerThanDeclared(let declared): return "body longer than its Content-Length of \(declared) bytes"
+        case .tlsFailed(let reason): return "TLS failed (\(reason))"
         case .tooLarge(let limit): return "body over the \(limit)-byte limit"
         case .malformedResponse(let reason): return "malformed response (\(reason))"
         case .tooManyRedirects(let limit): return "more than \(limit) redirects"

@@ -1,19 +1,24 @@
 public import Foundation
 import Compositor
 
-/// Fetches images by URL for `ImageSource.url` sources: from memory, from disk, or over HTTP on
-/// threads of its own, with retries, time limits and a body limit.
+/// Fetches images by URL for `ImageSource.url` sources: from memory, from disk, or over the network,
+/// with retries, time limits, a body limit and a fair share for every host.
 ///
 /// - Order of lookup: the encoded bytes kept in memory (`memoryCacheBytes`, least recently used out
 ///   first), then the disk cache (`diskCacheDirectory`, `diskCacheBytes`; see `ImageDiskCache`), then
-///   the network (`HTTPClient`: plain HTTP/1.1 over POSIX sockets, `http://` only; its doc comment
-///   says why). What the network brings is kept in both caches before it is handed on.
-/// - Threads: at most `maximumConcurrentFetches` fetch threads, made as fetches wait and ended when
-///   none do; the rest wait their turn in order. Never the UI thread and never a display worker, so
-///   a slow server holds no drawing back. Bytes are handed on as they arrive, on the fetch thread
-///   (an image node decodes a progressive JPEG's passes there).
-/// - Requests for one URL while it is being fetched share the fetch; the fetch stops (its socket is
-///   closed) when every request for it is cancelled.
+///   the network, through `Configuration.fetcher` (default: a `CurlImageFetcher`, libcurl: HTTP/1.1
+///   and HTTP/2, HTTPS, redirects, compression, proxies, connections kept and reused). What the
+///   network brings is kept in both caches before it is handed on.
+/// - At most `maximumConcurrentFetches` fetches at once and `maximumFetchesPerHost` to one host; the
+///   rest wait their turn in order, a host at its share passed over for the next one that is not (a
+///   host that never answers holds its own share, never everyone's). A waiting fetch holds no
+///   descriptor and no thread.
+/// - Bytes are handed on as they arrive, on a serial queue of the fetch's own (never the UI thread,
+///   never a display worker, never the network thread): an image node decodes a progressive JPEG's
+///   passes there, and when it is slower than the network it is handed the newest bytes, not every
+///   piece.
+/// - Requests for one URL while it is being fetched share the fetch; the fetch stops (its transfer
+///   and connection closed) when every request for it is cancelled.
 /// - Transient failures (`NetworkImageError.isTransient`) are tried again up to
 ///   `RetryPolicy.maximumAttempts` times, after exponentially growing delays with random jitter.
 /// - Thread: any
@@ -30,8 +35,11 @@ public final class NetworkImageLoader: Sendable {
         /// The longest body accepted, in bytes: one announced longer is refused before it is read,
         /// one that streams past it is cut off there (`NetworkImageError.tooLarge`).
         public var maximumBodyBytes = 32 << 20
-        /// The most fetches over the network at once (each on a thread of its own).
-        public var maximumConcurrentFetches = 6
+        /// The most fetches over the network at once.
+        public var maximumConcurrentFetches = 8
+        /// The most fetches at once from one host (scheme, name and port): the others wait while
+        /// other hosts' fetches go ahead.
+        public var maximumFetchesPerHost = 4
         /// The budget of encoded bytes kept in memory.
         public var memoryCacheBytes = 32 << 20
         /// Where fetched images are kept on disk; nil keeps none. Default:
@@ -44,6 +52,20 @@ public final class NetworkImageLoader: Sendable {
         public var retry = RetryPolicy()
         /// The User-Agent header sent.
         public var userAgent = "Tessera"
+        /// More request headers sent with every fetch ("Authorization": "Bearer …").
+        public var headers: [String: String] = [:]
+        /// Certificate authorities trusted besides the system's, as PEM text (see
+        /// `CurlImageFetcher.Configuration`). Used by the default fetcher.
+        public var additionalTrustedCertificates: [String] = []
+        /// The proxy ("http://proxy.example:3128"; "" for none); nil: from the environment
+        /// (`https_proxy`, `http_proxy`, `all_proxy`, `no_proxy`). Used by the default fetcher.
+        public var proxy: String?
+        /// The most redirects followed in a row. Used by the default fetcher.
+        public var maximumRedirects = 5
+        /// What fetches over the network; nil: a `CurlImageFetcher` made from the settings above.
+        public var fetcher: (any ImageFetcher)?
+        /// Host names resolved to given addresses by the default fetcher ("host:port:address[,address]").
+        var resolve: [String] = []
 
         /// The defaults.
         public init() {}
@@ -113,14 +135,17 @@ public final class NetworkImageLoader: Sendable {
         var configuration: Configuration
         /// Fetches under way or waiting, by URL.
         var fetches: [String: FetchEntry] = [:]
-        /// Fetches waiting for a thread, oldest first (`head` is the next).
+        /// Fetches waiting for their turn, oldest first.
         var waiting: [SharedFetch] = []
-        var head = 0
-        var threads = 0
+        /// Fetches holding a turn, and how many each host holds.
+        var running: Set<ObjectIdentifier> = []
+        var runningPerHost: [String: Int] = [:]
         var nextMember: UInt64 = 0
         var statistics = Statistics()
         /// The disk cache opened for `configuration`'s directory and budget, once first needed.
         var disk: DiskCacheSlot = .unopened
+        /// The default fetcher, made for the configuration's settings when first needed.
+        var defaultFetcher: CurlImageFetcher?
     }
 
     private enum DiskCacheSlot {
@@ -159,7 +184,13 @@ public final class NetworkImageLoader: Sendable {
     public var configuration: Configuration {
         get { state.withLock { $0.configuration } }
         set {
-            state.withLock { $0.configuration = newValue }
+            let dropped = state.withLock { state -> CurlImageFetcher? in
+                state.configuration = newValue
+                guard let fetcher = state.defaultFetcher, fetcher.configuration != Self.fetcherConfiguration(newValue) else { return nil }
+                state.defaultFetcher = nil
+                return fetcher
+            }
+            _ = dropped  // released here, after unlocking
             let evicted = memory.withLock { cache -> [LRUCache<String, [UInt8]>.Entry] in
                 cache.budget = max(0, newValue.memoryCacheBytes)
                 return cache.evict()
@@ -243,8 +274,8 @@ public final class NetworkImageLoader: Sendable {
     // MARK: Fetching
 
     /// Starts (or joins) the fetch of `url` for `consumer`, which hears how it goes: from memory at
-    /// once, on this thread; otherwise on a fetch thread. Cancel the returned request when the bytes
-    /// are no longer wanted.
+    /// once, on this thread; otherwise on the fetch's own queue. Cancel the returned request when the
+    /// bytes are no longer wanted.
     func fetch(_ url: URL, consumer: any NetworkImageConsumer) -> NetworkImageRequest {
         let key = url.absoluteString
         if let bytes = memory.withLock({ $0.value(for: key) }) {
@@ -252,30 +283,23 @@ public final class NetworkImageLoader: Sendable {
             consumer.fetchDidFinish(bytes, origin: .memory)
             return NetworkImageRequest(loader: nil, key: key, fetch: nil, member: 0)
         }
-        let (request, startThread) = state.withLock { state -> (NetworkImageRequest, Bool) in
+        let request = state.withLock { state -> NetworkImageRequest in
             state.nextMember += 1
             let member = state.nextMember
             if var entry = state.fetches[key] {
                 entry.members[member] = Member(consumer: consumer, streams: !entry.bodyStarted)
                 state.fetches[key] = entry
                 state.statistics.sharedFetches += 1
-                return (NetworkImageRequest(loader: self, key: key, fetch: entry.fetch, member: member), false)
+                return NetworkImageRequest(loader: self, key: key, fetch: entry.fetch, member: member)
             }
             let fetch = SharedFetch(url: url)
             var entry = FetchEntry(fetch: fetch)
             entry.members[member] = Member(consumer: consumer, streams: true)
             state.fetches[key] = entry
             state.waiting.append(fetch)
-            let startThread = state.threads < max(1, state.configuration.maximumConcurrentFetches)
-            if startThread { state.threads += 1 }
-            return (NetworkImageRequest(loader: self, key: key, fetch: fetch, member: member), startThread)
+            return NetworkImageRequest(loader: self, key: key, fetch: fetch, member: member)
         }
-        if startThread {
-            let thread = Thread { [self] in runFetches() }
-            thread.name = "tessera.fetch"
-            thread.stackSize = 512 << 10
-            thread.start()
-        }
+        admitWaiting()
         return request
     }
 
@@ -291,81 +315,176 @@ public final class NetworkImageLoader: Sendable {
             }
             state.fetches[request.key] = nil
             state.statistics.cancellations += 1
+            if let index = state.waiting.firstIndex(where: { $0 === fetch }) { state.waiting.remove(at: index) }
             return true
         }
-        if stop { fetch.cancellation.cancel() }
+        guard stop else { return }
+        fetch.cancellation.cancel()
+        fetch.cancelAttempt()
+        endTurn(fetch)
     }
 
-    /// A fetch thread: runs waiting fetches until none is left.
-    private func runFetches() {
-        while let fetch = state.withLock({ state -> SharedFetch? in
-            guard state.head < state.waiting.count else {
-                state.waiting.removeAll()
-                state.head = 0
-                state.threads -= 1
-                return nil
-            }
-            defer {
-                state.head += 1
-                if state.head >= 64 {
-                    state.waiting.removeFirst(state.head)
-                    state.head = 0
-                }
-            }
-            return state.waiting[state.head]
-        }) {
-            run(fetch)
+    /// The fetcher for the current configuration.
+    private func currentFetcher() -> any ImageFetcher {
+        state.withLock { state in
+            if let fetcher = state.configuration.fetcher { return fetcher }
+            if let fetcher = state.defaultFetcher { return fetcher }
+            let fetcher = CurlImageFetcher(configuration: Self.fetcherConfiguration(state.configuration))
+            state.defaultFetcher = fetcher
+            return fetcher
         }
     }
 
-    private func run(_ fetch: SharedFetch) {
-        guard !fetch.cancellation.isCancelled else { return }
+    private static func fetcherConfiguration(_ configuration: Configuration) -> CurlImageFetcher.Configuration {
+        var settings = CurlImageFetcher.Configuration()
+        settings.additionalTrustedCertificates = configuration.additionalTrustedCertificates
+        settings.proxy = configuration.proxy
+        settings.maximumRedirects = configuration.maximumRedirects
+        settings.resolve = configuration.resolve
+        return settings
+    }
+
+    /// Gives turns to waiting fetches, oldest first, within the limits in all and per host.
+    private func admitWaiting() {
+        let admitted = state.withLock { state -> [SharedFetch] in
+            var admitted: [SharedFetch] = []
+            let total = max(1, state.configuration.maximumConcurrentFetches)
+            let perHost = max(1, state.configuration.maximumFetchesPerHost)
+            var index = 0
+            while index < state.waiting.count && state.running.count < total {
+                let fetch = state.waiting[index]
+                if state.runningPerHost[fetch.host, default: 0] >= perHost {
+                    index += 1
+                    continue
+                }
+                state.waiting.remove(at: index)
+                state.running.insert(ObjectIdentifier(fetch))
+                state.runningPerHost[fetch.host, default: 0] += 1
+                admitted.append(fetch)
+            }
+            return admitted
+        }
+        for fetch in admitted {
+            fetch.queue.async { [self] in begin(fetch) }
+        }
+    }
+
+    /// Gives back `fetch`'s turn (once) and lets the next waiting fetch have it.
+    private func endTurn(_ fetch: SharedFetch) {
+        let ended = state.withLock { state -> Bool in
+            guard state.running.remove(ObjectIdentifier(fetch)) != nil else { return false }
+            let left = state.runningPerHost[fetch.host, default: 1] - 1
+            state.runningPerHost[fetch.host] = left > 0 ? left : nil
+            return true
+        }
+        if ended { admitWaiting() }
+    }
+
+    /// A fetch's turn (on its queue): the caches, then the network.
+    private func begin(_ fetch: SharedFetch) {
+        guard !fetch.cancellation.isCancelled else { return endTurn(fetch) }
         let key = fetch.url.absoluteString
         if let bytes = memory.withLock({ $0.value(for: key) }) {
             state.withLock { $0.statistics.memoryHits += 1 }
+            endTurn(fetch)
             finish(fetch, .success((bytes, .memory)))
             return
         }
         if let disk = diskCache, let bytes = disk.bytes(for: fetch.url) {
             keepInMemory(bytes, for: key)
             state.withLock { $0.statistics.diskHits += 1 }
+            endTurn(fetch)
             finish(fetch, .success((bytes, .disk)))
             return
         }
+        startAttempt(fetch)
+    }
+
+    /// Asks the fetcher for the bytes (on the fetch's queue).
+    private func startAttempt(_ fetch: SharedFetch) {
         let configuration = self.configuration
-        let options = HTTPClient.Options(connectTimeout: configuration.connectTimeout, idleTimeout: configuration.idleTimeout,
-                                         totalTimeout: configuration.totalTimeout,
-                                         maximumBodyBytes: configuration.maximumBodyBytes, userAgent: configuration.userAgent)
-        let retry = configuration.retry
-        var attempt = 1
-        while true {
-            state.withLock { $0.statistics.networkAttempts += 1 }
-            do {
-                var handedOn = 0
-                guard let body = try HTTPClient.get(fetch.url, options: options, cancellation: fetch.cancellation,
-                                                    onBody: { body in
-                                                        self.deliverProgress(fetch, body)
-                                                        let arrived = body.count - handedOn
-                                                        handedOn = body.count
-                                                        self.state.withLock { $0.statistics.bytesReceived += arrived }
-                                                    }) else { return }
+        let request = ImageFetchRequest(url: fetch.url, connectTimeout: configuration.connectTimeout,
+                                        idleTimeout: configuration.idleTimeout, totalTimeout: configuration.totalTimeout,
+                                        maximumBodyBytes: configuration.maximumBodyBytes, userAgent: configuration.userAgent,
+                                        headers: configuration.headers)
+        state.withLock { $0.statistics.networkAttempts += 1 }
+        let attempt = fetch.beginAttempt(limit: configuration.maximumBodyBytes)
+        let delegate = AttemptDelegate(loader: self, fetch: fetch, attempt: attempt)
+        let task = currentFetcher().startFetch(request, delegate: delegate)
+        if !fetch.setTask(task, attempt: attempt) { task.cancel() }
+    }
+
+    /// Bytes of attempt `attempt` arrived (on the fetcher's thread): kept, and the newest handed on
+    /// from the fetch's queue.
+    fileprivate func attempt(_ attempt: UInt64, of fetch: SharedFetch, received bytes: UnsafeRawBufferPointer) {
+        switch fetch.append(bytes, attempt: attempt) {
+        case .ignored:
+            return
+        case .appended(let scheduleDelivery):
+            state.withLock { $0.statistics.bytesReceived += bytes.count }
+            guard scheduleDelivery else { return }
+            fetch.queue.async { [self] in
+                guard let body = fetch.takeBodyForDelivery(attempt: attempt) else { return }
+                for consumer in streamingMembers(of: fetch, startingBody: true) { consumer.fetchDidReceive(body) }
+            }
+        case .overLimit(let limit):
+            fetch.cancelAttempt()
+            attemptEnded(attempt, of: fetch, .failure(.tooLarge(limit: limit)))
+        }
+    }
+
+    /// Attempt `attempt` ended (on the fetcher's thread, or whichever thread it failed on).
+    fileprivate func attemptEnded(_ attempt: UInt64, of fetch: SharedFetch, _ result: Result<Void, NetworkImageError>) {
+        guard let body = fetch.endAttempt(attempt) else { return }
+        fetch.queue.async { [self] in
+            guard !fetch.cancellation.isCancelled else { return }
+            switch result {
+            case .success:
+                endTurn(fetch)
+                let key = fetch.url.absoluteString
                 keepInMemory(body, for: key)
                 diskCache?.store(body, for: fetch.url)
                 finish(fetch, .success((body, .network)))
-                return
-            } catch {
-                guard error.isTransient, attempt < max(1, retry.maximumAttempts) else {
-                    state.withLock { $0.statistics.failures += 1 }
-                    finish(fetch, .failure(error))
-                    return
-                }
-                let delay = retry.delay(beforeRetry: attempt, random: retry.random())
-                guard retry.clock.sleep(seconds: delay, cancellation: fetch.cancellation),
-                      !fetch.cancellation.isCancelled else { return }
-                attempt += 1
-                state.withLock { $0.statistics.retries += 1 }
-                restart(fetch)
+            case .failure(let error):
+                endTurn(fetch)
+                retryOrFail(fetch, error)
             }
+        }
+    }
+
+    /// After a failed attempt (on the fetch's queue): waits and queues the fetch again when the
+    /// error may pass and attempts are left, otherwise reports it.
+    private func retryOrFail(_ fetch: SharedFetch, _ error: NetworkImageError) {
+        let retry = configuration.retry
+        guard error.isTransient, fetch.attempts < max(1, retry.maximumAttempts) else {
+            state.withLock { $0.statistics.failures += 1 }
+            finish(fetch, .failure(error))
+            return
+        }
+        let delay = retry.delay(beforeRetry: fetch.attempts, random: retry.random())
+        let requeue: @Sendable () -> Void = { [self] in
+            guard !fetch.cancellation.isCancelled else { return }
+            state.withLock { $0.statistics.retries += 1 }
+            restart(fetch)
+            let queued = state.withLock { state -> Bool in
+                guard let entry = state.fetches[fetch.url.absoluteString], entry.fetch === fetch else { return false }
+                state.waiting.append(fetch)
+                return true
+            }
+            if queued { admitWaiting() }
+        }
+        if retry.clock is SystemRetryClock {
+            // Real time: no thread waits; the fetch is queued again when the delay is over.
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay) { fetch.queue.async(execute: requeue) }
+        } else {
+            let clock = retry.clock
+            let thread = Thread {
+                guard clock.sleep(seconds: delay, cancellation: fetch.cancellation) else { return }
+                fetch.queue.async(execute: requeue)
+            }
+            thread.name = "tessera.fetch-retry"
+            thread.stackSize = 256 << 10
+            thread.start()
         }
     }
 
@@ -388,10 +507,6 @@ public final class NetworkImageLoader: Sendable {
             }
             return entry.members.values.filter(\.streams).map(\.consumer)
         }
-    }
-
-    private func deliverProgress(_ fetch: SharedFetch, _ body: [UInt8]) {
-        for consumer in streamingMembers(of: fetch, startingBody: true) { consumer.fetchDidReceive(body) }
     }
 
     /// A new attempt starts from the first byte: every request now receives its bytes.
@@ -424,19 +539,30 @@ public final class NetworkImageLoader: Sendable {
     }
 }
 
+/// What a fetcher tells about one attempt, passed on to the loader.
+private struct AttemptDelegate: ImageFetchDelegate {
+    let loader: NetworkImageLoader
+    let fetch: SharedFetch
+    let attempt: UInt64
+
+    func didReceive(_ bytes: UnsafeRawBufferPointer) { loader.attempt(attempt, of: fetch, received: bytes) }
+    func didFinish() { loader.attemptEnded(attempt, of: fetch, .success(())) }
+    func didFail(_ error: NetworkImageError) { loader.attemptEnded(attempt, of: fetch, .failure(error)) }
+}
+
 /// Where fetched bytes came from.
 /// - Thread: any (a value)
 enum NetworkImageOrigin: Sendable, Equatable {
     case memory, disk, network
 }
 
-/// What hears how a fetch goes, on the fetch thread (or, for a memory hit, on the thread that asked).
+/// What hears how a fetch goes, on the fetch's queue (or, for a memory hit, on the thread that asked).
 /// Calls for one request come one at a time, in order; none come after `fetchDidFinish` or
 /// `fetchDidFail`. After a cancel, a call already under way may still arrive.
-/// - Thread: the fetch thread
+/// - Thread: the fetch's queue
 protocol NetworkImageConsumer: AnyObject, Sendable {
-    /// The body so far (it grows by what just arrived). Do not keep the array: the next bytes are
-    /// appended to it. Only requests that were there from the first byte receive this.
+    /// The body so far (it grows by what arrived since the last call; when the consumer is slower than
+    /// the network, several pieces arrive as one). Only requests that were there from the first byte receive this.
     func fetchDidReceive(_ body: [UInt8])
     /// A transient failure: the next attempt starts from the first byte.
     func fetchDidRestart()
@@ -458,11 +584,103 @@ struct NetworkImageRequest: Sendable {
     func cancel() { loader?.cancel(self) }
 }
 
-/// A fetch under way, shared by the requests for one URL.
+/// A fetch under way, shared by the requests for one URL: its queue (where its consumers hear from
+/// it, one call at a time), and the body of its current attempt.
 final class SharedFetch: Sendable {
     let url: URL
+    /// Scheme, host and port: what the per-host limit counts.
+    let host: String
     let cancellation = FetchCancellation()
-    init(url: URL) { self.url = url }
+    let queue: DispatchQueue
+
+    private struct Attempt {
+        var number: UInt64 = 0
+        var task: (any ImageFetchTask)?
+        var body: [UInt8] = []
+        var limit = 0
+        var ended = true
+        /// A delivery of the newest bytes is queued and has not taken them yet.
+        var deliveryQueued = false
+    }
+
+    private let current = Locked(Attempt())
+
+    init(url: URL) {
+        self.url = url
+        host = "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? ""):\(url.port.map(String.init) ?? "")"
+        queue = DispatchQueue(label: "tessera.fetch", qos: .userInitiated)
+    }
+
+    /// Attempts made so far.
+    var attempts: Int { Int(current.withLock { $0.number }) }
+
+    enum Appended {
+        case ignored
+        case appended(scheduleDelivery: Bool)
+        case overLimit(Int)
+    }
+
+    /// Starts a new attempt with an empty body; returns its number.
+    func beginAttempt(limit: Int) -> UInt64 {
+        let (number, old) = current.withLock { state -> (UInt64, Attempt) in
+            let old = state
+            state = Attempt(number: state.number + 1, body: [], limit: limit, ended: false)
+            return (state.number, old)
+        }
+        _ = old  // released here, after unlocking
+        return number
+    }
+
+    /// Keeps the task of attempt `attempt`; false when the fetch was cancelled or the attempt ended
+    /// first (the caller cancels the task).
+    func setTask(_ task: any ImageFetchTask, attempt: UInt64) -> Bool {
+        guard !cancellation.isCancelled else { return false }
+        return current.withLock { state in
+            guard state.number == attempt, !state.ended else { return state.number == attempt }
+            state.task = task
+            return true
+        }
+    }
+
+    /// Cancels the current attempt's task, if any.
+    func cancelAttempt() {
+        let task = current.withLock { state -> (any ImageFetchTask)? in
+            defer { state.task = nil }
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer, attempt: UInt64) -> Appended {
+        guard !cancellation.isCancelled else { return .ignored }
+        return current.withLock { state in
+            guard state.number == attempt, !state.ended else { return .ignored }
+            guard bytes.count <= state.limit - state.body.count else { return .overLimit(state.limit) }
+            state.body.append(contentsOf: bytes)
+            defer { state.deliveryQueued = true }
+            return .appended(scheduleDelivery: !state.deliveryQueued)
+        }
+    }
+
+    /// The body so far, for a queued delivery; nil when the attempt is over or no longer current.
+    func takeBodyForDelivery(attempt: UInt64) -> [UInt8]? {
+        current.withLock { state in
+            guard state.number == attempt, !state.ended else { return nil }
+            state.deliveryQueued = false
+            return state.body
+        }
+    }
+
+    /// Ends attempt `attempt`: its body, or nil when it had already ended or is not current.
+    func endAttempt(_ attempt: UInt64) -> [UInt8]? {
+        current.withLock { state in
+            guard state.number == attempt, !state.ended else { return nil }
+            state.ended = true
+            state.task = nil
+            defer { state.body = [] }
+            return state.body
+        }
+    }
 }
 
 /// What waits between retries.
