@@ -645,13 +645,19 @@ final class SilentListener {
     private var filler: Int32 = -1
     let port: Int
 
-    init() throws {
+    /// A listener on `host`:`port` (0: one the system picks) whose one-connection backlog is full.
+    init(host: String = "127.0.0.1", port: Int = 0) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
+        address.sin_addr.s_addr = inet_addr(host)
+        address.sin_port = UInt16(port).bigEndian
+        let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            Glibc.close(listener)
+            throw NSError(domain: "SilentListener", code: Int(errno))
         }
         guard listen(listener, 0) == 0 else { throw NSError(domain: "SilentListener", code: Int(errno)) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -664,7 +670,7 @@ final class SilentListener {
         }
         self.listener = listener
         self.filler = filler
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = Int(UInt16(bigEndian: address.sin_port))
     }
 
     func close() {

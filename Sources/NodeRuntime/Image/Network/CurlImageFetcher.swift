@@ -101,6 +101,8 @@ private struct CurlFetchTask: ImageFetchTask {
 /// libcurl made ready for threads once per process.
 private enum CurlGlobal {
     static let ready: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+    /// `TESSERA_CURL_VERBOSE=1`: libcurl tells what each fetch does on standard error.
+    static let verbose = ProcessInfo.processInfo.environment["TESSERA_CURL_VERBOSE"] == "1"
 }
 
 /// The fetcher's thread and what it is given to do.
@@ -247,6 +249,10 @@ private final class CurlEngine: @unchecked Sendable {
             _ = curl_multi_timeout(multi, &curlTimeout)
             var wait = running.isEmpty ? max(0, Self.linger - (now - idleSince)) : nextDeadline - now
             if curlTimeout >= 0 { wait = min(wait, Double(curlTimeout) / 1000) }
+            // When a host's first address times out and the next is tried, libcurl 7.88 does not
+            // watch the new socket until it is driven again: while a transfer is connecting, it is
+            // driven every 200 ms so the next address's connection is seen when it is made.
+            if running.values.contains(where: { !$0.isConnected }) { wait = min(wait, 0.2) }
             let milliseconds = Int32(min(60_000, max(0, (wait * 1000).rounded(.up))))
             _ = curl_multi_poll(multi, nil, 0, milliseconds, nil)
         }
@@ -332,6 +338,7 @@ private final class CurlTransfer: @unchecked Sendable {
         }
         set(CURLOPT_URL, request.url.absoluteString)
         set(CURLOPT_NOSIGNAL, 1)
+        if CurlGlobal.verbose { set(CURLOPT_VERBOSE, 1) }
         set(CURLOPT_PROTOCOLS_STR, "http,https")
         set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         set(CURLOPT_FOLLOWLOCATION, 1)
@@ -340,7 +347,9 @@ private final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_USERAGENT, request.userAgent)
         set(CURLOPT_FAILONERROR, 1)
         set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
-        set(CURLOPT_PIPEWAIT, 1)
+        // Over TLS a connection says at its handshake whether it multiplexes (ALPN): a second fetch to
+        // the host waits that long to share it. Plain HTTP/1.1 says nothing until a response ends.
+        if request.url.scheme?.lowercased() == "https" { set(CURLOPT_PIPEWAIT, 1) }
         set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout))
         if status == CURLE_OK {
             status = tessera_curl_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(0, request.maximumBodyBytes)))
@@ -426,6 +435,9 @@ private final class CurlTransfer: @unchecked Sendable {
     }
 
     // MARK: Callbacks (the fetcher's thread, inside curl_multi_perform)
+
+    /// The connection for the current request is made (read on the fetcher's thread).
+    var isConnected: Bool { connected }
 
     fileprivate func connectionMade() {
         connected = true
