@@ -320,7 +320,7 @@ public final class NetworkImageLoader: Sendable {
         }
         guard stop else { return }
         fetch.cancellation.cancel()
-        fetch.cancelAttempt()
+        fetch.stop()
         endTurn(fetch)
     }
 
@@ -599,6 +599,8 @@ final class SharedFetch: Sendable {
         var body: [UInt8] = []
         var limit = 0
         var ended = true
+        /// The whole fetch was cancelled: no task is kept from now on.
+        var stopped = false
         /// A delivery of the newest bytes is queued and has not taken them yet.
         var deliveryQueued = false
     }
@@ -624,7 +626,7 @@ final class SharedFetch: Sendable {
     func beginAttempt(limit: Int) -> UInt64 {
         let (number, old) = current.withLock { state -> (UInt64, Attempt) in
             let old = state
-            state = Attempt(number: state.number + 1, body: [], limit: limit, ended: false)
+            state = Attempt(number: state.number + 1, body: [], limit: limit, ended: false, stopped: state.stopped)
             return (state.number, old)
         }
         _ = old  // released here, after unlocking
@@ -634,12 +636,22 @@ final class SharedFetch: Sendable {
     /// Keeps the task of attempt `attempt`; false when the fetch was cancelled or the attempt ended
     /// first (the caller cancels the task).
     func setTask(_ task: any ImageFetchTask, attempt: UInt64) -> Bool {
-        guard !cancellation.isCancelled else { return false }
-        return current.withLock { state in
+        current.withLock { state in
+            guard !state.stopped else { return false }
             guard state.number == attempt, !state.ended else { return state.number == attempt }
             state.task = task
             return true
         }
+    }
+
+    /// Cancels the current attempt's task and every later one (the whole fetch is cancelled).
+    func stop() {
+        let task = current.withLock { state -> (any ImageFetchTask)? in
+            state.stopped = true
+            defer { state.task = nil }
+            return state.task
+        }
+        task?.cancel()
     }
 
     /// Cancels the current attempt's task, if any.
