@@ -43,7 +43,7 @@ public final class NetworkImageLoader: Sendable {
         /// The budget of encoded bytes kept in memory.
         public var memoryCacheBytes = 32 << 20
         /// Where fetched images are kept on disk; nil keeps none. Default:
-        /// `ImageDiskCache.defaultDirectory`. Opened on a fetch thread when first needed; a directory
+        /// `ImageDiskCache.defaultDirectory`. Opened off the UI thread when first needed; a directory
         /// that cannot be used is reported once in `TesseraLog.images` and the loader works without.
         public var diskCacheDirectory: String? = ImageDiskCache.defaultDirectory
         /// The budget of the disk cache, in bytes.
@@ -696,7 +696,7 @@ final class SharedFetch: Sendable {
 }
 
 /// What waits between retries.
-/// - Thread: any (the fetch threads call it)
+/// - Thread: any (a retry's wait calls it, on a thread of its own)
 public protocol NetworkRetryClock: Sendable {
     /// Waits `seconds`, ending early when `cancellation` is cancelled. Returns false when cancelled.
     func sleep(seconds: Double, cancellation: FetchCancellation) -> Bool
