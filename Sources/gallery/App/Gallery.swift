@@ -113,6 +113,14 @@ struct Gallery: ParsableCommand {
         discussion: "Prints the address. GET /<path> answers a file under the assets folder; GET /messages?chat=ID&before=MESSAGE_ID&count=N a page of a chat's messages as JSON."))
     var serveAssets = false
 
+    @Option(help: ArgumentHelp(
+        "Load the chat avatars and a thread's older messages from an asset server at this URL (http:// or https://) instead of the files.",
+        discussion: "The server answers as --serve-assets does: GET /<path> and GET /messages?chat=ID&before=MESSAGE_ID&count=N."))
+    var assetsURL: String?
+
+    @Option(help: "A PEM file of certificate authorities to trust for HTTPS besides the system's (e.g. a test server's own).")
+    var trustCertificate: String?
+
     /// How the display workers share the machine with the UI thread.
     enum WorkerPolicyChoice: String, ExpressibleByArgument, CaseIterable {
         /// At most cores / 2 workers active, nice 5 (the default).
@@ -157,6 +165,22 @@ struct Gallery: ParsableCommand {
         }
         if serveAssets && (bench != nil || screen == .layers) {
             throw ValidationError("--serve-assets goes with the app's screens, not with --bench or --screen layers")
+        }
+        if let assetsURL {
+            if serveAssets { throw ValidationError("--assets-url and --serve-assets: one source of assets at a time") }
+            if bench != nil || screen == .layers {
+                throw ValidationError("--assets-url goes with the app's screens, not with --bench or --screen layers")
+            }
+            guard let url = URL(string: assetsURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                  url.host?.isEmpty == false else {
+                throw ValidationError("--assets-url must be an http:// or https:// URL with a host (got \(assetsURL))")
+            }
+        }
+        if let trustCertificate {
+            guard let text = try? String(contentsOfFile: trustCertificate, encoding: .utf8),
+                  text.contains("-----BEGIN CERTIFICATE-----") else {
+                throw ValidationError("--trust-certificate must name a readable PEM file of certificates (got \(trustCertificate))")
+            }
         }
         if let size, Self.parseSize(size) == nil {
             throw ValidationError("--size must be WIDTHxHEIGHT in points, each 200...4096 (got \(size))")
@@ -207,6 +231,8 @@ struct Gallery: ParsableCommand {
         options.showsOverlay = overlay
         options.compositorThread = compositorThread
         options.servesAssets = serveAssets
+        options.assetsURL = assetsURL.flatMap { URL(string: $0) }
+        options.trustedCertificates = trustCertificate.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map { [$0] } ?? []
         do {
             try GalleryApp.make(options: options, assets: assetsFolder).run()
         } catch let error as ChatData.LoadError {

@@ -21,6 +21,11 @@ struct GalleryOptions {
     /// Serve the assets over HTTP on 127.0.0.1 and load the chat avatars and the threads' older
     /// messages from there (`--serve-assets`).
     var servesAssets = false
+    /// An asset server to load the chat avatars and the threads' older messages from
+    /// (`--assets-url`), instead of the files.
+    var assetsURL: URL?
+    /// Certificate authorities trusted for HTTPS besides the system's (`--trust-certificate`), as PEM.
+    var trustedCertificates: [String] = []
 }
 
 /// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
@@ -68,8 +73,13 @@ final class GalleryApp {
         if options.servesAssets {
             let server = try AssetServer(folder: data.assets, data: data)
             assetServer = server
-            servedAssets = ServedAssets(baseURL: server.baseURL)
+            servedAssets = ServedAssets(baseURL: server.baseURL, trustedCertificates: options.trustedCertificates)
             Self.report("gallery: serving assets at \(server.baseURL.absoluteString)")
+        } else if let url = options.assetsURL {
+            assetServer = nil
+            let base = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
+            servedAssets = ServedAssets(baseURL: base, trustedCertificates: options.trustedCertificates)
+            Self.report("gallery: loading assets from \(base.absoluteString)")
         } else {
             assetServer = nil
             servedAssets = nil

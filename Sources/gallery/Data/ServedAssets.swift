@@ -19,9 +19,12 @@ struct ServedAssets: Sendable {
         let description: String
     }
 
-    init(baseURL: URL) {
+    /// Loaders for the server at `baseURL`, trusting `trustedCertificates` (PEM) besides the system's
+    /// authorities.
+    init(baseURL: URL, trustedCertificates: [String] = []) {
         self.baseURL = baseURL
         var configuration = NetworkImageLoader.Configuration()
+        configuration.additionalTrustedCertificates = trustedCertificates
         configuration.diskCacheDirectory = nil
         configuration.connectTimeout = 5
         configuration.idleTimeout = 10

@@ -17,7 +17,8 @@ import Glibc
 ///   to one host then share one connection), every address of a host tried in turn (IPv6 and IPv4
 ///   raced). The thread starts with the first fetch and ends 15 s after the last.
 /// - HTTPS checks the server's certificate against the system's trust store
-///   (`/etc/ssl/certs/ca-certificates.crt`), plus `additionalTrustedCertificates`.
+///   (`/etc/ssl/certs/ca-certificates.crt`, or the file `SSL_CERT_FILE` names, as OpenSSL's tools
+///   read it), plus `additionalTrustedCertificates`.
 /// - Redirects are followed (`maximumRedirects`, `http` and `https` only), bodies are decoded
 ///   (gzip, deflate, brotli, zstd: `Accept-Encoding` lists what libcurl decodes), proxies come from
 ///   the environment (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`, as curl reads them)
@@ -126,16 +127,30 @@ private final class CurlEngine: @unchecked Sendable {
 
     init(configuration: CurlImageFetcher.Configuration) {
         self.configuration = configuration
-        if configuration.additionalTrustedCertificates.isEmpty {
+        let environmentStore = ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        if configuration.additionalTrustedCertificates.isEmpty && environmentStore == nil {
             trustBundle = nil
         } else {
             var bundle: [UInt8] = []
-            if let system = FileManager.default.contents(atPath: Self.systemTrustBundlePath) { bundle += system }
+            let base = environmentStore ?? Self.systemTrustBundlePath
+            if let system = Self.readTrustStore(base) {
+                bundle += system
+            } else {
+                TesseraLog.images.warning("the trust store \(base) cannot be read; HTTPS trusts only the app's own authorities")
+            }
             for certificate in configuration.additionalTrustedCertificates {
                 bundle += Array("\n".utf8) + Array(certificate.utf8) + Array("\n".utf8)
             }
             trustBundle = bundle
         }
+    }
+
+    /// The PEM text of the trust store at `path`: a regular file of at most 16 MB, else nil.
+    private static func readTrustStore(_ path: String) -> [UInt8]? {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_size <= 16 << 20,
+              let data = FileManager.default.contents(atPath: path) else { return nil }
+        return [UInt8](data)
     }
 
     /// Where libcurl was built to find the system's certificate authorities.
