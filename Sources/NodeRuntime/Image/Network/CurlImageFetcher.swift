@@ -126,6 +126,7 @@ private final class CurlEngine: @unchecked Sendable {
     private let state = Locked(State())
 
     init(configuration: CurlImageFetcher.Configuration) {
+        _ = CurlGlobal.ready  // before any other libcurl call, on whichever thread makes the first fetcher
         self.configuration = configuration
         let environmentStore = ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
         if configuration.additionalTrustedCertificates.isEmpty && environmentStore == nil {
