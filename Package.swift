@@ -134,7 +134,7 @@ let package = Package(
                            "TesseraRandom"],
             exclude: ["__Snapshots__", "Accessibility/atspi_client.py"]
         ),
-        .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "COpenSSL", "CZlib"]),
+        .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),
         .testTarget(
             name: "GalleryTests",
             dependencies: ["gallery", "Tessera", "NodeRuntime", "Compositor", "TestSupport"],

@@ -177,8 +177,9 @@ final class Channel {
         while true {
             let readiness = wait(read: read, write: write, deadline: meter.windowEnd)
             if readiness.stopped { return .stopped }
-            if readiness.readable || readiness.writable { return .moved }
+            // Checked whatever woke the wait: a socket that is ready but moves nothing is no excuse.
             if MonotonicTime.now() >= meter.windowEnd && meter.windowEndedTooSlow() { return .tooSlow }
+            if readiness.readable || readiness.writable { return .moved }
         }
     }
 

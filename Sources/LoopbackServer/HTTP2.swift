@@ -56,7 +56,7 @@ final class HTTP2Session {
         var scratch = [UInt8](repeating: 0, count: 32 << 10)
         while true {
             answerReadyStreams(session)
-            guard produceOutput(session), pushOutput() else { return reportGone() }
+            guard writeWhatIsReady(session) else { return reportGone() }
             let hasOutput = outputStart < output.count || channel.transport.hasPendingOutput
             if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 && !hasOutput {
                 channel.transport.finish()
@@ -88,17 +88,16 @@ final class HTTP2Session {
                 case .closed, .failed: return reportGone()
                 }
             }
-            if readiness.timedOut {
-                let now = MonotonicTime.now()
-                if let idleSince, now >= idleSince + configuration.idleTimeout {
-                    channel.shed(.idle)
-                    return
-                }
-                if idleSince == nil && now >= channel.meter.windowEnd && channel.meter.windowEndedTooSlow(now: now) {
-                    let responding = hasOutput || streams.values.contains { $0.outgoing != nil }
-                    channel.shed(responding ? .slowReader : .slowRequest)
-                    return
-                }
+            // Checked whatever woke the wait: a socket that is ready but moves nothing is no excuse.
+            let now = MonotonicTime.now()
+            if let idleSince, now >= idleSince + configuration.idleTimeout {
+                channel.shed(.idle)
+                return
+            }
+            if idleSince == nil && now >= channel.meter.windowEnd && channel.meter.windowEndedTooSlow(now: now) {
+                let responding = hasOutput || streams.values.contains { $0.outgoing != nil }
+                channel.shed(responding ? .slowReader : .slowRequest)
+                return
             }
         }
     }
@@ -110,20 +109,33 @@ final class HTTP2Session {
         }
     }
 
-    /// Takes nghttp2's output while it has some, keeping at most about 64 KB waiting for the socket.
-    private func produceOutput(_ session: OpaquePointer) -> Bool {
+    /// Moves nghttp2's output to the transport until nghttp2 has nothing more to send (flow control
+    /// may hold it) or the socket would block; false when the session or the connection failed.
+    private func writeWhatIsReady(_ session: OpaquePointer) -> Bool {
+        while true {
+            guard let produced = produceOutput(session), pushOutput() else { return false }
+            let blocked = outputStart < output.count || channel.transport.hasPendingOutput
+            if blocked || produced == 0 || nghttp2_session_want_write(session) == 0 { return true }
+        }
+    }
+
+    /// Takes nghttp2's output while it has some, keeping at most about 64 KB waiting for the socket;
+    /// how many bytes it took, nil when the session failed.
+    private func produceOutput(_ session: OpaquePointer) -> Int? {
+        var produced = 0
         while output.count - outputStart < 64 << 10 && nghttp2_session_want_write(session) != 0 {
             var data: UnsafePointer<UInt8>?
             let count = nghttp2_session_mem_send(session, &data)
-            if count < 0 { return false }
+            if count < 0 { return nil }
             guard count > 0, let data else { break }
             if outputStart == output.count {
                 output.removeAll(keepingCapacity: true)
                 outputStart = 0
             }
             output.append(contentsOf: UnsafeBufferPointer(start: data, count: count))
+            produced += count
         }
-        return true
+        return produced
     }
 
     /// Moves output to the transport until it would block; false when the connection failed.

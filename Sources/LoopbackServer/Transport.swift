@@ -110,6 +110,9 @@ final class TLSTransport: Transport {
     private var pendingStart = 0
     private var scratch = [UInt8](repeating: 0, count: 32 << 10)
     private var socketClosed = false
+    /// The last read returned bytes, so `incoming` may hold whole records OpenSSL has not read yet
+    /// (one socket read can bring several); cleared once a read finds nothing.
+    private var incomingMayHoldRecords = false
 
     init(context: TLSContext, descriptor: Int32) throws {
         self.descriptor = descriptor
@@ -157,7 +160,11 @@ final class TLSTransport: Transport {
         var count = 0
         let result = SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count)
         let drained = drain()
-        if result == 1 { return .transferred(count) }
+        if result == 1 {
+            incomingMayHoldRecords = true
+            return .transferred(count)
+        }
+        incomingMayHoldRecords = false
         return retry(after: result, drained: drained) { self.receive(into: buffer) }
     }
 
@@ -186,7 +193,9 @@ final class TLSTransport: Transport {
 
     var hasPendingOutput: Bool { pendingStart < pending.count || BIO_ctrl_pending(outgoing) > 0 }
 
-    var hasBufferedInput: Bool { SSL_pending(ssl) > 0 || BIO_ctrl_pending(incoming) > 0 }
+    /// Decrypted bytes waiting, or possibly whole records: a partial record in `incoming` alone is
+    /// not input (the socket must bring the rest).
+    var hasBufferedInput: Bool { SSL_pending(ssl) > 0 || (incomingMayHoldRecords && BIO_ctrl_pending(incoming) > 0) }
 
     func finish() {
         if isHandshakeComplete {
