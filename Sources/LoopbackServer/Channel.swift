@@ -117,8 +117,17 @@ final class Channel {
         }
     }
 
+    /// Counts the connection as shed for `reason`. A slow one is then reset rather than closed: the
+    /// bytes still queued for a slow reader are dropped at once, not trickled out before the FIN.
     func shed(_ reason: LoopbackServer.ShedReason) {
         core.record { $0.shed[reason, default: 0] += 1 }
+        if reason == .slowReader || reason == .slowRequest { abortOnClose() }
+    }
+
+    /// Makes the coming close a reset (RST: a zero linger time).
+    func abortOnClose() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
     }
 
     /// `.stopped` when the server is stopping (a socket shut by the stop fails as a client gone

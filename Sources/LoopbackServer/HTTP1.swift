@@ -255,8 +255,7 @@ extension Channel {
                 transport.finish()
                 return
             case .reset:
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                abortOnClose()
                 return
             case .stall:
                 switch waitWatchingClient(gate: nil) {

@@ -55,6 +55,12 @@ final class HTTP2Session {
         var idleSince: Double? = nil
         var scratch = [UInt8](repeating: 0, count: 32 << 10)
         while true {
+            if idleSince != nil && !streams.isEmpty {
+                // A request began: the client's time counts from here (before what is sent for it).
+                idleSince = nil
+                channel.core.setIdle(channel.id, since: nil)
+                channel.meter.restart()
+            }
             answerReadyStreams(session)
             guard writeWhatIsReady(session) else { return reportGone() }
             let hasOutput = outputStart < output.count || channel.transport.hasPendingOutput

@@ -152,7 +152,6 @@ final class ServerCore: @unchecked Sendable {
                 threadDidEnd()
             }
             thread.name = "loopback-server.connection"
-            thread.stackSize = 512 << 10
             thread.start()
         case .busy:
             if configuration.tls == nil {
@@ -177,10 +176,14 @@ final class ServerCore: @unchecked Sendable {
                 state.statistics.openConnections = state.connections.count
                 return .admitted(state.nextID)
             }
-            if mayEvict,
-               let (id, entry) = state.connections.filter({ $0.value.idleSince != nil && !$0.value.evicted })
-                   .min(by: { $0.value.idleSince! < $1.value.idleSince! }) {
-                state.connections[id]?.evicted = true
+            var oldestIdle: (id: Int, since: Double)?
+            if mayEvict {
+                for (id, entry) in state.connections where !entry.evicted {
+                    if let since = entry.idleSince, since < oldestIdle?.since ?? .infinity { oldestIdle = (id, since) }
+                }
+            }
+            if let oldestIdle, let entry = state.connections[oldestIdle.id] {
+                state.connections[oldestIdle.id]?.evicted = true
                 shutdown(entry.descriptor, Int32(SHUT_RDWR))
                 state.statistics.shed[.makingRoom, default: 0] += 1
                 return .madeRoom

@@ -144,3 +144,33 @@ final class SheddingTests: XCTestCase {
         XCTAssertEqual(try holder.readAnswer(bodyless: true).status, 204)
     }
 }
+
+/// Over TLS, on HTTP/1.1 and HTTP/2 alike, curl reading at a few hundred bytes a second
+/// (`--limit-rate`) is shed as a slow reader while it still runs.
+final class TLSSheddingTests: XCTestCase {
+    func testSlowReadersAreShedOnBothProtocols() throws {
+        let identity = try LoopbackServer.TLSIdentity.makeForTesting()
+        let authority = try writeAuthority(of: identity)
+        defer { try? FileManager.default.removeItem(at: authority) }
+        var configuration = LoopbackServer.Configuration()
+        configuration.tls = identity
+        configuration.rateWindow = 1
+        let big = [UInt8](repeating: 7, count: 32 << 20)
+        let server = try LoopbackServer(configuration: configuration) { _ in LoopbackServer.Response(body: big) }
+        defer { server.stop() }
+        for (index, version) in ["--http1.1", "--http2"].enumerated() {
+            let started = Date()
+            let curl = try Curl.start([version, "--limit-rate", "500", "--cacert", authority.path, "-o", "/dev/null",
+                                       server.baseURL.absoluteString])
+            defer {
+                curl.terminate()
+                curl.waitUntilExit()
+            }
+            XCTAssertTrue(server.waitForStatistics(timeout: 15) { $0.shed(.slowReader) == index + 1 }, "\(version): \(server.statistics)")
+            XCTAssertTrue(curl.isRunning, "\(version): shed while the client still ran")
+            print("\(version) slow reader shed after \(String(format: "%.2f", Date().timeIntervalSince(started))) s")
+        }
+        XCTAssertEqual(server.statistics.requests("HTTP/1.1"), 1)
+        XCTAssertEqual(server.statistics.requests("HTTP/2"), 1)
+    }
+}

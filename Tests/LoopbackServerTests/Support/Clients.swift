@@ -177,6 +177,19 @@ enum Curl {
 
     static let path = "/usr/bin/curl"
 
+    /// Starts curl without waiting for it (its output discarded); the caller terminates it.
+    static func start(_ arguments: [String], maximumTime: Int = 60) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["-q", "--silent", "--max-time", String(maximumTime), "--connect-timeout", "5"] + arguments
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": FileManager.default.temporaryDirectory.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     static func run(_ arguments: [String], maximumTime: Int = 20) throws -> Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loopback-curl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
