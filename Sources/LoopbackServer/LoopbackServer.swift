@@ -140,9 +140,14 @@ public final class LoopbackServer: Sendable {
     public var proxiedTargets: [String] { core.state.withLock { $0.proxiedTargets } }
 
     /// Waits until `condition` holds of the statistics; false when it still does not after
-    /// `timeout` seconds.
+    /// `timeout` seconds. `condition` runs on the calling thread, on copies, outside the server's lock.
     public func waitForStatistics(timeout: Double, until condition: (Statistics) -> Bool) -> Bool {
-        core.state.wait(until: MonotonicTime.now() + timeout) { !condition($0.statistics) }
+        let deadline = MonotonicTime.now() + timeout
+        while true {
+            let (statistics, generation) = core.state.snapshot { $0.statistics }
+            if condition(statistics) { return true }
+            if !core.state.waitForChange(after: generation, until: deadline) { return condition(self.statistics) }
+        }
     }
 
     /// Stops listening, ends every connection (scripts' waits and tunnels too) and returns once

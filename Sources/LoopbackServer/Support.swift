@@ -26,6 +26,8 @@ enum MonotonicTime {
 final class Guarded<Value>: @unchecked Sendable {
     private let condition = NSCondition()
     private var value: Value  // guarded by condition
+    /// Counts the `withLock` calls, so a waiter outside the lock can tell a change happened.
+    private var generation = 0  // guarded by condition
 
     init(_ value: Value) {
         self.value = value
@@ -34,10 +36,23 @@ final class Guarded<Value>: @unchecked Sendable {
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         condition.lock()
         defer {
+            generation &+= 1
             condition.broadcast()
             condition.unlock()
         }
         return try body(&value)
+    }
+
+    /// A copy of part of the value, and the generation it was read at (for `waitForChange`).
+    func snapshot<Part>(_ read: (Value) -> Part) -> (part: Part, generation: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (read(value), generation)
+    }
+
+    /// Waits until a `withLock` after `generation`; false when none came by the monotonic `deadline`.
+    func waitForChange(after generation: Int, until deadline: Double) -> Bool {
+        wait(until: deadline) { _ in self.generation == generation }
     }
 
     /// Waits while `predicate` holds, until the monotonic `deadline`; false when it still held then.
