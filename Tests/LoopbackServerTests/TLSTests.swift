@@ -114,6 +114,15 @@ final class TLSTests: XCTestCase {
         XCTAssertEqual(statistics.requests("HTTP/1.1"), 0)
         XCTAssertEqual(statistics.connectionsAccepted, 1, "every stream on one connection")
 
+        // A header list over the limit is answered 431 on its stream, on either protocol.
+        let padding = "X-Padding: " + String(repeating: "p", count: 20_000)
+        for version in ["--http2", "--http1.1"] {
+            let oversized = try Curl.run([version, "--cacert", authority, "-H", padding, "-o", "/dev/null",
+                                          "--write-out", "%{http_version} %{response_code}", "\(base)/one"])
+            XCTAssertEqual(oversized.output, version == "--http2" ? "2 431" : "1.1 431", oversized.errors)
+        }
+        XCTAssertEqual(server.statistics.headsTooLarge, 2)
+
         // A client that offers only HTTP/1.1 gets it, on the same server.
         let http1 = try Curl.run(["--http1.1", "--cacert", authority, "--write-out", " %{http_version}", "\(base)/one"])
         XCTAssertEqual(http1.output, "HTTP/1.1 GET /one host=127.0.0.1:\(server.port) body=0\n 1.1", http1.errors)
