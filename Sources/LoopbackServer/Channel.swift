@@ -117,11 +117,11 @@ final class Channel {
         }
     }
 
-    /// Counts the connection as shed for `reason`. A slow one is then reset rather than closed: the
-    /// bytes still queued for a slow reader are dropped at once, not trickled out before the FIN.
+    /// Counts the connection as shed for `reason`. A slow reader is then reset rather than closed:
+    /// the bytes still queued for it are dropped at once, not trickled out before the FIN.
     func shed(_ reason: LoopbackServer.ShedReason) {
         core.record { $0.shed[reason, default: 0] += 1 }
-        if reason == .slowReader || reason == .slowRequest { abortOnClose() }
+        if reason == .slowReader { abortOnClose() }
     }
 
     /// Makes the coming close a reset (RST: a zero linger time).

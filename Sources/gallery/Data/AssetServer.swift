@@ -18,8 +18,8 @@ import Glibc
 /// connection idle the longest, or is answered 503 when none is idle); a request head longer than
 /// `maximumHeadBytes` is answered 431. A client that sends its request, or takes its answer, at
 /// less than `minimumBytesPerSecond` averaged over a window of `clientTimeout` seconds (one that
-/// sends nothing, or stops reading, included) is reset at the end of the window in which it fell
-/// short; for a reader that stops, what the sockets' buffers took counts in its first window, so it
+/// sends nothing, or stops reading, included) is dropped at the end of the window in which it fell
+/// short (a reader reset, so what is queued for it goes at once); for a reader that stops, what the sockets' buffers took counts in its first window, so it
 /// goes within about two windows. A connection idle between requests is closed after `idleTimeout`
 /// (at most `clientTimeout`). A client that goes away mid-answer ends only its own connection. The
 /// server runs until `stop()` (or its release).
