@@ -4,6 +4,7 @@ internal import CZlib
 /// - Thread: any
 public enum Gzip {
     /// `bytes` as one gzip member, at `level` (0 none … 9 smallest).
+    /// - Thread: any
     public static func compress(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8] {
         var stream = z_stream()
         guard tessera_deflate_init_gzip(&stream, level) == Z_OK else {
@@ -27,6 +28,7 @@ public enum Gzip {
 
     /// The bytes of a gzip stream, or nil when it is not one (or is cut short, or would be larger
     /// than `limit`).
+    /// - Thread: any
     public static func decompress(_ bytes: [UInt8], limit: Int = 64 << 20) -> [UInt8]? {
         var stream = z_stream()
         guard tessera_inflate_init_gzip(&stream) == Z_OK else { return nil }

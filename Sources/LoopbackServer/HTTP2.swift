@@ -29,6 +29,9 @@ final class HTTP2Session {
     private var streams: [Int32: Stream] = [:]
     /// Streams whose request is complete, in order, to be answered.
     private var ready: [Int32] = []
+    /// Request body bytes held across the connection's streams: at most twice `maximumBodyBytes`
+    /// (a stream that would pass it is answered 413), however many streams are open.
+    private var bufferedBodyBytes = 0
     /// nghttp2's output not yet taken by the transport.
     private var output: [UInt8] = []
     private var outputStart = 0
@@ -172,6 +175,8 @@ final class HTTP2Session {
             guard let stream = streams[identifier] else { continue }
             let request = LoopbackServer.Request(method: stream.method, path: stream.path,
                                                  headers: stream.headers, version: "HTTP/2", body: stream.body)
+            bufferedBodyBytes -= stream.body.count
+            stream.body = []
             var response: LoopbackServer.Response
             if stream.headTooLarge {
                 channel.core.record { $0.headsTooLarge += 1 }
@@ -296,10 +301,14 @@ final class HTTP2Session {
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, identifier, data, length, userData in
             let session = HTTP2Session.owner(userData)
             guard let stream = session.streams[identifier], let data else { return 0 }
-            if stream.body.count + length > session.configuration.maximumBodyBytes {
+            let limit = session.configuration.maximumBodyBytes
+            if stream.bodyTooLarge || stream.body.count + length > limit || session.bufferedBodyBytes + length > 2 * limit {
                 stream.bodyTooLarge = true
+                session.bufferedBodyBytes -= stream.body.count
+                stream.body = []
             } else {
                 stream.body.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
+                session.bufferedBodyBytes += length
             }
             return 0
         }
@@ -319,6 +328,7 @@ final class HTTP2Session {
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, identifier, _, userData in
             let session = HTTP2Session.owner(userData)
             if let stream = session.streams.removeValue(forKey: identifier) {
+                session.bufferedBodyBytes -= stream.body.count
                 stream.outgoing.map { LoopbackServer.Response(body: $0).discard() }
             }
             return 0

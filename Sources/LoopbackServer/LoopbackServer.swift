@@ -22,6 +22,7 @@ public import Foundation
 /// - Thread: any
 public final class LoopbackServer: Sendable {
     /// Answers a request. Runs on the connection's thread; several at once on several connections.
+    /// - Thread: a connection's
     public typealias Handler = @Sendable (Request) -> Response
 
     /// Limits and timing of a server.
@@ -32,7 +33,8 @@ public final class LoopbackServer: Sendable {
         /// The longest request head (request line and header fields; on HTTP/2 the decoded header
         /// list), in bytes: a longer one is answered 431 and the connection closed.
         public var maximumHeadBytes = 16 << 10
-        /// The longest request body: a longer one is answered 413 (and on HTTP/1.1 the connection closed).
+        /// The longest request body: a longer one is answered 413 (and on HTTP/1.1 the connection
+        /// closed). An HTTP/2 connection holds at most twice this across its streams' bodies.
         public var maximumBodyBytes = 1 << 20
         /// The slowest a client may send its request or take its response, averaged over a
         /// `rateWindow`; 0 asks only for one byte a window.
@@ -109,6 +111,7 @@ public final class LoopbackServer: Sendable {
 
     /// Starts a server answering every request with `handler`.
     /// - Throws: `LoopbackServerError` when no socket can listen, or the TLS identity cannot be used.
+    /// - Thread: any
     public convenience init(configuration: Configuration = Configuration(), handler: @escaping Handler) throws {
         try self.init(configuration: configuration, role: .handler(handler))
     }
@@ -118,6 +121,7 @@ public final class LoopbackServer: Sendable {
     /// target is answered 403, and a request that is neither 400. The targets asked for are kept in
     /// `proxiedTargets`. A tunnel or forwarded exchange ends when either side closes, or when
     /// nothing moves for `rateWindow`.
+    /// - Thread: any
     public static func proxy(configuration: Configuration = Configuration()) throws -> LoopbackServer {
         try LoopbackServer(configuration: configuration, role: .proxy)
     }
@@ -134,13 +138,16 @@ public final class LoopbackServer: Sendable {
     deinit { core.stop() }
 
     /// A snapshot of what it has done.
+    /// - Thread: any
     public var statistics: Statistics { core.state.withLock { $0.statistics } }
 
     /// The targets a proxy was asked for, in order ("127.0.0.1:8080"), whether or not it reached them.
+    /// - Thread: any
     public var proxiedTargets: [String] { core.state.withLock { $0.proxiedTargets } }
 
     /// Waits until `condition` holds of the statistics; false when it still does not after
     /// `timeout` seconds. `condition` runs on the calling thread, on copies, outside the server's lock.
+    /// - Thread: any
     public func waitForStatistics(timeout: Double, until condition: (Statistics) -> Bool) -> Bool {
         let deadline = MonotonicTime.now() + timeout
         while true {
@@ -154,5 +161,6 @@ public final class LoopbackServer: Sendable {
     /// every thread of the server has ended and its descriptors are closed (or after
     /// `stopTimeout`, when a handler still runs). Later connections are refused by the system.
     /// Calling it again does nothing.
+    /// - Thread: any but a handler's (it waits for the handlers to end)
     public func stop() { core.stop() }
 }

@@ -114,7 +114,8 @@ extension LoopbackServer {
         }
 
         /// This response with its body gzip-compressed and `Content-Encoding: gzip` (a file body is
-        /// read first).
+        /// read first, and its descriptor closed).
+        /// - Thread: any
         public func gzipped(level: Int32 = 6) -> Response {
             var copy = self
             let plain: [UInt8]

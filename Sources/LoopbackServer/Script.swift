@@ -53,6 +53,7 @@ extension LoopbackServer {
         }
 
         /// Opens the gate.
+        /// - Thread: any
         public func open() { pipe.signal() }
 
         /// Whether `open()` was called.
@@ -62,6 +63,7 @@ extension LoopbackServer {
         public var arrivalCount: Int { arrivals.withLock { $0 } }
 
         /// Waits until a script is waiting at the gate (or has been); false after `timeout` seconds.
+        /// - Thread: any
         public func waitUntilReached(timeout: Double = 30) -> Bool {
             arrivals.wait(until: MonotonicTime.now() + timeout) { $0 == 0 }
         }

@@ -122,6 +122,12 @@ final class TLSTests: XCTestCase {
             XCTAssertEqual(oversized.output, version == "--http2" ? "2 431" : "1.1 431", oversized.errors)
         }
         XCTAssertEqual(server.statistics.headsTooLarge, 2)
+        // A body over the limit (1 MB) is answered 413 on its stream.
+        let bigBody = folder.appendingPathComponent("body")
+        try Data(count: 1_500_000).write(to: bigBody)
+        let tooLong = try Curl.run(["--http2", "--cacert", authority, "--data-binary", "@" + bigBody.path, "-o", "/dev/null",
+                                    "--write-out", "%{http_version} %{response_code}", "\(base)/post"])
+        XCTAssertEqual(tooLong.output, "2 413", tooLong.errors)
 
         // A client that offers only HTTP/1.1 gets it, on the same server.
         let http1 = try Curl.run(["--http1.1", "--cacert", authority, "--write-out", " %{http_version}", "\(base)/one"])
