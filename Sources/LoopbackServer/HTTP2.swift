@@ -99,7 +99,7 @@ final class HTTP2Session {
             }
             // Checked whatever woke the wait: a socket that is ready but moves nothing is no excuse.
             let now = MonotonicTime.now()
-            if let idleSince, now >= idleSince + configuration.idleTimeout {
+            if let idleSince, streams.isEmpty, now >= idleSince + configuration.idleTimeout {
                 channel.shed(.idle)
                 return
             }

@@ -210,8 +210,8 @@ enum Curl {
         try output.close()
         try errors.close()
         return Result(exitCode: process.terminationStatus,
-                      output: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "",
-                      errors: (try? String(contentsOf: errorsURL, encoding: .utf8)) ?? "")
+                      output: String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self),
+                      errors: String(decoding: (try? Data(contentsOf: errorsURL)) ?? Data(), as: UTF8.self))
     }
 }
 
