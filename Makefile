@@ -16,11 +16,12 @@
 #   make asan      the whole test suite under AddressSanitizer with leak detection; fails on any report
 SHELL := /bin/bash
 
-RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev liblcms2-dev libicu-dev libfontconfig-dev libharfbuzz-dev libdbus-1-dev libcurl4-openssl-dev fonts-noto-color-emoji fonts-wqy-microhei fonts-lohit-deva fonts-tlwg-loma-ttf
+RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev liblcms2-dev libicu-dev libfontconfig-dev libharfbuzz-dev libdbus-1-dev libcurl4-openssl-dev libssl-dev libnghttp2-dev zlib1g-dev fonts-noto-color-emoji fonts-wqy-microhei fonts-lohit-deva fonts-tlwg-loma-ttf
 # The AT-SPI test drives an app from outside as a screen reader would: a session bus (dbus-run-session),
 # the accessibility bus and registry (at-spi2-core) and Python's pyatspi.
 # Tools/input-latency.py measures input latency from outside (XTest in, X DAMAGE out) with python3-xlib.
-TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp dbus-bin dbus-daemon at-spi2-core python3-pyatspi python3-xlib
+# LoopbackServerTests speak HTTP/2 and TLS to the server through curl.
+TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp dbus-bin dbus-daemon at-spi2-core python3-pyatspi python3-xlib curl
 # Arguments passed to the gallery, e.g. make gallery ARGS="--frames 300".
 ARGS ?=
 

@@ -57,6 +57,15 @@ let package = Package(
         // libcurl, which fetches images by URL (`CurlImageFetcher`): Debian's, built with OpenSSL,
         // nghttp2 (HTTP/2), zlib, brotli and zstd. The shim gives its variadic calls typed wrappers.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // LoopbackServer's system libraries: OpenSSL for TLS and its test certificates, libnghttp2's
+        // server session for HTTP/2 (frames and header compression are nghttp2's), zlib for gzip bodies.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // An HTTP/1.1, HTTPS and HTTP/2 server on 127.0.0.1 (a forward proxy too), for the gallery's
+        // `--serve-assets` and the tests' servers; it sheds clients slower than a minimum rate.
+        .target(name: "LoopbackServer", dependencies: ["COpenSSL", "CNGHTTP2", "CZlib"],
+                swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         // SplitMix64, the one seeded generator: the image fuzzer and the seeded tests replay from a seed.
         .target(name: "TesseraRandom"),
         // The C side of ICU: plain-typed wrappers, so no ICU type reaches Swift (see Sources/CICU).
@@ -92,6 +101,7 @@ let package = Package(
             dependencies: [
                 "Tessera",
                 "TesseraRandom",
+                "LoopbackServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: []
@@ -105,7 +115,7 @@ let package = Package(
         // through the software renderer, encoded test images, exit-test message checks.
         .target(
             name: "TestSupport",
-            dependencies: ["Compositor", "NodeRuntime", "TesseraTesting", "CJPEG", "CGIF", "CWebP"],
+            dependencies: ["Compositor", "NodeRuntime", "TesseraTesting", "CJPEG", "CGIF", "CWebP", "LoopbackServer"],
             path: "Tests/TestSupport",
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
@@ -118,7 +128,7 @@ let package = Package(
         .systemLibrary(name: "CAllocationCount", path: "Tests/CAllocationCount"),
         .testTarget(
             name: "NodeRuntimeTests",
-            dependencies: ["NodeRuntime", "Compositor", "TestSupport", "TesseraRandom", "CWebP", "CLCMS", "CAllocationCount"],
+            dependencies: ["NodeRuntime", "Compositor", "TestSupport", "TesseraRandom", "CWebP", "CLCMS", "CAllocationCount", "LoopbackServer"],
             exclude: ["Goldens", "FuzzRegressions", "ImageFixtures"]
         ),
         .testTarget(
@@ -127,6 +137,7 @@ let package = Package(
                            "TesseraRandom"],
             exclude: ["__Snapshots__", "Accessibility/atspi_client.py"]
         ),
+        .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),
         .testTarget(
             name: "GalleryTests",
             dependencies: ["gallery", "Tessera", "NodeRuntime", "Compositor", "TestSupport"],

@@ -1,218 +1,88 @@
 public import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+public import LoopbackServer
 
-/// An HTTP/1.1 server on 127.0.0.1 for tests, on POSIX sockets: a port the system assigns, a thread
-/// per connection, and for each path a script of what to send, when to pause (at gates the test
-/// opens), and how to end (close, reset, or not at all). It records the requests it was sent and the
+/// An HTTP/1.1 server on 127.0.0.1 for tests, over plain TCP or TLS: a `LoopbackServer` whose
+/// every path answers with a script of what to send, when to pause (at gates the test opens), and
+/// how to end (close, reset, or not at all). It records the requests it was sent and the
 /// connections whose client went away, so a test can wait for "the client closed the connection"
 /// instead of sleeping.
 ///
 /// Nothing here waits without a bound: a gate not opened, a client that never reads, a request that
-/// never ends, each gives up after `safetyLimit` seconds, and `stop()` ends every wait at once.
+/// never ends, each gives up after `safetyLimit` seconds (the server's script wait limit, and its
+/// rate window with no minimum rate: a client that moves no byte for that long is dropped), and
+/// `stop()` ends every wait at once. Each connection carries one request (the script ends it).
 /// - Thread: any
-public final class TestHTTPServer: @unchecked Sendable {
-    /// One step of a response's script.
-    /// - Thread: any (a value)
-    public enum Step: Sendable {
-        /// Sends the bytes.
-        case send([UInt8])
-        /// Waits until the gate is opened (or the client goes away, or the server stops).
-        case wait(Gate)
-        /// Closes the connection (FIN).
-        case close
-        /// Resets the connection (RST: a close with a zero linger time).
-        case reset
-        /// Sends nothing more and keeps the connection open until the client goes away.
-        case stall
-        /// Sends `chunk` again and again until the client goes away.
-        case endless([UInt8])
-    }
-
-    /// A pause the test ends: `open()` lets every script waiting on it (and every later one) go on.
-    /// - Thread: any
-    public final class Gate: @unchecked Sendable {
-        fileprivate let ends: (read: Int32, write: Int32)
-        private let condition = NSCondition()
-        private var isOpen = false  // guarded by condition
-        private var waiting = 0  // guarded by condition
-
-        /// A closed gate.
-        public init() {
-            var fds: [Int32] = [-1, -1]
-            precondition(pipe(&fds) == 0, "pipe: \(String(cString: strerror(errno)))")
-            ends = (fds[0], fds[1])
-        }
-
-        deinit {
-            close(ends.read)
-            close(ends.write)
-        }
-
-        /// Opens the gate.
-        public func open() {
-            condition.lock()
-            let first = !isOpen
-            isOpen = true
-            condition.broadcast()
-            condition.unlock()
-            if first {
-                var byte: UInt8 = 1
-                _ = write(ends.write, &byte, 1)
-            }
-        }
-
-        /// Waits until a script is waiting at the gate (false after `timeout` seconds).
-        public func waitUntilReached(timeout: Double = 30) -> Bool {
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            condition.lock()
-            defer { condition.unlock() }
-            while waiting == 0 {
-                if !condition.wait(until: deadline) { return waiting > 0 }
-            }
-            return true
-        }
-
-        fileprivate func arrive() {
-            condition.lock()
-            waiting += 1
-            condition.broadcast()
-            condition.unlock()
-        }
-    }
+public final class TestHTTPServer: Sendable {
+    /// One step of a response's script (`LoopbackServer.Step`).
+    public typealias Step = LoopbackServer.Step
+    /// A pause the test ends (`LoopbackServer.Gate`): `open()` lets every script waiting on it (and
+    /// every later one) go on; `waitUntilReached` waits for a script to arrive.
+    public typealias Gate = LoopbackServer.Gate
 
     /// The longest any wait of the server lasts, in seconds.
     public let safetyLimit: Double
     /// The port the server listens on.
     public let port: Int
+    /// The identity served over TLS (its `authorityCertificatePEM` is what a client trusts); nil
+    /// for plain HTTP.
+    public let tls: LoopbackServer.TLSIdentity?
+    /// The server underneath, for its statistics.
+    public let server: LoopbackServer
+    private let record: Record
 
-    private let listener: Int32
-    private let stopPipe: (read: Int32, write: Int32)
-    private let condition = NSCondition()
-    // Guarded by condition:
-    private var scripts: [String: [[Step]]] = [:]
-    private var requests: [String] = []
-    private var clientCloses: [String: Int] = [:]
-    private var connections: Set<Int32> = []
-    private var stopped = false
-    private var threads = 0
-
-    /// Starts listening on 127.0.0.1 at a port the system assigns.
-    public init(safetyLimit: Double = 30) throws {
+    /// Starts listening on 127.0.0.1 at a port the system assigns; over TLS with `tls` (HTTP/1.1
+    /// only: ALPN never chooses h2, since scripts are HTTP/1.1 byte streams).
+    public init(safetyLimit: Double = 30, tls: LoopbackServer.TLSIdentity? = nil) throws {
         self.safetyLimit = safetyLimit
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { throw Self.failure("socket") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(socket, 64) == 0 else {
-            close(socket)
-            throw Self.failure("bind/listen")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        listener = socket
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw Self.failure("pipe") }
-        stopPipe = (fds[0], fds[1])
-        condition.lock()
-        threads += 1
-        condition.unlock()
-        let thread = Thread { [self] in acceptLoop() }
-        thread.name = "test-http-accept"
-        thread.start()
+        self.tls = tls
+        var configuration = LoopbackServer.Configuration()
+        configuration.tls = tls
+        configuration.allowsHTTP2 = false
+        configuration.maximumConnections = 64
+        configuration.minimumBytesPerSecond = 0
+        configuration.rateWindow = safetyLimit
+        configuration.idleTimeout = safetyLimit
+        configuration.scriptWaitLimit = safetyLimit
+        configuration.stopTimeout = safetyLimit
+        let record = Record()
+        self.record = record
+        server = try LoopbackServer(configuration: configuration) { request in record.answer(request) }
+        port = server.port
     }
 
-    deinit {
-        stop()
-        close(listener)
-        close(stopPipe.read)
-        close(stopPipe.write)
-    }
-
-    private static func failure(_ what: String) -> NSError {
-        NSError(domain: "TestHTTPServer", code: Int(errno),
-                userInfo: [NSLocalizedDescriptionKey: "\(what): \(String(cString: strerror(errno)))"])
-    }
-
-    /// The URL of `path` on this server.
-    public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+    /// The URL of `path` on this server (https:// with TLS).
+    public func url(_ path: String) -> URL { URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)\(path)")! }
 
     /// What `path` answers: the first request the first script, the second the second, and so on;
     /// the last script answers every request after. A path with no script answers 404.
     public func route(_ path: String, _ scripts: [Step]...) {
-        condition.lock()
-        self.scripts[path] = scripts
-        condition.unlock()
+        let replaced = record.state.withLock { state in state.scripts.updateValue(scripts, forKey: path) }
+        _ = replaced  // released here, outside the lock
     }
 
     /// The requests received, their paths in order.
-    public var receivedPaths: [String] {
-        condition.lock()
-        defer { condition.unlock() }
-        return requests
-    }
+    public var receivedPaths: [String] { record.state.withLock { $0.requests } }
 
     /// How many requests for `path` were received.
     public func requestCount(_ path: String) -> Int { receivedPaths.filter { $0 == path }.count }
 
     /// How many connections for `path` the client closed while the server still had things to send or
     /// was waiting.
-    public func clientCloseCount(_ path: String) -> Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return clientCloses[path] ?? 0
-    }
+    public func clientCloseCount(_ path: String) -> Int { record.state.withLock { $0.clientCloses[path] ?? 0 } }
 
     /// Waits until the client has closed `count` connections for `path` (false after `timeout`).
     public func waitForClientClose(_ path: String, count: Int = 1, timeout: Double = 30) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while (clientCloses[path] ?? 0) < count {
-            if !condition.wait(until: deadline) { return (clientCloses[path] ?? 0) >= count }
-        }
-        return true
+        record.state.wait(timeout: timeout) { ($0.clientCloses[path] ?? 0) < count }
     }
 
     /// Waits until `count` requests for `path` have been received (false after `timeout`).
     public func waitForRequests(_ path: String, count: Int = 1, timeout: Double = 30) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while requests.filter({ $0 == path }).count < count {
-            if !condition.wait(until: deadline) { return requests.filter({ $0 == path }).count >= count }
-        }
-        return true
+        record.state.wait(timeout: timeout) { state in state.requests.lazy.filter { $0 == path }.count < count }
     }
 
     /// Stops listening, ends every script's wait and closes every connection; returns once every
     /// thread of the server has ended. After it, connecting is refused.
-    public func stop() {
-        condition.lock()
-        let first = !stopped
-        stopped = true
-        let open = connections
-        condition.unlock()
-        if first {
-            var byte: UInt8 = 1
-            _ = write(stopPipe.write, &byte, 1)
-            shutdown(listener, Int32(SHUT_RDWR))
-            for connection in open { shutdown(connection, Int32(SHUT_RDWR)) }
-        }
-        let deadline = Date(timeIntervalSinceNow: safetyLimit)
-        condition.lock()
-        while threads > 0 { if !condition.wait(until: deadline) { break } }
-        condition.unlock()
-    }
+    public func stop() { server.stop() }
 
     /// A standard response: status line, Content-Length (unless `contentLength` says otherwise),
     /// Content-Type and `headers`, then the body, then close.
@@ -233,155 +103,61 @@ public final class TestHTTPServer: @unchecked Sendable {
         return Array((head + "\r\n").utf8)
     }
 
-    // MARK: Threads
+    /// The routes and what was received, shared with the server's handler (which must not hold the
+    /// `TestHTTPServer`, or the server would keep itself alive).
+    private final class Record: Sendable {
+        struct State {
+            var scripts: [String: [[Step]]] = [:]
+            var requests: [String] = []
+            var clientCloses: [String: Int] = [:]
+        }
 
-    private func finishThread() {
-        condition.lock()
-        threads -= 1
-        condition.broadcast()
-        condition.unlock()
-    }
+        let state = ConditionLocked(State())
 
-    private func acceptLoop() {
-        defer { finishThread() }
-        while true {
-            var entries = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&entries, 2, -1)
-            if entries[1].revents != 0 { return }
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                return
+        func answer(_ request: LoopbackServer.Request) -> LoopbackServer.Response {
+            let path = request.path
+            let script = state.withLock { state -> [Step]? in
+                let index = state.requests.lazy.filter { $0 == path }.count
+                state.requests.append(path)
+                return state.scripts[path].map { $0[min(index, $0.count - 1)] }
             }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            condition.lock()
-            if stopped {
-                condition.unlock()
-                close(client)
-                return
+            let steps = script ?? [.send(TestHTTPServer.response(status: 404, body: Array("no such path".utf8),
+                                                                 contentType: "text/plain")), .close]
+            return .script(steps) { [self] in
+                state.withLock { $0.clientCloses[path, default: 0] += 1 }
             }
-            connections.insert(client)
-            threads += 1
-            condition.unlock()
-            let thread = Thread { [self] in serve(client) }
-            thread.name = "test-http-connection"
-            thread.start()
         }
     }
+}
 
-    private func serve(_ client: Int32) {
+/// A value reached only inside its lock, with bounded waits on its changes (every change wakes the
+/// waiters).
+/// - Thread: any
+final class ConditionLocked<Value>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var value: Value  // guarded by condition
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        condition.lock()
         defer {
-            condition.lock()
-            connections.remove(client)
+            condition.broadcast()
             condition.unlock()
-            close(client)
-            finishThread()
         }
-        var timeout = timeval(tv_sec: Int(safetyLimit), tv_usec: 0)
-        setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard let path = readRequestPath(client) else { return }
-        condition.lock()
-        let index = requests.filter { $0 == path }.count
-        requests.append(path)
-        let script = scripts[path].map { $0[min(index, $0.count - 1)] }
-        condition.broadcast()
-        condition.unlock()
-        guard let script else {
-            sendAll(client, Self.response(status: 404, body: Array("no such path".utf8), contentType: "text/plain"))
-            return
-        }
-        for step in script {
-            switch step {
-            case .send(let bytes):
-                guard sendAll(client, bytes) else { return clientClosed(path) }
-            case .wait(let gate):
-                gate.arrive()
-                guard waitForGate(gate, client: client) else { return clientClosed(path) }
-            case .close:
-                return
-            case .reset:
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-                return
-            case .stall:
-                if !waitForGate(nil, client: client) { clientClosed(path) }
-                return
-            case .endless(let chunk):
-                while sendAll(client, chunk) {
-                    if isStopped { return }
-                }
-                return clientClosed(path)
-            }
-        }
+        return try body(&value)
     }
 
-    private var isStopped: Bool {
+    /// Waits while `predicate` holds, for at most `timeout` seconds; false when it still held then.
+    func wait(timeout: Double, while predicate: (Value) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
-        return stopped
-    }
-
-    private func clientClosed(_ path: String) {
-        condition.lock()
-        if !stopped { clientCloses[path, default: 0] += 1 }
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// The request's path, once its head has arrived.
-    private func readRequestPath(_ client: Int32) -> String? {
-        var head: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let deadline = Date(timeIntervalSinceNow: safetyLimit)
-        while head.count < 65_536 {
-            if let end = head.indices.dropLast(3).first(where: { head[$0] == 13 && head[$0 + 1] == 10 && head[$0 + 2] == 13 && head[$0 + 3] == 10 }) {
-                let line = String(decoding: head[..<end], as: UTF8.self).components(separatedBy: "\r\n").first ?? ""
-                let parts = line.split(separator: " ")
-                return parts.count >= 2 ? String(parts[1]) : nil
-            }
-            var entries = [pollfd(fd: client, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&entries, 2, Int32(max(0, deadline.timeIntervalSinceNow) * 1000))
-            if entries[1].revents != 0 || entries[0].revents == 0 { return nil }
-            let count = recv(client, &buffer, buffer.count, 0)
-            if count <= 0 { return nil }
-            head += buffer[0..<count]
-        }
-        return nil
-    }
-
-    @discardableResult
-    private func sendAll(_ client: Int32, _ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { send(client, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return false }
-            sent += count
+        while predicate(value) {
+            if !condition.wait(until: deadline) { return !predicate(value) }
         }
         return true
-    }
-
-    /// Waits for `gate` (nil: for nothing) while watching the client: false when the client closed
-    /// the connection (or the safety limit passed), true when the gate opened. A stop ends the wait
-    /// as a close would, without counting it.
-    private func waitForGate(_ gate: Gate?, client: Int32) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: safetyLimit)
-        var scratch = [UInt8](repeating: 0, count: 4096)
-        while deadline.timeIntervalSinceNow > 0 {
-            var entries = [pollfd(fd: client, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: gate?.ends.read ?? -1, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&entries, 3, Int32(max(1, deadline.timeIntervalSinceNow * 1000)))
-            if entries[1].revents != 0 { return false }
-            if entries[2].revents != 0 { return true }
-            if entries[0].revents != 0 {
-                // The client sends nothing after its request: readable means it closed (or reset).
-                let count = recv(client, &scratch, scratch.count, 0)
-                if count <= 0 { return false }
-            }
-        }
-        return false
     }
 }

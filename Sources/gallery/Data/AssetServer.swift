@@ -1,10 +1,12 @@
 import Foundation
+import LoopbackServer
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The gallery's asset server (`gallery --serve-assets`): plain HTTP/1.1 on 127.0.0.1, at a port the
-/// system assigns, answering GET requests for
+/// The gallery's asset server (`gallery --serve-assets`): a `LoopbackServer` on 127.0.0.1 (plain
+/// HTTP/1.1 with keep-alive), at a port the system assigns, answering GET requests for
 /// - `/<path>`: the file at `path` under the assets folder, whole, with its Content-Length. A path
 ///   that would leave the folder (a `..` component, a symbolic link pointing out of it) and anything
 ///   but a regular file (a folder, a pipe, a device) are refused with 403; a missing file is 404.
@@ -12,13 +14,17 @@ import Glibc
 ///   message MESSAGE_ID (the newest N without `before`; N is 30 unless given, at most 500), as JSON
 ///   (`MessagesPage`). A missing or malformed parameter is 400, an unknown chat or message 404.
 ///
-/// One thread accepts, blocked in `poll` on the listening socket and a stop pipe; each connection is
-/// served on a thread of its own, at most `maximumConnections` at once (more are answered 503), one
-/// request per connection (`Connection: close`). A client that goes away mid-answer ends its
-/// connection quietly (no SIGPIPE: sends use `MSG_NOSIGNAL`); one that sends no request, or stops
-/// reading, is dropped after `clientTimeout` seconds. The server runs until `stop()`.
+/// LoopbackServer's rules hold: at most `maximumConnections` at once (a new one closes the
+/// connection idle the longest, or is answered 503 when none is idle); a request head longer than
+/// `maximumHeadBytes` is answered 431. A client that sends its request, or takes its answer, at
+/// less than `minimumBytesPerSecond` averaged over a window of `clientTimeout` seconds (one that
+/// sends nothing, or stops reading, included) is dropped at the end of the window in which it fell
+/// short (a reader reset, so what is queued for it goes at once); for a reader that stops, what the sockets' buffers took counts in its first window, so it
+/// goes within about two windows. A connection idle between requests is closed after `idleTimeout`
+/// (at most `clientTimeout`). A client that goes away mid-answer ends only its own connection. The
+/// server runs until `stop()` (or its release).
 /// - Thread: any
-final class AssetServer: @unchecked Sendable {
+final class AssetServer: Sendable {
     /// One page of a chat's history, as `/messages` answers it.
     /// - Thread: any (a value)
     struct MessagesPage: Codable, Sendable {
@@ -48,40 +54,28 @@ final class AssetServer: @unchecked Sendable {
         let description: String
     }
 
-    /// Connections served at once; the next one is answered 503 until one ends.
+    /// Connections served at once.
     static let maximumConnections = 32
     /// The longest request head read, in bytes.
     static let maximumHeadBytes = 16 << 10
+    /// The slowest a client may send its request or take its answer, averaged over `clientTimeout`.
+    static let minimumBytesPerSecond = 1024.0
+    /// Seconds a connection may wait between requests (at most `clientTimeout`).
+    static let idleTimeout = 5.0
     /// Messages in a page when the request does not say, and the most one may ask for.
     static let defaultPageSize = 30, maximumPageSize = 500
     /// Requests kept in `requests`, the most recent.
     static let requestLogLimit = 256
 
     /// The port it listens on.
-    let port: Int
+    var port: Int { server.port }
     /// `http://127.0.0.1:PORT/`.
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/")! }
-    /// Seconds a client may take to send its request, and to take each part of the answer.
+    var baseURL: URL { server.baseURL }
+    /// The window, in seconds, over which a client's rate is measured.
     let clientTimeout: Double
-
-    /// The assets folder with its symbolic links resolved: every file served resolves to a path
-    /// under it.
-    private let root: String
-    private let data: ChatData
-    private let listener: Int32
-    private let stopPipe: (read: Int32, write: Int32)
-    private let condition = NSCondition()
-    /// Guarded by `condition`.
-    private var state = State()
-
-    private struct State {
-        var stopped = false
-        /// Threads running: the accept loop and one per connection.
-        var threads = 0
-        /// Connections being served.
-        var connections: Set<Int32> = []
-        var requests: [Request] = []
-    }
+    /// The server underneath, for its statistics.
+    let server: LoopbackServer
+    private let answers: Answers
 
     /// Starts serving `folder` (the gallery's `Assets`) and the messages of `data` on a port the
     /// system assigns.
@@ -90,290 +84,69 @@ final class AssetServer: @unchecked Sendable {
         guard let resolved = realpath(folder.path, nil) else {
             throw StartError(description: "gallery: cannot serve \(folder.path): \(String(cString: strerror(errno)))")
         }
-        root = String(cString: resolved)
+        let root = String(cString: resolved)
         free(resolved)
-        self.data = data
         self.clientTimeout = clientTimeout
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { throw Self.startError("socket") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let answers = Answers(root: root, data: data)
+        self.answers = answers
+        var configuration = LoopbackServer.Configuration()
+        configuration.maximumConnections = Self.maximumConnections
+        configuration.maximumHeadBytes = Self.maximumHeadBytes
+        configuration.minimumBytesPerSecond = Self.minimumBytesPerSecond
+        configuration.rateWindow = clientTimeout
+        configuration.idleTimeout = min(Self.idleTimeout, clientTimeout)
+        do {
+            server = try LoopbackServer(configuration: configuration) { request in answers.answer(request) }
+        } catch {
+            throw StartError(description: "gallery: the asset server cannot listen on 127.0.0.1 (\(error))")
         }
-        guard bound == 0, listen(socket, 64) == 0 else {
-            let error = Self.startError("bind/listen")
-            close(socket)
-            throw error
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-        }
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            let error = Self.startError("pipe")
-            close(socket)
-            throw error
-        }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        listener = socket
-        stopPipe = (ends[0], ends[1])
-        state.threads = 1
-        let thread = Thread { [self] in acceptConnections() }
-        thread.name = "gallery.assets"
-        thread.start()
-    }
-
-    deinit {
-        close(listener)
-        close(stopPipe.read)
-        close(stopPipe.write)
-    }
-
-    private static func startError(_ call: String) -> StartError {
-        StartError(description: "gallery: the asset server cannot listen on 127.0.0.1 (\(call): \(String(cString: strerror(errno))))")
     }
 
     /// The requests answered, oldest first (the most recent `requestLogLimit`).
-    var requests: [Request] {
-        condition.lock()
-        defer { condition.unlock() }
-        return state.requests
-    }
+    var requests: [Request] { answers.log.withLock { $0 } }
 
     /// Connections being served now.
-    var openConnections: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return state.connections.count
-    }
+    var openConnections: Int { server.statistics.openConnections }
 
     /// Waits until no connection is being served (false after `timeout` seconds).
     func waitUntilNoConnections(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while !state.connections.isEmpty {
-            if !condition.wait(until: deadline) { return state.connections.isEmpty }
+        server.waitForStatistics(timeout: timeout) { $0.openConnections == 0 }
+    }
+
+    /// Stops listening, ends every connection, and returns once the server's threads have ended.
+    /// Later connections are refused by the system.
+    func stop() { server.stop() }
+}
+
+/// What the asset server answers: its handler, and the log of what it answered.
+/// - Thread: any (the handler runs on the server's connection threads)
+private final class Answers: Sendable {
+    /// The assets folder with its symbolic links resolved: every file served resolves to a path
+    /// under it.
+    let root: String
+    let data: ChatData
+    /// The requests answered, the most recent `requestLogLimit`.
+    let log = Mutex<[AssetServer.Request]>([])
+
+    init(root: String, data: ChatData) {
+        self.root = root
+        self.data = data
+    }
+
+    func answer(_ request: LoopbackServer.Request) -> LoopbackServer.Response {
+        let response = respond(method: request.method, target: request.path)
+        log.withLock { requests in
+            requests.append(AssetServer.Request(method: request.method, target: request.path, status: response.status))
+            if requests.count > AssetServer.requestLogLimit { requests.removeFirst(requests.count - AssetServer.requestLogLimit) }
         }
-        return true
+        return response
     }
 
-    /// Stops listening, ends every connection, and returns once the server's threads have ended (or
-    /// after `clientTimeout` seconds). Later connections are refused by the system.
-    func stop() {
-        condition.lock()
-        let first = !state.stopped
-        state.stopped = true
-        if first {
-            var byte: UInt8 = 1
-            _ = write(stopPipe.write, &byte, 1)
-            shutdown(listener, Int32(SHUT_RDWR))
-            // Under the lock: a connection leaves the set before its descriptor is closed, so no
-            // descriptor shut here can have been closed and reused meanwhile.
-            for connection in state.connections { shutdown(connection, Int32(SHUT_RDWR)) }
-        }
-        condition.unlock()
-        let deadline = Date(timeIntervalSinceNow: clientTimeout)
-        condition.lock()
-        while state.threads > 0 { if !condition.wait(until: deadline) { break } }
-        condition.unlock()
-    }
-
-    // MARK: Connections
-
-    private func threadDidEnd() {
-        condition.lock()
-        state.threads -= 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func acceptConnections() {
-        defer { threadDidEnd() }
-        while true {
-            var entries = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
-            if poll(&entries, 2, -1) < 0 && errno != EINTR { return }
-            if entries[1].revents != 0 { return }
-            guard entries[0].revents != 0 else { continue }
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                switch errno {
-                case EINTR, EAGAIN, ECONNABORTED: continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    // The connection stays queued and the listener readable: wait a moment (or for
-                    // the stop) rather than spin on it.
-                    var stopEntry = [pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
-                    _ = poll(&stopEntry, 1, 100)
-                    continue
-                default: return
-                }
-            }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            condition.lock()
-            let stopped = state.stopped
-            let admitted = !stopped && state.connections.count < Self.maximumConnections
-            if admitted {
-                state.connections.insert(client)
-                state.threads += 1
-            }
-            condition.unlock()
-            guard admitted else {
-                if !stopped {
-                    // Never blocks the accept loop: what does not fit the socket's buffer is dropped.
-                    let busy = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
-                    _ = busy.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-                }
-                close(client)
-                if stopped { return }
-                continue
-            }
-            let thread = Thread { [self] in serve(client) }
-            thread.name = "gallery.assets.connection"
-            thread.start()
-        }
-    }
-
-    /// Reads one request on `client`, answers it and closes the connection.
-    private func serve(_ client: Int32) {
-        defer {
-            condition.lock()
-            state.connections.remove(client)
-            condition.broadcast()
-            condition.unlock()
-            shutdown(client, Int32(SHUT_WR))
-            close(client)
-            threadDidEnd()
-        }
-        var timeout = timeval(tv_sec: Int(clientTimeout), tv_usec: Int((clientTimeout - clientTimeout.rounded(.down)) * 1e6))
-        setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard let head = readHead(client) else { return }
-        let (request, response) = answer(head)
-        defer { if case .file(let descriptor, _) = response.body { close(descriptor) } }
-        condition.lock()
-        state.requests.append(request)
-        if state.requests.count > Self.requestLogLimit { state.requests.removeFirst(state.requests.count - Self.requestLogLimit) }
-        condition.unlock()
-        guard sendAll(client, response.head[...]) else { return }
-        switch response.body {
-        case .bytes(let bytes):
-            _ = sendAll(client, bytes[...])
-        case .file(let descriptor, let length):
-            var buffer = [UInt8](repeating: 0, count: 64 << 10)
-            var left = length
-            while left > 0 {
-                let count = read(descriptor, &buffer, min(buffer.count, left))
-                if count < 0 && errno == EINTR { continue }
-                // A file that shrank while being sent: the client sees a body shorter than its length.
-                guard count > 0 else { return }
-                guard sendAll(client, buffer[..<count]) else { return }
-                left -= count
-            }
-        }
-    }
-
-    private enum Head {
-        case head(String)
-        /// More than `maximumHeadBytes` without a blank line.
-        case tooLong
-    }
-
-    /// The request's head (up to its blank line), or nil when the client went away, took longer
-    /// than `clientTimeout` or the server stopped.
-    private func readHead(_ client: Int32) -> Head? {
-        var head: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let deadline = Date(timeIntervalSinceNow: clientTimeout)
-        let blankLine: [UInt8] = [13, 10, 13, 10]
-        while head.count <= Self.maximumHeadBytes {
-            if let end = head.firstRange(of: blankLine) {
-                return .head(String(decoding: head[..<end.lowerBound], as: UTF8.self))
-            }
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { return nil }
-            var entries = [pollfd(fd: client, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&entries, 2, Int32(min(left * 1000 + 1, 60_000)))
-            if ready < 0 && errno != EINTR { return nil }
-            if entries[1].revents != 0 { return nil }
-            guard entries[0].revents != 0 else { continue }
-            let count = recv(client, &buffer, buffer.count, 0)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            head += buffer[..<count]
-        }
-        return .tooLong
-    }
-
-    /// Sends every byte, or false when the client went away (or stopped reading for
-    /// `clientTimeout`).
-    private func sendAll(_ client: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
-        var sent = bytes.startIndex
-        while sent < bytes.endIndex {
-            let count = bytes[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return false }
-            sent += count
-        }
-        return true
-    }
-
-    // MARK: Answers
-
-    private struct Response {
-        enum Body {
-            case bytes([UInt8])
-            /// An open file, closed once sent.
-            case file(descriptor: Int32, length: Int)
-        }
-
-        var status: Int
-        var head: [UInt8]
-        var body: Body
-    }
-
-    private static func response(status: Int, contentType: String = "text/plain; charset=utf-8", length: Int,
-                                 extraHeaders: [String] = [], body: Response.Body) -> Response {
-        let reasons = [200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-                       500: "Internal Server Error"]
-        var head = "HTTP/1.1 \(status) \(reasons[status] ?? "Status")\r\nContent-Length: \(length)\r\n"
-        head += "Content-Type: \(contentType)\r\nConnection: close\r\n"
-        for header in extraHeaders { head += header + "\r\n" }
-        return Response(status: status, head: Array((head + "\r\n").utf8), body: body)
-    }
-
-    /// A short text answer: an error's reason, one line.
-    private static func response(status: Int, text: String, extraHeaders: [String] = []) -> Response {
-        let bytes = Array((text + "\n").utf8)
-        return response(status: status, length: bytes.count, extraHeaders: extraHeaders, body: .bytes(bytes))
-    }
-
-    /// The request a head makes, and its answer.
-    private func answer(_ head: Head) -> (Request, Response) {
-        guard case .head(let text) = head else {
-            return (Request(method: "", target: "", status: 400),
-                    Self.response(status: 400, text: "the request head is longer than \(Self.maximumHeadBytes) bytes"))
-        }
-        let line = text.split(separator: "\r\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        let parts = line.split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[2].hasPrefix("HTTP/1.") else {
-            return (Request(method: "", target: "", status: 400), Self.response(status: 400, text: "not an HTTP/1.x request line"))
-        }
-        let method = String(parts[0]), target = String(parts[1])
-        let response = answer(method: method, target: target)
-        return (Request(method: method, target: target, status: response.status), response)
-    }
-
-    private func answer(method: String, target: String) -> Response {
+    private func respond(method: String, target: String) -> LoopbackServer.Response {
         guard method == "GET" else {
-            return Self.response(status: 405, text: "only GET is served", extraHeaders: ["Allow: GET"])
+            return .text("only GET is served", status: 405, headers: [LoopbackServer.Header("Allow", "GET")])
         }
-        guard target.hasPrefix("/") else { return Self.response(status: 400, text: "the target is not a path") }
+        guard target.hasPrefix("/") else { return .text("the target is not a path", status: 400) }
         let path = target.prefix { $0 != "?" }
         if path == "/messages" {
             return messages(query: String(target.dropFirst(path.count + 1)))
@@ -382,39 +155,36 @@ final class AssetServer: @unchecked Sendable {
     }
 
     /// The file at `path` (percent-encoded, from the request) under the folder.
-    private func file(at path: String) -> Response {
+    private func file(at path: String) -> LoopbackServer.Response {
         guard let decoded = path.removingPercentEncoding, !decoded.contains("\0") else {
-            return Self.response(status: 400, text: "the path is not percent-encoded UTF-8")
+            return .text("the path is not percent-encoded UTF-8", status: 400)
         }
         let components = decoded.split(separator: "/")
         if components.contains("..") {
-            return Self.response(status: 403, text: "the path leaves the assets folder")
+            return .text("the path leaves the assets folder", status: 403)
         }
         let candidate = ([root] + components.map(String.init)).joined(separator: "/")
         guard let resolvedPointer = realpath(candidate, nil) else {
-            return errno == EACCES ? Self.response(status: 403, text: "not readable")
-                                   : Self.response(status: 404, text: "no such file")
+            return errno == EACCES ? .text("not readable", status: 403) : .text("no such file", status: 404)
         }
         let resolved = String(cString: resolvedPointer)
         free(resolvedPointer)
         guard resolved == root || resolved.hasPrefix(root + "/") else {
-            return Self.response(status: 403, text: "the path leads out of the assets folder")
+            return .text("the path leads out of the assets folder", status: 403)
         }
         // Non-blocking, so opening a named pipe does not wait for a writer; the kind is checked on
-        // the descriptor itself, so what is sent is what was checked.
+        // the descriptor itself, so what is sent is what was checked. The server closes it.
         let descriptor = open(resolved, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
-            return errno == ENOENT ? Self.response(status: 404, text: "no such file")
-                                   : Self.response(status: 403, text: "cannot be opened")
+            return errno == ENOENT ? .text("no such file", status: 404) : .text("cannot be opened", status: 403)
         }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             close(descriptor)
-            return Self.response(status: 403, text: "not a regular file")
+            return .text("not a regular file", status: 403)
         }
-        let length = Int(info.st_size)
-        return Self.response(status: 200, contentType: Self.contentType(of: resolved), length: length,
-                             body: .file(descriptor: descriptor, length: length))
+        return LoopbackServer.Response(status: 200, headers: [LoopbackServer.Header("Content-Type", Self.contentType(of: resolved))],
+                                       body: .file(descriptor: descriptor, length: Int(info.st_size)))
     }
 
     private static func contentType(of path: String) -> String {
@@ -430,29 +200,29 @@ final class AssetServer: @unchecked Sendable {
     }
 
     /// `/messages`: a page of a chat's history as JSON.
-    private func messages(query: String) -> Response {
+    private func messages(query: String) -> LoopbackServer.Response {
         var parameters: [String: String] = [:]
         for item in URLComponents(string: "/?" + query)?.queryItems ?? [] {
             parameters[item.name] = item.value ?? ""
         }
         guard let chatID = parameters["chat"].flatMap({ Int($0) }) else {
-            return Self.response(status: 400, text: "chat=ID is required")
+            return .text("chat=ID is required", status: 400)
         }
         guard let chat = data.chats.first(where: { $0.id == chatID }) else {
-            return Self.response(status: 404, text: "no chat \(chatID)")
+            return .text("no chat \(chatID)", status: 404)
         }
-        var count = Self.defaultPageSize
+        var count = AssetServer.defaultPageSize
         if let text = parameters["count"] {
-            guard let value = Int(text), (1...Self.maximumPageSize).contains(value) else {
-                return Self.response(status: 400, text: "count must be in 1...\(Self.maximumPageSize) (got \(text))")
+            guard let value = Int(text), (1...AssetServer.maximumPageSize).contains(value) else {
+                return .text("count must be in 1...\(AssetServer.maximumPageSize) (got \(text))", status: 400)
             }
             count = value
         }
         var end = chat.messages.count
         if let text = parameters["before"] {
-            guard let id = Int(text) else { return Self.response(status: 400, text: "before must be a message id (got \(text))") }
+            guard let id = Int(text) else { return .text("before must be a message id (got \(text))", status: 400) }
             guard let index = chat.messages.firstIndex(where: { $0.id == id }) else {
-                return Self.response(status: 404, text: "chat \(chatID) has no message \(id)")
+                return .text("chat \(chatID) has no message \(id)", status: 404)
             }
             end = index
         }
@@ -463,10 +233,10 @@ final class AssetServer: @unchecked Sendable {
         for id in page.compactMap(\.replyTo) where !inPage.contains(id) && !quotedIDs.contains(id) { quotedIDs.append(id) }
         let quoted = quotedIDs.compactMap { id in chat.messages.first { $0.id == id } }
         do {
-            let json = Array(try JSONEncoder().encode(MessagesPage(chat: chatID, messages: page, quoted: quoted, remaining: start)))
-            return Self.response(status: 200, contentType: "application/json", length: json.count, body: .bytes(json))
+            let json = Array(try JSONEncoder().encode(AssetServer.MessagesPage(chat: chatID, messages: page, quoted: quoted, remaining: start)))
+            return LoopbackServer.Response(status: 200, headers: [LoopbackServer.Header("Content-Type", "application/json")], body: json)
         } catch {
-            return Self.response(status: 500, text: "the page could not be encoded: \(error)")
+            return .text("the page could not be encoded: \(error)", status: 500)
         }
     }
 }

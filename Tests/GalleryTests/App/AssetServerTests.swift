@@ -2,6 +2,7 @@ import Compositor
 import Tessera
 import Foundation
 import NodeRuntime
+import LoopbackServer
 import TestSupport
 import XCTest
 @testable import gallery
@@ -105,11 +106,13 @@ final class AssetServerTests: XCTestCase {
         return descriptor
     }
 
-    /// Sends `request` byte for byte (no client in between to tidy the path) and reads until the
-    /// server closes, for at most 10 s.
-    private func exchange(_ request: String, port: Int) throws -> Answer {
-        let descriptor = try connectSocket(port: port)
-        defer { close(descriptor) }
+    /// Sends `request` byte for byte (no client in between to tidy the path) and reads one answer:
+    /// its head, then as many bytes as its Content-Length says (to the close without one), for at
+    /// most 10 s. On `connection` when given (left open for the next request), else on a connection
+    /// of its own, closed after.
+    private func exchange(_ request: String, port: Int, on connection: Int32? = nil) throws -> Answer {
+        let descriptor = try connection ?? connectSocket(port: port)
+        defer { if connection == nil { close(descriptor) } }
         let bytes = Array(request.utf8)
         guard bytes.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
             throw SocketFailure(description: "send: \(String(cString: strerror(errno)))")
@@ -117,7 +120,17 @@ final class AssetServerTests: XCTestCase {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let deadline = Date(timeIntervalSinceNow: 10)
+        var expectedLength: Int?
+        var headEnd: Range<Int>?
         while true {
+            if headEnd == nil, let end = received.firstRange(of: [13, 10, 13, 10]) {
+                headEnd = end
+                let head = String(decoding: received[..<end.lowerBound], as: UTF8.self).lowercased()
+                if let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }) {
+                    expectedLength = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+                }
+            }
+            if let headEnd, let expectedLength, received.count - headEnd.upperBound >= expectedLength { break }
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let left = deadline.timeIntervalSinceNow
             guard left > 0 else { throw SocketFailure(description: "no end of the answer within 10 s") }
@@ -128,7 +141,7 @@ final class AssetServerTests: XCTestCase {
             guard count > 0 else { break }
             received += buffer[..<count]
         }
-        guard let end = received.firstRange(of: [13, 10, 13, 10]) else {
+        guard let end = headEnd ?? received.firstRange(of: [13, 10, 13, 10]) else {
             throw SocketFailure(description: "no head in \(received.count) bytes")
         }
         let lines = String(decoding: received[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
@@ -231,7 +244,7 @@ final class AssetServerTests: XCTestCase {
         XCTAssertEqual(try exchange("HELLO\r\n\r\n", port: server.port).status, 400)
         XCTAssertEqual(try exchange("GET http://elsewhere/x HTTP/1.1\r\n\r\n", port: server.port).status, 400)
         let longHead = "GET /photos/inside.bin HTTP/1.1\r\nX-Padding: " + String(repeating: "x", count: 20_000) + "\r\n\r\n"
-        XCTAssertEqual(try exchange(longHead, port: server.port).status, 400)
+        XCTAssertEqual(try exchange(longHead, port: server.port).status, 431)
 
         XCTAssertTrue(server.requests.contains(AssetServer.Request(method: "GET", target: "/%2e%2e/secret.txt", status: 403)))
         XCTAssertTrue(server.requests.contains(AssetServer.Request(method: "GET", target: "/pipe", status: 403)))
@@ -270,6 +283,48 @@ final class AssetServerTests: XCTestCase {
         let again = try get("/big.bin", port: server.port)
         XCTAssertEqual(again.status, 200)
         XCTAssertTrue(again.body == big, "the next client gets the whole file")
+    }
+
+    /// Several requests share one connection; a reader that stops taking a large file is dropped at
+    /// the end of its rate window, and the server goes on serving.
+    func testRequestsShareAConnectionAndAReaderThatStopsIsDropped() async throws {
+        let bytes = noise(200_000, seed: 5)
+        try write(bytes, to: "served/photos/noise.bin")
+        let period = noise(1 << 20, seed: 13)
+        var big: [UInt8] = []
+        for _ in 0..<16 { big += period }
+        try write(big, to: "served/big.bin")
+        let server = try makeServer(clientTimeout: 1)
+
+        let connection = try connectSocket(port: server.port)
+        defer { close(connection) }
+        for _ in 0..<3 {
+            let answer = try exchange("GET /photos/noise.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: server.port, on: connection)
+            XCTAssertEqual(answer.status, 200)
+            XCTAssertEqual(answer.headers["connection"], "keep-alive")
+            XCTAssertTrue(answer.body == bytes)
+        }
+        XCTAssertEqual(server.server.statistics.connectionsAccepted, 1, "three answers on one connection")
+        XCTAssertEqual(server.server.statistics.requests("HTTP/1.1"), 3)
+
+        // Asks for 16 MB with a small receive buffer and never reads.
+        let stalled = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        defer { close(stalled) }
+        var small: Int32 = 4096
+        setsockopt(stalled, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(server.port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(stalled, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(connected, 0)
+        let request = Array("GET /big.bin HTTP/1.1\r\n\r\n".utf8)
+        XCTAssertEqual(request.withUnsafeBytes { send(stalled, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }, request.count)
+        XCTAssertTrue(server.server.waitForStatistics(timeout: 15) { $0.shed(.slowReader) == 1 },
+                      "the reader that stopped was dropped: \(server.server.statistics)")
+        XCTAssertEqual(try get("/photos/noise.bin", port: server.port).status, 200, "the server goes on serving")
     }
 
     // MARK: Messages
