@@ -140,7 +140,7 @@ let package = Package(
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),
         .testTarget(
             name: "GalleryTests",
-            dependencies: ["gallery", "Tessera", "NodeRuntime", "Compositor", "TestSupport"],
+            dependencies: ["gallery", "Tessera", "NodeRuntime", "Compositor", "TestSupport", "LoopbackServer"],
             exclude: ["Goldens"]
         ),
     ],

@@ -78,9 +78,9 @@ final class AssetServer: Sendable {
     private let answers: Answers
 
     /// Starts serving `folder` (the gallery's `Assets`) and the messages of `data` on a port the
-    /// system assigns.
+    /// system assigns; over HTTPS (and HTTP/2) with `tls`.
     /// - Throws: `StartError` when the folder cannot be resolved or no socket can listen.
-    init(folder: URL, data: ChatData, clientTimeout: Double = 10) throws {
+    init(folder: URL, data: ChatData, clientTimeout: Double = 10, tls: LoopbackServer.TLSIdentity? = nil) throws {
         guard let resolved = realpath(folder.path, nil) else {
             throw StartError(description: "gallery: cannot serve \(folder.path): \(String(cString: strerror(errno)))")
         }
@@ -95,6 +95,7 @@ final class AssetServer: Sendable {
         configuration.minimumBytesPerSecond = Self.minimumBytesPerSecond
         configuration.rateWindow = clientTimeout
         configuration.idleTimeout = min(Self.idleTimeout, clientTimeout)
+        configuration.tls = tls
         do {
             server = try LoopbackServer(configuration: configuration) { request in answers.answer(request) }
         } catch {

@@ -148,4 +148,33 @@ final class NetworkTLSTests: XCTestCase {
                        images.bodies["/image-4.png"])
         XCTAssertEqual(proxy.proxiedTargets.count, before + 1, "the fetch went through the proxy")
     }
+
+    /// The hostile answers over HTTPS: each ends in its own error, as over plain HTTP.
+    func testHostileAnswersOverHTTPSGiveTheirOwnErrors() throws {
+        let identity = try LoopbackServer.TLSIdentity.makeForTesting()
+        let server = try TestHTTPServer(tls: identity)
+        defer { server.stop() }
+        let body = [UInt8](repeating: 0x55, count: 1000)
+        let interim = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+        server.route("/truncated.jpg", [.send(TestHTTPServer.response(body: Array(body.prefix(400)), contentLength: 1000)), .close])
+        server.route("/endless.jpg", [.send(TestHTTPServer.head()), .endless([UInt8](repeating: 0xAB, count: 16 << 10))])
+        server.route("/continue.jpg", [.send(interim), .endless(interim)])
+        server.route("/missing.jpg", [.send(TestHTTPServer.response(status: 404, body: Array("no".utf8))), .close])
+        server.route("/silent.jpg", [.send(TestHTTPServer.head(headers: ["Content-Length: 1000"])), .stall])
+        let loader = makeLoader(trusting: identity) { configuration in
+            configuration.maximumBodyBytes = 256 << 10
+            configuration.idleTimeout = 0.5
+        }
+        let expected: [(String, NetworkImageError)] = [
+            ("/truncated.jpg", .truncatedBody(received: 400, expected: 1000)),
+            ("/endless.jpg", .tooLarge(limit: 256 << 10)),
+            ("/continue.jpg", .malformedResponse(reason: "status lines and headers longer than 65536 bytes")),
+            ("/missing.jpg", .httpStatus(404)),
+            ("/silent.jpg", .timedOut(.idle, seconds: 0.5)),
+        ]
+        for (path, error) in expected {
+            XCTAssertEqual(Self.fetchResult(loader, server.url(path)), .failure(error), path)
+        }
+        XCTAssertTrue(server.waitForClientClose("/endless.jpg"), "reading stopped at the limit and the connection closed")
+    }
 }
