@@ -66,6 +66,8 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         /// have not changed since (`lastLayoutFontsGeneration`).
         var lastLayout: TextLayout?
         var lastLayoutFontsGeneration = 0
+        /// The appearance's text scale `lastLayout` was measured at.
+        var lastLayoutTextScale = 1.0
         var linkTapHandler: (@MainActor @Sendable (String) -> Void)?
         /// The link or spoiler under the pointer when it went down. (main thread only)
         var pressedTarget: TextHit.Target?
@@ -249,16 +251,23 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// - Thread: any
     public func textLayout(forWidth width: Double) -> TextLayout {
         let scale = contentsScale
-        let (text, options, fonts, last, lastGeneration) = textState.withLock {
-            ($0.text, $0.options, $0.fonts, $0.lastLayout, $0.lastLayoutFontsGeneration)
+        let textScale = measuredTextScale()
+        let (text, options, fonts, last, lastGeneration, lastTextScale) = textState.withLock {
+            ($0.text, $0.options, $0.fonts, $0.lastLayout, $0.lastLayoutFontsGeneration, $0.lastLayoutTextScale)
         }
         let generation = fonts.generation
-        if let last, lastGeneration == generation, TextNode.layout(last, holdsForWidth: width, scale: scale) { return last }
-        let layout = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts)
+        if let last, lastGeneration == generation, lastTextScale == textScale,
+           TextNode.layout(last, holdsForWidth: width, scale: scale) { return last }
+        let (scaledText, scaledOptions) = TextNode.scaled(text, options, by: textScale)
+        let layout = TextLayout.measure(scaledText, width: width, options: scaledOptions, scale: scale, fonts: fonts)
         let replaced = textState.withLock { state -> TextLayout? in
             // A layout measured while the text changed is returned but not kept.
             guard state.text == text && state.options == options else { return nil }
-            defer { state.lastLayout = layout; state.lastLayoutFontsGeneration = generation }
+            defer {
+                state.lastLayout = layout
+                state.lastLayoutFontsGeneration = generation
+                state.lastLayoutTextScale = textScale
+            }
             return state.lastLayout
         }
         withExtendedLifetime(replaced) {}  // let go of after unlocking
@@ -271,8 +280,11 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// Never measures. - Thread: any
     func measuredLayout(forWidth width: Double) -> TextLayout? {
         let scale = contentsScale
-        let (last, lastGeneration, fonts) = textState.withLock { ($0.lastLayout, $0.lastLayoutFontsGeneration, $0.fonts) }
-        guard lastGeneration == fonts.generation else { return nil }
+        let textScale = runtime.appearance.textScale
+        let (last, lastGeneration, fonts, lastTextScale) = textState.withLock {
+            ($0.lastLayout, $0.lastLayoutFontsGeneration, $0.fonts, $0.lastLayoutTextScale)
+        }
+        guard lastGeneration == fonts.generation, lastTextScale == textScale else { return nil }
         return last.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
     }
 
@@ -362,12 +374,62 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         let width = bounds.width
         let scale = contentsScale
         let generation = textState.withLock { $0.fonts }.generation
-        return textState.withLock { state in
-            let current = state.lastLayoutFontsGeneration == generation
+        let textScale = measuredTextScale()
+        let parameters = textState.withLock { state in
+            let current = state.lastLayoutFontsGeneration == generation && state.lastLayoutTextScale == textScale
             let layout = state.lastLayout.flatMap { current && TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
             return DrawParameters(text: state.text, options: state.options, layout: layout,
                                   revealedSpoilers: state.revealedSpoilers, fonts: state.fonts)
         }
+        guard textScale != 1 else { return parameters }
+        // The worker measures (when no layout holds) the text as shown: at the appearance's scale.
+        var scaled = parameters
+        (scaled.text, scaled.options) = TextNode.scaled(parameters.text, parameters.options, by: textScale)
+        return scaled
+    }
+
+    // MARK: - Text scale
+
+    /// The appearance's text scale, recorded as a dependency: text measured at one scale is measured
+    /// again at the next (`appearanceDidChange`). - Thread: any
+    private func measuredTextScale() -> Double {
+        dependOnAppearance(.textScale)
+        return runtime.appearance.textScale
+    }
+
+    /// `text` and `options` with every font size (the truncation token's too) and the line spacing
+    /// multiplied by `factor`; as they are for 1.
+    static func scaled(_ text: AttributedText, _ options: TextLayoutOptions, by factor: Double)
+        -> (AttributedText, TextLayoutOptions)
+    {
+        guard factor != 1 else { return (text, options) }
+        func scale(_ text: AttributedText) -> AttributedText {
+            AttributedText(runs: text.runs.map { run in
+                var run = run
+                run.attributes.font.size *= factor
+                return run
+            })
+        }
+        var options = options
+        options.lineSpacing *= factor
+        options.truncationToken = options.truncationToken.map(scale)
+        return (scale(text), options)
+    }
+
+    /// A new text scale measures the text again (and so its row in a list, and its ancestors), and
+    /// draws it again.
+    /// - Thread: main
+    public override func appearanceDidChange(_ change: AppearanceChange) {
+        if change.contains(.textScale) {
+            let dropped = textState.withLock { state -> TextLayout? in
+                defer { state.lastLayout = nil }
+                return state.lastLayout
+            }
+            withExtendedLifetime(dropped) {}
+            setNeedsLayout()
+            setNeedsDisplay()
+        }
+        super.appearanceDidChange(change)
     }
 
     public static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
