@@ -68,13 +68,13 @@ public struct ThemeColors: Hashable, Sendable {
     ])
     /// Light with high contrast: black on white, stronger secondary text and lines.
     public static let standardHighContrastLight = ThemeColors([
-        .background: Color(rgb: 0xFFFFFF), .secondaryBackground: Color(rgb: 0xFFFFFF), .fill: Color(rgb: 0xFFFFFF),
+        .background: Color(rgb: 0xFFFFFF), .secondaryBackground: Color(rgb: 0xE6E6E6), .fill: Color(rgb: 0xE6E6E6),
         .label: Color(rgb: 0x000000), .secondaryLabel: Color(rgb: 0x30363D), .separator: Color(rgb: 0x000000),
         .accent: Color(rgb: 0x0040A0), .onAccent: Color(rgb: 0xFFFFFF), .bar: Color(rgb: 0xFFFFFF),
     ])
     /// Dark with high contrast: white on black.
     public static let standardHighContrastDark = ThemeColors([
-        .background: Color(rgb: 0x000000), .secondaryBackground: Color(rgb: 0x000000), .fill: Color(rgb: 0x000000),
+        .background: Color(rgb: 0x000000), .secondaryBackground: Color(rgb: 0x1A1A1A), .fill: Color(rgb: 0x1F1F1F),
         .label: Color(rgb: 0xFFFFFF), .secondaryLabel: Color(rgb: 0xE0E0E0), .separator: Color(rgb: 0xFFFFFF),
         .accent: Color(rgb: 0x9CD3FF), .onAccent: Color(rgb: 0x000000), .bar: Color(rgb: 0x000000),
     ])

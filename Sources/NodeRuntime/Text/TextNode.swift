@@ -66,8 +66,8 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         /// have not changed since (`lastLayoutFontsGeneration`).
         var lastLayout: TextLayout?
         var lastLayoutFontsGeneration = 0
-        /// The appearance's text scale `lastLayout` was measured at.
-        var lastLayoutTextScale = 1.0
+        /// The appearance `lastLayout` was measured in.
+        var lastLayoutAppearance = AppearanceKey()
         var linkTapHandler: (@MainActor @Sendable (String) -> Void)?
         /// The link or spoiler under the pointer when it went down. (main thread only)
         var pressedTarget: TextHit.Target?
@@ -251,14 +251,14 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// - Thread: any
     public func textLayout(forWidth width: Double) -> TextLayout {
         let scale = contentsScale
-        let textScale = measuredTextScale()
-        let (text, options, fonts, last, lastGeneration, lastTextScale) = textState.withLock {
-            ($0.text, $0.options, $0.fonts, $0.lastLayout, $0.lastLayoutFontsGeneration, $0.lastLayoutTextScale)
+        let (text, options, fonts, last, lastGeneration, lastAppearance) = textState.withLock {
+            ($0.text, $0.options, $0.fonts, $0.lastLayout, $0.lastLayoutFontsGeneration, $0.lastLayoutAppearance)
         }
+        let appearance = appearanceKey(for: text, options)
         let generation = fonts.generation
-        if let last, lastGeneration == generation, lastTextScale == textScale,
+        if let last, lastGeneration == generation, lastAppearance == appearance,
            TextNode.layout(last, holdsForWidth: width, scale: scale) { return last }
-        let (scaledText, scaledOptions) = TextNode.scaled(text, options, by: textScale)
+        let (scaledText, scaledOptions) = TextNode.shown(text, options, in: appearance)
         let layout = TextLayout.measure(scaledText, width: width, options: scaledOptions, scale: scale, fonts: fonts)
         let replaced = textState.withLock { state -> TextLayout? in
             // A layout measured while the text changed is returned but not kept.
@@ -266,7 +266,7 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
             defer {
                 state.lastLayout = layout
                 state.lastLayoutFontsGeneration = generation
-                state.lastLayoutTextScale = textScale
+                state.lastLayoutAppearance = appearance
             }
             return state.lastLayout
         }
@@ -280,11 +280,10 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// Never measures. - Thread: any
     func measuredLayout(forWidth width: Double) -> TextLayout? {
         let scale = contentsScale
-        let textScale = runtime.appearance.textScale
-        let (last, lastGeneration, fonts, lastTextScale) = textState.withLock {
-            ($0.lastLayout, $0.lastLayoutFontsGeneration, $0.fonts, $0.lastLayoutTextScale)
+        let (last, lastGeneration, fonts, lastAppearance, text, options) = textState.withLock {
+            ($0.lastLayout, $0.lastLayoutFontsGeneration, $0.fonts, $0.lastLayoutAppearance, $0.text, $0.options)
         }
-        guard lastGeneration == fonts.generation, lastTextScale == textScale else { return nil }
+        guard lastGeneration == fonts.generation, lastAppearance == appearanceKey(for: text, options) else { return nil }
         return last.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
     }
 
@@ -373,53 +372,85 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     public func drawParameters() -> DrawParameters {
         let width = bounds.width
         let scale = contentsScale
-        let generation = textState.withLock { $0.fonts }.generation
-        let textScale = measuredTextScale()
+        let (fonts, text, options) = textState.withLock { ($0.fonts, $0.text, $0.options) }
+        let generation = fonts.generation
+        let appearance = appearanceKey(for: text, options)
         let parameters = textState.withLock { state in
-            let current = state.lastLayoutFontsGeneration == generation && state.lastLayoutTextScale == textScale
+            let current = state.lastLayoutFontsGeneration == generation && state.lastLayoutAppearance == appearance
             let layout = state.lastLayout.flatMap { current && TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
             return DrawParameters(text: state.text, options: state.options, layout: layout,
                                   revealedSpoilers: state.revealedSpoilers, fonts: state.fonts)
         }
-        guard textScale != 1 else { return parameters }
-        // The worker measures (when no layout holds) the text as shown: at the appearance's scale.
-        var scaled = parameters
-        (scaled.text, scaled.options) = TextNode.scaled(parameters.text, parameters.options, by: textScale)
-        return scaled
+        guard appearance.textScale != 1 || appearance.theme != nil else { return parameters }
+        // The worker measures (when no layout holds) the text as shown: at the appearance's scale, in
+        // the theme's colours.
+        var shown = parameters
+        (shown.text, shown.options) = TextNode.shown(parameters.text, parameters.options, in: appearance)
+        return shown
     }
 
-    // MARK: - Text scale
+    // MARK: - Appearance
 
-    /// The appearance's text scale, recorded as a dependency: text measured at one scale is measured
-    /// again at the next (`appearanceDidChange`). - Thread: any
-    private func measuredTextScale() -> Double {
-        dependOnAppearance(.textScale)
-        return runtime.appearance.textScale
+    /// What of the appearance a layout of the text depends on: the text scale, and for text with
+    /// theme colours the theme and appearance they resolve in.
+    struct AppearanceKey: Equatable {
+        var textScale = 1.0
+        /// `Runtime.appearanceGeneration` for text with theme colours (nil without).
+        var generation: Int?
+        /// The theme and appearance its colours resolve in (nil without theme colours).
+        var theme: (Theme, Appearance)?
+
+        static func == (a: AppearanceKey, b: AppearanceKey) -> Bool {
+            a.textScale == b.textScale && a.generation == b.generation
+        }
     }
 
-    /// `text` and `options` with every font size (the truncation token's too) and the line spacing
-    /// multiplied by `factor`; as they are for 1.
-    static func scaled(_ text: AttributedText, _ options: TextLayoutOptions, by factor: Double)
+    /// The appearance `text` is measured in now, recorded as a dependency: the text scale for any text,
+    /// colours for text with theme colours (`TextAttributes.themeColor`). - Thread: any
+    private func appearanceKey(for text: AttributedText, _ options: TextLayoutOptions) -> AppearanceKey {
+        let themed = text.runs.contains { $0.attributes.themeColor != nil }
+            || (options.truncationToken?.runs.contains { $0.attributes.themeColor != nil } ?? false)
+        dependOnAppearance(themed ? [.textScale, .colors] : .textScale)
+        let (appearance, theme, generation) = runtime.appearanceState.withLock { ($0.appearance, $0.theme, $0.generation) }
+        return AppearanceKey(textScale: appearance.textScale, generation: themed ? generation : nil,
+                             theme: themed ? (theme, appearance) : nil)
+    }
+
+    /// `text` and `options` as shown in `appearance`: every font size (the truncation token's too) and
+    /// the line spacing multiplied by the text scale, and runs with a theme colour in that colour.
+    static func shown(_ text: AttributedText, _ options: TextLayoutOptions, in appearance: AppearanceKey)
         -> (AttributedText, TextLayoutOptions)
     {
-        guard factor != 1 else { return (text, options) }
-        func scale(_ text: AttributedText) -> AttributedText {
+        let factor = appearance.textScale
+        guard factor != 1 || appearance.theme != nil else { return (text, options) }
+        func transform(_ text: AttributedText) -> AttributedText {
             AttributedText(runs: text.runs.map { run in
                 var run = run
                 run.attributes.font.size *= factor
+                if let name = run.attributes.themeColor, let (theme, current) = appearance.theme {
+                    run.attributes.color = theme.color(name, for: current)
+                }
                 return run
             })
         }
         var options = options
         options.lineSpacing *= factor
-        options.truncationToken = options.truncationToken.map(scale)
-        return (scale(text), options)
+        options.truncationToken = options.truncationToken.map(transform)
+        return (transform(text), options)
     }
 
     /// A new text scale measures the text again (and so its row in a list, and its ancestors), and
-    /// draws it again.
+    /// draws it again; new theme colours draw it again.
     /// - Thread: main
     public override func appearanceDidChange(_ change: AppearanceChange) {
+        if change.contains(.colors) && !change.contains(.textScale) {
+            // Same size: only drawn again, from a layout in the new colours (the lines break as before).
+            let dropped = textState.withLock { state -> TextLayout? in
+                defer { state.lastLayout = nil }
+                return state.lastLayout
+            }
+            withExtendedLifetime(dropped) {}
+        }
         if change.contains(.textScale) {
             let dropped = textState.withLock { state -> TextLayout? in
                 defer { state.lastLayout = nil }
