@@ -49,6 +49,10 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         public var layout: TextLayout?
         public var revealedSpoilers: Set<Int>
         public var fonts: FontRegistry
+        /// The width to measure at when `layout` is nil: that of the node's last layout when only the
+        /// appearance's colours changed since (measuring at the node's own width, which that layout
+        /// rounded, could break a line the layout did not). Nil: the node's width.
+        var measuringWidth: Double?
 
         public init(text: AttributedText, options: TextLayoutOptions = TextLayoutOptions(), layout: TextLayout? = nil,
                     revealedSpoilers: Set<Int> = [], fonts: FontRegistry = .shared) {
@@ -377,9 +381,15 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         let appearance = appearanceKey(for: text, options)
         let parameters = textState.withLock { state in
             let current = state.lastLayoutFontsGeneration == generation && state.lastLayoutAppearance == appearance
-            let layout = state.lastLayout.flatMap { current && TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
-            return DrawParameters(text: state.text, options: state.options, layout: layout,
-                                  revealedSpoilers: state.revealedSpoilers, fonts: state.fonts)
+            let holding = state.lastLayout.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
+            var parameters = DrawParameters(text: state.text, options: state.options, layout: current ? holding : nil,
+                                            revealedSpoilers: state.revealedSpoilers, fonts: state.fonts)
+            // Only the colours (or the theme) changed: the lines break as in the layout that holds.
+            if !current, state.lastLayoutFontsGeneration == generation,
+               state.lastLayoutAppearance.textScale == appearance.textScale {
+                parameters.measuringWidth = holding?.constrainedWidth
+            }
+            return parameters
         }
         guard appearance.textScale != 1 || appearance.theme != nil else { return parameters }
         // The worker measures (when no layout holds) the text as shown: at the appearance's scale, in
@@ -443,14 +453,6 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// draws it again; new theme colours draw it again.
     /// - Thread: main
     public override func appearanceDidChange(_ change: AppearanceChange) {
-        if change.contains(.colors) && !change.contains(.textScale) {
-            // Same size: only drawn again, from a layout in the new colours (the lines break as before).
-            let dropped = textState.withLock { state -> TextLayout? in
-                defer { state.lastLayout = nil }
-                return state.lastLayout
-            }
-            withExtendedLifetime(dropped) {}
-        }
         if change.contains(.textScale) {
             let dropped = textState.withLock { state -> TextLayout? in
                 defer { state.lastLayout = nil }
@@ -469,7 +471,7 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         if let measured = parameters.layout, measured.scale == context.scale {
             layout = measured
         } else {
-            layout = TextLayout.measure(parameters.text, width: width, options: parameters.options,
+            layout = TextLayout.measure(parameters.text, width: parameters.measuringWidth ?? width, options: parameters.options,
                                         scale: context.scale, fonts: parameters.fonts)
         }
         if info.isCancelled() { return }
