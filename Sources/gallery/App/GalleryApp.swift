@@ -66,6 +66,7 @@ final class GalleryApp {
     init(options: GalleryOptions, data: ChatData, application: Application) throws {
         // Every screen asks the theme for its colours by name.
         Runtime.shared.setTheme(Palette.theme)
+        reportedAppearanceGeneration = Runtime.shared.appearanceGeneration
         self.options = options
         self.data = data
         self.application = application
@@ -145,6 +146,8 @@ final class GalleryApp {
                "\(Int(options.size.width))×\(Int(options.size.height)) points at " +
                String(format: "%gx", renderer.scale) + (options.scale == nil ? " (the window's)" : " (forced)")
                + (renderer.compositorThread ? ", compositor thread" : ""))
+        report("gallery: appearance \(Runtime.shared.appearance)"
+               + (application.settingsPortal.map { " (settings portal: \($0.status))" } ?? " (not following the desktop)"))
         return try GalleryApp(options: options, data: data, application: application)
     }
 
