@@ -99,31 +99,36 @@ final class AppearanceDependents: Sendable {
     /// Records that `node` depends on `aspects` (added to what it depended on).
     func add(_ node: Node, aspects: AppearanceChange) {
         let id = ObjectIdentifier(node)
-        registry.withLock { registry in
+        let loaded = registry.withLock { registry -> [Node] in
             if var entry = registry.entries[id], entry.node === node {
-                guard !entry.aspects.isSuperset(of: aspects) else { return }
+                guard !entry.aspects.isSuperset(of: aspects) else { return [] }
                 entry.aspects.formUnion(aspects)
                 registry.entries[id] = entry
-            } else {
-                registry.entries[id] = Entry(node: node, aspects: aspects, background: nil)
-                Self.sweepIfGrown(&registry)
+                return []
             }
+            registry.entries[id] = Entry(node: node, aspects: aspects, background: nil)
+            return Self.sweepIfGrown(&registry)
         }
+        // The nodes the sweep looked at are let go here, after unlocking: a node's `deinit` takes
+        // locks of its own.
+        withExtendedLifetime(loaded) {}
     }
 
     /// Sets (or clears, nil) the theme colour of `node`'s background; a node with one depends on colours.
     func setBackground(_ name: ThemeColor?, of node: Node) {
         let id = ObjectIdentifier(node)
-        registry.withLock { registry in
+        let loaded = registry.withLock { registry -> [Node] in
             if var entry = registry.entries[id], entry.node === node {
                 entry.background = name
                 if name != nil { entry.aspects.insert(.colors) }
                 registry.entries[id] = entry
             } else if let name {
                 registry.entries[id] = Entry(node: node, aspects: .colors, background: name)
-                Self.sweepIfGrown(&registry)
+                return Self.sweepIfGrown(&registry)
             }
+            return []
         }
+        withExtendedLifetime(loaded) {}
     }
 
     func background(of node: Node) -> ThemeColor? {
@@ -142,26 +147,41 @@ final class AppearanceDependents: Sendable {
 
     /// The live nodes depending on some part of `change`, with all they depend on.
     func dependents(on change: AppearanceChange) -> [(Node, AppearanceChange)] {
-        registry.withLock { registry in
+        let (found, loaded) = registry.withLock { registry -> ([(Node, AppearanceChange)], [Node]) in
             var found: [(Node, AppearanceChange)] = []
+            // Every node loaded from a weak reference is kept to here and let go after unlocking.
+            var loaded: [Node] = []
             var gone: [ObjectIdentifier] = []
             for (id, entry) in registry.entries {
                 guard let node = entry.node else { gone.append(id); continue }
+                loaded.append(node)
                 if !entry.aspects.isDisjoint(with: change) { found.append((node, entry.aspects)) }
             }
             for id in gone { registry.entries[id] = nil }
             registry.sweptCount = registry.entries.count
-            return found
+            return (found, loaded)
         }
+        withExtendedLifetime(loaded) {}
+        return found
     }
 
-    var liveCount: Int { registry.withLock { $0.entries.values.count { $0.node != nil } } }
+    var liveCount: Int {
+        let loaded = registry.withLock { $0.entries.values.compactMap(\.node) }
+        return loaded.count
+    }
 
     /// Drops the entries of nodes that are gone once the registry has doubled since the last sweep, so
-    /// its size follows the nodes alive rather than every node ever made.
-    private static func sweepIfGrown(_ registry: inout Registry) {
-        guard registry.entries.count > 2 * registry.sweptCount + 64 else { return }
-        registry.entries = registry.entries.filter { $0.value.node != nil }
+    /// its size follows the nodes alive rather than every node ever made. Returns the nodes it loaded
+    /// from their weak references, for the caller to let go after unlocking.
+    private static func sweepIfGrown(_ registry: inout Registry) -> [Node] {
+        guard registry.entries.count > 2 * registry.sweptCount + 64 else { return [] }
+        var loaded: [Node] = []
+        registry.entries = registry.entries.filter { entry in
+            guard let node = entry.value.node else { return false }
+            loaded.append(node)
+            return true
+        }
         registry.sweptCount = registry.entries.count
+        return loaded
     }
 }
