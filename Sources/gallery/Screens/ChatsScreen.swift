@@ -9,8 +9,8 @@ final class SearchBarNode: Node, @unchecked Sendable {
     override init() {
         super.init()
         themedBackgroundColor = Palette.background
-        Palette.restyle(field, size: 15)
-        dependOnAppearance([.colors, .textScale])
+        Palette.restyle(field)
+        dependOnAppearance(.colors)
         field.isMultiline = false
         field.maximumVisibleLines = 1
         field.debugName = "search"
@@ -18,9 +18,9 @@ final class SearchBarNode: Node, @unchecked Sendable {
         addSubnode(field)
     }
 
-    /// The field keeps fixed attributes: they follow the appearance here.
+    /// The field's caret keeps a fixed colour: it follows the appearance here.
     override func appearanceDidChange(_ change: AppearanceChange) {
-        Palette.restyle(field, size: 15)
+        Palette.restyle(field)
         super.appearanceDidChange(change)
     }
 

@@ -90,19 +90,16 @@ extension Palette {
         field.flexShrink(0).inset(EdgeInsets(top: 8, left: 14, bottom: 8, right: 14)).background(pill)
     }
 
-    /// Sets `field`'s text and placeholder colours and its font size (`size` at the appearance's text
-    /// scale) for the current appearance: a field keeps fixed attributes, so its bar calls this when
-    /// made and from `appearanceDidChange`.
-    static func restyle(_ field: EditableTextNode, size: Double) {
-        let scaled = size * Runtime.shared.appearance.textScale
-        var attributes = field.textAttributes
-        attributes.color = color(attributes.themeColor ?? title)
-        attributes.font.size = scaled
-        field.textAttributes = attributes
-        var placeholder = field.placeholderAttributes
-        placeholder.color = color(Palette.placeholder)
-        placeholder.font.size = scaled
-        field.placeholderAttributes = placeholder
+    /// Gives `field` the theme's placeholder colour (the field follows the appearance's colours and text
+    /// scale by itself) and the accent's caret; the caret's colour is fixed, so its bar calls this again
+    /// from `appearanceDidChange`.
+    static func restyle(_ field: EditableTextNode) {
+        if field.placeholderAttributes.themeColor != Palette.placeholder {
+            var placeholder = field.placeholderAttributes
+            placeholder.themeColor = Palette.placeholder
+            placeholder.color = color(Palette.placeholder)
+            field.placeholderAttributes = placeholder
+        }
         field.caretColor = color(accent)
     }
 }

@@ -141,8 +141,8 @@ final class ComposerNode: Node, @unchecked Sendable {
         super.init()
         themedBackgroundColor = Palette.background
         separator.themedBackgroundColor = Palette.separator
-        Palette.restyle(field, size: 15)
-        dependOnAppearance([.colors, .textScale])
+        Palette.restyle(field)
+        dependOnAppearance(.colors)
         field.maximumVisibleLines = 6
         field.debugName = "composer"
         addSubnode(separator)
@@ -150,9 +150,9 @@ final class ComposerNode: Node, @unchecked Sendable {
         addSubnode(field)
     }
 
-    /// The field keeps fixed attributes: they follow the appearance here.
+    /// The field's caret keeps a fixed colour: it follows the appearance here.
     override func appearanceDidChange(_ change: AppearanceChange) {
-        Palette.restyle(field, size: 15)
+        Palette.restyle(field)
         super.appearanceDidChange(change)
     }
 
