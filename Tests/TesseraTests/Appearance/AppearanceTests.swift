@@ -53,6 +53,20 @@ private final class AppearanceScreen: Node, @unchecked Sendable {
     }
 }
 
+/// A field with text in the theme's label colour, inset.
+private final class FieldScreen: Node, @unchecked Sendable {
+    let field = EditableTextNode(text: "Hello field", attributes: .themed(font: .system(size: 16), .label))
+
+    override init() {
+        super.init()
+        addSubnode(field)
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack(alignItems: .start) { field.width(.points(220)) }.inset(10)
+    }
+}
+
 /// The appearance in the runtime: the environment's override, themes by variant, the nodes that follow
 /// a change (and only those), text that grows with the text scale, and slides left out for reduced
 /// motion.
@@ -163,6 +177,44 @@ final class AppearanceTests: XCTestCase {
         XCTAssertGreaterThan(Double(inkAfter), Double(inkBefore) * 1.8, "about 1.5² as much ink")
         // The text as set is unchanged: only its measure is scaled.
         XCTAssertEqual(screen.text.attributedText.runs.first?.attributes.font.size, 16)
+    }
+
+    /// A field shows its text in the theme's colour and at the text scale, again after each change.
+    func testAFieldFollowsColoursAndTheTextScale() async throws {
+        let (host, _) = try OffscreenRender.makeHost(size: Size(width: 240, height: 100),
+                                                     configuration: .init(clearColor: Color(rgb: 0x808080)))
+        defer { host.setRootNode(nil) }
+        let screen = FieldScreen()
+        let field = screen.field
+        host.setRootNode(screen)
+        var time = 0.0
+        settle(host, time: &time)
+        let height = field.frame.height
+        func darkestAndLightest(_ bitmap: Bitmap) -> (dark: Int, light: Int) {
+            var dark = 0, light = 0
+            for y in 10..<Int(field.frame.maxY) {
+                for x in 10..<200 {
+                    let pixel = bitmap.pixel(x: x, y: y)
+                    let level = Int((pixel >> 16) & 0xFF)
+                    if level < 0x30 { dark += 1 }
+                    if level > 0xD0 { light += 1 }
+                }
+            }
+            return (dark, light)
+        }
+        let light = darkestAndLightest(try XCTUnwrap(OffscreenRender.capture(host)))
+        XCTAssertGreaterThan(light.dark, 30, "dark ink on grey")
+        XCTAssertEqual(light.light, 0)
+
+        Runtime.shared.setAppearance(Appearance(colorScheme: .dark))
+        settle(host, time: &time)
+        let dark = darkestAndLightest(try XCTUnwrap(OffscreenRender.capture(host)))
+        XCTAssertGreaterThan(dark.light, 30, "light ink on grey")
+        XCTAssertEqual(dark.dark, 0)
+
+        Runtime.shared.setAppearance(Appearance(colorScheme: .dark, textScale: 2))
+        settle(host, time: &time)
+        XCTAssertGreaterThan(field.frame.height, height * 1.7, "the field grew with its text")
     }
 
     /// With reduced motion a layout transition's slides land at once; fades still run.
