@@ -66,6 +66,10 @@ let package = Package(
         // `--serve-assets` and the tests' servers; it sheds clients slower than a minimum rate.
         .target(name: "LoopbackServer", dependencies: ["COpenSSL", "CNGHTTP2", "CZlib"],
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
+        // The libdbus wrapper (connections, messages, values) that the AT-SPI bridge and the settings
+        // portal reader share; `package` access, no public API.
+        .target(name: "TesseraDBus", dependencies: ["CDBus"],
+                swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         // SplitMix64, the one seeded generator: the image fuzzer and the seeded tests replay from a seed.
         .target(name: "TesseraRandom"),
         // The C side of ICU: plain-typed wrappers, so no ICU type reaches Swift (see Sources/CICU).
@@ -89,11 +93,18 @@ let package = Package(
         // its own (`AtspiBridge`), fed by the UI thread (`AtspiPublisher`).
         .target(
             name: "AccessibilityBridge",
-            dependencies: ["Compositor", "NodeRuntime", "CDBus", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Compositor", "NodeRuntime", "CDBus", "TesseraDBus", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
+        ),
+        // The desktop's appearance (dark, contrast, accent, text scale, reduced motion) read from the
+        // XDG settings portal on a thread of its own (`SettingsPortal`) and handed to the UI thread.
+        .target(
+            name: "TesseraPortal",
+            dependencies: ["Compositor", "NodeRuntime", "CDBus", "TesseraDBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         // The application entry point (`Application`, `App`), re-exporting NodeRuntime and Compositor.
-        .target(name: "Tessera", dependencies: ["Compositor", "NodeRuntime", "AccessibilityBridge"]),
+        .target(name: "Tessera", dependencies: ["Compositor", "NodeRuntime", "AccessibilityBridge", "TesseraPortal"]),
         .target(name: "TesseraTesting", dependencies: ["Tessera", "Compositor", "NodeRuntime"],
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         .executableTarget(
@@ -134,7 +145,7 @@ let package = Package(
         .testTarget(
             name: "TesseraTests",
             dependencies: ["Tessera", "TesseraTesting", "NodeRuntime", "Compositor", "TestSupport", "AccessibilityBridge",
-                           "TesseraRandom"],
+                           "TesseraRandom", "TesseraDBus", "TesseraPortal"],
             exclude: ["__Snapshots__", "Accessibility/atspi_client.py"]
         ),
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),

@@ -3,6 +3,7 @@ import Compositor
 import Foundation
 import Logging
 import NodeRuntime
+import TesseraDBus
 
 /// The bridge's thread: connects, then serves until stopped or disconnected. Owns the connection,
 /// the server and the calls waiting for the UI thread; nothing here is touched by another thread
@@ -54,18 +55,9 @@ final class AtspiBridgeLoop {
 
     // MARK: Connecting
 
-    /// The session bus's address: `DBUS_SESSION_BUS_ADDRESS`, else the systemd user bus at
-    /// `$XDG_RUNTIME_DIR/bus` when it exists. Never libdbus's autolaunch, which would start a bus of
-    /// its own.
+    /// The session bus's address (`DBusConnection.sessionBusAddress`).
     static func sessionBusAddress(_ environment: [String: String]) -> String? {
-        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return address }
-        guard let directory = environment["XDG_RUNTIME_DIR"], !directory.isEmpty else { return nil }
-        let path = directory + "/bus"
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
-        guard let escaped = dbus_address_escape_value(path) else { return nil }
-        defer { dbus_free(escaped) }
-        return "unix:path=" + String(cString: escaped)
+        DBusConnection.sessionBusAddress(environment)
     }
 
     /// The locale AT-SPI reports: the environment's for messages.

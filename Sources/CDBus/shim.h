@@ -1,8 +1,9 @@
 #ifndef TESSERA_CDBUS_SHIM_H
 #define TESSERA_CDBUS_SHIM_H
 
-// libdbus for Tessera's AT-SPI bridge. Swift reaches messages only through libdbus's iterator API
-// (`dbus_message_iter_*`), which is not variadic; what Swift cannot import directly (the type codes,
+// libdbus for Tessera's D-Bus wrapper (TesseraDBus), which the AT-SPI bridge and the settings portal
+// reader share. Swift reaches messages only through libdbus's iterator API (`dbus_message_iter_*`),
+// which is not variadic; what Swift cannot import directly (the type codes,
 // which libdbus defines as casts of character literals, and the sentinel timeouts) is restated here
 // as constants.
 #include <dbus/dbus.h>

@@ -1,6 +1,7 @@
 import Compositor
 import Foundation
 import NodeRuntime
+import TesseraPortal
 
 /// A running Tessera app: the window (or the headless target), its renderer, the compositor, the
 /// node host and the frame loop, made by one call.
@@ -55,6 +56,18 @@ public final class Application {
         /// Serve the app to screen readers (AT-SPI2 over D-Bus, `AtspiBridge`); on by default. The
         /// environment turns it off too: `TESSERA_NO_ACCESSIBILITY=1`, or GTK's `NO_AT_BRIDGE=1`.
         public var accessibility: Bool
+        /// Follow the desktop's appearance (dark, contrast, accent, text scale, reduced motion) from the
+        /// XDG settings portal, live (`SettingsPortal`). Nil (the default): with a window, yes;
+        /// headless, no (headless apps and tests keep `Runtime.appearance` as they set it). Either way
+        /// `TESSERA_APPEARANCE` in `settingsEnvironment` overrides what it names
+        /// (`AppearanceOverride`).
+        public var followsSystemAppearance: Bool?
+        /// Where the desktop's settings are read: the session bus's address, `GTK_THEME` and
+        /// `TESSERA_APPEARANCE`. Nil: the process's environment.
+        public var settingsEnvironment: [String: String]?
+        /// The longest the app waits at start for the portal's first answer, in seconds, so that its
+        /// first frame already has the desktop's colours; an answer that comes later applies then.
+        public var appearanceWaitTimeout: Double
 
         public init(title: String = "Tessera", size: Size = Size(width: 800, height: 600), scale: Double? = nil,
                     headless: Bool? = nil, resizable: Bool = true, renderer: RenderDriver = .auto,
@@ -72,6 +85,9 @@ public final class Application {
             self.vsync = vsync
             self.compositorThread = nil
             self.accessibility = true
+            self.followsSystemAppearance = nil
+            self.settingsEnvironment = nil
+            self.appearanceWaitTimeout = 0.5
         }
 
         /// A headless configuration for tests: the dummy driver, 1 pixel per point unless given.
@@ -144,6 +160,8 @@ public final class Application {
     private var lastLoopFrame: Double?
     /// Publishes the host's accessibility tree to screen readers; nil when accessibility is off.
     private let accessibility: AtspiPublisher?
+    /// Follows the desktop's appearance; nil when the app does not (`followsSystemAppearance`).
+    public let settingsPortal: SettingsPortal?
 
     /// The screen reader bridge (its `status` says whether a screen reader can reach the app); nil
     /// when `Configuration.accessibility` or the environment turned it off.
@@ -162,6 +180,24 @@ public final class Application {
         }
         self.configuration = configuration
         isHeadless = headless
+        // The desktop's settings are read on the portal's thread while the window opens.
+        let settingsEnvironment = configuration.settingsEnvironment ?? ProcessInfo.processInfo.environment
+        let appearanceOverride = AppearanceOverride.fromEnvironment(settingsEnvironment) ?? AppearanceOverride()
+        if configuration.followsSystemAppearance ?? !headless {
+            let runtime = Runtime.shared
+            settingsPortal = SettingsPortal(
+                configuration: SettingsPortal.Configuration(environment: settingsEnvironment),
+                post: { work in runtime.mainQueue.enqueue(work) },
+                apply: { appearance in runtime.setAppearance(appearanceOverride.applied(to: appearance)) })
+            settingsPortal?.start()
+            // Until the portal answers: what the environment says.
+            runtime.setAppearance(appearanceOverride.applied(to: PortalSettings().appearance(environment: settingsEnvironment)))
+        } else {
+            settingsPortal = nil
+            if !appearanceOverride.isEmpty {
+                Runtime.shared.setAppearance(appearanceOverride.applied(to: Runtime.shared.appearance))
+            }
+        }
         let backendConfiguration = SDLRenderBackend.Configuration(
             title: configuration.title, size: configuration.size, scale: configuration.scale, headless: headless,
             resizable: configuration.resizable, renderDriver: configuration.renderer, vsync: configuration.vsync)
@@ -204,6 +240,10 @@ public final class Application {
         }
         host = NodeHost(compositor: compositor)
         Runtime.shared.contentsScale = compositor.scale
+        if let settingsPortal, let read = settingsPortal.waitForFirstReading(timeout: configuration.appearanceWaitTimeout) {
+            // Applied now rather than through the main queue: the first frame has it.
+            Runtime.shared.setAppearance(appearanceOverride.applied(to: read))
+        }
         if configuration.accessibility && !AtspiBridge.isDisabled() {
             // The bridge connects on its own thread; the first tree is published once it has.
             accessibility = AtspiPublisher(host: host, title: configuration.title,
@@ -347,12 +387,14 @@ public final class Application {
         isQuitting = true
         if Application.current === self { Application.current = nil }
         accessibility?.stop()
+        settingsPortal?.stop()
         compositorThread?.stop()
     }
 
     isolated deinit {
         // The app leaves screen readers' desktop; the thread holds the window: it closes with the application.
         accessibility?.stop()
+        settingsPortal?.stop()
         compositorThread?.stop()
     }
 

@@ -3,3 +3,4 @@
 @_exported import AccessibilityBridge
 @_exported import Compositor
 @_exported import NodeRuntime
+@_exported import TesseraPortal

@@ -1,4 +1,5 @@
 import NodeRuntime
+import TesseraDBus
 
 /// One AT-SPI event: a signal `(siiva{sv})` from an object's path on an `org.a11y.atspi.Event.*`
 /// interface, which libatspi turns into `object:state-changed:focused`, `focus:`, … for the

@@ -1,5 +1,6 @@
 import Compositor
 import Foundation
+import TesseraDBus
 import NodeRuntime
 
 // The element interfaces: Component (geometry), Action, Text, EditableText and Selection. Value is

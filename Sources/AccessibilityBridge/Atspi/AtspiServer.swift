@@ -1,6 +1,7 @@
 internal import CDBus
 import Compositor
 import Foundation
+import TesseraDBus
 import NodeRuntime
 
 /// A method call on one of the bridge's objects, as read from the bus.

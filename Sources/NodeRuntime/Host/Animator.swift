@@ -21,6 +21,10 @@ public final class Animator: @unchecked Sendable {
     }
 
     private var running: [Running] = []  // main thread only
+    /// True while the appearance asks for reduced motion (`Appearance.reducedMotion`, kept in step by
+    /// `Runtime.setAppearance`): a slide (`.origin`) ends where it goes at once, its completion run at
+    /// once; fades still run, as they do not move anything across the screen. (main thread only)
+    public var reducesMotion = false
     /// The time of the current frame, in seconds. (main thread only)
     public private(set) var now: Double = 0
 
@@ -40,7 +44,9 @@ public final class Animator: @unchecked Sendable {
         UIThread.precondition("Animator.animate")
         let superseded = removeRunning(layer, property)
         defer { for animation in superseded { animation.completion?() } }
-        guard duration.isFinite, duration > 0 else {
+        var slides = false
+        if case .origin = property { slides = true }
+        guard duration.isFinite, duration > 0, !(slides && reducesMotion) else {
             Self.apply(property, progress: 1, to: layer)
             completion?()
             return

@@ -25,6 +25,10 @@ public final class Runtime: Sendable {
     /// Counts changes a screen reader reads that need not show (a label, a value, a role set on a
     /// node): a host runs a frame for them and a publisher builds a new tree.
     private let accessibilityChanges = Atomic<Int>(0)
+    /// The appearance and the theme nodes resolve colours through (see `Runtime+Appearance`).
+    let appearanceState = Locked(AppearanceState())
+    /// The nodes that depend on the appearance, told when it changes.
+    let appearanceDependents = AppearanceDependents()
 
     /// Changes of what screen readers read made so far (see `noteAccessibilityChange`).
     public var accessibilityChangeCount: Int { accessibilityChanges.load(ordering: .acquiring) }

@@ -68,6 +68,8 @@ final class AnimatedImagePlayer: @unchecked Sendable {
         var node = WeakNode?.none
         var animatesImages = true
         var isPaused = false
+        /// The appearance asks for reduced motion: held like a pause.
+        var holdsForReducedMotion = false
         var isVisible = false
         /// Visible, but clipped away entirely (below the fold of a scroll node, outside the window):
         /// the clock stops and no frame is asked for until a frame finds it on screen again.
@@ -103,7 +105,7 @@ final class AnimatedImagePlayer: @unchecked Sendable {
         var peakFramesHeld = 0
 
         var framesHeld: Int { (shown == nil ? 0 : 1) + queue.count }
-        var runs: Bool { animatesImages && isVisible && !isPaused && target != nil }
+        var runs: Bool { animatesImages && isVisible && !isPaused && !holdsForReducedMotion && target != nil }
     }
 
     private let state: Locked<State>
@@ -148,6 +150,18 @@ final class AnimatedImagePlayer: @unchecked Sendable {
             let changed = state.withLock { state -> Bool in
                 defer { state.isPaused = newValue }
                 return state.isPaused != newValue
+            }
+            if changed { update() }
+        }
+    }
+
+    /// Held on the frame shown while the appearance asks for reduced motion (as a pause is).
+    var holdsForReducedMotion: Bool {
+        get { state.withLock { $0.holdsForReducedMotion } }
+        set {
+            let changed = state.withLock { state -> Bool in
+                defer { state.holdsForReducedMotion = newValue }
+                return state.holdsForReducedMotion != newValue
             }
             if changed { update() }
         }

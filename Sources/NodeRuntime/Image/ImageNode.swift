@@ -411,7 +411,18 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
 
     public override func didEnterVisibleState() {
         super.didEnterVisibleState()
+        // An animation holds on its frame while the appearance asks for reduced motion.
+        dependOnAppearance(.motion)
+        animationPlayer.holdsForReducedMotion = runtime.appearance.reducedMotion
         animationPlayer.setVisible(true)
+    }
+
+    /// Reduced motion holds an animated image on the frame it shows (as `isAnimationPaused` does);
+    /// turned off, it goes on from there.
+    /// - Thread: main
+    public override func appearanceDidChange(_ change: AppearanceChange) {
+        if change.contains(.motion) { animationPlayer.holdsForReducedMotion = runtime.appearance.reducedMotion }
+        super.appearanceDidChange(change)
     }
 
     public override func didExitVisibleState() {

@@ -82,7 +82,8 @@ extension ListNode {
 
     func scroll(toTarget target: ScrollTarget, animated: Bool) {
         heldTarget = nil
-        if animated {
+        // Reduced motion (`Appearance.reducedMotion`): an animated scroll jumps.
+        if animated && !runtime.appearance.reducedMotion {
             animate(to: target, duration: physics.animationDuration)
             return
         }

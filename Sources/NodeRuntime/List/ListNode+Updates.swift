@@ -84,7 +84,10 @@ extension ListNode {
         pendingRows.removeAll()
         geometry.replaceAll(heights: heights, measured: measured)
 
-        if pinned && animated {
+        // Reduced motion (`Appearance.reducedMotion`): rows land in their places at once and a pinned
+        // list jumps to its end; inserted rows still fade in and deleted ones out.
+        let slides = animated && !runtime.appearance.reducedMotion
+        if pinned && slides {
             // The content stays where it is; the viewport eases to the new end.
             animate(to: .end, duration: Self.updateAnimationDuration)
         } else {
@@ -94,7 +97,7 @@ extension ListNode {
         lastRangeOffset = offset
 
         if animated {
-            for record in records.values where record.isAttached {
+            for record in records.values where record.isAttached && slides {
                 guard let before = oldScreenY[ObjectIdentifier(record)] else { continue }
                 let delta = before - (geometry.offset(ofRow: record.row) - offset)
                 if abs(delta) >= 0.5 { record.slide = (delta, now) }

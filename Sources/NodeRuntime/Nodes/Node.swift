@@ -430,6 +430,16 @@ open class Node: @unchecked Sendable {
     /// measured and drawn again: a node that keeps scale-dependent state drops it here. - Thread: any
     open func contentsScaleDidChange() {}
 
+    /// Called on the UI thread when the appearance (or the theme) changed in a way this node depends
+    /// on: `change` holds only what it depends on (`themeColor(_:)`, `themedBackgroundColor`,
+    /// `dependOnAppearance(_:)`; a text node depends on the text scale). Nodes that depend on nothing
+    /// are not called. The default takes the background's theme colour again and, when colours
+    /// changed, draws again; an override sets its subnodes' colours again (through `themeColor(_:)`)
+    /// and calls `super`.
+    /// - Thread: main
+    @MainActor
+    open func appearanceDidChange(_ change: AppearanceChange) { applyAppearanceChange(change) }
+
     // MARK: - Focus and keys (see `NodeHost.focus(_:)`)
 
     /// True for a node that takes keyboard focus: a click on it focuses it, and Tab reaches it.

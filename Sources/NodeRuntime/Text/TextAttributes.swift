@@ -139,13 +139,25 @@ public struct TextAttributes: Hashable, Sendable {
     public var attachment: TextAttachment?
     /// The quote or code block this run belongs to, if any.
     public var block: TextBlock?
+    /// The run's colour by name in the runtime's theme: when set, a `TextNode` draws the run in the
+    /// colour the theme gives it in the current appearance (in place of `color`) and draws again when
+    /// that changes (dark mode, high contrast). Nil: `color`, fixed.
+    public var themeColor: ThemeColor?
 
     public init(font: TextFont = TextFont(), color: Color = .black, isUnderlined: Bool = false,
                 isStruckThrough: Bool = false, backgroundColor: Color? = nil, link: String? = nil,
-                isSpoiler: Bool = false, attachment: TextAttachment? = nil, block: TextBlock? = nil) {
+                isSpoiler: Bool = false, attachment: TextAttachment? = nil, block: TextBlock? = nil,
+                themeColor: ThemeColor? = nil) {
         self.font = font; self.color = color; self.isUnderlined = isUnderlined
         self.isStruckThrough = isStruckThrough; self.backgroundColor = backgroundColor; self.link = link
         self.isSpoiler = isSpoiler; self.attachment = attachment; self.block = block
+        self.themeColor = themeColor
+    }
+
+    /// Attributes in `font` whose colour is the theme's `themeColor` (resolved now for `color`).
+    /// - Thread: any
+    public static func themed(font: TextFont = TextFont(), _ themeColor: ThemeColor) -> TextAttributes {
+        TextAttributes(font: font, color: Runtime.shared.resolveColor(themeColor), themeColor: themeColor)
     }
 
     /// The font actually used: code blocks switch the family to the monospaced one.

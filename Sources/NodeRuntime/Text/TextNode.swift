@@ -49,6 +49,10 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         public var layout: TextLayout?
         public var revealedSpoilers: Set<Int>
         public var fonts: FontRegistry
+        /// The width to measure at when `layout` is nil: that of the node's last layout when only the
+        /// appearance's colours changed since (measuring at the node's own width, which that layout
+        /// rounded, could break a line the layout did not). Nil: the node's width.
+        var measuringWidth: Double?
 
         public init(text: AttributedText, options: TextLayoutOptions = TextLayoutOptions(), layout: TextLayout? = nil,
                     revealedSpoilers: Set<Int> = [], fonts: FontRegistry = .shared) {
@@ -66,6 +70,8 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         /// have not changed since (`lastLayoutFontsGeneration`).
         var lastLayout: TextLayout?
         var lastLayoutFontsGeneration = 0
+        /// The appearance `lastLayout` was measured in.
+        var lastLayoutAppearance = AppearanceKey()
         var linkTapHandler: (@MainActor @Sendable (String) -> Void)?
         /// The link or spoiler under the pointer when it went down. (main thread only)
         var pressedTarget: TextHit.Target?
@@ -249,16 +255,23 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// - Thread: any
     public func textLayout(forWidth width: Double) -> TextLayout {
         let scale = contentsScale
-        let (text, options, fonts, last, lastGeneration) = textState.withLock {
-            ($0.text, $0.options, $0.fonts, $0.lastLayout, $0.lastLayoutFontsGeneration)
+        let (text, options, fonts, last, lastGeneration, lastAppearance) = textState.withLock {
+            ($0.text, $0.options, $0.fonts, $0.lastLayout, $0.lastLayoutFontsGeneration, $0.lastLayoutAppearance)
         }
+        let appearance = appearanceKey(for: text, options)
         let generation = fonts.generation
-        if let last, lastGeneration == generation, TextNode.layout(last, holdsForWidth: width, scale: scale) { return last }
-        let layout = TextLayout.measure(text, width: width, options: options, scale: scale, fonts: fonts)
+        if let last, lastGeneration == generation, lastAppearance == appearance,
+           TextNode.layout(last, holdsForWidth: width, scale: scale) { return last }
+        let (scaledText, scaledOptions) = TextNode.shown(text, options, in: appearance)
+        let layout = TextLayout.measure(scaledText, width: width, options: scaledOptions, scale: scale, fonts: fonts)
         let replaced = textState.withLock { state -> TextLayout? in
             // A layout measured while the text changed is returned but not kept.
             guard state.text == text && state.options == options else { return nil }
-            defer { state.lastLayout = layout; state.lastLayoutFontsGeneration = generation }
+            defer {
+                state.lastLayout = layout
+                state.lastLayoutFontsGeneration = generation
+                state.lastLayoutAppearance = appearance
+            }
             return state.lastLayout
         }
         withExtendedLifetime(replaced) {}  // let go of after unlocking
@@ -271,8 +284,10 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     /// Never measures. - Thread: any
     func measuredLayout(forWidth width: Double) -> TextLayout? {
         let scale = contentsScale
-        let (last, lastGeneration, fonts) = textState.withLock { ($0.lastLayout, $0.lastLayoutFontsGeneration, $0.fonts) }
-        guard lastGeneration == fonts.generation else { return nil }
+        let (last, lastGeneration, fonts, lastAppearance, text, options) = textState.withLock {
+            ($0.lastLayout, $0.lastLayoutFontsGeneration, $0.fonts, $0.lastLayoutAppearance, $0.text, $0.options)
+        }
+        guard lastGeneration == fonts.generation, lastAppearance == appearanceKey(for: text, options) else { return nil }
         return last.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
     }
 
@@ -361,13 +376,93 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     public func drawParameters() -> DrawParameters {
         let width = bounds.width
         let scale = contentsScale
-        let generation = textState.withLock { $0.fonts }.generation
-        return textState.withLock { state in
-            let current = state.lastLayoutFontsGeneration == generation
-            let layout = state.lastLayout.flatMap { current && TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
-            return DrawParameters(text: state.text, options: state.options, layout: layout,
-                                  revealedSpoilers: state.revealedSpoilers, fonts: state.fonts)
+        let (fonts, text, options) = textState.withLock { ($0.fonts, $0.text, $0.options) }
+        let generation = fonts.generation
+        let appearance = appearanceKey(for: text, options)
+        let parameters = textState.withLock { state in
+            let current = state.lastLayoutFontsGeneration == generation && state.lastLayoutAppearance == appearance
+            let holding = state.lastLayout.flatMap { TextNode.layout($0, holdsForWidth: width, scale: scale) ? $0 : nil }
+            var parameters = DrawParameters(text: state.text, options: state.options, layout: current ? holding : nil,
+                                            revealedSpoilers: state.revealedSpoilers, fonts: state.fonts)
+            // Only the colours (or the theme) changed: the lines break as in the layout that holds.
+            if !current, state.lastLayoutFontsGeneration == generation,
+               state.lastLayoutAppearance.textScale == appearance.textScale {
+                parameters.measuringWidth = holding?.constrainedWidth
+            }
+            return parameters
         }
+        guard appearance.textScale != 1 || appearance.theme != nil else { return parameters }
+        // The worker measures (when no layout holds) the text as shown: at the appearance's scale, in
+        // the theme's colours.
+        var shown = parameters
+        (shown.text, shown.options) = TextNode.shown(parameters.text, parameters.options, in: appearance)
+        return shown
+    }
+
+    // MARK: - Appearance
+
+    /// What of the appearance a layout of the text depends on: the text scale, and for text with
+    /// theme colours the theme and appearance they resolve in.
+    struct AppearanceKey: Equatable {
+        var textScale = 1.0
+        /// `Runtime.appearanceGeneration` for text with theme colours (nil without).
+        var generation: Int?
+        /// The theme and appearance its colours resolve in (nil without theme colours).
+        var theme: (Theme, Appearance)?
+
+        static func == (a: AppearanceKey, b: AppearanceKey) -> Bool {
+            a.textScale == b.textScale && a.generation == b.generation
+        }
+    }
+
+    /// The appearance `text` is measured in now, recorded as a dependency: the text scale for any text,
+    /// colours for text with theme colours (`TextAttributes.themeColor`). - Thread: any
+    private func appearanceKey(for text: AttributedText, _ options: TextLayoutOptions) -> AppearanceKey {
+        let themed = text.runs.contains { $0.attributes.themeColor != nil }
+            || (options.truncationToken?.runs.contains { $0.attributes.themeColor != nil } ?? false)
+        dependOnAppearance(themed ? [.textScale, .colors] : .textScale)
+        let (appearance, theme, generation) = runtime.appearanceState.withLock { ($0.appearance, $0.theme, $0.generation) }
+        return AppearanceKey(textScale: appearance.textScale, generation: themed ? generation : nil,
+                             theme: themed ? (theme, appearance) : nil)
+    }
+
+    /// `text` and `options` as shown in `appearance`: every font size (the truncation token's too) and
+    /// the line spacing multiplied by the text scale, and runs with a theme colour in that colour.
+    static func shown(_ text: AttributedText, _ options: TextLayoutOptions, in appearance: AppearanceKey)
+        -> (AttributedText, TextLayoutOptions)
+    {
+        let factor = appearance.textScale
+        guard factor != 1 || appearance.theme != nil else { return (text, options) }
+        func transform(_ text: AttributedText) -> AttributedText {
+            AttributedText(runs: text.runs.map { run in
+                var run = run
+                run.attributes.font.size *= factor
+                if let name = run.attributes.themeColor, let (theme, current) = appearance.theme {
+                    run.attributes.color = theme.color(name, for: current)
+                }
+                return run
+            })
+        }
+        var options = options
+        options.lineSpacing *= factor
+        options.truncationToken = options.truncationToken.map(transform)
+        return (transform(text), options)
+    }
+
+    /// A new text scale measures the text again (and so its row in a list, and its ancestors), and
+    /// draws it again; new theme colours draw it again.
+    /// - Thread: main
+    public override func appearanceDidChange(_ change: AppearanceChange) {
+        if change.contains(.textScale) {
+            let dropped = textState.withLock { state -> TextLayout? in
+                defer { state.lastLayout = nil }
+                return state.lastLayout
+            }
+            withExtendedLifetime(dropped) {}
+            setNeedsLayout()
+            setNeedsDisplay()
+        }
+        super.appearanceDidChange(change)
     }
 
     public static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
@@ -376,7 +471,7 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         if let measured = parameters.layout, measured.scale == context.scale {
             layout = measured
         } else {
-            layout = TextLayout.measure(parameters.text, width: width, options: parameters.options,
+            layout = TextLayout.measure(parameters.text, width: parameters.measuringWidth ?? width, options: parameters.options,
                                         scale: context.scale, fonts: parameters.fonts)
         }
         if info.isCancelled() { return }

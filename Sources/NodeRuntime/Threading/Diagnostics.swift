@@ -22,4 +22,7 @@ public enum TesseraLog {
     public static let app = Logger(label: "tessera.app")
     /// Accessibility: the screen reader bridge (AT-SPI over D-Bus) connecting, or why it could not.
     public static let accessibility = Logger(label: "tessera.accessibility")
+    /// Appearance: the desktop's settings portal connecting or not, and settings it sent that are not
+    /// of the documented type or range (ignored, the fallback used instead).
+    public static let appearance = Logger(label: "tessera.appearance")
 }

@@ -73,6 +73,11 @@ struct Gallery: ParsableCommand {
     @Flag(help: "Show the frame-timing overlay from the start.")
     var overlay = false
 
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Follow the desktop's appearance (dark, contrast, text scale, reduced motion) from the settings portal, live (default: in a window yes, headless no).",
+        discussion: "TESSERA_APPEARANCE=dark,high-contrast,text-scale=1.5,reduced-motion overrides what it names either way."))
+    var followAppearance: Bool?
+
     @Flag(help: ArgumentHelp(
         "Debugging: run every draw on one display worker, in the order requested, so a drawing bug reproduces.",
         discussion: "The same switch as TESSERA_SERIALIZE_DISPLAY=1 (DisplayScheduler.serializesAllDrawing)."))
@@ -230,6 +235,7 @@ struct Gallery: ParsableCommand {
         options.renderDriver = renderer
         options.showsOverlay = overlay
         options.compositorThread = compositorThread
+        options.followsAppearance = followAppearance
         options.servesAssets = serveAssets
         options.assetsURL = assetsURL.flatMap { URL(string: $0) }
         options.trustedCertificates = trustCertificate.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map { [$0] } ?? []

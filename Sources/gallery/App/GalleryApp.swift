@@ -18,6 +18,8 @@ struct GalleryOptions {
     var renderDriver = RenderDriver.auto
     /// Composite on a thread of its own (`--compositor-thread`); nil: in a window yes, headless no.
     var compositorThread: Bool?
+    /// Follow the desktop's appearance (`--follow-appearance`); nil: in a window yes, headless no.
+    var followsAppearance: Bool?
     /// Serve the assets over HTTP on 127.0.0.1 and load the chat avatars and the threads' older
     /// messages from there (`--serve-assets`).
     var servesAssets = false
@@ -67,6 +69,9 @@ final class GalleryApp {
 
     /// Builds the app into `application` (tests pass a headless one).
     init(options: GalleryOptions, data: ChatData, application: Application) throws {
+        // Every screen asks the theme for its colours by name.
+        Runtime.shared.setTheme(Palette.theme)
+        reportedAppearanceGeneration = Runtime.shared.appearanceGeneration
         self.options = options
         self.data = data
         self.application = application
@@ -141,6 +146,7 @@ final class GalleryApp {
                                                       renderer: options.renderDriver,
                                                       backgroundColor: Color(rgb: 0x12161B), frames: options.frames)
         configuration.compositorThread = options.compositorThread
+        configuration.followsSystemAppearance = options.followsAppearance
         let application = try Application(configuration: configuration, rootController: nil)
         loading.wait()
         let data = try loaded.withLock { $0! }.get()
@@ -150,6 +156,8 @@ final class GalleryApp {
                "\(Int(options.size.width))×\(Int(options.size.height)) points at " +
                String(format: "%gx", renderer.scale) + (options.scale == nil ? " (the window's)" : " (forced)")
                + (renderer.compositorThread ? ", compositor thread" : ""))
+        report("gallery: appearance \(Runtime.shared.appearance)"
+               + (application.settingsPortal.map { " (settings portal: \($0.status))" } ?? " (not following the desktop)"))
         return try GalleryApp(options: options, data: data, application: application)
     }
 
@@ -209,12 +217,22 @@ final class GalleryApp {
     /// scale), and the line saying the first screen is ready once three frames in a row had nothing
     /// left to do, or one settled frame left nothing for another (a test driving a real window waits
     /// for that line before it clicks).
+    /// `Runtime.appearanceGeneration` at the last appearance reported. (main thread only)
+    private var reportedAppearanceGeneration = Runtime.shared.appearanceGeneration
+
     private func didRunFrame(_ record: FrameRecord) {
         history.append(record, workerMilliseconds: workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics),
                        wallTime: Double(MonotonicClock.nanoseconds()) / 1e9)
         // The overlay is not in the root's tree: it takes the window's scale and size by hand.
         Runtime.shared.contentsScale = host.contentsScale
         if overlayShown && !overlayFrozen { updateOverlay(record) }
+        // The desktop's appearance changed (the settings portal): said once per change, for a test
+        // driving the gallery from outside.
+        let appearanceGeneration = Runtime.shared.appearanceGeneration
+        if appearanceGeneration != reportedAppearanceGeneration {
+            reportedAppearanceGeneration = appearanceGeneration
+            Self.report("gallery: appearance \(Runtime.shared.appearance)")
+        }
         // A compositor thread presents on its own: its first present, however long ago it was.
         let threadPresented = application.compositorThread?.firstPresentNanoseconds
         if !reportedFirstPresent && (record.compositor.presented || threadPresented != nil) {

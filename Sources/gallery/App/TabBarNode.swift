@@ -53,7 +53,7 @@ final class TabBarNode: Node, NodeDrawing, @unchecked Sendable {
         }
 
         static func attributes(selected: Bool, hovered: Bool = false) -> TextAttributes {
-            Theme.text(13, bold: selected, color: selected ? Theme.accent : (hovered ? Theme.title : Theme.secondary))
+            Palette.text(13, bold: selected, color: selected ? Palette.accent : (hovered ? Palette.title : Palette.secondary))
         }
 
         override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
@@ -92,9 +92,18 @@ final class TabBarNode: Node, NodeDrawing, @unchecked Sendable {
         HStack { buttons.map { $0.flexGrow(1).flexBasis(.points(0)) } }
     }
 
-    func drawParameters() -> Bool { true }
-    static func draw(_ parameters: Bool, in context: inout BitmapContext, info: DrawInfo) {
-        context.fill(info.bounds, color: Theme.tabBar)
-        context.fill(Rect(x: 0, y: 0, width: info.bounds.width, height: 0.5), color: Color(rgb: 0xD0D5DB))
+    /// The bar's fill and the hairline over it, in the current appearance.
+    struct DrawParameters: Sendable {
+        var fill: Color
+        var line: Color
+    }
+
+    func drawParameters() -> DrawParameters {
+        DrawParameters(fill: themeColor(Palette.tabBar), line: themeColor(Palette.tabBarLine))
+    }
+
+    static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
+        context.fill(info.bounds, color: parameters.fill)
+        context.fill(Rect(x: 0, y: 0, width: info.bounds.width, height: 0.5), color: parameters.line)
     }
 }

@@ -7,6 +7,13 @@ import Foundation
 final class ChatRowNode: Node, NodeDrawing, @unchecked Sendable {
     static let height = 76.0
 
+    /// The row's height at the appearance's text scale: its insets, and its text grown with the scale
+    /// (`height` at 1). - Thread: any
+    static var scaledHeight: Double {
+        let textScale = Runtime.shared.appearance.textScale
+        return textScale == 1 ? height : (20 + 56 * textScale).rounded()
+    }
+
     let avatar: Node
     let title: TextNode
     let time: TextNode
@@ -93,26 +100,26 @@ final class ChatRowNode: Node, NodeDrawing, @unchecked Sendable {
             avatar = Self.makePhotoAvatar(path: path, url: model.avatarURL, configuration: model.configuration)
         } else {
             let circle = Node()
-            circle.backgroundColor = Theme.avatarColors[chat.title.unicodeScalars.reduce(0) { ($0 &* 31 &+ Int($1.value)) & 0xFFFF } % Theme.avatarColors.count]
+            circle.backgroundColor = Palette.avatarColors[chat.title.unicodeScalars.reduce(0) { ($0 &* 31 &+ Int($1.value)) & 0xFFFF } % Palette.avatarColors.count]
             circle.cornerRadius = 26
             circle.cornerRoundingMode = .compositorClip
-            let initials = TextNode(chat.initials, attributes: Theme.text(19, bold: true, color: .white))
+            let initials = TextNode(chat.initials, attributes: Palette.text(19, bold: true, fixed: .white))
             circle.addSubnode(initials)
             circle.isTransactionContainer = false
             avatar = circle
         }
-        title = TextNode(chat.title, attributes: Theme.text(15, bold: true))
+        title = TextNode(chat.title, attributes: Palette.text(15, bold: true))
         title.maximumNumberOfLines = 1
-        time = TextNode(chat.lastMessage.map { Format.clockTime($0.time) } ?? "", attributes: Theme.text(12, color: Theme.secondary))
+        time = TextNode(chat.lastMessage.map { Format.clockTime($0.time) } ?? "", attributes: Palette.text(12, color: Palette.secondary))
         preview = TextNode(attributedText: Self.previewText(for: chat))
         preview.maximumNumberOfLines = 2
         preview.truncationMode = .end
         if chat.unread > 0 {
             let capsule = Node()
-            capsule.backgroundColor = chat.muted ? Theme.mutedBadge : Theme.accent
+            capsule.themedBackgroundColor = chat.muted ? Palette.mutedBadge : Palette.accent
             capsule.cornerRadius = 10
             capsule.cornerRoundingMode = .compositorClip
-            let count = TextNode(Format.compactCount(chat.unread), attributes: Theme.text(12, bold: true, color: .white))
+            let count = TextNode(Format.compactCount(chat.unread), attributes: Palette.text(12, bold: true, fixed: .white))
             capsule.addSubnode(count)
             badge = capsule
         } else {
@@ -145,7 +152,7 @@ final class ChatRowNode: Node, NodeDrawing, @unchecked Sendable {
             image.source = .file(path)
         }
         image.imageCornerRadii = CornerRadii(26)
-        image.emptyColor = DecodingAvatarNode.emptyColor
+        image.emptyColor = Palette.color(Palette.avatarPlaceholder)
         image.contentsCrossFadeDuration = 0
         return image
     }
@@ -157,10 +164,10 @@ final class ChatRowNode: Node, NodeDrawing, @unchecked Sendable {
         var text = AttributedText()
         let last = chat.lastMessage
         if chat.group, let last {
-            text.append((last.out ? "You" : last.author) + ": ", attributes: Theme.text(14, color: Theme.title))
+            text.append((last.out ? "You" : last.author) + ": ", attributes: Palette.text(14, color: Palette.title))
         }
         let body = last.map { $0.text.isEmpty ? "Photo" : $0.text.replacingOccurrences(of: "\n", with: " ") } ?? ""
-        text.append(body, attributes: Theme.text(14, color: Theme.secondary))
+        text.append(body, attributes: Palette.text(14, color: Palette.secondary))
         return text
     }
 
@@ -188,14 +195,24 @@ final class ChatRowNode: Node, NodeDrawing, @unchecked Sendable {
             }.flexGrow(1).flexShrink(1)
         }
         .inset(EdgeInsets(top: 10, left: 12, bottom: 10, right: 12))
-        .height(.points(Self.height))
+        .height(.points(Self.scaledHeight))
     }
 
-    // The row draws its own white background and separator line.
-    func drawParameters() -> Bool { true }
-    static func draw(_ parameters: Bool, in context: inout BitmapContext, info: DrawInfo) {
-        context.fill(info.bounds, color: Theme.background)
-        context.fill(Rect(x: 76, y: info.bounds.height - 0.5, width: info.bounds.width - 76, height: 0.5), color: Theme.separator)
+    /// The row's background and separator line, in the current appearance.
+    struct DrawParameters: Sendable {
+        var background: Color
+        var separator: Color
+    }
+
+    // The row draws its own background and separator line.
+    func drawParameters() -> DrawParameters {
+        DrawParameters(background: themeColor(Palette.background), separator: themeColor(Palette.separator))
+    }
+
+    static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
+        context.fill(info.bounds, color: parameters.background)
+        context.fill(Rect(x: 76, y: info.bounds.height - 0.5, width: info.bounds.width - 76, height: 0.5),
+                     color: parameters.separator)
     }
 }
 

@@ -3,12 +3,14 @@ import Foundation
 
 /// The search bar above the chat list: a single-line field in a rounded pill.
 final class SearchBarNode: Node, @unchecked Sendable {
-    let field = EditableTextNode(attributes: Theme.text(15), placeholder: "Search")
-    let pill = Theme.makeFieldPill()
+    let field = EditableTextNode(attributes: Palette.text(15), placeholder: "Search")
+    let pill = Palette.makeFieldPill()
 
     override init() {
         super.init()
-        backgroundColor = Theme.background
+        themedBackgroundColor = Palette.background
+        Palette.restyle(field)
+        dependOnAppearance(.colors)
         field.isMultiline = false
         field.maximumVisibleLines = 1
         field.debugName = "search"
@@ -16,8 +18,14 @@ final class SearchBarNode: Node, @unchecked Sendable {
         addSubnode(field)
     }
 
+    /// The field's caret keeps a fixed colour: it follows the appearance here.
+    override func appearanceDidChange(_ change: AppearanceChange) {
+        Palette.restyle(field)
+        super.appearanceDidChange(change)
+    }
+
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
-        Theme.fieldInPill(field, pill).inset(EdgeInsets(top: 8, left: 10, bottom: 6, right: 10))
+        Palette.fieldInPill(field, pill).inset(EdgeInsets(top: 8, left: 10, bottom: 6, right: 10))
     }
 }
 
@@ -43,7 +51,7 @@ final class ChatsController: ListScreenController, ListDataSource {
         self.rows = rows
         let list = ListNode()
         screen = BarListScreenNode(list: list, bar: SearchBarNode(), at: .top)
-        super.init(list: list, node: screen, debugName: "chats", backgroundColor: Theme.background,
+        super.init(list: list, node: screen, debugName: "chats", backgroundColor: Palette.background,
                    estimatedRowHeight: ChatRowNode.height)
         list.dataSource = self
         list.onSelectRow = { [weak self] row in
@@ -87,7 +95,7 @@ final class ChatsController: ListScreenController, ListDataSource {
 
     func numberOfRows(in list: ListNode) -> Int { matchingRows?.count ?? rows }
 
-    func estimatedHeightForRow(at row: Int, in list: ListNode) -> Double? { ChatRowNode.height }
+    func estimatedHeightForRow(at row: Int, in list: ListNode) -> Double? { ChatRowNode.scaledHeight }
 
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
         let model = ChatRowNode.Model(data: data, row: dataRow(row), configuration: rowConfiguration)

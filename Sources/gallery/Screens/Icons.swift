@@ -4,15 +4,17 @@ import Tessera
 final class IconNode: Node, NodeDrawing, @unchecked Sendable {
     enum Kind: Sendable { case pin, muted }
     struct Parameters: Sendable { var kind: Kind; var color: Color }
-    let parameters: Parameters
+    let kind: Kind
+    let color: ThemeColor
 
-    init(_ kind: Kind, color: Color = Theme.secondary) {
-        parameters = Parameters(kind: kind, color: color)
+    init(_ kind: Kind, color: ThemeColor = Palette.secondary) {
+        self.kind = kind
+        self.color = color
         super.init()
         style.preferredSize = Size(width: 14, height: 14)
     }
 
-    func drawParameters() -> Parameters { parameters }
+    func drawParameters() -> Parameters { Parameters(kind: kind, color: themeColor(color)) }
 
     static func draw(_ p: Parameters, in context: inout BitmapContext, info: DrawInfo) {
         let b = info.bounds

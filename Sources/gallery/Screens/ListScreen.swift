@@ -11,11 +11,11 @@ class ListScreenController: NodeController {
     /// A controller showing `node` (the list itself, or a screen that holds it), with the list named
     /// `debugName` for diagnostics, filled with `backgroundColor` where no row is, and rows estimated
     /// `estimatedRowHeight` points tall until measured.
-    init(list: ListNode, node: Node, debugName: String, backgroundColor: Color, estimatedRowHeight: Double) {
+    init(list: ListNode, node: Node, debugName: String, backgroundColor: ThemeColor, estimatedRowHeight: Double) {
         self.list = list
         super.init(node: node)
         list.debugName = debugName
-        list.backgroundColor = backgroundColor
+        list.themedBackgroundColor = backgroundColor
         list.estimatedRowHeight = estimatedRowHeight
     }
 

@@ -46,7 +46,7 @@ final class StoryNode: Node, @unchecked Sendable {
     let name: TextNode
 
     init(title: String, path: String) {
-        ring.backgroundColor = Theme.accent
+        ring.themedBackgroundColor = Palette.accent
         ring.cornerRadius = 32
         ring.cornerRoundingMode = .compositorClip
         ring.preferredSize = Size(width: 64, height: 64)
@@ -55,7 +55,7 @@ final class StoryNode: Node, @unchecked Sendable {
         avatar.imageCornerRadii = CornerRadii(29)
         avatar.emptyColor = Color(rgb: 0x2A323C)
         avatar.preferredSize = Size(width: 58, height: 58)
-        name = TextNode(String(title.split(separator: " ").first ?? ""), attributes: Theme.text(12, color: .white))
+        name = TextNode(String(title.split(separator: " ").first ?? ""), attributes: Palette.text(12, fixed: .white))
         name.maximumNumberOfLines = 1
         name.truncationMode = .end
         super.init()
@@ -128,7 +128,7 @@ final class PhotosController: ListScreenController, CollectionDataSource, ListDa
         grid.collectionLayout = GridLayout(columns: .fixed(3), spacing: PhotoTile.spacing, lineSpacing: PhotoTile.spacing,
                                            itemAspectRatio: 1)
         screen = PhotosScreenNode(stories: stories, grid: grid)
-        super.init(list: grid.list, node: screen, debugName: "photos", backgroundColor: Color(rgb: 0x12161B),
+        super.init(list: grid.list, node: screen, debugName: "photos", backgroundColor: Palette.photosBackground,
                    estimatedRowHeight: 140)
         grid.list.batchFetchingEdges = []
         stories.dataSource = self

@@ -8,11 +8,11 @@ final class SettingsRowNode: Node, @unchecked Sendable {
     let separator = Node()
 
     init(_ title: String, control: Node) {
-        label = TextNode(title, attributes: Theme.text(16))
+        label = TextNode(title, attributes: Palette.text(16))
         self.control = control
         super.init()
-        backgroundColor = Theme.background
-        separator.backgroundColor = Theme.separator
+        themedBackgroundColor = Palette.background
+        separator.themedBackgroundColor = Palette.separator
         addSubnode(label)
         addSubnode(control)
         addSubnode(separator)
@@ -42,15 +42,15 @@ final class SettingsContentNode: Node, @unchecked Sendable {
     let notifications = SwitchNode(isOn: true)
     let previews = SwitchNode(isOn: true)
     let sounds = SwitchNode(isOn: false)
-    let clearCache = ButtonNode(title: "Clear image cache", attributes: Theme.text(15, color: .white))
-    let signOut = ButtonNode(title: "Sign out", attributes: Theme.text(15, color: .white))
-    let heading = TextNode("Settings", attributes: Theme.text(22, bold: true))
-    let chatsHeading = TextNode("Chats", attributes: Theme.text(18, bold: true))
-    let stickersHeading = TextNode("Stickers", attributes: Theme.text(18, bold: true))
+    let clearCache = ButtonNode(title: "Clear image cache", attributes: Palette.text(15, color: Palette.onAccent))
+    let signOut = ButtonNode(title: "Sign out", attributes: Palette.text(15, color: Palette.onAccent))
+    let heading = TextNode("Settings", attributes: Palette.text(22, bold: true))
+    let chatsHeading = TextNode("Chats", attributes: Palette.text(18, bold: true))
+    let stickersHeading = TextNode("Stickers", attributes: Palette.text(18, bold: true))
     /// An animated sticker (a GIF): it plays while it is on screen and "Auto-play stickers" is on.
     let sticker = ImageNode()
     let stickerCaption = TextNode("Plays while on screen; “Auto-play stickers” above pauses it.",
-                                  attributes: Theme.text(14, color: Theme.secondary))
+                                  attributes: Palette.text(14, color: Palette.secondary))
     private let rows: [SettingsRowNode]
     /// The chat settings below the buttons: switches that only switch.
     let chatRows: [SettingsRowNode]
@@ -68,14 +68,10 @@ final class SettingsContentNode: Node, @unchecked Sendable {
                     ("Show seconds in times", false)]
             .map { SettingsRowNode($0.0, control: SwitchNode(isOn: $0.1)) }
         super.init()
-        backgroundColor = Color(rgb: 0xF1F3F5)
-        for button in [clearCache, signOut] {
-            button.setBackgroundColor(Theme.accent)
-            button.setBackgroundColor(Color(rgb: 0x1F6FC5), for: .highlighted)
-            button.setBackgroundColor(Color(rgb: 0x5AA6F0), for: .hovered)
-            button.setBackgroundColor(Color(rgb: 0xB8C2CC), for: .disabled)
-            button.cornerRadius = 8
-        }
+        themedBackgroundColor = Palette.groupedBackground
+        colorButtons()
+        dependOnAppearance(.colors)
+        for button in [clearCache, signOut] { button.cornerRadius = 8 }
         signOut.isEnabled = false
         addSubnode(heading)
         for row in rows { addSubnode(row) }
@@ -91,6 +87,30 @@ final class SettingsContentNode: Node, @unchecked Sendable {
         addSubnode(stickersHeading)
         addSubnode(sticker)
         addSubnode(stickerCaption)
+    }
+
+    /// The buttons in the accent colour, lighter under the pointer and darker held (in light mode the
+    /// gallery's original blues).
+    private func colorButtons() {
+        let dark = Runtime.shared.appearance.isDark
+        let accent = Palette.color(Palette.accent)
+        for button in [clearCache, signOut] {
+            button.setBackgroundColor(accent)
+            if accent == Color(rgb: 0x3390EC) {
+                button.setBackgroundColor(Color(rgb: 0x1F6FC5), for: .highlighted)
+                button.setBackgroundColor(Color(rgb: 0x5AA6F0), for: .hovered)
+            } else {
+                button.setBackgroundColor(accent.mixed(with: .black, by: 0.2), for: .highlighted)
+                button.setBackgroundColor(accent.mixed(with: .white, by: 0.2), for: .hovered)
+            }
+            button.setBackgroundColor(dark ? Color(rgb: 0x3A4654) : Color(rgb: 0xB8C2CC), for: .disabled)
+        }
+    }
+
+    /// The buttons' colours are fixed per state: they follow the appearance here.
+    override func appearanceDidChange(_ change: AppearanceChange) {
+        if change.contains(.colors) { colorButtons() }
+        super.appearanceDidChange(change)
     }
 
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
@@ -122,7 +142,7 @@ final class SettingsScreenNode: ScrollNode, @unchecked Sendable {
         let content = SettingsContentNode(stickerPath: stickerPath)
         self.content = content
         super.init(content: content)
-        backgroundColor = Color(rgb: 0xF1F3F5)
+        themedBackgroundColor = Palette.groupedBackground
     }
 }
 

@@ -10,7 +10,7 @@ final class TextSampleNode: Node, NodeDrawing, @unchecked Sendable {
 
     init(caption: String, sample: TextNode) {
         captionText = caption.uppercased()
-        self.caption = TextNode(captionText, attributes: Theme.text(11, bold: true, color: Theme.secondary))
+        self.caption = TextNode(captionText, attributes: Palette.text(11, bold: true, color: Palette.secondary))
         self.sample = sample
         super.init()
         isTransactionContainer = true
@@ -26,7 +26,7 @@ final class TextSampleNode: Node, NodeDrawing, @unchecked Sendable {
             GalleryApp.report("gallery: link opened \(link)")
             guard let self else { return }
             self.caption.attributedText = AttributedText("\(self.captionText) — opened \(link)",
-                                                         attributes: Theme.text(11, bold: true, color: Theme.accent))
+                                                         attributes: Palette.text(11, bold: true, color: Palette.accent))
         }
     }
 
@@ -38,10 +38,20 @@ final class TextSampleNode: Node, NodeDrawing, @unchecked Sendable {
         .inset(EdgeInsets(top: 12, left: 16, bottom: 12, right: 16))
     }
 
-    func drawParameters() -> Bool { true }
-    static func draw(_ parameters: Bool, in context: inout BitmapContext, info: DrawInfo) {
-        context.fill(info.bounds, color: Theme.background)
-        context.fill(Rect(x: 16, y: info.bounds.height - 0.5, width: info.bounds.width - 32, height: 0.5), color: Theme.separator)
+    /// The sample's background and separator line, in the current appearance.
+    struct DrawParameters: Sendable {
+        var background: Color
+        var separator: Color
+    }
+
+    func drawParameters() -> DrawParameters {
+        DrawParameters(background: themeColor(Palette.background), separator: themeColor(Palette.separator))
+    }
+
+    static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
+        context.fill(info.bounds, color: parameters.background)
+        context.fill(Rect(x: 16, y: info.bounds.height - 0.5, width: info.bounds.width - 32, height: 0.5),
+                     color: parameters.separator)
     }
 }
 
@@ -62,7 +72,7 @@ final class TextShowcaseController: ListScreenController, ListDataSource {
         func sample(_ caption: String, _ make: @escaping @Sendable () -> TextNode) -> @Sendable () -> Node {
             { TextSampleNode(caption: caption, sample: make()) }
         }
-        let body = Theme.text(15)
+        let body = Palette.text(15)
         var items: [@Sendable () -> Node] = []
         for (name, alignment) in [("left", TextAlignment.left), ("center", .center), ("right", .right), ("natural", .natural)] {
             items.append(sample("Alignment: \(name)") {
@@ -82,23 +92,24 @@ final class TextShowcaseController: ListScreenController, ListDataSource {
         items.append(sample("Custom truncation token") {
             let node = TextNode(lorem + " " + lorem, attributes: body)
             node.maximumNumberOfLines = 1
-            node.truncationToken = AttributedText(" … more", attributes: Theme.text(15, color: Theme.accent))
+            node.truncationToken = AttributedText(" … more", attributes: Palette.text(15, color: Palette.accent))
             return node
         })
         items.append(sample("Decorations") {
-            var text = AttributedText("Struck through", attributes: TextAttributes(font: .system(size: 15), color: Theme.title, isStruckThrough: true))
+            var text = AttributedText("Struck through", attributes: { var struck = body; struck.isStruckThrough = true; return struck }())
             text.append(", ", attributes: body)
-            text.append("underlined", attributes: TextAttributes(font: .system(size: 15), color: Theme.title, isUnderlined: true))
+            text.append("underlined", attributes: { var underlined = body; underlined.isUnderlined = true; return underlined }())
             text.append(", ", attributes: body)
-            text.append("highlighted", attributes: TextAttributes(font: .system(size: 15), color: Theme.title, backgroundColor: Color(rgb: 0xFFF3A3)))
+            text.append("highlighted", attributes: { var marked = body; marked.backgroundColor = Palette.color(Palette.highlight); return marked }())
             text.append(" and ", attributes: body)
-            text.append("bold", attributes: Theme.text(15, bold: true))
+            text.append("bold", attributes: Palette.text(15, bold: true))
             text.append(" runs in one paragraph.", attributes: body)
             return TextNode(attributedText: text)
         })
         items.append(sample("Links: click one") {
             var text = AttributedText("Read the ", attributes: body)
-            var link = TextAttributes(font: .system(size: 15), color: Theme.accent, isUnderlined: true)
+            var link = Palette.text(15, color: Palette.accent)
+            link.isUnderlined = true
             link.link = "tessera://docs/nodes"
             text.append("node guide", attributes: link)
             text.append(" or the ", attributes: body)
@@ -129,7 +140,7 @@ final class TextShowcaseController: ListScreenController, ListDataSource {
             return TextNode(attributedText: AttributedText("Creating a node doesn't create its underlying layer, so nodes are cheap to make on any thread.", attributes: quote))
         })
         items.append(sample("Code block") {
-            var code = TextAttributes(font: .monospaced(size: 13), color: Theme.title)
+            var code = TextAttributes.themed(font: .monospaced(size: 13), Palette.title)
             code.block = TextBlock(.code)
             return TextNode(attributedText: AttributedText("static func draw(_ p: Parameters,\n                 in context: inout BitmapContext,\n                 info: DrawInfo)", attributes: code))
         })
@@ -144,7 +155,7 @@ final class TextShowcaseController: ListScreenController, ListDataSource {
                 attributes: quote))
         })
         items.append(sample("Collapsed code block") {
-            var code = TextAttributes(font: .monospaced(size: 13), color: Theme.title)
+            var code = TextAttributes.themed(font: .monospaced(size: 13), Palette.title)
             code.block = TextBlock(.code, isCollapsed: true, collapsedLineLimit: 2)
             return TextNode(attributedText: AttributedText(
                 "let node = TextNode(\"Hello\")\nnode.maximumNumberOfLines = 2\nnode.truncationMode = .middle\nlist.reloadData()",
@@ -169,7 +180,7 @@ final class TextShowcaseController: ListScreenController, ListDataSource {
         })
         samples = items
         let list = ListNode()
-        super.init(list: list, node: list, debugName: "text", backgroundColor: Color(rgb: 0xF1F3F5), estimatedRowHeight: 90)
+        super.init(list: list, node: list, debugName: "text", backgroundColor: Palette.groupedBackground, estimatedRowHeight: 90)
         spoilerRow = spoilerIndex
         collapsedQuoteRow = collapsedQuoteIndex
         list.dataSource = self

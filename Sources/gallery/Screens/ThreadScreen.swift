@@ -10,12 +10,12 @@ enum ThreadItem: Sendable {
 /// A day pill, centred.
 final class DaySeparatorNode: Node, @unchecked Sendable {
     let label: TextNode
-    let pill = Theme.makeFieldPill()
+    let pill = Palette.makeFieldPill()
 
     init(_ day: String) {
-        label = TextNode(day, attributes: Theme.text(12, bold: true, color: .white))
+        label = TextNode(day, attributes: Palette.text(12, bold: true, fixed: .white))
         super.init()
-        pill.backgroundColor = Color(rgb: 0x6B8296, alpha: 200)
+        pill.themedBackgroundColor = Palette.dayPill
         pill.cornerRadius = 11
         pill.cornerRoundingMode = .compositorClip
         addSubnode(pill)
@@ -51,19 +51,19 @@ final class MessageNode: Node, @unchecked Sendable {
 
     init(_ message: ChatData.Message, replyTo: ChatData.Message?, group: Bool, photoPath: String?) {
         outgoing = message.out
-        let tint = outgoing ? Theme.outgoingMeta : Theme.accent
-        bubble.emptyColor = outgoing ? Theme.outgoingBubble : Theme.incomingBubble
+        let tint = outgoing ? Palette.outgoingMeta : Palette.accent
+        bubble.emptyColor = Palette.color(outgoing ? Palette.outgoingBubble : Palette.incomingBubble)
         bubble.imageCornerRadii = CornerRadii(14)
         bubble.bubbleTail = BubbleTail(side: outgoing ? .right : .left, width: 6)
-        author = group && !outgoing ? TextNode(message.author, attributes: Theme.text(13, bold: true, color: tint)) : nil
+        author = group && !outgoing ? TextNode(message.author, attributes: Palette.text(13, bold: true, color: tint)) : nil
         if let replyTo {
             let bar = Node()
-            bar.backgroundColor = tint
+            bar.themedBackgroundColor = tint
             bar.cornerRadius = 1.5
             replyBar = bar
-            replyAuthor = TextNode(replyTo.out ? "You" : replyTo.author, attributes: Theme.text(13, bold: true, color: tint))
+            replyAuthor = TextNode(replyTo.out ? "You" : replyTo.author, attributes: Palette.text(13, bold: true, color: tint))
             let quoted = TextNode(replyTo.text.isEmpty ? "Photo" : replyTo.text.replacingOccurrences(of: "\n", with: " "),
-                                  attributes: Theme.text(13, color: Theme.title))
+                                  attributes: Palette.text(13, color: Palette.title))
             quoted.maximumNumberOfLines = 1
             replyText = quoted
         } else {
@@ -74,14 +74,14 @@ final class MessageNode: Node, @unchecked Sendable {
             image.source = .file(photoPath)
             image.contentMode = .aspectFill
             image.imageCornerRadii = CornerRadii(10)
-            image.emptyColor = Color(rgb: 0xC9D3DD)
+            image.emptyColor = Palette.color(Palette.photoPlaceholder)
             photo = image
         } else {
             photo = nil
         }
-        text = message.text.isEmpty ? nil : TextNode(message.text, attributes: Theme.text(15))
+        text = message.text.isEmpty ? nil : TextNode(message.text, attributes: Palette.text(15))
         time = TextNode(Format.clockTime(message.time),
-                        attributes: Theme.text(11, color: outgoing ? Theme.outgoingMeta : Theme.secondary))
+                        attributes: Palette.text(11, color: outgoing ? Palette.outgoingMeta : Palette.secondary))
         var words = [outgoing ? "You" : message.author]
         if photoPath != nil { words.append("photo") }
         if !message.text.isEmpty { words.append(message.text) }
@@ -90,8 +90,18 @@ final class MessageNode: Node, @unchecked Sendable {
         spokenLabel = words.joined(separator: ", ")
         super.init()
         isTransactionContainer = true
+        dependOnAppearance(.colors)
         addSubnode(bubble)
         for node in [author, replyBar, replyAuthor, replyText, photo, text, time].compactMap({ $0 }) { addSubnode(node) }
+    }
+
+    /// The bubble and the photo's placeholder are image nodes' fixed colours: they follow here.
+    override func appearanceDidChange(_ change: AppearanceChange) {
+        if change.contains(.colors) {
+            bubble.emptyColor = Palette.color(outgoing ? Palette.outgoingBubble : Palette.incomingBubble)
+            photo?.emptyColor = Palette.color(Palette.photoPlaceholder)
+        }
+        super.appearanceDidChange(change)
     }
 
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
@@ -123,14 +133,16 @@ final class MessageNode: Node, @unchecked Sendable {
 /// The message composer under a thread: a field that grows up to six lines; Enter sends,
 /// Shift+Enter adds a line.
 final class ComposerNode: Node, @unchecked Sendable {
-    let field = EditableTextNode(attributes: Theme.text(15), placeholder: "Message")
+    let field = EditableTextNode(attributes: Palette.text(15), placeholder: "Message")
     let separator = Node()
-    let pill = Theme.makeFieldPill()
+    let pill = Palette.makeFieldPill()
 
     override init() {
         super.init()
-        backgroundColor = .white
-        separator.backgroundColor = Theme.separator
+        themedBackgroundColor = Palette.background
+        separator.themedBackgroundColor = Palette.separator
+        Palette.restyle(field)
+        dependOnAppearance(.colors)
         field.maximumVisibleLines = 6
         field.debugName = "composer"
         addSubnode(separator)
@@ -138,10 +150,16 @@ final class ComposerNode: Node, @unchecked Sendable {
         addSubnode(field)
     }
 
+    /// The field's caret keeps a fixed colour: it follows the appearance here.
+    override func appearanceDidChange(_ change: AppearanceChange) {
+        Palette.restyle(field)
+        super.appearanceDidChange(change)
+    }
+
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
         VStack {
             separator.height(0.5)
-            Theme.fieldInPill(field, pill).inset(EdgeInsets(top: 6, left: 10, bottom: 6, right: 10))
+            Palette.fieldInPill(field, pill).inset(EdgeInsets(top: 6, left: 10, bottom: 6, right: 10))
         }
     }
 }
@@ -181,7 +199,7 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
         olderItems = Array(items.dropLast(shown))
         let list = ListNode()
         screen = BarListScreenNode(list: list, bar: ComposerNode(), at: .bottom)
-        super.init(list: list, node: screen, debugName: "thread-\(chat.id)", backgroundColor: Theme.chatBackground,
+        super.init(list: list, node: screen, debugName: "thread-\(chat.id)", backgroundColor: Palette.chatBackground,
                    estimatedRowHeight: 64)
         list.stacksFromBottom = true
         list.dataSource = self

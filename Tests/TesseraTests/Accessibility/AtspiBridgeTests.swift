@@ -2,6 +2,7 @@ import Foundation
 import Tessera
 import XCTest
 @testable import AccessibilityBridge
+import TesseraDBus
 
 /// What the bridge asked the UI thread, for the tests to read. - Thread: main
 @MainActor

@@ -2,6 +2,7 @@ import Foundation
 import Tessera
 import XCTest
 @testable import AccessibilityBridge
+import TesseraDBus
 
 /// The events that lead from one published tree to the next, as a screen reader hears them.
 @MainActor

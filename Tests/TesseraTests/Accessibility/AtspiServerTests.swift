@@ -2,6 +2,7 @@ import Foundation
 import Tessera
 import XCTest
 @testable import AccessibilityBridge
+import TesseraDBus
 
 /// A published tree with one element of each interface: a heading, a button, a disabled switch, a
 /// focused text field, a slider and a list of 100 rows of which two have a node (row 0 selected).

@@ -2,6 +2,7 @@ import Foundation
 import Tessera
 import XCTest
 @testable import AccessibilityBridge
+import TesseraDBus
 
 /// Values written into a real libdbus message and read back (no bus needed: a message is built and
 /// read in memory), signatures and object paths checked before libdbus sees them, and the paths of

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 @testable import AccessibilityBridge
+import TesseraDBus
 
 /// A D-Bus daemon of the test's own, with a configuration that activates no services (a bus that
 /// does not start the system's accessibility bus or registry by itself), stopped when this goes.

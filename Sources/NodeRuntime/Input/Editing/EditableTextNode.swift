@@ -354,6 +354,32 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     /// The text as shown with the composition `marked` (nil: none) at the selection. - Thread: any
     /// for `marked: nil`; the selection it reads is the UI thread's.
     private func displayedText(marked: (text: String, cursor: Int)?) -> (text: AttributedText, isPlaceholder: Bool) {
+        let shown = displayedTextAsSet(marked: marked)
+        return (inAppearance(shown.text), shown.isPlaceholder)
+    }
+
+    /// `text` as the current appearance shows it: fonts at the text scale, runs with a theme colour
+    /// (`TextAttributes.themeColor`) in that colour. Records the field's dependency on both.
+    private func inAppearance(_ text: AttributedText) -> AttributedText {
+        dependOnAppearance([.textScale, .colors])
+        let themed = text.runs.contains { $0.attributes.themeColor != nil }
+        let (appearance, theme, generation) = runtime.appearanceState.withLock { ($0.appearance, $0.theme, $0.generation) }
+        let key = TextNode.AppearanceKey(textScale: appearance.textScale, generation: themed ? generation : nil,
+                                         theme: themed ? (theme, appearance) : nil)
+        return TextNode.shown(text, TextLayoutOptions(), in: key).0
+    }
+
+    /// The text shows again in the new appearance (measured again for a new text scale).
+    /// - Thread: main
+    public override func appearanceDidChange(_ change: AppearanceChange) {
+        if !change.isDisjoint(with: [.textScale, .colors]) {
+            refreshDisplayedText()
+            if change.contains(.textScale) { setNeedsLayout() }
+        }
+        super.appearanceDidChange(change)
+    }
+
+    private func displayedTextAsSet(marked: (text: String, cursor: Int)?) -> (text: AttributedText, isPlaceholder: Bool) {
         let state = editState.withLock { $0 }
         if let marked, !marked.text.isEmpty {
             let utf16 = state.text.utf16

@@ -3,39 +3,39 @@ import Foundation
 
 /// An error reply's name and text (`org.freedesktop.DBus.Error.UnknownMethod`, "…").
 /// - Thread: any (a value)
-struct DBusErrorReply: Error, Hashable, Sendable, CustomStringConvertible {
-    var name: String
-    var message: String
+package struct DBusErrorReply: Error, Hashable, Sendable, CustomStringConvertible {
+    package var name: String
+    package var message: String
 
-    var description: String { "\(name): \(message)" }
+    package var description: String { "\(name): \(message)" }
 
-    static func unknownObject(_ path: String) -> DBusErrorReply {
+    package static func unknownObject(_ path: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.UnknownObject", message: "no object at \(path)")
     }
-    static func unknownMethod(_ interface: String, _ member: String, path: String) -> DBusErrorReply {
+    package static func unknownMethod(_ interface: String, _ member: String, path: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.UnknownMethod",
                        message: "\(path) has no method \(member) in interface \(interface.isEmpty ? "(none)" : interface)")
     }
-    static func unknownInterface(_ interface: String, path: String) -> DBusErrorReply {
+    package static func unknownInterface(_ interface: String, path: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.UnknownInterface",
                        message: "\(path) does not implement \(interface)")
     }
-    static func unknownProperty(_ interface: String, _ property: String) -> DBusErrorReply {
+    package static func unknownProperty(_ interface: String, _ property: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.UnknownProperty", message: "\(interface) has no property \(property)")
     }
-    static func invalidArguments(_ message: String) -> DBusErrorReply {
+    package static func invalidArguments(_ message: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.InvalidArgs", message: message)
     }
-    static func readOnly(_ interface: String, _ property: String) -> DBusErrorReply {
+    package static func readOnly(_ interface: String, _ property: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interface).\(property) is read-only")
     }
-    static func timedOut(_ message: String) -> DBusErrorReply {
+    package static func timedOut(_ message: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.TimedOut", message: message)
     }
-    static func limitsExceeded(_ message: String) -> DBusErrorReply {
+    package static func limitsExceeded(_ message: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: message)
     }
-    static func failed(_ message: String) -> DBusErrorReply {
+    package static func failed(_ message: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.Failed", message: message)
     }
 }
@@ -44,16 +44,16 @@ struct DBusErrorReply: Error, Hashable, Sendable, CustomStringConvertible {
 /// connection, released when this goes. Arguments are written and read as `DBusValue`s through
 /// libdbus's iterators.
 /// - Thread: the thread that made or received it (not `Sendable`).
-final class DBusMessage {
-    let pointer: OpaquePointer
+package final class DBusMessage {
+    package let pointer: OpaquePointer
 
     /// Takes over one reference to `pointer` (as libdbus's constructors and `pop_message` give).
-    init(taking pointer: OpaquePointer) { self.pointer = pointer }
+    package init(taking pointer: OpaquePointer) { self.pointer = pointer }
 
     deinit { dbus_message_unref(pointer) }
 
     /// A method call to `destination` (nil: none, on a direct connection).
-    static func methodCall(destination: String?, path: String, interface: String, member: String) -> DBusMessage? {
+    package static func methodCall(destination: String?, path: String, interface: String, member: String) -> DBusMessage? {
         guard DBusValue.isValidObjectPath(path), let made = dbus_message_new_method_call(destination, path, interface, member) else {
             return nil
         }
@@ -61,24 +61,24 @@ final class DBusMessage {
     }
 
     /// A signal from the object at `path`.
-    static func signal(path: String, interface: String, member: String) -> DBusMessage? {
+    package static func signal(path: String, interface: String, member: String) -> DBusMessage? {
         guard DBusValue.isValidObjectPath(path), let made = dbus_message_new_signal(path, interface, member) else { return nil }
         return DBusMessage(taking: made)
     }
 
     /// The successful reply to this call.
-    func methodReturn() -> DBusMessage? {
+    package func methodReturn() -> DBusMessage? {
         dbus_message_new_method_return(pointer).map { DBusMessage(taking: $0) }
     }
 
     /// An error reply to this call.
-    func errorReply(_ error: DBusErrorReply) -> DBusMessage? {
+    package func errorReply(_ error: DBusErrorReply) -> DBusMessage? {
         dbus_message_new_error(pointer, error.name, error.message).map { DBusMessage(taking: $0) }
     }
 
-    enum Kind: Equatable { case methodCall, methodReturn, error, signal, other }
+    package enum Kind: Equatable { case methodCall, methodReturn, error, signal, other }
 
-    var kind: Kind {
+    package var kind: Kind {
         switch dbus_message_get_type(pointer) {
         case TESSERA_DBUS_MESSAGE_TYPE_METHOD_CALL: return .methodCall
         case TESSERA_DBUS_MESSAGE_TYPE_METHOD_RETURN: return .methodReturn
@@ -88,21 +88,21 @@ final class DBusMessage {
         }
     }
 
-    var path: String? { dbus_message_get_path(pointer).map { String(cString: $0) } }
-    var interface: String? { dbus_message_get_interface(pointer).map { String(cString: $0) } }
-    var member: String? { dbus_message_get_member(pointer).map { String(cString: $0) } }
-    var sender: String? { dbus_message_get_sender(pointer).map { String(cString: $0) } }
-    var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }
-    var signature: String { dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "" }
+    package var path: String? { dbus_message_get_path(pointer).map { String(cString: $0) } }
+    package var interface: String? { dbus_message_get_interface(pointer).map { String(cString: $0) } }
+    package var member: String? { dbus_message_get_member(pointer).map { String(cString: $0) } }
+    package var sender: String? { dbus_message_get_sender(pointer).map { String(cString: $0) } }
+    package var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }
+    package var signature: String { dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "" }
     /// The caller asked for no reply.
-    var expectsReply: Bool { dbus_message_get_no_reply(pointer) == 0 }
+    package var expectsReply: Bool { dbus_message_get_no_reply(pointer) == 0 }
 
     // MARK: Arguments
 
     /// Appends `values` as the message's next arguments. False (and nothing appended past the first
     /// bad value) when a value is malformed or libdbus runs out of memory.
     @discardableResult
-    func append(_ values: [DBusValue]) -> Bool {
+    package func append(_ values: [DBusValue]) -> Bool {
         guard values.allSatisfy(\.isWellFormed) else { return false }
         let iterator = UnsafeMutablePointer<DBusMessageIter>.allocate(capacity: 1)
         defer { iterator.deallocate() }
@@ -112,7 +112,7 @@ final class DBusMessage {
     }
 
     /// The message's arguments; nil when one has a type this reader does not take (a file descriptor).
-    func arguments() -> [DBusValue]? {
+    package func arguments() -> [DBusValue]? {
         let iterator = UnsafeMutablePointer<DBusMessageIter>.allocate(capacity: 1)
         defer { iterator.deallocate() }
         guard dbus_message_iter_init(pointer, iterator) != 0 else { return [] }

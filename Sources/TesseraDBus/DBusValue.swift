@@ -6,7 +6,7 @@ import Foundation
 /// An array carries its element's signature, so an empty array still has a type. A dictionary is an
 /// array of `dictEntry` values (`a{sv}` is `.array("{sv}", [.dictEntry(.string(key), .variant(value))])`).
 /// - Thread: any (a value)
-indirect enum DBusValue: Hashable, Sendable {
+package indirect enum DBusValue: Hashable, Sendable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -26,7 +26,7 @@ indirect enum DBusValue: Hashable, Sendable {
     case variant(DBusValue)
 
     /// The value's D-Bus type signature ("s", "(so)", "a{sv}", …).
-    var signature: String {
+    package var signature: String {
         switch self {
         case .byte: return "y"
         case .boolean: return "b"
@@ -48,30 +48,30 @@ indirect enum DBusValue: Hashable, Sendable {
     }
 
     /// A dictionary of strings to variants (`a{sv}`), in the order given.
-    static func stringVariantDictionary(_ entries: [(String, DBusValue)]) -> DBusValue {
+    package static func stringVariantDictionary(_ entries: [(String, DBusValue)]) -> DBusValue {
         .array(elementSignature: "{sv}", entries.map { .dictEntry(.string($0.0), .variant($0.1)) })
     }
 
     /// A dictionary of strings to strings (`a{ss}`), sorted by key so the order is stable.
-    static func stringDictionary(_ entries: [String: String]) -> DBusValue {
+    package static func stringDictionary(_ entries: [String: String]) -> DBusValue {
         .array(elementSignature: "{ss}", entries.sorted { $0.key < $1.key }.map { .dictEntry(.string($0.key), .string($0.value)) })
     }
 
     // MARK: Reading arguments
 
-    var int32Value: Int32? { if case .int32(let value) = self { return value } else { return nil } }
-    var uint32Value: UInt32? { if case .uint32(let value) = self { return value } else { return nil } }
-    var stringValue: String? { if case .string(let value) = self { return value } else { return nil } }
-    var booleanValue: Bool? { if case .boolean(let value) = self { return value } else { return nil } }
-    var doubleValue: Double? { if case .double(let value) = self { return value } else { return nil } }
-    var variantValue: DBusValue? { if case .variant(let value) = self { return value } else { return nil } }
+    package var int32Value: Int32? { if case .int32(let value) = self { return value } else { return nil } }
+    package var uint32Value: UInt32? { if case .uint32(let value) = self { return value } else { return nil } }
+    package var stringValue: String? { if case .string(let value) = self { return value } else { return nil } }
+    package var booleanValue: Bool? { if case .boolean(let value) = self { return value } else { return nil } }
+    package var doubleValue: Double? { if case .double(let value) = self { return value } else { return nil } }
+    package var variantValue: DBusValue? { if case .variant(let value) = self { return value } else { return nil } }
 }
 
 extension DBusValue {
     /// Whether `signature` is a sequence of complete D-Bus types (what libdbus accepts for a message's
     /// arguments or a container's contents): checked before a signature made from data reaches
     /// libdbus, which aborts on an invalid one.
-    static func isValidSignature(_ signature: String, singleCompleteType: Bool = false) -> Bool {
+    package static func isValidSignature(_ signature: String, singleCompleteType: Bool = false) -> Bool {
         let codes = Array(signature.utf8)
         guard codes.count <= 255 else { return false }
         var index = 0
@@ -124,7 +124,7 @@ extension DBusValue {
     /// array's elements all of its element signature, dictionary entries only directly inside an
     /// array, signatures and object paths valid): what `DBusMessage.append` checks before it hands a
     /// value to libdbus, which aborts the process on a malformed one.
-    var isWellFormed: Bool { isWellFormed(asArrayElement: false) }
+    package var isWellFormed: Bool { isWellFormed(asArrayElement: false) }
 
     private func isWellFormed(asArrayElement: Bool) -> Bool {
         switch self {
@@ -145,7 +145,7 @@ extension DBusValue {
 
     /// Whether `path` is a D-Bus object path: "/" or "/"-separated non-empty elements of
     /// `[A-Za-z0-9_]`, no trailing "/".
-    static func isValidObjectPath(_ path: String) -> Bool {
+    package static func isValidObjectPath(_ path: String) -> Bool {
         let bytes = Array(path.utf8)
         guard bytes.first == UInt8(ascii: "/") else { return false }
         if bytes.count == 1 { return true }

@@ -3,9 +3,9 @@ import Foundation
 
 /// Why a bus could not be reached or answered: what the log line says.
 /// - Thread: any (a value)
-struct DBusFailure: Error, CustomStringConvertible, Sendable {
-    var description: String
-    init(_ description: String) { self.description = description }
+package struct DBusFailure: Error, CustomStringConvertible, Sendable {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// A private libdbus connection to a message bus, driven by its owner's thread: it is never
@@ -16,16 +16,16 @@ struct DBusFailure: Error, CustomStringConvertible, Sendable {
 /// No libdbus main loop is attached: the owner polls `fileDescriptor`, calls `readAndWrite()` and
 /// takes messages with `popMessage()`.
 /// - Thread: the thread that opened it (not `Sendable`).
-final class DBusConnection {
+package final class DBusConnection {
     private let pointer: OpaquePointer
     /// The name the bus gave this connection (":1.42").
-    let uniqueName: String
+    package let uniqueName: String
 
     /// Opens a private connection to the bus at `address` and registers with it (the bus's `Hello`,
     /// sent here with `timeout` seconds rather than through `dbus_bus_register`, which waits libdbus's
     /// default 25 seconds).
     /// - Throws: `DBusFailure` when the address is not a bus, or the bus does not answer in time.
-    init(address: String, timeout: Double) throws {
+    package init(address: String, timeout: Double) throws {
         Self.initializeThreads
         var error = DBusError()
         dbus_error_init(&error)
@@ -82,7 +82,7 @@ final class DBusConnection {
 
     /// Sends `message` and waits up to `timeout` seconds for its reply.
     /// - Throws: `DBusFailure` on a time-out, a lost connection or an error reply (named in it).
-    func call(_ message: DBusMessage, timeout: Double) throws -> DBusMessage {
+    package func call(_ message: DBusMessage, timeout: Double) throws -> DBusMessage {
         var error = DBusError()
         dbus_error_init(&error)
         guard let reply = dbus_connection_send_with_reply_and_block(pointer, message.pointer, Self.milliseconds(timeout), &error) else {
@@ -94,44 +94,69 @@ final class DBusConnection {
 
     /// Queues `message` to be written (by `readAndWrite()`); false when libdbus is out of memory.
     @discardableResult
-    func send(_ message: DBusMessage) -> Bool {
+    package func send(_ message: DBusMessage) -> Bool {
         dbus_connection_send(pointer, message.pointer, nil) != 0
     }
 
     /// The socket to poll for input (and for output while `hasOutgoingData`); nil when libdbus has none.
-    var fileDescriptor: Int32? {
+    package var fileDescriptor: Int32? {
         var descriptor: Int32 = -1
         guard dbus_connection_get_unix_fd(pointer, &descriptor) != 0, descriptor >= 0 else { return nil }
         return descriptor
     }
 
+    /// The session bus's address: `DBUS_SESSION_BUS_ADDRESS`, else the systemd user bus at
+    /// `$XDG_RUNTIME_DIR/bus` when it exists. Never libdbus's autolaunch, which would start a bus of
+    /// its own. - Thread: any
+    package static func sessionBusAddress(_ environment: [String: String]) -> String? {
+        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return address }
+        guard let directory = environment["XDG_RUNTIME_DIR"], !directory.isEmpty else { return nil }
+        let path = directory + "/bus"
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        guard let escaped = dbus_address_escape_value(path) else { return nil }
+        defer { dbus_free(escaped) }
+        return "unix:path=" + String(cString: escaped)
+    }
+
+    /// Asks the bus to route the messages `rule` matches to this connection (the bus's `AddMatch`,
+    /// waited for up to `timeout` seconds).
+    /// - Throws: `DBusFailure` when the bus refuses the rule or does not answer in time.
+    package func addMatch(_ rule: String, timeout: Double) throws {
+        guard let message = DBusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                   interface: "org.freedesktop.DBus", member: "AddMatch"),
+              message.append([.string(rule)]) else { throw DBusFailure("out of memory") }
+        let reply = try call(message, timeout: timeout)
+        if reply.kind == .error { throw DBusFailure("the bus refused the match rule \(rule): \(reply.errorName ?? "")") }
+    }
+
     /// Messages wait to be written.
-    var hasOutgoingData: Bool { dbus_connection_has_messages_to_send(pointer) != 0 }
+    package var hasOutgoingData: Bool { dbus_connection_has_messages_to_send(pointer) != 0 }
 
     /// The bytes of the messages waiting to be written.
-    var outgoingBytes: Int { Int(dbus_connection_get_outgoing_size(pointer)) }
+    package var outgoingBytes: Int { Int(dbus_connection_get_outgoing_size(pointer)) }
 
     /// The most libdbus reads from the bus before the bridge takes it (4 MB).
-    static let maximumReceivedBytes = 4 << 20
+    package static let maximumReceivedBytes = 4 << 20
     /// The most the bridge queues to write before it reads another call (4 MB): answers to a peer
     /// that asks faster than the bus takes them wait in the bus, not here.
-    static let maximumOutgoingBytes = 4 << 20
+    package static let maximumOutgoingBytes = 4 << 20
 
     /// Reads what the socket has and writes what it can take, without blocking; false once the
     /// connection is closed.
     @discardableResult
-    func readAndWrite() -> Bool {
+    package func readAndWrite() -> Bool {
         dbus_connection_read_write(pointer, 0) != 0
     }
 
     /// The next message read, if any.
-    func popMessage() -> DBusMessage? {
+    package func popMessage() -> DBusMessage? {
         dbus_connection_pop_message(pointer).map { DBusMessage(taking: $0) }
     }
 
-    var isConnected: Bool { dbus_connection_get_is_connected(pointer) != 0 }
+    package var isConnected: Bool { dbus_connection_get_is_connected(pointer) != 0 }
 
     /// Messages were read from the socket and wait in libdbus's buffer: `popMessage()` has something,
     /// though `poll()` on the socket would not say so.
-    var hasBufferedInput: Bool { dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_DATA_REMAINS }
+    package var hasBufferedInput: Bool { dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_DATA_REMAINS }
 }

@@ -1,0 +1,220 @@
+internal import CDBus
+import Foundation
+public import NodeRuntime
+import TesseraDBus
+
+/// Follows the desktop's appearance through the XDG settings portal (`org.freedesktop.portal.Desktop`
+/// at `/org/freedesktop/portal/desktop`, interface `org.freedesktop.portal.Settings`) on a thread of
+/// its own, and hands each new appearance to the UI thread.
+///
+/// `start()` starts the thread, which connects to the session bus (a private connection, as the
+/// AT-SPI bridge makes), subscribes to `SettingChanged` from the portal, and reads the settings once
+/// with `ReadAll` (or, from a portal without it, `Read` key by key); every call has a time-out
+/// (`Configuration.callTimeout`). The settings give an appearance (`PortalSettings`, which documents
+/// the keys and the fallbacks); it is posted to the UI thread through `post` and applied there with
+/// `apply`. Then the thread waits in `poll()` on the bus's socket and on an `eventfd` that `stop()`
+/// writes: it runs only when the portal says something changed, never on a timer, and the app's UI
+/// thread is woken only when the appearance it shows changes. Changes that arrive faster than the UI
+/// thread takes them are folded into one: it applies the newest.
+///
+/// Without a session bus, or without a portal on it, the thread says why once
+/// (`TesseraLog.appearance`) and the app keeps the appearance its environment gives
+/// (`PortalSettings().appearance(environment:)`); with a bus and no portal it keeps listening, so a
+/// portal that starts later is followed from its first change.
+/// - Thread: any
+public final class SettingsPortal: Sendable {
+    /// Where the portal is looked for and how long a call may take.
+    /// - Thread: any (a value)
+    public struct Configuration: Sendable {
+        /// The session bus's address (`DBUS_SESSION_BUS_ADDRESS`, or `$XDG_RUNTIME_DIR/bus`) and
+        /// `GTK_THEME`; the process's environment unless given.
+        public var environment: [String: String]
+        /// The longest each bus call may take, in seconds.
+        public var callTimeout: Double
+
+        public init(environment: [String: String]? = nil, callTimeout: Double = 2) {
+            self.environment = environment ?? ProcessInfo.processInfo.environment
+            self.callTimeout = callTimeout
+        }
+    }
+
+    /// Where the reader stands.
+    /// - Thread: any (a value)
+    public enum Status: Sendable, Equatable {
+        /// Made, not started.
+        case idle
+        case connecting
+        /// Read the portal's settings and follows its changes.
+        case following
+        /// Connected to the bus, which has no settings portal (or it did not answer): listening for
+        /// one, with the environment's appearance meanwhile.
+        case noPortal(String)
+        /// Not connected, for the reason given (no session bus, the connection lost).
+        case unavailable(String)
+        case stopped
+    }
+
+    let configuration: Configuration
+    let shared: SettingsPortalShared
+
+    /// A reader whose appearances reach the UI thread through `post` (which runs its work there, e.g.
+    /// the runtime's main queue) and are applied there by `apply`. Nothing connects before `start()`.
+    public init(configuration: Configuration = Configuration(),
+                post: @escaping @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void,
+                apply: @escaping @MainActor @Sendable (Appearance) -> Void) {
+        self.configuration = configuration
+        shared = SettingsPortalShared(post: post, apply: apply)
+    }
+
+    deinit { stop() }
+
+    /// Starts the thread; once only.
+    public func start() {
+        guard shared.state.withLock({ state -> Bool in
+            guard state.status == .idle else { return false }
+            state.status = .connecting
+            return true
+        }) else { return }
+        let seed = SettingsPortalLoopSeed(configuration: configuration, shared: shared)
+        let thread = Thread {
+            Thread.current.name = "tessera.portal"
+            SettingsPortalLoop(seed: seed).run()
+        }
+        thread.stackSize = 512 << 10
+        thread.start()
+    }
+
+    /// Disconnects and ends the thread; it cannot start again.
+    public func stop() {
+        shared.state.withLock { state in
+            state.stopRequested = true
+            if state.status == .idle { state.status = .stopped }
+        }
+        shared.wake()
+        shared.firstReading.signalOnce()
+    }
+
+    /// Where the reader stands now.
+    public var status: Status { shared.state.withLock { $0.status } }
+
+    /// The settings last read (nil before the first reading, or without a portal).
+    public var settings: PortalSettings? { shared.state.withLock { $0.settings } }
+
+    /// The appearance the portal's settings gave last (nil before the first reading, or without a portal).
+    public var latestAppearance: Appearance? { shared.state.withLock { $0.latest } }
+
+    /// `SettingChanged` signals taken in so far (whether or not they changed the appearance).
+    public var changesReceived: Int { shared.state.withLock { $0.changesReceived } }
+
+    /// Waits until the first reading is done (read, or known not to come) or `timeout` seconds have
+    /// passed, and returns the appearance read, if any: an app asks before its first frame so that it
+    /// does not show light for a moment on a dark desktop. Bounded: a portal that does not answer
+    /// costs at most `timeout`.
+    public func waitForFirstReading(timeout: Double) -> Appearance? {
+        shared.firstReading.wait(timeout: timeout)
+        return latestAppearance
+    }
+}
+
+/// What the reader's thread shares with every other: the state under a lock, the `eventfd` that
+/// wakes the thread's `poll()`, and the hand-off to the UI thread.
+/// - Thread: any
+final class SettingsPortalShared: @unchecked Sendable {
+    struct State {
+        var status = SettingsPortal.Status.idle
+        var settings: PortalSettings?
+        var latest: Appearance?
+        /// An appearance is posted to the UI thread and not yet applied: a newer one only replaces
+        /// `latest`, and the posted work applies whichever is newest then.
+        var posted = false
+        var changesReceived = 0
+        var stopRequested = false
+    }
+
+    // The stored properties are set once in `init` (`state` is a lock of its own); the descriptor is
+    // written and read with system calls that any thread may make.
+    let state = Locked(State())
+    let wakeDescriptor: Int32
+    let firstReading = OneShotSignal()
+    private let post: @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void
+    private let apply: @MainActor @Sendable (Appearance) -> Void
+
+    init(post: @escaping @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void,
+         apply: @escaping @MainActor @Sendable (Appearance) -> Void) {
+        self.post = post
+        self.apply = apply
+        wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+    }
+
+    deinit {
+        if wakeDescriptor >= 0 { close(wakeDescriptor) }
+    }
+
+    func wake() {
+        guard wakeDescriptor >= 0 else { return }
+        var one: UInt64 = 1
+        _ = write(wakeDescriptor, &one, 8)
+    }
+
+    func drainWake() {
+        guard wakeDescriptor >= 0 else { return }
+        var count: UInt64 = 0
+        _ = read(wakeDescriptor, &count, 8)
+    }
+
+    func setStatus(_ status: SettingsPortal.Status) {
+        state.withLock { state in
+            if state.status != .stopped { state.status = status }
+        }
+    }
+
+    /// Keeps `settings` and their appearance; posts to the UI thread when the appearance differs from
+    /// the last one posted and nothing is waiting there already.
+    func deliver(_ settings: PortalSettings, _ appearance: Appearance) {
+        let needsPost = state.withLock { state -> Bool in
+            let changed = state.latest != appearance
+            state.settings = settings
+            state.latest = appearance
+            guard changed, !state.posted, !state.stopRequested else { return false }
+            state.posted = true
+            return true
+        }
+        guard needsPost else { return }
+        let apply = self.apply
+        post { [self] in
+            let newest = state.withLock { state -> Appearance? in
+                state.posted = false
+                return state.stopRequested ? nil : state.latest
+            }
+            if let newest { apply(newest) }
+        }
+    }
+}
+
+/// Signalled once; waited for with a time-out.
+/// - Thread: any
+final class OneShotSignal: @unchecked Sendable {
+    // guarded by condition
+    private var signalled = false
+    private let condition = NSCondition()
+
+    func signalOnce() {
+        condition.lock()
+        signalled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait(timeout: Double) {
+        let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+        condition.lock()
+        while !signalled, condition.wait(until: deadline) {}
+        condition.unlock()
+    }
+}
+
+/// What the thread starts from: every part `Sendable`.
+struct SettingsPortalLoopSeed: Sendable {
+    let configuration: SettingsPortal.Configuration
+    let shared: SettingsPortalShared
+}
