@@ -119,6 +119,8 @@ public final class SDLWindow: PlatformWindow {
         if SDLEventRouting.open(id) == 1 { SDLTextInput.settle() }
         if followsDisplayScale { self.scale = displayScale() ?? 1 }
         updateWindowPlacement()
+        let x11Window = tessera_sdl_x11_window_id(window)
+        if x11Window != 0 { windowPlacement.windowSystemIdentifier = "x11:" + String(x11Window, radix: 16) }
         // A wake from any thread ends the event wait: an event of a type of its own, which
         // `SDL_PushEvent` (safe from any thread) puts on the queue. Whichever window on the thread
         // reads it, its wait ends; no window keeps it (see `SDLEventRouting.route`).
