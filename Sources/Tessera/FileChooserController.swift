@@ -209,7 +209,8 @@ final class FileChooserRowsNode: Node, @unchecked Sendable {
     override init() {
         super.init()
         automaticallyManagesSubnodes = true
-        backgroundColor = .white
+        // Shows in the point between rows: their separators.
+        backgroundColor = Color(rgb: 0xE4E8EE)
     }
 
     var currentRows: [FileChooserRowNode] { rows.withLock { $0 } }
@@ -252,7 +253,7 @@ final class FileChooserNode: Node, @unchecked Sendable {
         backgroundColor = Color(rgb: 0xF4F5F7)
         pathNode.maximumNumberOfLines = 1
         pathNode.truncationMode = .start
-        scroll.backgroundColor = Color(rgb: 0xD0D5DC)
+        scroll.backgroundColor = .white
         scroll.cornerRadius = 6
         namePill.backgroundColor = .white
         namePill.cornerRadius = 6
