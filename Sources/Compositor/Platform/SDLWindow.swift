@@ -119,8 +119,6 @@ public final class SDLWindow: PlatformWindow {
         if SDLEventRouting.open(id) == 1 { SDLTextInput.settle() }
         if followsDisplayScale { self.scale = displayScale() ?? 1 }
         updateWindowPlacement()
-        let x11Window = tessera_sdl_x11_window_id(window)
-        if x11Window != 0 { windowPlacement.windowSystemIdentifier = "x11:" + String(x11Window, radix: 16) }
         // A wake from any thread ends the event wait: an event of a type of its own, which
         // `SDL_PushEvent` (safe from any thread) puts on the queue. Whichever window on the thread
         // reads it, its wait ends; no window keeps it (see `SDLEventRouting.route`).
@@ -132,6 +130,13 @@ public final class SDLWindow: PlatformWindow {
                 _ = SDL_PushEvent(&wake)
             }
         }
+    }
+
+    /// Reads the window system's id of the window into `windowPlacement` ("x11:<hex>"). Read again
+    /// once a renderer is made: SDL makes the X window anew when a renderer needs another visual.
+    func updateWindowSystemIdentifier() {
+        let x11Window = tessera_sdl_x11_window_id(window)
+        windowPlacement.windowSystemIdentifier = x11Window != 0 ? "x11:" + String(x11Window, radix: 16) : nil
     }
 
     deinit {
