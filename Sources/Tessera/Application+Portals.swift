@@ -39,8 +39,13 @@ extension Application {
         compositor.window?.windowPlacement.windowSystemIdentifier ?? ""
     }
 
-    /// Whether a tapped link without a handler is opened (`Configuration.opensLinks`).
-    public var opensLinks: Bool { configuration.opensLinks ?? !isHeadless }
+    /// Whether a tapped link without a handler is opened: `Configuration.opensLinks`; when nil, with
+    /// a window unless the environment says `TESSERA_OPEN_LINKS=0` (tests that click links in a
+    /// window set it, so that no browser starts).
+    public var opensLinks: Bool {
+        if let chosen = configuration.opensLinks { return chosen }
+        return !isHeadless && ProcessInfo.processInfo.environment["TESSERA_OPEN_LINKS"] != "0"
+    }
 
     /// Opens `url` in the desktop's app for it (`DesktopPortal.openURI`; `xdg-open` without a
     /// portal), over this window. Any scheme: the app decides.

@@ -113,6 +113,11 @@ struct Gallery: ParsableCommand {
         discussion: "Prints the address. GET /<path> answers a file under the assets folder; GET /messages?chat=ID&before=MESSAGE_ID&count=N a page of a chat's messages as JSON."))
     var serveAssets = false
 
+    @Option(help: ArgumentHelp(
+        "Seconds after a message is sent until the other side answers it (a simulated incoming message).",
+        discussion: "While the window does not have the focus, the answer is also posted as a desktop notification. Default: no answers."))
+    var replyAfter: Double?
+
     /// How the display workers share the machine with the UI thread.
     enum WorkerPolicyChoice: String, ExpressibleByArgument, CaseIterable {
         /// At most cores / 2 workers active, nice 5 (the default).
@@ -207,6 +212,7 @@ struct Gallery: ParsableCommand {
         options.showsOverlay = overlay
         options.compositorThread = compositorThread
         options.servesAssets = serveAssets
+        options.replyDelay = replyAfter
         do {
             try GalleryApp.make(options: options, assets: assetsFolder).run()
         } catch let error as ChatData.LoadError {

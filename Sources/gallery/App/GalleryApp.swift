@@ -21,6 +21,8 @@ struct GalleryOptions {
     /// Serve the assets over HTTP on 127.0.0.1 and load the chat avatars and the threads' older
     /// messages from there (`--serve-assets`).
     var servesAssets = false
+    /// Seconds until the other side answers a message sent (`--reply-after`); nil: no answers.
+    var replyDelay: Double?
 }
 
 /// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
@@ -106,6 +108,11 @@ final class GalleryApp {
             return false
         }
         application.onFrame = { [weak self] record in self?.didRunFrame(record) }
+        ThreadController.defaultReplyDelay = options.replyDelay
+        // A click on a message's notification (or its button) comes back here.
+        application.desktopPortal.setNotificationActionHandler { action in
+            Self.report("gallery: notification \(action.notificationID) action \(action.action)")
+        }
         host.setRootController(tabs)
         if options.showsOverlay { toggleOverlay() }
     }
