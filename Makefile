@@ -38,7 +38,7 @@ FIRST_APP_README ?= README.md
 # Where the example apps' headless screenshots go.
 EXAMPLES_OUTPUT := .test-output/examples
 
-.PHONY: gallery test stress tsan asan fuzz docs examples build release soak deps test-deps clean
+.PHONY: gallery test stress tsan asan fuzz docs examples build release soak deps test-deps clean portal-smoke
 
 # Installs the Debian packages named in $(1) that are missing: with apt when running as root,
 # otherwise prints the one command to run and stops.
@@ -64,6 +64,14 @@ deps:
 
 test-deps:
 	$(call ensure_packages,$(TEST_PACKAGES))
+
+# The desktop portals against Debian's real xdg-desktop-portal and its GTK backend, on a bus and an
+# Xvfb of their own (Tools/portal-smoke.sh); not part of `make test`.
+PORTAL_SMOKE_PACKAGES := $(TEST_PACKAGES) xdg-desktop-portal xdg-desktop-portal-gtk libglib2.0-bin
+portal-smoke:
+	$(call ensure_packages,$(PORTAL_SMOKE_PACKAGES))
+	swift build --build-tests
+	Tools/portal-smoke.sh
 
 build: deps
 	swift build -c release --product gallery
