@@ -338,6 +338,30 @@ final class DesktopPortalTests: XCTestCase {
         XCTAssertEqual(reason, "org.freedesktop.DBus.Error.ServiceUnknown")
     }
 
+    /// Requests never wait on the caller's thread: 100 file chooser requests to a portal that takes
+    /// every call and never answers it return at once on the UI thread, and each ends (through the
+    /// fallback, after the call time-out) on its own.
+    func testRequestsToAPortalThatNeverAnswersDoNotBlockTheCaller() async throws {
+        let bus = try PrivateBus()
+        let silent = try makeFake(bus)
+        defer { silent.close() }
+        let portal = makePortal(bus: bus, callTimeout: 0.5)
+        defer { portal.stop() }
+        portal.setFileChooserFallback { _, completion in completion(.success(nil)) }
+        let results = PortalResults<Result<[URL]?, PortalError>>()
+        let count = 100  // under the private bus's default of 128 calls awaiting replies per connection
+        let all = (0..<count).map { results.expectOne("request \($0)") }
+        let start = MonotonicClock.nanoseconds()
+        for _ in 0..<count { portal.chooseFiles(FileChooserOptions()) { results.take($0) } }
+        let issued = Double(MonotonicClock.nanoseconds() - start) / 1e6
+        print("portal: \(count) requests issued on the UI thread in \(String(format: "%.2f", issued)) ms")
+        XCTAssertLessThan(issued, 500, "issuing requests does not wait for the bus")
+        try await silent.run { fake in for _ in 0..<count { _ = try fake.nextCall("OpenFile") } }
+        await fulfillment(of: all, timeout: 20)
+        XCTAssertEqual(results.all.count, count)
+        XCTAssertTrue(results.all.allSatisfy { (try? $0.get()) == .some(nil) }, "each ended through the fallback")
+    }
+
     // MARK: OpenURI's fallback
 
     /// No portal on the bus: the URI goes to the `xdg-open` on PATH (a fake that records its
