@@ -456,9 +456,12 @@ final class DesktopPortalTests: XCTestCase {
 
         let clicked = actions.expectOne("reply clicked")
         try await fake.run { fake in
-            // A malformed signal first: ignored.
+            // A malformed signal and one with a 1 MB id first: both ignored.
             try fake.signal(path: FakeDesktopPortal.portalPath, interface: "org.freedesktop.portal.Notification",
                             member: "ActionInvoked", [.uint32(1)])
+            try fake.signal(path: FakeDesktopPortal.portalPath, interface: "org.freedesktop.portal.Notification",
+                            member: "ActionInvoked", [.string(String(repeating: "n", count: 1 << 20)), .string("reply"),
+                                                      .array(elementSignature: "v", [])])
             try fake.signal(path: FakeDesktopPortal.portalPath, interface: "org.freedesktop.portal.Notification",
                             member: "ActionInvoked", [.string("message-42"), .string("reply"),
                                                       .array(elementSignature: "v", [.variant(.string("draft"))])])
