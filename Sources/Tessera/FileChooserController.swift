@@ -42,11 +42,12 @@ public final class FileChooserController: NodeController {
     /// Counts folder reads: a slow read's result for a folder left since is dropped.
     private var listingGeneration = 0
 
-    /// A chooser for `options`, starting in `options.currentFolder` (else the home folder).
+    /// A chooser for `options`, starting in `options.currentFolder` (else `$HOME`, else the user's home).
     public init(options: FileChooserOptions, completion: @escaping @MainActor (Result<[URL]?, PortalError>) -> Void) {
         self.options = options
         self.completion = completion
-        folder = (options.currentFolder ?? FileManager.default.homeDirectoryForCurrentUser).standardizedFileURL
+        let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+        folder = (options.currentFolder ?? home ?? FileManager.default.homeDirectoryForCurrentUser).standardizedFileURL
         nameField = options.mode == .save ? EditableTextNode(text: options.suggestedName ?? "", placeholder: "Name") : nil
         dialog = FileChooserNode(title: options.resolvedTitle, acceptLabel: options.acceptLabel ?? Self.defaultAcceptLabel(options.mode),
                                  nameField: nameField)
