@@ -116,6 +116,11 @@ final class DesktopPortalTests: XCTestCase {
         let arguments = try await answered.value
         XCTAssertEqual(arguments.dropFirst().first, .string("https://example.com/docs"))
         XCTAssertEqual(arguments.first, .string(""), "headless: no parent window")
+        XCTAssertTrue(app.opensLinks, "as configured")
+        app.close()  // one application at a time
+        let plain = try Application(configuration: .headless(size: Size(width: 40, height: 40)), rootNode: Node())
+        XCTAssertFalse(plain.opensLinks, "headless apps open no links unless they say so")
+        plain.close()
     }
 
     // MARK: FileChooser
@@ -362,6 +367,32 @@ final class DesktopPortalTests: XCTestCase {
         XCTAssertTrue(results.all.allSatisfy { (try? $0.get()) == .some(nil) }, "each ended through the fallback")
     }
 
+    /// The bus goes away while a request waits for its `Response`: the request ends with an error
+    /// (no hang), the portal says it is unavailable, and the next link goes to `xdg-open`.
+    func testTheBusGoingAwayEndsWhatWaits() async throws {
+        var bus: PrivateBus? = try PrivateBus()
+        let fake = try makeFake(bus!)
+        defer { fake.close() }
+        let folder = try TemporaryFolder("bus-gone")
+        try folder.script("xdg-open", "exit 0")
+        let portal = makePortal(bus: bus, environment: ["PATH": folder.url.path])
+        defer { portal.stop() }
+        let results = PortalResults<Result<[URL]?, PortalError>>()
+        let ended = results.expectOne("ended")
+        portal.chooseFiles(FileChooserOptions()) { results.take($0) }
+        try await fake.run { fake in _ = try fake.takeRequest(try fake.nextCall("OpenFile"), optionsAt: 2) }
+        bus = nil  // the daemon stops
+        await fulfillment(of: [ended], timeout: 10)
+        guard case .failure(.failed(let reason))? = results.last else { return XCTFail("\(String(describing: results.last))") }
+        XCTAssertTrue(reason.contains("session bus"), reason)
+        guard case .unavailable = portal.status else { return XCTFail("\(portal.status)") }
+        let opened = PortalResults<Result<OpenURIOutcome, PortalError>>()
+        let done = opened.expectOne("xdg-open")
+        portal.openURI(URL(string: "https://example.com/")!) { opened.take($0) }
+        await fulfillment(of: [done], timeout: 10)
+        XCTAssertEqual(opened.last, .success(.opened(.fallback)))
+    }
+
     // MARK: OpenURI's fallback
 
     /// No portal on the bus: the URI goes to the `xdg-open` on PATH (a fake that records its
@@ -427,7 +458,10 @@ final class DesktopPortalTests: XCTestCase {
         let portal = makePortal(bus: bus)
         defer { portal.stop() }
         let actions = PortalResults<NotificationAction>()
-        portal.setNotificationActionHandler { actions.take($0) }
+        portal.setNotificationActionHandler { action in
+            XCTAssertTrue(Thread.isMainThread, "actions reach the UI thread")
+            actions.take(action)
+        }
         let posted = PortalResults<Result<DesktopRoute, PortalError>>()
         let done = posted.expectOne("posted")
         let notification = DesktopNotification(id: "message-42", title: "Ada", body: "Lunch at one?",
