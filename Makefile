@@ -39,7 +39,7 @@ FIRST_APP_README ?= README.md
 # Where the example apps' headless screenshots go.
 EXAMPLES_OUTPUT := .test-output/examples
 
-.PHONY: gallery test stress tsan asan fuzz docs examples build release soak deps test-deps clean
+.PHONY: gallery test stress tsan asan fuzz docs examples build release soak deps test-deps clean portal-smoke
 
 # Installs the Debian packages named in $(1) that are missing: with apt when running as root,
 # otherwise prints the one command to run and stops.
@@ -65,6 +65,16 @@ deps:
 
 test-deps:
 	$(call ensure_packages,$(TEST_PACKAGES))
+
+# The desktop portals against Debian's real xdg-desktop-portal and its GTK backend, on a bus and an
+# Xvfb of their own: links, files and notifications (Tools/portal-smoke.sh), then the appearance
+# followed from gsettings (Tools/settings-portal-smoke.sh); not part of `make test`.
+PORTAL_SMOKE_PACKAGES := $(TEST_PACKAGES) xdg-desktop-portal xdg-desktop-portal-gtk libglib2.0-bin dconf-service dconf-cli gsettings-desktop-schemas
+portal-smoke:
+	$(call ensure_packages,$(PORTAL_SMOKE_PACKAGES))
+	swift build --build-tests
+	Tools/portal-smoke.sh
+	Tools/settings-portal-smoke.sh
 
 build: deps
 	swift build -c release --product gallery

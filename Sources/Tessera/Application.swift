@@ -68,6 +68,13 @@ public final class Application {
         /// The longest the app waits at start for the portal's first answer, in seconds, so that its
         /// first frame already has the desktop's colours; an answer that comes later applies then.
         public var appearanceWaitTimeout: Double
+        /// Open a link tapped in a `TextNode` that has no `linkTapHandler` in the desktop's browser
+        /// (http, https and mailto only; see `DesktopPortal.openLink`). Nil (the default): with a
+        /// window, yes; headless, no.
+        public var opensLinks: Bool?
+        /// The desktop portals' time-outs, link schemes and environment (`Application.desktopPortal`);
+        /// nil: the defaults, with `settingsEnvironment` as the environment.
+        public var portalConfiguration: DesktopPortal.Configuration?
 
         public init(title: String = "Tessera", size: Size = Size(width: 800, height: 600), scale: Double? = nil,
                     headless: Bool? = nil, resizable: Bool = true, renderer: RenderDriver = .auto,
@@ -88,6 +95,8 @@ public final class Application {
             self.followsSystemAppearance = nil
             self.settingsEnvironment = nil
             self.appearanceWaitTimeout = 0.5
+            self.opensLinks = nil
+            self.portalConfiguration = nil
         }
 
         /// A headless configuration for tests: the dummy driver, 1 pixel per point unless given.
@@ -162,6 +171,9 @@ public final class Application {
     private let accessibility: AtspiPublisher?
     /// Follows the desktop's appearance; nil when the app does not (`followsSystemAppearance`).
     public let settingsPortal: SettingsPortal?
+    /// Opens links, asks for files and posts notifications through the desktop's portals
+    /// (`Application+Portals`); connects at its first request.
+    public let desktopPortal: DesktopPortal
 
     /// The screen reader bridge (its `status` says whether a screen reader can reach the app); nil
     /// when `Configuration.accessibility` or the environment turned it off.
@@ -198,6 +210,7 @@ public final class Application {
                 Runtime.shared.setAppearance(appearanceOverride.applied(to: Runtime.shared.appearance))
             }
         }
+        desktopPortal = Self.makeDesktopPortal(configuration, environment: settingsEnvironment)
         let backendConfiguration = SDLRenderBackend.Configuration(
             title: configuration.title, size: configuration.size, scale: configuration.scale, headless: headless,
             resizable: configuration.resizable, renderDriver: configuration.renderer, vsync: configuration.vsync)
@@ -254,6 +267,7 @@ public final class Application {
         }
         if let rootController { host.setRootController(rootController) }
         Application.current = self
+        installPortalFallbacks()
     }
 
     /// The application running in this process: the newest one made and not closed (nil before the
@@ -388,6 +402,7 @@ public final class Application {
         if Application.current === self { Application.current = nil }
         accessibility?.stop()
         settingsPortal?.stop()
+        desktopPortal.stop()
         compositorThread?.stop()
     }
 
@@ -395,6 +410,7 @@ public final class Application {
         // The app leaves screen readers' desktop; the thread holds the window: it closes with the application.
         accessibility?.stop()
         settingsPortal?.stop()
+        desktopPortal.stop()
         compositorThread?.stop()
     }
 

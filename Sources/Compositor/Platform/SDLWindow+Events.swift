@@ -80,6 +80,7 @@ extension SDLWindow {
         let focused = SDL_GetWindowFlags(window) & SDL_WINDOW_INPUT_FOCUS.rawValue != 0
         windowPlacement.update(WindowPlacement.State(origin: Point(x: Double(x), y: Double(y)),
                                                      unitsPerPoint: windowUnitsPerPoint, isActive: focused))
+        updateWindowSystemIdentifier()
     }
 
     /// The window's drawable pixels per window unit, nil when SDL reports no size.

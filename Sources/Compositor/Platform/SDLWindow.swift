@@ -132,6 +132,13 @@ public final class SDLWindow: PlatformWindow {
         }
     }
 
+    /// Reads the window system's id of the window into `windowPlacement` ("x11:<hex>"). Read again
+    /// once a renderer is made: SDL makes the X window anew when a renderer needs another visual.
+    func updateWindowSystemIdentifier() {
+        let x11Window = tessera_sdl_x11_window_id(window)
+        windowPlacement.windowSystemIdentifier = x11Window != 0 ? "x11:" + String(x11Window, radix: 16) : nil
+    }
+
     deinit {
         SDLTextEntry.unregister(windowID.rawValue)
         SDLEventRouting.close(windowID.rawValue)

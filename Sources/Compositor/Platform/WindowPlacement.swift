@@ -27,6 +27,23 @@ public final class WindowPlacement: @unchecked Sendable {
     private let lock = NSLock()
     private var current: State  // guarded by lock
     private var observer: (@Sendable (State) -> Void)?  // guarded by lock
+    private var identifier: String?  // guarded by lock
+
+    /// The window as the desktop's portals name a parent window: `x11:<hex id>` for an X11 window,
+    /// nil for another window system (or none: headless). Set once by the window's owner as it
+    /// opens; read from any thread. - Thread: any
+    public var windowSystemIdentifier: String? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return identifier
+        }
+        set {
+            lock.lock()
+            identifier = newValue
+            lock.unlock()
+        }
+    }
 
     /// A placement that reads `state` until the window's owner updates it. - Thread: any
     public init(_ state: State = State()) { current = state }

@@ -136,6 +136,8 @@ public final class SDLRenderBackend: RenderBackend {
         guard let renderer = SDL_CreateRenderer(window.window, -1, rendererFlags) else {
             throw SDLBackendError(message: "SDL could not create a renderer: \(String(cString: SDL_GetError()))")
         }
+        // A renderer that needs another visual made the X window anew, under a new id.
+        window.updateWindowSystemIdentifier()
         var info = SDL_RendererInfo()
         SDL_GetRendererInfo(renderer, &info)
         let rendererName = info.name.map { String(cString: $0) } ?? "unknown"

@@ -35,7 +35,7 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     @MainActor
     public func activateAccessibilityLink(at index: Int) -> Bool {
         let links = accessibilityLinks
-        guard index >= 0, index < links.count, let handler = linkTapHandler else { return false }
+        guard index >= 0, index < links.count, let handler = linkTapHandler ?? Self.defaultLinkTapHandler else { return false }
         handler(links[index].link)
         return true
     }
@@ -207,7 +207,14 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         revealedSpoilers.insert(index)
     }
 
-    /// Called on the UI thread with a link's value when it is tapped. - Thread: any (to set)
+    /// What a tapped link does in a node whose `linkTapHandler` is nil: nil (the default) does
+    /// nothing. An `Application` with a window sets it to open http, https and mailto links in the
+    /// desktop's browser or mail app (`DesktopPortal`, see `Application.Configuration.opensLinks`).
+    /// - Thread: main
+    @MainActor public static var defaultLinkTapHandler: (@MainActor @Sendable (String) -> Void)?
+
+    /// Called on the UI thread with a link's value when it is tapped; nil leaves the link to
+    /// `TextNode.defaultLinkTapHandler`. - Thread: any (to set)
     public var linkTapHandler: (@MainActor @Sendable (String) -> Void)? {
         get { textState.withLock { $0.linkTapHandler } }
         set {
@@ -502,7 +509,8 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         guard let target, target == pressed else { return }
         switch target {
         case let .spoiler(index): revealSpoiler(index)
-        case let .link(value): handler?(value)
+        case let .link(value):
+            if let handler { handler(value) } else { Self.defaultLinkTapHandler?(value) }
         case let .block(index): toggleBlock(index)
         case .attachment: break
         }

@@ -126,6 +126,11 @@ struct Gallery: ParsableCommand {
     @Option(help: "A PEM file of certificate authorities to trust for HTTPS besides the system's (e.g. a test server's own).")
     var trustCertificate: String?
 
+    @Option(help: ArgumentHelp(
+        "Seconds after a message is sent until the other side answers it (a simulated incoming message).",
+        discussion: "While the window does not have the focus, the answer is also posted as a desktop notification. Default: no answers."))
+    var replyAfter: Double?
+
     /// How the display workers share the machine with the UI thread.
     enum WorkerPolicyChoice: String, ExpressibleByArgument, CaseIterable {
         /// At most cores / 2 workers active, nice 5 (the default).
@@ -239,6 +244,7 @@ struct Gallery: ParsableCommand {
         options.servesAssets = serveAssets
         options.assetsURL = assetsURL.flatMap { URL(string: $0) }
         options.trustedCertificates = trustCertificate.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map { [$0] } ?? []
+        options.replyDelay = replyAfter
         do {
             try GalleryApp.make(options: options, assets: assetsFolder).run()
         } catch let error as ChatData.LoadError {

@@ -28,6 +28,8 @@ struct GalleryOptions {
     var assetsURL: URL?
     /// Certificate authorities trusted for HTTPS besides the system's (`--trust-certificate`), as PEM.
     var trustedCertificates: [String] = []
+    /// Seconds until the other side answers a message sent (`--reply-after`); nil: no answers.
+    var replyDelay: Double?
 }
 
 /// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
@@ -121,6 +123,11 @@ final class GalleryApp {
             return false
         }
         application.onFrame = { [weak self] record in self?.didRunFrame(record) }
+        ThreadController.defaultReplyDelay = options.replyDelay
+        // A click on a message's notification (or its button) comes back here.
+        application.desktopPortal.setNotificationActionHandler { action in
+            Self.report("gallery: notification \(action.notificationID) action \(action.action)")
+        }
         host.setRootController(tabs)
         if options.showsOverlay { toggleOverlay() }
     }

@@ -19,11 +19,12 @@ final class TextSampleNode: Node, NodeDrawing, @unchecked Sendable {
     }
 
     /// A tapped link shows where it leads in the caption, and the gallery reports it (a test driving
-    /// a real window reads that line).
+    /// a real window reads that line); with a window it opens in the desktop's browser (OpenURI).
     override func didLoad() {
         super.didLoad()
         sample.linkTapHandler = { [weak self] link in
             GalleryApp.report("gallery: link opened \(link)")
+            if let app = Application.current, app.opensLinks { app.openLinkByDefault(link) }
             guard let self else { return }
             self.caption.attributedText = AttributedText("\(self.captionText) — opened \(link)",
                                                          attributes: Palette.text(11, bold: true, color: Palette.accent))
@@ -110,7 +111,7 @@ final class TextShowcaseController: ListScreenController, ListDataSource {
             var text = AttributedText("Read the ", attributes: body)
             var link = Palette.text(15, color: Palette.accent)
             link.isUnderlined = true
-            link.link = "tessera://docs/nodes"
+            link.link = "https://example.com/tessera/docs/nodes"
             text.append("node guide", attributes: link)
             text.append(" or the ", attributes: body)
             link.link = "tessera://docs/layout"

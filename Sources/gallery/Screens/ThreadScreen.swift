@@ -130,12 +130,13 @@ final class MessageNode: Node, @unchecked Sendable {
     }
 }
 
-/// The message composer under a thread: a field that grows up to six lines; Enter sends,
-/// Shift+Enter adds a line.
+/// The message composer under a thread: a button that attaches a photo (through the desktop's file
+/// chooser) and a field that grows up to six lines; Enter sends, Shift+Enter adds a line.
 final class ComposerNode: Node, @unchecked Sendable {
     let field = EditableTextNode(attributes: Palette.text(15), placeholder: "Message")
     let separator = Node()
     let pill = Palette.makeFieldPill()
+    let attach = ButtonNode(title: "+", attributes: Palette.text(22, color: Palette.accent))
 
     override init() {
         super.init()
@@ -145,9 +146,12 @@ final class ComposerNode: Node, @unchecked Sendable {
         dependOnAppearance(.colors)
         field.maximumVisibleLines = 6
         field.debugName = "composer"
+        attach.contentInsets = EdgeInsets(top: 2, left: 6, bottom: 2, right: 6)
+        attach.accessibilityLabel = "Attach a photo"
         addSubnode(separator)
         addSubnode(pill)
         addSubnode(field)
+        addSubnode(attach)
     }
 
     /// The field's caret keeps a fixed colour: it follows the appearance here.
@@ -159,7 +163,10 @@ final class ComposerNode: Node, @unchecked Sendable {
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
         VStack {
             separator.height(0.5)
-            Palette.fieldInPill(field, pill).inset(EdgeInsets(top: 6, left: 10, bottom: 6, right: 10))
+            HStack(spacing: 4, alignItems: .center) {
+                attach
+                Palette.fieldInPill(field, pill).flexGrow(1).flexShrink(1)
+            }.inset(EdgeInsets(top: 6, left: 4, bottom: 6, right: 10))
         }
     }
 }
@@ -207,6 +214,7 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
         list.leadingScreensForBatching = 1
         list.batchFetchingDelegate = self
         composer.onSubmit = { [weak self] text in self?.send(text) }
+        screen.bar.attach.addTarget(for: .primaryActionTriggered) { [weak self] _, _ in self?.attachPhoto() }
     }
 
     /// Where older messages come from when the gallery serves its assets (`--serve-assets`); nil:
@@ -237,15 +245,82 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
     var olderItemCount: Int { olderItems.count }
 
     /// Adds an outgoing message at the bottom (the list stays pinned there and the bubble slides in)
-    /// and empties the composer. Blank text sends nothing. - Thread: main
+    /// and empties the composer. Blank text sends nothing. With `replyDelay`, the other side answers
+    /// that many seconds later (`receive`). - Thread: main
     @MainActor
     func send(_ text: String) {
         let body = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !body.isEmpty else { return }
+        append(out: true, author: "Me", text: body, photo: nil)
+        composer.text = ""
+        GalleryApp.report("gallery: message sent (\(body.count) characters)")
+        if let delay = replyDelay {
+            let reply = "Got it: “\(body.prefix(40))”"
+            Task { @MainActor [weak self] in
+                try? await Task.sleep(for: .seconds(delay))
+                self?.receive(reply)
+            }
+        }
+    }
+
+    /// Asks for a photo with the desktop's file chooser (the in-app one without a portal) and sends
+    /// each file chosen as a photo message. - Thread: main
+    @MainActor
+    func attachPhoto() {
+        chooseFiles(FileChooserOptions(title: "Attach a Photo", acceptLabel: "Attach", filters: [.images])) { [weak self] result in
+            switch result {
+            case .success(let urls?): for url in urls { self?.sendPhoto(at: url.path) }
+            case .success(nil): GalleryApp.report("gallery: attaching cancelled")
+            case .failure(let error): GalleryApp.report("gallery: no photo attached: \(error)")
+            }
+        }
+    }
+
+    /// Sends the image file at `path` as a photo message. - Thread: main
+    @MainActor
+    func sendPhoto(at path: String) {
+        append(out: true, author: "Me", text: "", photo: path)
+        GalleryApp.report("gallery: photo sent (\((path as NSString).lastPathComponent))")
+    }
+
+    /// A message from the other side: added at the bottom and, while the window does not have the
+    /// focus, posted as a desktop notification. - Thread: main
+    @MainActor
+    func receive(_ text: String) {
+        let author = chat.messages.last { !$0.out }?.author ?? chat.title
+        append(out: false, author: author, text: text, photo: nil)
+        GalleryApp.report("gallery: message received")
+        guard !windowIsActive() else { return }
+        notify(DesktopNotification(id: "chat-\(chat.id)", title: author, body: text,
+                                   buttons: [.init(label: "Mark as Read", action: "mark-read")], defaultAction: "open"))
+    }
+
+    /// Seconds until the other side answers a message sent; nil: it does not. (main thread only)
+    var replyDelay = ThreadController.defaultReplyDelay
+    /// `replyDelay` of threads made from now on (`--reply-after`). (main thread only)
+    static var defaultReplyDelay: Double?
+    /// Whether the window has the keyboard focus (no notification then); true without a window.
+    /// (main thread only)
+    var windowIsActive: () -> Bool = { Application.current?.compositor.window?.windowPlacement.state.isActive ?? true }
+    /// Posts a notification (the application's portal). (main thread only)
+    var notify: (DesktopNotification) -> Void = { notification in
+        Application.current?.postNotification(notification) { result in
+            if case .failure(let error) = result { GalleryApp.report("gallery: notification not posted: \(error)") }
+        }
+    }
+    /// Asks for files (the application's portal). (main thread only)
+    var chooseFiles: (FileChooserOptions, @escaping @MainActor @Sendable (Result<[URL]?, PortalError>) -> Void) -> Void = { options, completion in
+        guard let app = Application.current else { return completion(.failure(.stopped)) }
+        app.chooseFiles(options, completion: completion)
+    }
+
+    /// Adds a message at the bottom, under a day separator when the day changed. - Thread: main
+    @MainActor
+    private func append(out: Bool, author: String, text: String, photo: String?) {
         let lastID = items.reversed().lazy.compactMap { item -> Int? in
             if case let .message(message, _, _) = item { return message.id } else { return nil }
         }.first ?? 0
-        let message = ChatData.Message(id: lastID + 1, out: true, author: "Me", text: body, time: clock(), photo: nil,
+        let message = ChatData.Message(id: lastID + 1, out: out, author: author, text: text, time: clock(), photo: photo,
                                        replyTo: nil)
         let lastDay = items.reversed().lazy.compactMap { item -> String? in
             if case let .day(day) = item { return day } else { return nil }
@@ -259,8 +334,6 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
         items.append(.message(message, replyTo: nil, group: chat.group))
         inserted.append(items.count - 1)
         list.insertRows(inserted, animated: true)
-        composer.text = ""
-        GalleryApp.report("gallery: message sent (\(body.count) characters)")
     }
 
     /// The messages sent from the composer, in order. - Thread: main
@@ -283,7 +356,9 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
             switch item {
             case .day(let day): return DaySeparatorNode(day)
             case let .message(message, replyTo, group):
-                return MessageNode(message, replyTo: replyTo, group: group, photoPath: message.photo.map { data.photoPath($0) })
+                // A photo attached from a file has an absolute path; the dataset's are relative to its assets.
+                return MessageNode(message, replyTo: replyTo, group: group,
+                                   photoPath: message.photo.map { $0.hasPrefix("/") ? $0 : data.photoPath($0) })
             }
         }
     }

@@ -321,7 +321,8 @@ final class GalleryWindowTests: XCTestCase {
 
         var reportedOffset: Double?
         try withXvfb { display in
-            let env = ["DISPLAY": display]
+            // TESSERA_OPEN_LINKS=0: the clicked link is reported, not handed to a browser.
+            let env = ["DISPLAY": display, "TESSERA_OPEN_LINKS": "0"]
             let gallery = try Child(galleryBinary.path, ["--screen", "text", "--size", "960x900", "--frames", "3600",
                                                          "--screenshot", shot] + assetsArguments,
                                     environment: env.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
