@@ -28,6 +28,11 @@ public struct ScrollPhysics: Hashable, Sendable {
     /// Seconds without a wheel event after which the wheel is taken to have stopped and the glide
     /// begins (three frames at 60 Hz: a touchpad's steady stream of events does not glide between them).
     public var wheelInertiaDelay = 0.04
+    /// Reduced motion (`Appearance.reducedMotion`, which lists and scroll nodes apply here): the wheel
+    /// leaves no glide (the scroll stops where the last event put it), and a scroll released past an
+    /// edge, or a fling that reaches one, lands on the edge at once instead of springing back. A fling
+    /// still glides: it carries on the hand's own motion.
+    public var reducesMotion = false
 
     public init() {}
 

@@ -188,7 +188,7 @@ public struct ScrollTrack: Sendable, Hashable {
             guard time >= glideStart else { return false }
             // The wheel's samples go once its glide has begun (or the wheel motion has ended).
             wheelSamples.removeAll()
-            if abs(velocity) >= physics.minimumFlingVelocity {
+            if abs(velocity) >= physics.minimumFlingVelocity && !physics.reducesMotion {
                 motion = .decelerating(start: glideStart, origin: offset, velocity: velocity,
                                        decelerationRate: physics.wheelDecelerationRate)
                 return advance(to: time)
@@ -196,6 +196,11 @@ public struct ScrollTrack: Sendable, Hashable {
             motion = .idle
         case let .bouncing(start, origin, velocity, towardsEnd):
             let rest = towardsEnd ? upper : lower
+            if physics.reducesMotion {
+                offset = rest
+                motion = .idle
+                return false
+            }
             let (position, speed) = physics.spring(origin: origin, velocity: velocity, rest: rest, elapsed: time - start)
             if physics.springHasSettled(position: position, velocity: speed, rest: rest) {
                 offset = rest

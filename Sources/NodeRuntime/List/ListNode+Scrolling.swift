@@ -155,6 +155,13 @@ extension ListNode {
         if case .animating = motion {} else { animationTarget = nil }
     }
 
+    /// `physics` as the appearance has it: with `reducesMotion` under `Appearance.reducedMotion`.
+    var effectivePhysics: ScrollPhysics {
+        var physics = self.physics
+        if runtime.appearance.reducedMotion { physics.reducesMotion = true }
+        return physics
+    }
+
     /// The motion as it stands, with what it needs to go on by itself: a value the compositor can
     /// run to any later time (`ScrollTrack.offset(at:)`). An animated scroll aims at its target as
     /// resolved now.
@@ -167,7 +174,7 @@ extension ListNode {
                 runsTrack = false
             }
         }
-        return ScrollTrack(motion: motion, offset: offset, time: now, physics: physics, lower: minimumOffset,
+        return ScrollTrack(motion: motion, offset: offset, time: now, physics: effectivePhysics, lower: minimumOffset,
                            upper: max(minimumOffset, maximumOffset), wheelSamples: wheelSamples)
     }
 
@@ -212,7 +219,7 @@ extension ListNode {
         }
         let lower = minimumOffset
         motion = ScrollTrack.motionAfterRelease(at: offset, velocity: velocity, lower: lower,
-                                                    upper: max(lower, maximumOffset), physics: physics, time: time)
+                                                    upper: max(lower, maximumOffset), physics: effectivePhysics, time: time)
     }
 
     /// Points a second past which a release turns the page whatever the distance dragged.

@@ -250,9 +250,18 @@ open class ScrollNode: Node, @unchecked Sendable {
         return (.zero, Point(x: upperX, y: upperY))
     }
 
+    /// `physics` as the appearance has it: with `reducesMotion` under `Appearance.reducedMotion`.
+    @MainActor
+    var effectivePhysics: ScrollPhysics {
+        var physics = self.physics
+        if runtime.appearance.reducedMotion { physics.reducesMotion = true }
+        return physics
+    }
+
     @MainActor
     private func tracks() -> (x: ScrollTrack, y: ScrollTrack) {
         let (lower, upper) = offsetLimits()
+        let physics = effectivePhysics
         return (ScrollTrack(motion: motion.x, offset: offset.x, time: now, physics: physics, lower: lower.x, upper: upper.x,
                             wheelSamples: wheelSamples.x),
                 ScrollTrack(motion: motion.y, offset: offset.y, time: now, physics: physics, lower: lower.y, upper: upper.y,
@@ -313,7 +322,7 @@ open class ScrollNode: Node, @unchecked Sendable {
         func start(_ position: Double, _ speed: Double, _ low: Double, _ high: Double, axis: ScrollAxes) -> ScrollMotion {
             guard axes.contains(axis) else { return .idle }
             return ScrollTrack.motionAfterRelease(at: position, velocity: speed, lower: low, upper: high,
-                                                      physics: physics, time: time)
+                                                      physics: effectivePhysics, time: time)
         }
         motion = (start(offset.x, velocity.x, lower.x, upper.x, axis: .horizontal),
                   start(offset.y, velocity.y, lower.y, upper.y, axis: .vertical))

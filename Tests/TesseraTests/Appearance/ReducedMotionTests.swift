@@ -1,3 +1,4 @@
+import Compositor
 import Foundation
 import Tessera
 import TestSupport
@@ -72,5 +73,50 @@ final class ReducedMotionTests: XCTestCase {
         screen.list.scroll(to: 0, at: .top, animated: true)
         XCTAssertTrue(app.host.movesByItself, "an animated scroll moves by itself again")
         screen.image.isAnimationPaused = true
+    }
+
+    /// A wheel burst glides on by itself, except under reduced motion, where the list stays where
+    /// the last event put it; the compositor thread is given the same physics with the list's motion.
+    func testTheWheelLeavesNoGlideUnderReducedMotion() async throws {
+        func glide(reduced: Bool) throws -> Double {
+            Runtime.shared.setAppearance(Appearance(reducedMotion: reduced))
+            let screen = MotionScreen(AnimatedTestImages.gif(width: 20, height: 20, palette: [Color(rgb: 0xFF0000)], loopCount: 0,
+                                                            frames: [.filled(0, width: 20, height: 20, delay: 25)]))
+            let rows = NumberRows()
+            screen.list.dataSource = rows
+            let app = try Application(configuration: .headless(size: Size(width: 120, height: 140)), rootNode: screen)
+            defer { app.host.setRootController(nil) }
+            try app.settle()
+            let start = app.host.time
+            for index in 0..<4 { _ = screen.list.scrollWheel(dx: 0, dy: -1, at: start + Double(index) * 0.02) }
+            let track = screen.list.motionTrack()
+            XCTAssertEqual(track.physics.reducesMotion, reduced, "the track the compositor runs carries it")
+            XCTAssertGreaterThan(track.offset, 0, "the events moved the list")
+            return track.offset(at: start + 2) - track.offset
+        }
+        XCTAssertGreaterThan(try glide(reduced: false), 10, "a burst glides on")
+        XCTAssertEqual(try glide(reduced: true), 0, "under reduced motion it stops where the wheel left it")
+    }
+
+    /// A scroll released past an edge springs back, except under reduced motion, where it lands on
+    /// the edge at once; a fling still glides.
+    func testAnEdgeLandsAtOnceUnderReducedMotion() {
+        for reduced in [false, true] {
+            var physics = ScrollPhysics()
+            physics.reducesMotion = reduced
+            let release = ScrollTrack.motionAfterRelease(at: -40, velocity: 0, lower: 0, upper: 500, physics: physics, time: 0)
+            var track = ScrollTrack(motion: release, offset: -40, time: 0, physics: physics, lower: 0, upper: 500)
+            track.advance(to: 0.016)
+            if reduced {
+                XCTAssertEqual(track.offset, 0)
+                XCTAssertFalse(track.isMoving(at: 0.016))
+            } else {
+                XCTAssertLessThan(track.offset, 0, "springing back")
+                XCTAssertTrue(track.isMoving(at: 0.016))
+            }
+            let fling = ScrollTrack.motionAfterRelease(at: 100, velocity: 800, lower: 0, upper: 500, physics: physics, time: 0)
+            let flung = ScrollTrack(motion: fling, offset: 100, time: 0, physics: physics, lower: 0, upper: 500)
+            XCTAssertGreaterThan(flung.offset(at: 0.2), 100, "a fling glides either way")
+        }
     }
 }
