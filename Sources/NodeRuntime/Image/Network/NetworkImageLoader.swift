@@ -603,6 +603,8 @@ final class SharedFetch: Sendable {
         var stopped = false
         /// A delivery of the newest bytes is queued and has not taken them yet.
         var deliveryQueued = false
+        /// The attempt was to be cancelled before its task was kept: `setTask` has it cancelled.
+        var cancelPending = false
     }
 
     private let current = Locked(Attempt())
@@ -633,12 +635,14 @@ final class SharedFetch: Sendable {
         return number
     }
 
-    /// Keeps the task of attempt `attempt`; false when the fetch was cancelled or the attempt ended
-    /// first (the caller cancels the task).
+    /// Keeps the task of attempt `attempt`; false when the fetch was cancelled, or the attempt was
+    /// cancelled before its task was kept (the caller cancels the task).
     func setTask(_ task: any ImageFetchTask, attempt: UInt64) -> Bool {
         current.withLock { state in
             guard !state.stopped else { return false }
-            guard state.number == attempt, !state.ended else { return state.number == attempt }
+            guard state.number == attempt else { return false }
+            guard !state.cancelPending else { return false }
+            guard !state.ended else { return true }
             state.task = task
             return true
         }
@@ -654,10 +658,11 @@ final class SharedFetch: Sendable {
         task?.cancel()
     }
 
-    /// Cancels the current attempt's task, if any.
+    /// Cancels the current attempt's task; one not kept yet is cancelled as `setTask` is given it.
     func cancelAttempt() {
         let task = current.withLock { state -> (any ImageFetchTask)? in
             defer { state.task = nil }
+            if state.task == nil { state.cancelPending = true }
             return state.task
         }
         task?.cancel()
