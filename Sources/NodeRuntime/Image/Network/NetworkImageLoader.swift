@@ -196,6 +196,7 @@ public final class NetworkImageLoader: Sendable {
                 return cache.evict()
             }
             _ = evicted  // released here, after unlocking
+            admitWaiting()  // higher limits let waiting fetches go now
         }
     }
 
