@@ -612,7 +612,10 @@ final class SharedFetch: Sendable {
 
     init(url: URL) {
         self.url = url
-        host = "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? ""):\(url.port.map(String.init) ?? "")"
+        let scheme = url.scheme?.lowercased() ?? ""
+        // "http://h/" and "http://h:80/" are one host: the scheme's port is written out.
+        let port = url.port ?? (scheme == "http" ? 80 : scheme == "https" ? 443 : nil)
+        host = "\(scheme)://\(url.host?.lowercased() ?? ""):\(port.map(String.init) ?? "")"
         queue = DispatchQueue(label: "tessera.fetch", qos: .userInitiated)
     }
 
