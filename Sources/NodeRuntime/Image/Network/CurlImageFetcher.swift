@@ -186,6 +186,9 @@ private final class CurlEngine: @unchecked Sendable {
                 state.adding.remove(at: index)  // never started: nothing to stop
                 return
             }
+            // No thread: the transfer ended with the last one (nothing to stop, and nobody would
+            // let go of it until the next fetch).
+            guard state.threadRunning else { return }
             state.removing.append(transfer)
             if let multi = state.multi { curl_multi_wakeup(multi) }
         }
