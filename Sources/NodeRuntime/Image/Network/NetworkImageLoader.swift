@@ -321,8 +321,8 @@ public final class NetworkImageLoader: Sendable {
         }
         guard stop else { return }
         fetch.cancellation.cancel()
-        fetch.stop()
-        endTurn(fetch)
+        // An attempt being started keeps the turn until its task is cancelled (`startAttempt`).
+        if fetch.stop() { endTurn(fetch) }
     }
 
     /// The fetcher for the current configuration.
@@ -408,11 +408,16 @@ public final class NetworkImageLoader: Sendable {
                                         idleTimeout: configuration.idleTimeout, totalTimeout: configuration.totalTimeout,
                                         maximumBodyBytes: configuration.maximumBodyBytes, userAgent: configuration.userAgent,
                                         headers: configuration.headers)
+        // Cancelled since the turn began (while the caches were read): the turn is already back.
+        guard let attempt = fetch.beginAttempt(limit: configuration.maximumBodyBytes) else { return endTurn(fetch) }
         state.withLock { $0.statistics.networkAttempts += 1 }
-        let attempt = fetch.beginAttempt(limit: configuration.maximumBodyBytes)
         let delegate = AttemptDelegate(loader: self, fetch: fetch, attempt: attempt)
         let task = currentFetcher().startFetch(request, delegate: delegate)
-        if !fetch.setTask(task, attempt: attempt) { task.cancel() }
+        if !fetch.setTask(task, attempt: attempt) {
+            task.cancel()
+            // Cancelled while it started: the turn comes back now that its task is cancelled.
+            if fetch.cancellation.isCancelled { endTurn(fetch) }
+        }
     }
 
     /// Bytes of attempt `attempt` arrived (on the fetcher's thread): kept, and the newest handed on
@@ -606,6 +611,8 @@ final class SharedFetch: Sendable {
         var deliveryQueued = false
         /// The attempt was to be cancelled before its task was kept: `setTask` has it cancelled.
         var cancelPending = false
+        /// The fetcher is being asked for the attempt (between `beginAttempt` and `setTask`).
+        var starting = false
     }
 
     private let current = Locked(Attempt())
@@ -628,11 +635,13 @@ final class SharedFetch: Sendable {
         case overLimit(Int)
     }
 
-    /// Starts a new attempt with an empty body; returns its number.
-    func beginAttempt(limit: Int) -> UInt64 {
-        let (number, old) = current.withLock { state -> (UInt64, Attempt) in
+    /// Starts a new attempt with an empty body; returns its number, or nil when the fetch was
+    /// cancelled.
+    func beginAttempt(limit: Int) -> UInt64? {
+        let (number, old) = current.withLock { state -> (UInt64?, Attempt?) in
+            guard !state.stopped else { return (nil, nil) }
             let old = state
-            state = Attempt(number: state.number + 1, body: [], limit: limit, ended: false, stopped: state.stopped)
+            state = Attempt(number: state.number + 1, body: [], limit: limit, ended: false, stopped: false, starting: true)
             return (state.number, old)
         }
         _ = old  // released here, after unlocking
@@ -643,6 +652,7 @@ final class SharedFetch: Sendable {
     /// cancelled before its task was kept (the caller cancels the task).
     func setTask(_ task: any ImageFetchTask, attempt: UInt64) -> Bool {
         current.withLock { state in
+            if state.number == attempt { state.starting = false }
             guard !state.stopped else { return false }
             guard state.number == attempt else { return false }
             guard !state.cancelPending else { return false }
@@ -653,13 +663,15 @@ final class SharedFetch: Sendable {
     }
 
     /// Cancels the current attempt's task and every later one (the whole fetch is cancelled).
-    func stop() {
-        let task = current.withLock { state -> (any ImageFetchTask)? in
+    /// Returns false while an attempt is being started: its starter cancels it and gives the turn back.
+    func stop() -> Bool {
+        let (task, starting) = current.withLock { state -> ((any ImageFetchTask)?, Bool) in
             state.stopped = true
             defer { state.task = nil }
-            return state.task
+            return (state.task, state.starting)
         }
         task?.cancel()
+        return !starting
     }
 
     /// Cancels the current attempt's task; one not kept yet is cancelled as `setTask` is given it.
