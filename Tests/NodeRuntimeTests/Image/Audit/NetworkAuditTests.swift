@@ -172,7 +172,8 @@ final class NetworkAuditTests: XCTestCase {
         let seed = ProcessInfo.processInfo.environment["TESSERA_AUDIT_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 1...UInt64.max)
         print("NetworkAuditTests stress seed: \(seed) (replay: TESSERA_AUDIT_SEED=\(seed))")
-        for round in 0..<4 {
+        let rounds = ProcessInfo.processInfo.environment["TESSERA_AUDIT_ROUNDS"].flatMap { Int($0) } ?? 4
+        for round in 0..<rounds {
             try stressRound(seed: seed &+ UInt64(round), round: round)
         }
     }
@@ -273,6 +274,33 @@ final class NetworkAuditTests: XCTestCase {
         let totalLoader = makeLoader { $0.idleTimeout = 1.5; $0.totalTimeout = 1.5 }
         open(slow)
         XCTAssertEqual(Self.result(totalLoader, server.url("/slow")), .failure(.timedOut(.total, seconds: 1.5)))
+    }
+
+    // FOUND: after a redirect, the new connection is timed by the idle limit (the first hop counted as connected), so a short idle limit misfires as .idle.
+    /// A redirect to a host that does not answer the handshake: the new connection is timed by the
+    /// connect limit, not by the idle limit of the connection before it.
+    func testARedirectsNewConnectionIsTimedByTheConnectLimit() throws {
+        let silent = try SilentListener()
+        defer { silent.close() }
+        server.route("/moved", [.send(Array("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:\(silent.port)/x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)), .close])
+        let loader = makeLoader { $0.connectTimeout = 2; $0.idleTimeout = 0.5; $0.totalTimeout = 30 }
+        XCTAssertEqual(Self.result(loader, server.url("/moved")), .failure(.timedOut(.connect, seconds: 2)))
+    }
+
+    /// Twenty loaders, each with a libcurl thread of its own, fetch at once; all finish.
+    func testManyLoadersAtOnce() {
+        for index in 0..<20 { server.route("/many-\(index)", [.send(TestHTTPServer.response(body: [UInt8(index)])), .close]) }
+        let loaders = (0..<20).map { _ in makeLoader() }
+        let consumers = (0..<20).map { _ in AuditConsumer() }
+        let server = self.server!
+        DispatchQueue.concurrentPerform(iterations: 20) { index in
+            _ = loaders[index].fetch(server.url("/many-\(index)"), consumer: consumers[index])
+        }
+        for (index, consumer) in consumers.enumerated() {
+            XCTAssertTrue(consumer.terminal.wait(count: 1, timeout: 20))
+            XCTAssertEqual(consumer.finishedBody, [UInt8(index)])
+            XCTAssertEqual(consumer.violations, [])
+        }
     }
 
     /// A cancelled fetch's connection is closed at once, for fetches cancelled before, while and after
