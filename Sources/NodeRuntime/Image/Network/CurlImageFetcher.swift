@@ -463,15 +463,32 @@ private final class CurlTransfer: @unchecked Sendable {
         lastActivity = MonotonicTime.now
     }
 
-    fileprivate func receiveHeader(_ count: Int) -> Int {
+    fileprivate func receiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         headerBytes += count
         lastActivity = MonotonicTime.now
         guard headerBytes <= CurlImageFetcher.maximumHeaderBytes else {
             failure = .malformedResponse(reason: "status lines and headers longer than \(CurlImageFetcher.maximumHeaderBytes) bytes")
             return 0
         }
+        if let data, count > 0 {
+            let line = UnsafeRawBufferPointer(start: data, count: count)
+            if line.starts(with: "HTTP/".utf8) {
+                headSaysLocation = false
+            } else if line.count >= 9, line.prefix(9).map({ $0 | 0x20 }).elementsEqual("location:".utf8) {
+                headSaysLocation = true
+            } else if line.first == 0x0D || line.first == 0x0A, headSaysLocation, let easy {
+                // The end of a redirect's head: the redirect is followed on a connection made (or taken
+                // from the pool) anew, timed by the connect limit until it is (`connectionMade`).
+                var status = 0
+                _ = tessera_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+                if (300...399).contains(status) { connected = false }
+            }
+        }
         return count
     }
+
+    /// The head being received has a Location header.
+    private var headSaysLocation = false
 
     fileprivate func receiveBody(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard !isCancelled, let easy else { return 0 }
@@ -560,8 +577,8 @@ private let curlWriteBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, In
     transfer(user)?.receiveBody(data, size * count) ?? 0
 }
 
-private let curlWriteHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { _, size, count, user in
-    transfer(user)?.receiveHeader(size * count) ?? 0
+private let curlWriteHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, user in
+    transfer(user)?.receiveHeader(data, size * count) ?? 0
 }
 
 private let curlConnected: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32 = { user, _, _, _, _ in
