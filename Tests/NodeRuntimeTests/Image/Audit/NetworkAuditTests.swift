@@ -1,3 +1,4 @@
+internal import CAllocationCount
 import Foundation
 import TestSupport
 import TesseraRandom
@@ -140,6 +141,22 @@ final class NetworkAuditTests: XCTestCase {
         XCTAssertEqual(fetcher.events.prefix(4), ["start app://a/slow", "return app://a/slow", "cancel app://a/slow", "start app://b/next"],
                        "the second fetch starts only once the first is cancelled: one at a time")
         second.cancel()
+    }
+
+    // FOUND: a cancelled fetch keeps its attempt's body for as long as the fetcher keeps the delegate.
+    func testACancelledFetchLetsGoOfItsBodyThoughTheFetcherKeepsItsDelegate() {
+        let fetcher = KeepingFetcher(bytes: 8 << 20)
+        let loader = makeLoader { $0.fetcher = fetcher; $0.memoryCacheBytes = 0 }
+        let consumer = CountingConsumer()
+        let baseline = tessera_allocated_bytes()
+        let request = loader.fetch(URL(string: "app://h/eight-megabytes")!, consumer: consumer)
+        XCTAssertTrue(Self.eventually { consumer.received >= 8 << 20 }, "the body was handed on")
+        request.cancel()
+        XCTAssertTrue(fetcher.cancelled.wait(count: 1))
+        var kept = 0
+        XCTAssertTrue(Self.eventually(timeout: 5) { kept = Int(tessera_allocated_bytes()) - Int(baseline); return kept < 4 << 20 },
+                      "\(kept) bytes still held after the cancel")
+        withExtendedLifetime(fetcher) {}
     }
 
     // MARK: Limits
@@ -582,6 +599,33 @@ final class SlowStartFetcher: ImageFetcher, @unchecked Sendable {
         }
         return AuditTask { [log] in log.withLock { $0.append("cancel \(key)") } }
     }
+}
+
+/// Passes `bytes` in one piece, then keeps the delegate (and never ends) until the test is over.
+final class KeepingFetcher: ImageFetcher, @unchecked Sendable {
+    let cancelled = AuditCounter()
+    private let bytes: Int
+    private let kept = Locked<[any ImageFetchDelegate]>([])
+    init(bytes: Int) { self.bytes = bytes }
+    func startFetch(_ request: ImageFetchRequest, delegate: any ImageFetchDelegate) -> any ImageFetchTask {
+        kept.withLock { $0.append(delegate) }
+        let count = bytes
+        Thread.detachNewThread {
+            let body = [UInt8](repeating: 3, count: count)
+            body.withUnsafeBytes { delegate.didReceive($0) }
+        }
+        return AuditTask { [cancelled] in cancelled.increment() }
+    }
+}
+
+/// Counts the bytes handed on, keeping none.
+final class CountingConsumer: NetworkImageConsumer, @unchecked Sendable {
+    private let count = Locked(0)
+    var received: Int { count.withLock { $0 } }
+    func fetchDidReceive(_ body: [UInt8]) { count.withLock { $0 = max($0, body.count) } }
+    func fetchDidRestart() {}
+    func fetchDidFinish(_ body: [UInt8], origin: NetworkImageOrigin) {}
+    func fetchDidFail(_ error: NetworkImageError) {}
 }
 
 /// Never calls back; counts starts and cancels.
