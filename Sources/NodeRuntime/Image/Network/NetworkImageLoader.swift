@@ -665,11 +665,13 @@ final class SharedFetch: Sendable {
     /// Cancels the current attempt's task and every later one (the whole fetch is cancelled).
     /// Returns false while an attempt is being started: its starter cancels it and gives the turn back.
     func stop() -> Bool {
-        let (task, starting) = current.withLock { state -> ((any ImageFetchTask)?, Bool) in
+        let (task, starting, body) = current.withLock { state -> ((any ImageFetchTask)?, Bool, [UInt8]) in
             state.stopped = true
-            defer { state.task = nil }
-            return (state.task, state.starting)
+            // The body goes now, not when the fetcher lets go of the attempt's delegate.
+            defer { state.task = nil; state.body = [] }
+            return (state.task, state.starting, state.body)
         }
+        _ = body  // released here, after unlocking
         task?.cancel()
         return !starting
     }
