@@ -306,6 +306,19 @@ final class NetworkAuditTests: XCTestCase {
         XCTAssertEqual(Self.result(loader, server.url("/moved")), .failure(.timedOut(.connect, seconds: 2)))
     }
 
+    /// After a redirect, the new connection's silence is timed by the idle limit again; a connect
+    /// that does not end is cut by the total limit when that is shorter than the connect limit.
+    func testTheIdleLimitAppliesAfterARedirectAndTheTotalLimitWhileConnecting() throws {
+        server.route("/hop", [.send(Array("HTTP/1.1 301 Moved\r\nLocation: /quiet\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)), .close])
+        server.route("/quiet", [.send(TestHTTPServer.head(headers: ["Content-Length: 10"])), .stall])
+        let idleLoader = makeLoader { $0.connectTimeout = 5; $0.idleTimeout = 0.5; $0.totalTimeout = 30 }
+        XCTAssertEqual(Self.result(idleLoader, server.url("/hop")), .failure(.timedOut(.idle, seconds: 0.5)))
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let totalLoader = makeLoader { $0.connectTimeout = 20; $0.idleTimeout = 30; $0.totalTimeout = 0.5 }
+        XCTAssertEqual(Self.result(totalLoader, URL(string: "http://127.0.0.1:\(silent.port)/x")!), .failure(.timedOut(.total, seconds: 0.5)))
+    }
+
     /// Twenty loaders, each with a libcurl thread of its own, fetch at once; all finish.
     func testManyLoadersAtOnce() {
         for index in 0..<20 { server.route("/many-\(index)", [.send(TestHTTPServer.response(body: [UInt8(index)])), .close]) }
