@@ -319,6 +319,33 @@ final class NetworkAuditTests: XCTestCase {
         XCTAssertEqual(Self.result(totalLoader, URL(string: "http://127.0.0.1:\(silent.port)/x")!), .failure(.timedOut(.total, seconds: 0.5)))
     }
 
+    /// Fetches added every 10 ms across the moment the fetcher's thread ends (15 s after its last
+    /// transfer), some cancelled at once: every one not cancelled is fetched (no wake-up is lost to a
+    /// thread on its way out).
+    func testFetchesAddedAsTheNetworkThreadEndsAllRun() {
+        server.route("/w", [.send(TestHTTPServer.response(body: [6])), .close])
+        let fetcher = CurlImageFetcher()
+        let first = AuditDelegate()
+        let firstTask = fetcher.startFetch(ImageFetchRequest(url: server.url("/w")), delegate: first)
+        XCTAssertTrue(first.ended.wait(count: 1))
+        let ended = Date()
+        // Paces the adds around the end of the thread's linger; nothing is asserted on time.
+        Thread.sleep(until: ended.addingTimeInterval(14.6))
+        var delegates: [AuditDelegate] = []
+        var tasks: [any ImageFetchTask] = [firstTask]
+        for index in 0..<120 {
+            let delegate = AuditDelegate()
+            let task = fetcher.startFetch(ImageFetchRequest(url: server.url("/w")), delegate: delegate)
+            if index % 4 == 3 { task.cancel() } else { delegates.append(delegate) }
+            tasks.append(task)
+            usleep(10_000)
+        }
+        for (index, delegate) in delegates.enumerated() {
+            XCTAssertTrue(delegate.ended.wait(count: 1, timeout: 15), "fetch \(index) ran")
+        }
+        withExtendedLifetime(tasks) {}
+    }
+
     /// Twenty loaders, each with a libcurl thread of its own, fetch at once; all finish.
     func testManyLoadersAtOnce() {
         for index in 0..<20 { server.route("/many-\(index)", [.send(TestHTTPServer.response(body: [UInt8(index)])), .close]) }
