@@ -161,6 +161,32 @@ final class NetworkAuditTests: XCTestCase {
         withExtendedLifetime(fetcher) {}
     }
 
+    /// Retries waited on the system clock (a timer, no thread): one runs and finishes; a fetch
+    /// cancelled during its wait gives nothing back twice and the next fetch gets the turn.
+    func testRetriesOnTheSystemClock() {
+        let fetcher = FailFirstFetcher()
+        let loader = makeLoader { configuration in
+            configuration.fetcher = fetcher
+            configuration.maximumConcurrentFetches = 1
+            configuration.retry.maximumAttempts = 2
+            configuration.retry.clock = SystemRetryClock()
+            configuration.retry.initialDelay = 0.05
+            configuration.retry.jitter = 0
+        }
+        XCTAssertEqual(Self.result(loader, URL(string: "app://h/once")!), .success([1]))
+        XCTAssertEqual(loader.statistics.retries, 1)
+        var configuration = loader.configuration
+        configuration.retry.initialDelay = 0.5
+        loader.configuration = configuration
+        let consumer = AuditConsumer()
+        let waiting = loader.fetch(URL(string: "app://h/cancelled")!, consumer: consumer)
+        XCTAssertTrue(fetcher.failed.wait(count: 2), "its first attempt failed; it waits to retry")
+        waiting.cancel()
+        XCTAssertEqual(Self.result(loader, URL(string: "app://h/next")!), .success([1]))
+        XCTAssertEqual(Self.result(loader, URL(string: "app://h/after")!), .success([1]), "the turn is still one")
+        XCTAssertEqual(consumer.calls - consumer.receivedBodies.count, 0, "the cancelled fetch ends in nothing")
+    }
+
     // MARK: Limits
 
     // FOUND: raising maximumConcurrentFetches leaves the fetches already waiting waiting.
@@ -209,7 +235,28 @@ final class NetworkAuditTests: XCTestCase {
             configuration.memoryCacheBytes = round % 2 == 0 ? 0 : 1 << 20
         }
         let records = Locked<[(AuditConsumer, NetworkImageRequest, Bool)]>([])
-        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+        let workersDone = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 5) { worker in
+            if worker == 4 {
+                // Odd rounds: the limits go down and up again while the others work (never above
+                // `total` and `perHost`), and the retry policy changes.
+                guard round % 2 == 1 else { return }
+                var random = SeededRandom(seed: seed &* 7)
+                while workersDone.withLock({ $0 }) < 4 {
+                    var configuration = loader.configuration
+                    configuration.maximumConcurrentFetches = Int.random(in: 1...total, using: &random)
+                    configuration.maximumFetchesPerHost = Int.random(in: 1...perHost, using: &random)
+                    configuration.retry.maximumAttempts = Int.random(in: 1...3, using: &random)
+                    loader.configuration = configuration
+                    usleep(UInt32.random(in: 0..<2000, using: &random))
+                }
+                var configuration = loader.configuration
+                configuration.maximumConcurrentFetches = total
+                configuration.maximumFetchesPerHost = perHost
+                loader.configuration = configuration
+                return
+            }
+            defer { workersDone.withLock { $0 += 1 } }
             var random = SeededRandom(seed: seed &* 31 &+ UInt64(worker))
             var mine: [(AuditConsumer, NetworkImageRequest, Bool)] = []
             for step in 0..<150 {
@@ -670,6 +717,26 @@ final class CountingConsumer: NetworkImageConsumer, @unchecked Sendable {
     func fetchDidRestart() {}
     func fetchDidFinish(_ body: [UInt8], origin: NetworkImageOrigin) {}
     func fetchDidFail(_ error: NetworkImageError) {}
+}
+
+/// Each URL's first attempt fails transiently; later ones give [1].
+final class FailFirstFetcher: ImageFetcher, @unchecked Sendable {
+    let failed = AuditCounter()
+    private let seen = Locked<Set<String>>([])
+    func startFetch(_ request: ImageFetchRequest, delegate: any ImageFetchDelegate) -> any ImageFetchTask {
+        let first = seen.withLock { $0.insert(request.url.absoluteString).inserted }
+        let failed = self.failed
+        Thread.detachNewThread {
+            if first {
+                delegate.didFail(.connectionReset(received: 0))
+                failed.increment()
+            } else {
+                [UInt8]([1]).withUnsafeBytes { delegate.didReceive($0) }
+                delegate.didFinish()
+            }
+        }
+        return AuditTask()
+    }
 }
 
 /// Never calls back; counts starts and cancels.
