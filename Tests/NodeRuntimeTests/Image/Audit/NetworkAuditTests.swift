@@ -503,6 +503,37 @@ final class NetworkAuditTests: XCTestCase {
         XCTAssertEqual(Self.result(loader, server.url("/new")), .success([3]))
     }
 
+    // FOUND: the network thread keeps a cancelled transfer (its delegate, and through it the loader's fetch) until its next wake-up, up to 15 s or more.
+    /// A libcurl fetcher let go of while its transfers run: one still finishes, one cancelled after
+    /// still closes its connection, and both delegates are freed once done.
+    func testAFetcherLetGoOfWhileItsTransfersRun() {
+        let gate = TestHTTPServer.Gate()
+        server.route("/gated", [.send(TestHTTPServer.head(headers: ["Content-Length: 1"])), .wait(gate), .send([5]), .close])
+        server.route("/stalled", [.send(TestHTTPServer.head(headers: ["Content-Length: 1"])), .stall])
+        weak var weakFetcher: CurlImageFetcher?
+        weak var weakGated: AuditDelegate?
+        weak var weakStalled: AuditDelegate?
+        var stalledTask: (any ImageFetchTask)?
+        do {
+            let fetcher = CurlImageFetcher()
+            weakFetcher = fetcher
+            let gated = AuditDelegate(), stalled = AuditDelegate()
+            weakGated = gated
+            weakStalled = stalled
+            _ = fetcher.startFetch(ImageFetchRequest(url: server.url("/gated")), delegate: gated)
+            stalledTask = fetcher.startFetch(ImageFetchRequest(url: server.url("/stalled")), delegate: stalled)
+        }
+        XCTAssertNil(weakFetcher, "the fetcher itself goes; its thread keeps what runs")
+        XCTAssertTrue(gate.waitUntilReached())
+        XCTAssertTrue(server.waitForRequests("/stalled"))
+        gate.open()
+        XCTAssertTrue(Self.eventually { weakGated == nil }, "the finished transfer's delegate is freed")
+        stalledTask?.cancel()
+        stalledTask = nil
+        XCTAssertTrue(server.waitForClientClose("/stalled", timeout: 10))
+        XCTAssertTrue(Self.eventually { weakStalled == nil }, "the cancelled transfer's delegate is freed")
+    }
+
     /// Memory after a fetch: its consumer and the delegate the fetcher was given are freed once it ends.
     func testNothingIsKeptAfterAFetchEnds() {
         server.route("/done", [.send(TestHTTPServer.response(body: [1, 1])), .close])
