@@ -211,7 +211,7 @@ private final class CurlEngine: @unchecked Sendable {
         var running: [ObjectIdentifier: CurlTransfer] = [:]
         var idleSince = MonotonicTime.now
         while true {
-            let (adding, removing, exits) = state.withLock { state -> ([CurlTransfer], [CurlTransfer], Bool) in
+            var (adding, removing, exits) = state.withLock { state -> ([CurlTransfer], [CurlTransfer], Bool) in
                 let adding = state.adding, removing = state.removing
                 state.adding.removeAll()
                 state.removing.removeAll()
@@ -264,6 +264,10 @@ private final class CurlEngine: @unchecked Sendable {
                 }
             }
             if !running.isEmpty || !adding.isEmpty || !removing.isEmpty { idleSince = now }
+            // Transfers stopped or started are let go of now, not when the thread next wakes (a cancelled
+            // one holds its delegate, and through it the fetch and its loader).
+            adding.removeAll()
+            removing.removeAll()
             var curlTimeout = -1
             _ = curl_multi_timeout(multi, &curlTimeout)
             var wait = running.isEmpty ? max(0, Self.linger - (now - idleSince)) : nextDeadline - now
