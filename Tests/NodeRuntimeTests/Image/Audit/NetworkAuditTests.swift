@@ -852,6 +852,8 @@ final class ChaosFetcher: ImageFetcher, @unchecked Sendable {
         var maximumActivePerHost = 0
         var attempts: [String: Int] = [:]
         var delegates: [any ImageFetchDelegate] = []
+        /// Attempts counted as active (ended ones are taken out under the same lock as the count).
+        var live: Set<ObjectIdentifier> = []
     }
     private let state = Locked(State())
     private let seed: UInt64
@@ -862,15 +864,13 @@ final class ChaosFetcher: ImageFetcher, @unchecked Sendable {
     var maximumActive: Int { state.withLock { $0.maximumActive } }
     var maximumActivePerHost: Int { state.withLock { $0.maximumActivePerHost } }
 
-    /// One attempt's end, counted once (whether by its last call or by a cancel).
-    private final class Slot: @unchecked Sendable {
-        let done = Locked(false)
-        func end() -> Bool { done.withLock { state in defer { state = true }; return !state } }
-    }
+    /// One attempt, counted out once (whether by its last call or by a cancel).
+    private final class Slot: @unchecked Sendable {}
 
     private func release(_ slot: Slot, host: String) {
-        guard slot.end() else { return }
         state.withLock { state in
+            // Whoever comes second returns only once the first has counted the attempt out.
+            guard state.live.remove(ObjectIdentifier(slot)) != nil else { return }
             state.active -= 1
             state.activePerHost[host, default: 0] -= 1
         }
@@ -879,7 +879,9 @@ final class ChaosFetcher: ImageFetcher, @unchecked Sendable {
     func startFetch(_ request: ImageFetchRequest, delegate: any ImageFetchDelegate) -> any ImageFetchTask {
         let key = request.url.absoluteString
         let host = request.url.host ?? ""
+        let slot = Slot()
         let attempt = state.withLock { state -> Int in
+            state.live.insert(ObjectIdentifier(slot))
             state.active += 1
             state.activePerHost[host, default: 0] += 1
             state.maximumActive = max(state.maximumActive, state.active)
@@ -888,7 +890,6 @@ final class ChaosFetcher: ImageFetcher, @unchecked Sendable {
             return state.attempts[key]!
         }
         var hasher = SeededRandom(seed: seed ^ UInt64(truncatingIfNeeded: key.utf8.reduce(5381) { ($0 &* 33) &+ Int($1) }) &+ UInt64(attempt))
-        let slot = Slot()
         let task = AuditTask { [self] in release(slot, host: host) }
         let body = [UInt8](repeating: UInt8(truncatingIfNeeded: key.count), count: 100)
         let end: @Sendable (Bool) -> Void = { [self] success in
