@@ -186,6 +186,9 @@ private final class CurlEngine: @unchecked Sendable {
                 state.adding.remove(at: index)  // never started: nothing to stop
                 return
             }
+            // No thread: the transfer ended with the last one (nothing to stop, and nobody would
+            // let go of it until the next fetch).
+            guard state.threadRunning else { return }
             state.removing.append(transfer)
             if let multi = state.multi { curl_multi_wakeup(multi) }
         }
@@ -208,7 +211,7 @@ private final class CurlEngine: @unchecked Sendable {
         var running: [ObjectIdentifier: CurlTransfer] = [:]
         var idleSince = MonotonicTime.now
         while true {
-            let (adding, removing, exits) = state.withLock { state -> ([CurlTransfer], [CurlTransfer], Bool) in
+            var (adding, removing, exits) = state.withLock { state -> ([CurlTransfer], [CurlTransfer], Bool) in
                 let adding = state.adding, removing = state.removing
                 state.adding.removeAll()
                 state.removing.removeAll()
@@ -261,6 +264,10 @@ private final class CurlEngine: @unchecked Sendable {
                 }
             }
             if !running.isEmpty || !adding.isEmpty || !removing.isEmpty { idleSince = now }
+            // Transfers stopped or started are let go of now, not when the thread next wakes (a cancelled
+            // one holds its delegate, and through it the fetch and its loader).
+            adding.removeAll()
+            removing.removeAll()
             var curlTimeout = -1
             _ = curl_multi_timeout(multi, &curlTimeout)
             var wait = running.isEmpty ? max(0, Self.linger - (now - idleSince)) : nextDeadline - now
@@ -460,15 +467,32 @@ private final class CurlTransfer: @unchecked Sendable {
         lastActivity = MonotonicTime.now
     }
 
-    fileprivate func receiveHeader(_ count: Int) -> Int {
+    fileprivate func receiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         headerBytes += count
         lastActivity = MonotonicTime.now
         guard headerBytes <= CurlImageFetcher.maximumHeaderBytes else {
             failure = .malformedResponse(reason: "status lines and headers longer than \(CurlImageFetcher.maximumHeaderBytes) bytes")
             return 0
         }
+        if let data, count > 0 {
+            let line = UnsafeRawBufferPointer(start: data, count: count)
+            if line.starts(with: "HTTP/".utf8) {
+                headSaysLocation = false
+            } else if line.count >= 9, line.prefix(9).map({ $0 | 0x20 }).elementsEqual("location:".utf8) {
+                headSaysLocation = true
+            } else if line.first == 0x0D || line.first == 0x0A, headSaysLocation, let easy {
+                // The end of a redirect's head: the redirect is followed on a connection made (or taken
+                // from the pool) anew, timed by the connect limit until it is (`connectionMade`).
+                var status = 0
+                _ = tessera_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+                if (300...399).contains(status) { connected = false }
+            }
+        }
         return count
     }
+
+    /// The head being received has a Location header.
+    private var headSaysLocation = false
 
     fileprivate func receiveBody(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard !isCancelled, let easy else { return 0 }
@@ -557,8 +581,8 @@ private let curlWriteBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, In
     transfer(user)?.receiveBody(data, size * count) ?? 0
 }
 
-private let curlWriteHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { _, size, count, user in
-    transfer(user)?.receiveHeader(size * count) ?? 0
+private let curlWriteHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, user in
+    transfer(user)?.receiveHeader(data, size * count) ?? 0
 }
 
 private let curlConnected: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32 = { user, _, _, _, _ in

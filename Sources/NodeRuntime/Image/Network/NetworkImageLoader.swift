@@ -196,6 +196,7 @@ public final class NetworkImageLoader: Sendable {
                 return cache.evict()
             }
             _ = evicted  // released here, after unlocking
+            admitWaiting()  // higher limits let waiting fetches go now
         }
     }
 
@@ -320,8 +321,8 @@ public final class NetworkImageLoader: Sendable {
         }
         guard stop else { return }
         fetch.cancellation.cancel()
-        fetch.stop()
-        endTurn(fetch)
+        // An attempt being started keeps the turn until its task is cancelled (`startAttempt`).
+        if fetch.stop() { endTurn(fetch) }
     }
 
     /// The fetcher for the current configuration.
@@ -407,11 +408,16 @@ public final class NetworkImageLoader: Sendable {
                                         idleTimeout: configuration.idleTimeout, totalTimeout: configuration.totalTimeout,
                                         maximumBodyBytes: configuration.maximumBodyBytes, userAgent: configuration.userAgent,
                                         headers: configuration.headers)
+        // Cancelled since the turn began (while the caches were read): the turn is already back.
+        guard let attempt = fetch.beginAttempt(limit: configuration.maximumBodyBytes) else { return endTurn(fetch) }
         state.withLock { $0.statistics.networkAttempts += 1 }
-        let attempt = fetch.beginAttempt(limit: configuration.maximumBodyBytes)
         let delegate = AttemptDelegate(loader: self, fetch: fetch, attempt: attempt)
         let task = currentFetcher().startFetch(request, delegate: delegate)
-        if !fetch.setTask(task, attempt: attempt) { task.cancel() }
+        if !fetch.setTask(task, attempt: attempt) {
+            task.cancel()
+            // Cancelled while it started: the turn comes back now that its task is cancelled.
+            if fetch.cancellation.isCancelled { endTurn(fetch) }
+        }
     }
 
     /// Bytes of attempt `attempt` arrived (on the fetcher's thread): kept, and the newest handed on
@@ -603,13 +609,20 @@ final class SharedFetch: Sendable {
         var stopped = false
         /// A delivery of the newest bytes is queued and has not taken them yet.
         var deliveryQueued = false
+        /// The attempt was to be cancelled before its task was kept: `setTask` has it cancelled.
+        var cancelPending = false
+        /// The fetcher is being asked for the attempt (between `beginAttempt` and `setTask`).
+        var starting = false
     }
 
     private let current = Locked(Attempt())
 
     init(url: URL) {
         self.url = url
-        host = "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? ""):\(url.port.map(String.init) ?? "")"
+        let scheme = url.scheme?.lowercased() ?? ""
+        // "http://h/" and "http://h:80/" are one host: the scheme's port is written out.
+        let port = url.port ?? (scheme == "http" ? 80 : scheme == "https" ? 443 : nil)
+        host = "\(scheme)://\(url.host?.lowercased() ?? ""):\(port.map(String.init) ?? "")"
         queue = DispatchQueue(label: "tessera.fetch", qos: .userInitiated)
     }
 
@@ -622,42 +635,52 @@ final class SharedFetch: Sendable {
         case overLimit(Int)
     }
 
-    /// Starts a new attempt with an empty body; returns its number.
-    func beginAttempt(limit: Int) -> UInt64 {
-        let (number, old) = current.withLock { state -> (UInt64, Attempt) in
+    /// Starts a new attempt with an empty body; returns its number, or nil when the fetch was
+    /// cancelled.
+    func beginAttempt(limit: Int) -> UInt64? {
+        let (number, old) = current.withLock { state -> (UInt64?, Attempt?) in
+            guard !state.stopped else { return (nil, nil) }
             let old = state
-            state = Attempt(number: state.number + 1, body: [], limit: limit, ended: false, stopped: state.stopped)
+            state = Attempt(number: state.number + 1, body: [], limit: limit, ended: false, stopped: false, starting: true)
             return (state.number, old)
         }
         _ = old  // released here, after unlocking
         return number
     }
 
-    /// Keeps the task of attempt `attempt`; false when the fetch was cancelled or the attempt ended
-    /// first (the caller cancels the task).
+    /// Keeps the task of attempt `attempt`; false when the fetch was cancelled, or the attempt was
+    /// cancelled before its task was kept (the caller cancels the task).
     func setTask(_ task: any ImageFetchTask, attempt: UInt64) -> Bool {
         current.withLock { state in
+            if state.number == attempt { state.starting = false }
             guard !state.stopped else { return false }
-            guard state.number == attempt, !state.ended else { return state.number == attempt }
+            guard state.number == attempt else { return false }
+            guard !state.cancelPending else { return false }
+            guard !state.ended else { return true }
             state.task = task
             return true
         }
     }
 
     /// Cancels the current attempt's task and every later one (the whole fetch is cancelled).
-    func stop() {
-        let task = current.withLock { state -> (any ImageFetchTask)? in
+    /// Returns false while an attempt is being started: its starter cancels it and gives the turn back.
+    func stop() -> Bool {
+        let (task, starting, body) = current.withLock { state -> ((any ImageFetchTask)?, Bool, [UInt8]) in
             state.stopped = true
-            defer { state.task = nil }
-            return state.task
+            // The body goes now, not when the fetcher lets go of the attempt's delegate.
+            defer { state.task = nil; state.body = [] }
+            return (state.task, state.starting, state.body)
         }
+        _ = body  // released here, after unlocking
         task?.cancel()
+        return !starting
     }
 
-    /// Cancels the current attempt's task, if any.
+    /// Cancels the current attempt's task; one not kept yet is cancelled as `setTask` is given it.
     func cancelAttempt() {
         let task = current.withLock { state -> (any ImageFetchTask)? in
             defer { state.task = nil }
+            if state.task == nil { state.cancelPending = true }
             return state.task
         }
         task?.cancel()
