@@ -565,7 +565,9 @@ private final class CurlTransfer: @unchecked Sendable {
              CURLE_RANGE_ERROR, CURLE_BAD_DOWNLOAD_RESUME:
             return .failed(.malformedResponse(reason: reason))
         case CURLE_WRITE_ERROR, CURLE_ABORTED_BY_CALLBACK:
-            return .cancelled
+            // Only a callback of this fetcher stops a transfer this way, and each says why (a cancel
+            // or `failure`, both handled above); should libcurl report it otherwise, the fetch still ends.
+            return .failed(.connectionFailed(reason: reason))
         default:
             return .failed(.connectionFailed(reason: reason))
         }

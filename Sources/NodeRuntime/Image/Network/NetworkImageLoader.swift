@@ -327,13 +327,22 @@ public final class NetworkImageLoader: Sendable {
 
     /// The fetcher for the current configuration.
     private func currentFetcher() -> any ImageFetcher {
-        state.withLock { state in
-            if let fetcher = state.configuration.fetcher { return fetcher }
-            if let fetcher = state.defaultFetcher { return fetcher }
-            let fetcher = CurlImageFetcher(configuration: Self.fetcherConfiguration(state.configuration))
-            state.defaultFetcher = fetcher
-            return fetcher
+        let (existing, settings) = state.withLock { state -> ((any ImageFetcher)?, CurlImageFetcher.Configuration) in
+            if let fetcher = state.configuration.fetcher { return (fetcher, CurlImageFetcher.Configuration()) }
+            return (state.defaultFetcher, Self.fetcherConfiguration(state.configuration))
         }
+        if let existing { return existing }
+        // Made outside the lock (it reads the trust store when the app adds authorities); the first
+        // one stored is the one every fetch shares.
+        let made = CurlImageFetcher(configuration: settings)
+        let (chosen, extra) = state.withLock { state -> (any ImageFetcher, CurlImageFetcher?) in
+            if let fetcher = state.configuration.fetcher { return (fetcher, made) }
+            if let fetcher = state.defaultFetcher { return (fetcher, made) }
+            state.defaultFetcher = made
+            return (made, nil)
+        }
+        _ = extra  // released here, after unlocking
+        return chosen
     }
 
     private static func fetcherConfiguration(_ configuration: Configuration) -> CurlImageFetcher.Configuration {
