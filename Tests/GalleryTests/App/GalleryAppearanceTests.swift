@@ -47,7 +47,7 @@ final class GalleryAppearanceTests: XCTestCase {
     }
 
     func testEachScreenInDarkMatchesItsGolden() async throws {
-        for screen in [GalleryOptions.Screen.chats, .thread, .text, .settings] {
+        for screen in [GalleryOptions.Screen.chats, .thread, .photos, .text, .settings] {
             try assertScreen(screen, in: Appearance(colorScheme: .dark), golden: "screen-\(screen.rawValue)-dark")
         }
     }
