@@ -150,6 +150,9 @@ extension Node {
         // A node drawn into a rasterizing ancestor's bitmap asks that ancestor; it keeps the request
         // itself too, so that it draws its own contents if it leaves the rasterized subtree.
         let ancestor = rasterizingAncestor
+        #if DEBUG
+        Self.rasterizingAncestorFoundForTesting?(self)
+        #endif
         let register = state.withLock { state -> Bool in
             state.display.generation &+= 1
             state.display.needsDisplay = true
@@ -158,6 +161,12 @@ extension Node {
         if let ancestor { ancestor.setNeedsDisplay() }
         if register && drawsContents { runtime.display.register(self) }
     }
+
+    #if DEBUG
+    /// Called by `setNeedsDisplay()` once it has looked for the rasterizing ancestor, before it records
+    /// the request: a test moves the node there, as another thread could. Debug builds only.
+    nonisolated(unsafe) static var rasterizingAncestorFoundForTesting: ((Node) -> Void)?
+    #endif
 
     /// Registers the draws the nodes of this subtree are waiting for and can now start: for a subtree
     /// that joins a loaded parent already in its states (moved out of a rasterized subtree, whose
