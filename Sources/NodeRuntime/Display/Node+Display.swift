@@ -149,15 +149,34 @@ extension Node {
     public func setNeedsDisplay() {
         // A node drawn into a rasterizing ancestor's bitmap asks that ancestor; it keeps the request
         // itself too, so that it draws its own contents if it leaves the rasterized subtree.
-        let ancestor = rasterizingAncestor
-        let register = state.withLock { state -> Bool in
+        //
+        // The request is recorded before the ancestor is looked for. Another thread may move the node
+        // out of the rasterized subtree at any moment, and the move registers the request it finds
+        // (`cancelDisplay` as the node leaves, `registerWaitingDisplaysInSubtree` as it attaches to
+        // its new parent). Recorded first, a request is either seen by the move or made after it, and
+        // then the look finds no ancestor and registers it here. Looked for first, the ancestor could
+        // be the one the node had just left, with the move already past: the request would wait,
+        // unregistered, until some later request.
+        let canRegister = state.withLock { state -> Bool in
             state.display.generation &+= 1
             state.display.needsDisplay = true
-            return ancestor == nil && state.display.inFlight == nil && state.canStartDisplay
+            return state.display.inFlight == nil && state.canStartDisplay
         }
+        let ancestor = rasterizingAncestor
+        #if DEBUG
+        Self.rasterizingAncestorFoundForTesting?(self)
+        #endif
+        let register = ancestor == nil && canRegister
         if let ancestor { ancestor.setNeedsDisplay() }
         if register && drawsContents { runtime.display.register(self) }
     }
+
+    #if DEBUG
+    /// Called by `setNeedsDisplay()` once it has recorded the request and looked for the rasterizing
+    /// ancestor, before it acts on what it found: a test moves the node there, as another thread
+    /// could. Debug builds only.
+    nonisolated(unsafe) static var rasterizingAncestorFoundForTesting: ((Node) -> Void)?
+    #endif
 
     /// Registers the draws the nodes of this subtree are waiting for and can now start: for a subtree
     /// that joins a loaded parent already in its states (moved out of a rasterized subtree, whose

@@ -149,6 +149,58 @@ final class DisplayGuaranteeTests: XCTestCase {
         XCTAssertTrue(node.showsCurrentContents)
     }
 
+    /// Nothing lost: a request made from another thread just as its node leaves a rasterized subtree
+    /// for a plain parent. The request looks for the rasterizing ancestor and finds the one the node
+    /// is leaving; the move, landing before the request is recorded, finds nothing to register. The
+    /// node must still draw the request itself, in its new place.
+    func testARequestRacingAMoveOutOfARasterizedSubtreeIsDrawn() async {
+        let node = colorNode(.black)
+        let plain = Node(), rasterized = Node()
+        plain.frame = Rect(x: 0, y: 0, width: 32, height: 32)
+        rasterized.frame = Rect(x: 0, y: 40, width: 32, height: 32)
+        rasterized.shouldRasterizeDescendants = true
+        let root = Node()
+        root.addSubnode(plain)
+        root.addSubnode(rasterized)
+        plain.addSubnode(node)
+        let (host, _) = makeHost()
+        host.setRootNode(root)
+        settle(host, time: &time)
+        XCTAssertEqual(centreColor(node.layer), .black)
+        rasterized.addSubnode(node)  // drawn into the container's bitmap now, with no request of its own
+        settle(host, time: &time)
+        XCTAssertEqual(node.displayGenerations.committed, node.displayGenerations.requested)
+
+        // The request, from another thread, stops once it has found the rasterizing container; the
+        // UI thread moves the node out meanwhile (its layer joins the plain parent at once).
+        let found = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+        let watched = ObjectIdentifier(node)
+        let fired = Locked(false)
+        Node.rasterizingAncestorFoundForTesting = { asking in
+            guard ObjectIdentifier(asking) == watched, !UIThread.isCurrent,
+                  !fired.withLock({ was in defer { was = true }; return was }) else { return }
+            found.signal()
+            proceed.wait()
+        }
+        defer { Node.rasterizingAncestorFoundForTesting = nil }
+        let box = UncheckedSendable(node)
+        let requested = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            box.value.color = .white
+            requested.signal()
+        }
+        found.wait()
+        plain.addSubnode(node)
+        proceed.signal()
+        requested.wait()
+
+        settle(host, time: &time)
+        XCTAssertTrue(node.layer.superlayer === plain.layer)
+        XCTAssertEqual(centreColor(node.layer), .white, "the request is drawn by the node in its new place")
+        XCTAssertTrue(node.showsCurrentContents)
+        XCTAssertEqual(node.displayGenerations.committed, node.displayGenerations.requested)
+    }
+
     /// No starvation: a node asked to redraw every frame commits every frame while its draws fit in a
     /// frame (here the workers finish between frames), and shows its latest state once the changes stop.
     func testANodeChangingEveryFrameCommitsEveryFrame() async {
