@@ -48,6 +48,9 @@ final class DesktopPortalLoop {
     /// anyone else are not taken as theirs.
     private var portalOwner: String?
     private var serverOwner: String?
+    /// Set once `serve()` has returned: nothing more is sent, and calls ending now end as stopped
+    /// (not through their fallbacks).
+    private var stopping = false
     /// "No bus" is said once per process.
     private static let reportedUnavailable = Locked(false)
 
@@ -58,6 +61,7 @@ final class DesktopPortalLoop {
     func run() {
         connect()
         serve()
+        stopping = true
         // Stopped: what is still waiting ends now; requests the portal holds are closed.
         for (path, _) in requests { closeRequest(path) }
         connection?.readAndWrite()
@@ -180,7 +184,7 @@ final class DesktopPortalLoop {
 
     /// Sends `message` and calls `finish` with its reply, or nil after `callTimeout`.
     private func send(_ message: DBusMessage, finish: @escaping (DBusMessage?) -> Void) {
-        guard let connection, connection.send(message) else { return finish(nil) }
+        guard !stopping, let connection, connection.send(message) else { return finish(nil) }
         let serial = dbus_message_get_serial(message.pointer)
         calls[serial] = PendingCall(deadline: Self.now() + configuration.callTimeout, finish: finish)
         connection.readAndWrite()
@@ -338,7 +342,10 @@ final class DesktopPortalLoop {
             return finish(.failure(.failed("AddNotification could not be made (a value is not well-formed)")))
         }
         send(call) { [self] reply in
-            guard let reply else { return notify(notification, reason: "no answer within \(configuration.callTimeout) s", finish: finish) }
+            guard let reply else {
+                if stopping { return finish(.failure(.stopped)) }
+                return notify(notification, reason: "no answer within \(configuration.callTimeout) s", finish: finish)
+            }
             if reply.kind == .error {
                 let name = reply.errorName ?? ""
                 if Messages.meansNoPortal(name) { return notify(notification, reason: name, finish: finish) }
@@ -362,6 +369,7 @@ final class DesktopPortalLoop {
         else { return finish(.failure(.failed("Notify could not be made (a value is not well-formed)"))) }
         send(call) { [self] reply in
             guard let reply else {
+                if stopping { return finish(.failure(.stopped)) }
                 return finish(.failure(.fallbackFailed("no notification portal (\(reason)) and no answer from \(Messages.notificationsName)")))
             }
             if reply.kind == .error {
