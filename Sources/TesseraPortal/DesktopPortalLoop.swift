@@ -51,6 +51,11 @@ final class DesktopPortalLoop {
     /// Set once `serve()` has returned: nothing more is sent, and calls ending now end as stopped
     /// (not through their fallbacks).
     private var stopping = false
+    /// `Response`s that came on a request's predicted path before the portal answered its call, from
+    /// a sender not known as the portal's: kept (a few per request) until the call's reply names the
+    /// portal's owner, then taken only if that owner sent one.
+    private var earlyResponses: [String: [DBusMessage]] = [:]
+    private static let maximumEarlyResponses = 4
     /// "No bus" is said once per process.
     private static let reportedUnavailable = Locked(false)
 
@@ -69,6 +74,7 @@ final class DesktopPortalLoop {
         let waitingCalls = calls.values.map(\.finish)
         requests.removeAll()
         calls.removeAll()
+        earlyResponses.removeAll()
         for finish in waiting { finish(.failure(.stopped)) }
         for finish in waitingCalls { finish(nil) }
         for command in shared.state.withLock({ state -> [DesktopPortalCommand] in
@@ -176,6 +182,7 @@ final class DesktopPortalLoop {
         let waiting = requests.values.map(\.finish)
         calls.removeAll()
         requests.removeAll()
+        earlyResponses.removeAll()
         for finish in waitingCalls { finish(nil) }
         for finish in waiting { finish(.failure(.failed(reason))) }
     }
@@ -225,6 +232,7 @@ final class DesktopPortalLoop {
         // Waits for the call's reply first (the deadline moves once the portal has taken the request).
         requests[predicted] = PendingRequest(deadline: .infinity, finish: finish)
         send(call) { [self] reply in
+            let early = earlyResponses.removeValue(forKey: predicted) ?? []
             guard requests[predicted] != nil else { return }  // answered already, or stopped
             guard let reply else {
                 requests[predicted] = nil
@@ -253,6 +261,11 @@ final class DesktopPortalLoop {
                     closeRequest(handle)
                 }
                 wrapped(result)
+            }
+            if handle == predicted, let owner = reply.sender,
+               let response = early.first(where: { $0.sender == owner }) {
+                // The portal's own Response came before its reply.
+                return pending.finish(.success(response.arguments()))
             }
             if handle != predicted {
                 // A portal older than handle_token: its own path, subscribed to now.
@@ -425,8 +438,15 @@ final class DesktopPortalLoop {
         let member = message.member ?? ""
         switch (interface, member) {
         case (Messages.requestInterface, "Response"):
-            guard let path = message.path, isFromPortal(message), let request = requests.removeValue(forKey: path) else { return }
-            request.finish(.success(message.arguments()))
+            guard let path = message.path, let request = requests[path] else { return }
+            if let owner = portalOwner, message.sender == owner {
+                requests[path] = nil
+                return request.finish(.success(message.arguments()))
+            }
+            // Not (yet) known as the portal's: before the call's reply (which names the portal's
+            // owner), kept for it to decide; after, refused.
+            guard request.deadline == .infinity, earlyResponses[path, default: []].count < Self.maximumEarlyResponses else { return }
+            earlyResponses[path, default: []].append(message)
         case (Messages.notificationInterface, "ActionInvoked"):
             guard isFromPortal(message) else { return }
             guard let arguments = message.arguments(), arguments.count == 2 || arguments.count == 3,
