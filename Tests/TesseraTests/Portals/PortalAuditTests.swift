@@ -364,3 +364,66 @@ final class PortalAuditTests: XCTestCase {
         XCTAssertEqual(results, [.failure(.stopped)])
     }
 }
+
+/// More hand-offs: a portal too slow to take a request, and notification actions from other peers.
+@MainActor
+final class PortalAuditMoreTests: XCTestCase {
+    private func makePortal(bus: PrivateBus, callTimeout: Double = 5) -> DesktopPortal {
+        let configuration = DesktopPortal.Configuration(environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "PATH": "/nonexistent"],
+                                                        callTimeout: callTimeout, responseTimeout: 30)
+        return DesktopPortal(configuration: configuration, post: { work in Task { @MainActor in work() } })
+    }
+
+    // FOUND: a file chooser call the portal took too long to answer went to the fallback, but the
+    // request (and its dialog) the portal made afterwards was never closed.
+    func testACallThatTimesOutClosesTheRequestThePortalMayStillMake() async throws {
+        let bus = try PrivateBus()
+        let fake = try OffMain("fake") { try FakeDesktopPortal(address: bus.address) }
+        defer { fake.close() }
+        let portal = makePortal(bus: bus, callTimeout: 0.5)
+        defer { portal.stop() }
+        let results = PortalResults<Result<[URL]?, PortalError>>()
+        let fellBack = results.expectOne("fell back")
+        portal.chooseFiles(FileChooserOptions()) { results.take($0) }
+        let call = try await fake.run { fake in
+            let call = try fake.nextCall("OpenFile")
+            return FakeDesktopPortal.requestPath(for: call, optionsAt: 2)
+        }
+        await fulfillment(of: [fellBack], timeout: 10)
+        guard case .failure(.portalUnavailable)? = results.last else { return XCTFail("\(String(describing: results.last))") }
+        let closed = try await fake.run { fake in try fake.nextCall("Close").path }
+        XCTAssertEqual(closed, call)
+    }
+
+    // FOUND: a notification ActionInvoked sent straight to the app by any peer was taken as the
+    // portal's while no portal call had been answered yet.
+    func testAnActionInvokedFromAnotherPeerIsRefused() async throws {
+        let bus = try PrivateBus()
+        let fake = try OffMain("fake") { try FakeDesktopPortal(address: bus.address) }
+        defer { fake.close() }
+        let portal = makePortal(bus: bus)
+        defer { portal.stop() }
+        let actions = PortalResults<NotificationAction>()
+        portal.setNotificationActionHandler { actions.take($0) }
+        let opened = PortalResults<Result<OpenURIOutcome, PortalError>>()
+        let done = opened.expectOne("opened")
+        portal.openURI(URL(string: "https://example.com/")!) { opened.take($0) }
+        let address = bus.address
+        try await fake.run { fake in
+            let call = try fake.nextCall("OpenURI")
+            let app = call.sender ?? ""
+            let spoofer = try BusPeer(address: address)
+            guard let signal = DBusMessage.signal(path: FakeDesktopPortal.portalPath, interface: "org.freedesktop.portal.Notification",
+                                                  member: "ActionInvoked"),
+                  signal.append([.string("message-42"), .string("delete-everything"), .array(elementSignature: "v", [])]),
+                  dbus_message_set_destination(signal.pointer, app) != 0 else { throw DBusFailure("cannot make the signal") }
+            spoofer.connection.send(signal)
+            _ = try? spoofer.call(app, "/audit", "test.Audit", "Ping")
+            try fake.respond(try fake.takeRequest(call, optionsAt: 2), code: 0)
+        }
+        // The action, had it been taken, was posted before the answer.
+        await fulfillment(of: [done], timeout: 10)
+        await Task.yield()
+        XCTAssertEqual(actions.all.map(\.action), [])
+    }
+}
