@@ -236,6 +236,9 @@ final class DesktopPortalLoop {
             guard requests[predicted] != nil else { return }  // answered already, or stopped
             guard let reply else {
                 requests[predicted] = nil
+                // A portal that is only slow may still make the request (and show its dialog): closed,
+                // since the fallback answers this one.
+                closeRequest(predicted)
                 return noPortal("the portal did not answer \(member) within \(configuration.callTimeout) s")
             }
             if reply.kind == .error {
