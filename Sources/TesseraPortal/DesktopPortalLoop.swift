@@ -481,15 +481,15 @@ final class DesktopPortalLoop {
     }
 
     /// A signal sent to this connection alone reaches it whatever the match rules say: one is taken
-    /// as the portal's only from the name that answered for the portal (or, before any answer, from
-    /// whoever the bus routed by the rule on the portal's name).
+    /// as the portal's only from the name that answered for the portal, or, before any answer, only
+    /// when it was broadcast (no destination), which the bus routed by the rule on the portal's name.
     private func isFromPortal(_ message: DBusMessage) -> Bool {
-        guard let owner = portalOwner else { return true }
+        guard let owner = portalOwner else { return message.destination == nil }
         return message.sender == owner
     }
 
     private func isFromServer(_ message: DBusMessage) -> Bool {
-        guard let owner = serverOwner else { return true }
+        guard let owner = serverOwner else { return message.destination == nil }
         return message.sender == owner
     }
 }
