@@ -426,4 +426,26 @@ final class PortalAuditMoreTests: XCTestCase {
         await Task.yield()
         XCTAssertEqual(actions.all.map(\.action), [])
     }
+
+    // FOUND: stop() while the settings reader read key by key (a portal without ReadAll that does not
+    // answer Read) ended the thread only after every key's time-out (nine of them).
+    func testStopWhileTheSettingsAreReadKeyByKeyEndsPromptly() async throws {
+        let bus = try PrivateBus()
+        let fake = try OffMain("settings-portal") {
+            try FakeSettingsPortal(address: bus.address, settings: ["org.freedesktop.appearance": ["color-scheme": .uint32(1)]])
+        }
+        defer { fake.close() }
+        let reader = SettingsPortal(
+            configuration: SettingsPortal.Configuration(environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], callTimeout: 1),
+            post: { work in Task { @MainActor in work() } }, apply: { _ in })
+        reader.start()
+        try await fake.run { fake in
+            try fake.answerReadAll(error: .unknownMethod("org.freedesktop.portal.Settings", "ReadAll", path: FakeSettingsPortal.path))
+            _ = try fake.peer.next(timeout: 10) { $0.kind == .methodCall && $0.member == "Read" }  // never answered
+        }
+        reader.stop()
+        let deadline = Date(timeIntervalSinceNow: 4)  // the Read under way may take its second; not nine
+        while reader.status != .stopped && Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
+        XCTAssertEqual(reader.status, .stopped)
+    }
 }
