@@ -400,6 +400,8 @@ public final class Application {
     public func close() {
         isQuitting = true
         if Application.current === self { Application.current = nil }
+        // An in-app file chooser still open ends its request: the app that showed it is going.
+        presentedFileChooser?.finish(.failure(.stopped))
         accessibility?.stop()
         settingsPortal?.stop()
         desktopPortal.stop()
@@ -408,6 +410,7 @@ public final class Application {
 
     isolated deinit {
         // The app leaves screen readers' desktop; the thread holds the window: it closes with the application.
+        presentedFileChooser?.finish(.failure(.stopped))
         accessibility?.stop()
         settingsPortal?.stop()
         desktopPortal.stop()

@@ -167,7 +167,8 @@ public final class FileChooserController: NodeController {
     /// Ends the dialog with nil.
     public func cancel() { finish(.success(nil)) }
 
-    private func finish(_ result: Result<[URL]?, PortalError>) {
+    /// Ends the dialog with `result` (once: later calls do nothing).
+    func finish(_ result: Result<[URL]?, PortalError>) {
         guard let completion else { return }
         self.completion = nil
         isFinished = true

@@ -92,6 +92,9 @@ package final class DBusMessage {
     package var interface: String? { dbus_message_get_interface(pointer).map { String(cString: $0) } }
     package var member: String? { dbus_message_get_member(pointer).map { String(cString: $0) } }
     package var sender: String? { dbus_message_get_sender(pointer).map { String(cString: $0) } }
+    /// The one connection the message is addressed to; nil for a signal broadcast through the bus's
+    /// match rules.
+    package var destination: String? { dbus_message_get_destination(pointer).map { String(cString: $0) } }
     package var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }
     package var signature: String { dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "" }
     /// The caller asked for no reply.

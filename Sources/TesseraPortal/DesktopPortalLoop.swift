@@ -48,6 +48,14 @@ final class DesktopPortalLoop {
     /// anyone else are not taken as theirs.
     private var portalOwner: String?
     private var serverOwner: String?
+    /// Set once `serve()` has returned: nothing more is sent, and calls ending now end as stopped
+    /// (not through their fallbacks).
+    private var stopping = false
+    /// `Response`s that came on a request's predicted path before the portal answered its call, from
+    /// a sender not known as the portal's: kept (a few per request) until the call's reply names the
+    /// portal's owner, then taken only if that owner sent one.
+    private var earlyResponses: [String: [DBusMessage]] = [:]
+    private static let maximumEarlyResponses = 4
     /// "No bus" is said once per process.
     private static let reportedUnavailable = Locked(false)
 
@@ -58,6 +66,7 @@ final class DesktopPortalLoop {
     func run() {
         connect()
         serve()
+        stopping = true
         // Stopped: what is still waiting ends now; requests the portal holds are closed.
         for (path, _) in requests { closeRequest(path) }
         connection?.readAndWrite()
@@ -65,6 +74,7 @@ final class DesktopPortalLoop {
         let waitingCalls = calls.values.map(\.finish)
         requests.removeAll()
         calls.removeAll()
+        earlyResponses.removeAll()
         for finish in waiting { finish(.failure(.stopped)) }
         for finish in waitingCalls { finish(nil) }
         for command in shared.state.withLock({ state -> [DesktopPortalCommand] in
@@ -172,6 +182,7 @@ final class DesktopPortalLoop {
         let waiting = requests.values.map(\.finish)
         calls.removeAll()
         requests.removeAll()
+        earlyResponses.removeAll()
         for finish in waitingCalls { finish(nil) }
         for finish in waiting { finish(.failure(.failed(reason))) }
     }
@@ -180,7 +191,7 @@ final class DesktopPortalLoop {
 
     /// Sends `message` and calls `finish` with its reply, or nil after `callTimeout`.
     private func send(_ message: DBusMessage, finish: @escaping (DBusMessage?) -> Void) {
-        guard let connection, connection.send(message) else { return finish(nil) }
+        guard !stopping, let connection, connection.send(message) else { return finish(nil) }
         let serial = dbus_message_get_serial(message.pointer)
         calls[serial] = PendingCall(deadline: Self.now() + configuration.callTimeout, finish: finish)
         connection.readAndWrite()
@@ -221,9 +232,13 @@ final class DesktopPortalLoop {
         // Waits for the call's reply first (the deadline moves once the portal has taken the request).
         requests[predicted] = PendingRequest(deadline: .infinity, finish: finish)
         send(call) { [self] reply in
+            let early = earlyResponses.removeValue(forKey: predicted) ?? []
             guard requests[predicted] != nil else { return }  // answered already, or stopped
             guard let reply else {
                 requests[predicted] = nil
+                // A portal that is only slow may still make the request (and show its dialog): closed,
+                // since the fallback answers this one.
+                closeRequest(predicted)
                 return noPortal("the portal did not answer \(member) within \(configuration.callTimeout) s")
             }
             if reply.kind == .error {
@@ -249,6 +264,11 @@ final class DesktopPortalLoop {
                     closeRequest(handle)
                 }
                 wrapped(result)
+            }
+            if handle == predicted, let owner = reply.sender,
+               let response = early.first(where: { $0.sender == owner }) {
+                // The portal's own Response came before its reply.
+                return pending.finish(.success(response.arguments()))
             }
             if handle != predicted {
                 // A portal older than handle_token: its own path, subscribed to now.
@@ -338,7 +358,10 @@ final class DesktopPortalLoop {
             return finish(.failure(.failed("AddNotification could not be made (a value is not well-formed)")))
         }
         send(call) { [self] reply in
-            guard let reply else { return notify(notification, reason: "no answer within \(configuration.callTimeout) s", finish: finish) }
+            guard let reply else {
+                if stopping { return finish(.failure(.stopped)) }
+                return notify(notification, reason: "no answer within \(configuration.callTimeout) s", finish: finish)
+            }
             if reply.kind == .error {
                 let name = reply.errorName ?? ""
                 if Messages.meansNoPortal(name) { return notify(notification, reason: name, finish: finish) }
@@ -362,6 +385,7 @@ final class DesktopPortalLoop {
         else { return finish(.failure(.failed("Notify could not be made (a value is not well-formed)"))) }
         send(call) { [self] reply in
             guard let reply else {
+                if stopping { return finish(.failure(.stopped)) }
                 return finish(.failure(.fallbackFailed("no notification portal (\(reason)) and no answer from \(Messages.notificationsName)")))
             }
             if reply.kind == .error {
@@ -417,8 +441,15 @@ final class DesktopPortalLoop {
         let member = message.member ?? ""
         switch (interface, member) {
         case (Messages.requestInterface, "Response"):
-            guard let path = message.path, isFromPortal(message), let request = requests.removeValue(forKey: path) else { return }
-            request.finish(.success(message.arguments()))
+            guard let path = message.path, let request = requests[path] else { return }
+            if let owner = portalOwner, message.sender == owner {
+                requests[path] = nil
+                return request.finish(.success(message.arguments()))
+            }
+            // Not (yet) known as the portal's: before the call's reply (which names the portal's
+            // owner), kept for it to decide; after, refused.
+            guard request.deadline == .infinity, earlyResponses[path, default: []].count < Self.maximumEarlyResponses else { return }
+            earlyResponses[path, default: []].append(message)
         case (Messages.notificationInterface, "ActionInvoked"):
             guard isFromPortal(message) else { return }
             guard let arguments = message.arguments(), arguments.count == 2 || arguments.count == 3,
@@ -450,15 +481,15 @@ final class DesktopPortalLoop {
     }
 
     /// A signal sent to this connection alone reaches it whatever the match rules say: one is taken
-    /// as the portal's only from the name that answered for the portal (or, before any answer, from
-    /// whoever the bus routed by the rule on the portal's name).
+    /// as the portal's only from the name that answered for the portal, or, before any answer, only
+    /// when it was broadcast (no destination), which the bus routed by the rule on the portal's name.
     private func isFromPortal(_ message: DBusMessage) -> Bool {
-        guard let owner = portalOwner else { return true }
+        guard let owner = portalOwner else { return message.destination == nil }
         return message.sender == owner
     }
 
     private func isFromServer(_ message: DBusMessage) -> Bool {
-        guard let owner = serverOwner else { return true }
+        guard let owner = serverOwner else { return message.destination == nil }
         return message.sender == owner
     }
 }

@@ -91,7 +91,8 @@ final class SettingsPortalLoop {
         deliver()
     }
 
-    /// `Read` (the portal's first version) for each key; true when the portal answered at least one.
+    /// `Read` (the portal's first version) for each key; true when the portal answered at least one,
+    /// or the reader was stopped meanwhile.
     private func readKeyByKey(_ connection: DBusConnection, timeout: Double) -> Bool {
         let keys: [(String, String)] = [
             ("org.freedesktop.appearance", "color-scheme"), ("org.freedesktop.appearance", "accent-color"),
@@ -104,6 +105,8 @@ final class SettingsPortalLoop {
         var answered = false
         var rejected: [String] = []
         for (namespace, key) in keys {
+            // Each key may take the whole time-out: stop() is heard between them (and nothing is said).
+            if shared.state.withLock({ $0.stopRequested }) { return true }
             guard let call = DBusMessage.methodCall(destination: Self.portalName, path: Self.portalPath,
                                                     interface: Self.settingsInterface, member: "Read"),
                   call.append([.string(namespace), .string(key)]),
