@@ -72,6 +72,12 @@ private final class FieldScreen: Node, @unchecked Sendable {
 /// motion.
 @MainActor
 final class AppearanceTests: XCTestCase {
+    override func setUp() async throws {
+        // Tests before these (an app's own theme, an appearance left set) must not decide what they see.
+        Runtime.shared.setAppearance(.standard)
+        Runtime.shared.setTheme(.standard)
+    }
+
     override func tearDown() async throws {
         Runtime.shared.setAppearance(.standard)
         Runtime.shared.setTheme(.standard)
