@@ -72,6 +72,14 @@ private final class FieldScreen: Node, @unchecked Sendable {
 /// motion.
 @MainActor
 final class AppearanceTests: XCTestCase {
+    /// Frames until the host has nothing left to do: workers, layouts sent to the background and
+    /// the commits they bring (a change of appearance lays text out again, maybe off this thread).
+    private func settle(_ host: NodeHost, time: inout Double) {
+        TestSupport.settle(host, time: &time)
+        XCTAssertNoThrow(try host.settle())
+        time = max(time, host.time)
+    }
+
     override func setUp() async throws {
         // Tests before these (an app's own theme, an appearance left set) must not decide what they see.
         Runtime.shared.setAppearance(.standard)
