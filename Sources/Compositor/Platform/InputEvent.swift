@@ -47,6 +47,9 @@ public enum InputEvent: Sendable, Equatable {
     /// An input method's composition in progress (`SDL_TEXTEDITING`): the marked text, and where its
     /// cursor is in it, in Unicode scalars. Empty text ends the composition.
     case textEditing(String, cursor: Int)
+    /// The window gained (true) or lost (false) the keyboard focus: the user went to another window
+    /// or came back. Menus and tooltips end when it goes.
+    case windowFocusChanged(Bool)
 }
 
 /// Text input and the clipboard, from the platform. `SDLRenderBackend` provides them through SDL;

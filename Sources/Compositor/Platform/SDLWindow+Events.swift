@@ -352,6 +352,8 @@ extension SDLWindow {
                                             height: Double(event.window.data2) / scale)))
             }
             if event.window.event == UInt8(SDL_WINDOWEVENT_LEAVE.rawValue) { return .input(.pointerLeftWindow) }
+            if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_GAINED.rawValue) { return .input(.windowFocusChanged(true)) }
+            if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_LOST.rawValue) { return .input(.windowFocusChanged(false)) }
             // The pointer came in: it takes this window's shape.
             if event.window.event == UInt8(SDL_WINDOWEVENT_ENTER.rawValue) { Self.show(wantedCursor) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_EXPOSED.rawValue) && presentsThroughSurface {

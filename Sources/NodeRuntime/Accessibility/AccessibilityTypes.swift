@@ -34,6 +34,21 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
     case scrollArea
     case slider
     case progressBar
+    /// A window's bar of menus, a menu (a popup list of items) and its items: plain, with a check
+    /// mark, or one of a group of which one is chosen.
+    case menuBar
+    case menu
+    case menuItem
+    case checkMenuItem
+    case radioMenuItem
+    /// A line between groups (of menu items, of controls).
+    case separator
+    /// A window or sheet that asks something; an alert is one that tells of a problem or asks to
+    /// confirm.
+    case dialog
+    case alert
+    /// Text shown beside what the pointer rests on.
+    case toolTip
 
     /// AT-SPI's number for the role (`AtspiRole` in at-spi2-core's atspi-constants.h).
     public var atspiRole: UInt32 {
@@ -56,6 +71,15 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
         case .scrollArea: return 49  // ATSPI_ROLE_SCROLL_PANE
         case .slider: return 51  // ATSPI_ROLE_SLIDER
         case .progressBar: return 42  // ATSPI_ROLE_PROGRESS_BAR
+        case .menuBar: return 34  // ATSPI_ROLE_MENU_BAR
+        case .menu: return 33  // ATSPI_ROLE_MENU
+        case .menuItem: return 35  // ATSPI_ROLE_MENU_ITEM
+        case .checkMenuItem: return 8  // ATSPI_ROLE_CHECK_MENU_ITEM
+        case .radioMenuItem: return 45  // ATSPI_ROLE_RADIO_MENU_ITEM
+        case .separator: return 50  // ATSPI_ROLE_SEPARATOR
+        case .dialog: return 16  // ATSPI_ROLE_DIALOG
+        case .alert: return 2  // ATSPI_ROLE_ALERT
+        case .toolTip: return 64  // ATSPI_ROLE_TOOL_TIP
         }
     }
 
@@ -80,6 +104,15 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
         case .scrollArea: return "scroll pane"
         case .slider: return "slider"
         case .progressBar: return "progress bar"
+        case .menuBar: return "menu bar"
+        case .menu: return "menu"
+        case .menuItem: return "menu item"
+        case .checkMenuItem: return "check menu item"
+        case .radioMenuItem: return "radio menu item"
+        case .separator: return "separator"
+        case .dialog: return "dialog"
+        case .alert: return "alert"
+        case .toolTip: return "tool tip"
         }
     }
 }

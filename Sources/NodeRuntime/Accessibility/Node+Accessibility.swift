@@ -12,6 +12,7 @@ struct AccessibilityOverrides {
     var states: AccessibilityStates = []
     var elementsHidden = false
     var customActions: [AccessibilityCustomAction] = []
+    var toolTip: String?
 }
 
 /// Element ids: one counter for the process, so an id is never reused by another node.
@@ -57,6 +58,15 @@ extension Node {
     public var accessibilityHint: String? {
         get { readAccessibility { $0.hint } }
         set { writeAccessibility { $0.hint = newValue } }
+    }
+
+    /// Text shown beside the node once the pointer rests on it (`NodeHost.toolTipDelay`), and read by
+    /// screen readers as the element's description when it has no `accessibilityHint`. Nil (the
+    /// default): none. A node without one shows the nearest tooltip of the nodes it is inside.
+    /// - Thread: any
+    public var toolTip: String? {
+        get { readAccessibility { $0.toolTip } }
+        set { writeAccessibility { $0.toolTip = newValue.map(AttributedText.sanitized).flatMap { $0.isEmpty ? nil : $0 } } }
     }
 
     /// The element's role; nil (the default) uses the kind's (`accessibilityDefaults()`). Setting a
@@ -109,7 +119,9 @@ extension Node {
         if let role = overrides.role { description.role = role }
         if let label = overrides.label { description.label = label }
         if let value = overrides.value { description.value = value }
-        if let hint = overrides.hint { description.hint = hint }
+        if let hint = overrides.hint { description.hint = hint } else if let toolTip = overrides.toolTip, description.hint == nil {
+            description.hint = toolTip
+        }
         description.states.formUnion(overrides.states)
         for action in overrides.customActions where !description.actions.contains(.custom(action.name)) {
             description.actions.append(.custom(action.name))

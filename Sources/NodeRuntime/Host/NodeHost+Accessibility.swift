@@ -124,6 +124,8 @@ extension NodeHost {
 
         var rootChildren: [AccessibilityElement] = []
         if let rootNode { rootChildren = elements(of: rootNode, origin: .zero) }
+        // Menus, dialogs and tooltips over the root, in the order they are stacked.
+        for overlay in overlayStack { rootChildren += elements(of: overlay.container, origin: .zero) }
         accessibilityVersion += 1
         accessibilityNodes = references
         let root = AccessibilityElement(id: 0, role: .window, label: title, states: [.showing], frame: viewport,

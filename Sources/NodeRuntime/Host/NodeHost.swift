@@ -99,6 +99,10 @@ public final class NodeHost {
     var hoverChangeCount = -1
     /// True while a button is down on a node. (main thread only)
     var isTouchDown: Bool { touchedNode != nil }
+    /// The overlays shown above the root, bottom first (`NodeHost+Overlays`). (main thread only)
+    var overlayStack: [Overlay] = []
+    /// Shows a node's `toolTip` once the pointer rests on it (`NodeHost+ToolTips`). (main thread only)
+    lazy var toolTips = ToolTipTracker(host: self)
 
     /// Makes a host that shows nodes through `compositor`. Every host and node share `Runtime.shared`.
     /// The host publishes its renderer's upload layout to the runtime (`DisplayCoordinator.uploadAlphaLayout`),
@@ -120,6 +124,8 @@ public final class NodeHost {
         UIThread.precondition("NodeHost.setRootNode")
         // A plain node taking the place of a controller's node ends that controller's presentation.
         if let controller = rootController, controller.node !== node { setRootController(nil) }
+        // What floated over the old root (its menus, its dialogs) goes with it.
+        if node !== rootNode { dismissAllOverlays(reason: .hostReset) }
         if let old = rootNode {
             old.setInterfaceState([])
             old.layerIfLoaded?.removeFromSuperlayer()
@@ -185,6 +191,7 @@ public final class NodeHost {
     public func viewportDidChange() {
         UIThread.precondition("NodeHost.viewportDidChange")
         rootLayer.frame = Rect(origin: .zero, size: viewportSize)
+        layOutOverlays()
         guard let rootNode else { return }
         let bounds = Rect(origin: .zero, size: viewportSize)
         if let controller = rootController, controller.node === rootNode {
@@ -274,6 +281,7 @@ public final class NodeHost {
                 rootNode.layoutIfNeeded()
             }
         }
+        if overlaysNeedLayout { layOutOverlays() }
         record.layoutMilliseconds = lap()
 
         for observer in frameObservers { observer(time) }
@@ -317,11 +325,15 @@ public final class NodeHost {
             isShiftDown = modifiers.contains(.shift)
         case let .keyDown(key, modifiers):
             isShiftDown = modifiers.contains(.shift)
+            toolTips.inputArrived()
             if focusChainHandles({ $0.keyDown(key, modifiers: modifiers) }) { break }
             if key == .tab, modifiers.isDisjoint(with: [.control, .alt, .command]), moveFocus(backward: modifiers.contains(.shift)) {
                 showsFocusRing = true
                 break
             }
+            if key == .escape, modifiers.isEmpty, escapeEndsOverlay() { break }
+            // A menu or a dialog open keeps the keys from the rest of the app (its shortcuts too).
+            if focusTrappingOverlay != nil { break }
             if keyHandler?(key, modifiers) == true { break }
             _ = rootController?.handleKey(key, modifiers: modifiers)
         case let .contentsScaleChanged(scale):
@@ -335,6 +347,9 @@ public final class NodeHost {
         case let .pointerDown(point, button, clicks):
             pointerLocation = point
             showsFocusRing = false
+            toolTips.inputArrived()
+            // A press outside a menu ends it and goes no further; behind a dialog it reaches nothing.
+            if !isTouchDown, pressEndsOverlays(at: point) { break }
             beginTouch(at: point, button: PointerButton(rawValue: button), clickCount: clicks)
         case let .pointerMoved(point):
             pointerLocation = point
@@ -347,9 +362,12 @@ public final class NodeHost {
         case .pointerLeftWindow:
             pointerLocation = nil
             updateHover()
+        case let .windowFocusChanged(focused):
+            windowFocusChanged(focused)
         case let .wheel(dx, dy):
             // The compositor thread moved a scroll for this event already: that scroll takes its
             // motion over (the screen shows it), unless it changed its own since.
+            toolTips.inputArrived()
             if let update = eventScrollUpdate, takeOverScroll(update) { break }
             routeWheel(dx: dx, dy: dy)
         default:
@@ -374,7 +392,7 @@ public final class NodeHost {
             guard button == touchButton else { return }
             cancelTouch(at: point)
         }
-        guard let root = rootNode, let under = root.hitTest(root.convertFromRoot(point)) else { return }
+        guard let under = hitNode(at: point) else { return }
         let hit = touchInterceptor(above: under) ?? under
         // A primary click on a focusable node (or inside one) focuses it; elsewhere focus stays.
         if button == .primary {
@@ -544,8 +562,7 @@ extension NodeHost {
     }
 
     private func routeWheel(dx: Double, dy: Double) {
-        guard let root = rootNode, let point = pointerLocation,
-              var node = root.hitTest(root.convertFromRoot(point)) else { return }
+        guard let point = pointerLocation, var node = hitNode(at: point) else { return }
         while true {
             if let scrollable = node as? WheelScrollable, scrollable.scrollWheel(dx: dx, dy: dy, at: eventTime) { return }
             guard let parent = node.eventSupernode else { return }

@@ -56,7 +56,8 @@ extension NodeHost {
     /// Moves focus to the next (or previous) focusable visible node in tree order, wrapping around.
     /// False when there is none other to move to.
     func moveFocus(backward: Bool) -> Bool {
-        guard let root = rootNode else { return false }
+        // A menu or a dialog keeps Tab inside it.
+        guard let root = focusTrappingOverlay?.container ?? rootNode else { return false }
         var order: [Node] = []
         func collect(_ node: Node) {
             guard node.interfaceState.contains(.visible), !node.isHidden else { return }

@@ -50,7 +50,7 @@ extension NodeHost {
         hoverIsCurrent = true
         hoverChangeCount = Layer.changeCount
         var chain: [Node] = []
-        if let point = pointerLocation, let root = rootNode, let hit = root.hitTest(root.convertFromRoot(point)) {
+        if let point = pointerLocation, let hit = hitNode(at: point) {
             var node: Node? = hit
             while let current = node {
                 chain.append(current)
@@ -63,6 +63,7 @@ extension NodeHost {
             for node in previous where !chain.contains(where: { $0 === node }) { node.pointerExited() }
             for node in chain.reversed() where !previous.contains(where: { $0 === node }) { node.pointerEntered() }
         }
+        toolTips.hoverChanged(chain: chain, pointer: pointerLocation)
         updateCursor()
     }
 

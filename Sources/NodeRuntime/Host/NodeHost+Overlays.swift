@@ -1,0 +1,310 @@
+public import Compositor
+
+/// A node shown above a host's root: a menu, a tooltip, a popover, a dialog, a sheet. The host
+/// keeps its overlays in a stack (`NodeHost.overlays`, bottom first); the newest is on top, takes the
+/// pointer first and, when it holds the focus (`Overlay.Kind.takesFocus`), the keys.
+///
+/// Each overlay fills the window with a transparent container; its content sits in it where the
+/// positioner puts it (`PopupPositioner`), measured to fit, or fills it. A press on the container
+/// outside the content ends a popup (and goes no further), a modal overlay keeps every press for
+/// itself, a tooltip lets everything through. Escape ends the top overlay that `dismissesOnEscape`;
+/// the window losing the keyboard focus ends the popups and tooltips. When an overlay ends, the
+/// focus goes back to where it was when it opened.
+///
+/// ```swift
+/// let menu = host.presentOverlay(MyMenuNode(), kind: .popup,
+///                                positioner: PopupPositioner(anchor: button.frameInRoot, side: .below))
+/// menu.onDismiss = { reason in … }
+/// ```
+/// - Thread: main, every member.
+@MainActor
+public final class Overlay {
+    /// What an overlay is, which decides how it takes input.
+    /// - Thread: any (a value)
+    public enum Kind: Sendable, Hashable {
+        /// A menu, a popover, a drop-down: a press outside ends it (and does nothing else), Escape
+        /// and the window's focus loss end it, it takes the focus.
+        case popup
+        /// Text beside what the pointer rests on: takes no input, ends on any press, key or wheel.
+        case tooltip
+        /// A dialog, an alert, a sheet: everything behind it is out of reach until it ends; it
+        /// takes the focus; Escape ends it only when `dismissesOnEscape` (a cancel button says so).
+        case modal
+
+        /// Whether the overlay takes the focus and keeps Tab inside it.
+        public var takesFocus: Bool { self != .tooltip }
+    }
+
+    /// Why an overlay ended.
+    /// - Thread: any (a value)
+    public enum DismissReason: Sendable, Hashable {
+        /// The app called `dismiss()` (an item chosen, a button pressed).
+        case dismissed
+        /// A press outside the popup's content.
+        case pressedOutside
+        case escape
+        /// The window lost the keyboard focus (the user went to another app).
+        case focusLost
+        /// The host went away or another root took its place.
+        case hostReset
+    }
+
+    /// The node shown.
+    public let content: Node
+    public let kind: Kind
+    /// Where the content goes; nil: it fills the window.
+    public var positioner: PopupPositioner? {
+        didSet { if positioner != oldValue { container.setNeedsLayout() } }
+    }
+    /// Space kept clear at the window's edges when the content is placed by a positioner, in points.
+    public var screenMargin: Double = 4 {
+        didSet { container.setNeedsLayout() }
+    }
+    /// Whether Escape ends it (when the content does not take the key itself). Default: true, except
+    /// for `.modal` (an alert without a cancel button stays until a button is chosen).
+    public var dismissesOnEscape: Bool
+    /// Called once when it ends, after it left the screen and the focus went back.
+    public var onDismiss: ((DismissReason) -> Void)?
+    /// True from `presentOverlay` until it ends.
+    public internal(set) var isPresented = true
+    /// Where the content was placed last, in window points.
+    public var contentFrame: Rect { content.frame }
+
+    let container: OverlayContainerNode
+    weak var host: NodeHost?
+    /// What had the focus when it opened: where the focus goes back when it ends.
+    weak var focusBefore: Node?
+
+    init(content: Node, kind: Kind, positioner: PopupPositioner?, host: NodeHost) {
+        self.content = content
+        self.kind = kind
+        self.positioner = positioner
+        self.host = host
+        dismissesOnEscape = kind != .modal
+        container = OverlayContainerNode()
+        container.overlay = self
+    }
+
+    /// Ends it: it leaves the screen, the focus goes back, `onDismiss(.dismissed)` runs. Overlays
+    /// opened above it (a submenu) end first. Harmless once it has ended.
+    public func dismiss() {
+        host?.dismissOverlay(self, reason: .dismissed)
+    }
+}
+
+/// The full-window container of an overlay: places the content, takes the presses outside it
+/// (popup, modal) or none (tooltip).
+final class OverlayContainerNode: Node {
+    weak var overlay: Overlay?
+
+    override init() {
+        super.init()
+        debugName = "overlay"
+    }
+
+    override func calculateSizeThatFits(_ constrainedSize: Size) -> Size { constrainedSize }
+
+    override func layout() {
+        guard let overlay else { return }
+        let content = overlay.content
+        let bounds = Rect(origin: .zero, size: frame.size)
+        guard let positioner = overlay.positioner else {
+            if content.frame != bounds { content.frame = bounds }
+            return
+        }
+        let margin = min(max(0, overlay.screenMargin.isFinite ? overlay.screenMargin : 0), bounds.width / 4, bounds.height / 4)
+        let available = bounds.insetBy(dx: margin, dy: margin)
+        let measured = content.layoutThatFits(SizeRange(min: .zero, max: available.size))
+        let placed = positioner.frame(for: measured.size, within: available)
+        if content.frame != placed { content.frame = placed }
+    }
+
+    override func hitTest(_ point: Point) -> Node? {
+        guard let overlay else { return nil }
+        let inContent = overlay.content.frame.contains(point)
+        if inContent, let hit = super.hitTest(point) { return hit }
+        switch overlay.kind {
+        case .tooltip: return nil
+        case .popup, .modal: return self
+        }
+    }
+}
+
+extension NodeHost {
+    /// The overlays shown now, bottom first (see `Overlay`). - Thread: main
+    public var overlays: [Overlay] { overlayStack }
+
+    /// Shows `content` above the root (and above the overlays already shown): a popup, a tooltip or a
+    /// modal overlay (see `Overlay.Kind`), placed by `positioner` (window points) or filling the
+    /// window. A kind that takes focus moves it into the content: to `focus` when given, else the
+    /// first node in the content that can take it (else the content keeps no focus, and keys go to the
+    /// content's chain only through Escape). The content must not be in a tree already.
+    /// - Returns: the overlay, to `dismiss()` or reposition.
+    /// - Thread: main
+    @discardableResult
+    public func presentOverlay(_ content: Node, kind: Overlay.Kind, positioner: PopupPositioner? = nil,
+                               focus: Node? = nil) -> Overlay {
+        UIThread.precondition("NodeHost.presentOverlay")
+        Contract.require(content.supernode == nil && content.nodeHost == nil,
+                         "NodeHost.presentOverlay: the content is in a tree already")
+        // A tooltip gives way to whatever opens next, and never stays under another overlay.
+        if kind != .tooltip { dismissOverlays(ofKind: .tooltip, reason: .dismissed) }
+        let overlay = Overlay(content: content, kind: kind, positioner: positioner, host: self)
+        let container = overlay.container
+        container.addSubnode(content)
+        container.isUserInteractionEnabled = kind != .tooltip
+        container.rootHost = self
+        container.contentsScale = compositor.scale
+        container.frame = Rect(origin: .zero, size: viewportSize)
+        overlay.focusBefore = focusedNode
+        overlayStack.append(overlay)
+        container.enterInterfaceState(.onScreen) {
+            rootLayer.addSublayer(container.layer)
+            container.layoutIfNeeded()
+        }
+        if kind.takesFocus {
+            let target = focus ?? Self.firstFocusable(in: content)
+            if let target { self.focus(target) } else if let focused = focusedNode, !isInTopOverlay(focused) { self.focus(nil) }
+        }
+        runtime.noteAccessibilityChange()
+        return overlay
+    }
+
+    /// Ends `overlay` and every overlay above it, newest first, with `reason`.
+    func dismissOverlay(_ overlay: Overlay, reason: Overlay.DismissReason) {
+        UIThread.precondition("Overlay.dismiss")
+        guard let index = overlayStack.firstIndex(where: { $0 === overlay }) else { return }
+        while overlayStack.count > index {
+            let top = overlayStack.removeLast()
+            let topReason = top === overlay ? reason : (reason == .pressedOutside ? .pressedOutside : .dismissed)
+            tearDown(top, reason: topReason)
+        }
+    }
+
+    /// Ends every overlay of `kind`.
+    func dismissOverlays(ofKind kind: Overlay.Kind, reason: Overlay.DismissReason) {
+        while let overlay = overlayStack.last(where: { $0.kind == kind }) { dismissOverlay(overlay, reason: reason) }
+    }
+
+    /// Ends every overlay (a new root, the host going away).
+    func dismissAllOverlays(reason: Overlay.DismissReason) {
+        if let bottom = overlayStack.first { dismissOverlay(bottom, reason: reason) }
+    }
+
+    private func tearDown(_ overlay: Overlay, reason: Overlay.DismissReason) {
+        overlay.isPresented = false
+        let container = overlay.container
+        let focusWasInside = focusedNode.map { container.isAncestor(of: $0) } ?? false
+        container.setInterfaceState([])
+        container.layerIfLoaded?.removeFromSuperlayer()
+        container.rootHost = nil
+        container.overlay = nil
+        overlay.content.removeFromSupernode()
+        if focusWasInside || focusedNode == nil {
+            let back = overlay.focusBefore.flatMap { $0.nodeHost === self && $0.interfaceState.contains(.visible) ? $0 : nil }
+            focus(back)
+            if focusedNode == nil, let lower = overlayStack.last(where: { $0.kind.takesFocus }),
+               let target = Self.firstFocusable(in: lower.content) {
+                focus(target)
+            }
+        }
+        hoverIsCurrent = false
+        runtime.noteAccessibilityChange()
+        overlay.onDismiss?(reason)
+        overlay.onDismiss = nil
+    }
+
+    /// The node under `point` (window points) that takes the pointer: the top overlay's first, then
+    /// down the stack, then the root's. An overlay's container answers for a press outside a popup's
+    /// or a modal's content.
+    func hitNode(at point: Point) -> Node? {
+        for overlay in overlayStack.reversed() {
+            if let hit = overlay.container.hitTest(point) { return hit }
+        }
+        guard let root = rootNode else { return nil }
+        return root.hitTest(root.convertFromRoot(point))
+    }
+
+    /// A press at `point`: popups it falls outside of end, top down, until one contains it or a modal
+    /// overlay is reached. True when the press ended a popup (it goes no further) or fell on a modal
+    /// overlay's container.
+    func pressEndsOverlays(at point: Point) -> Bool {
+        var endedOne = false
+        dismissOverlays(ofKind: .tooltip, reason: .dismissed)
+        while let top = overlayStack.last {
+            guard top.container.hitTest(point) === top.container else { return endedOne }
+            switch top.kind {
+            case .popup:
+                dismissOverlay(top, reason: .pressedOutside)
+                endedOne = true
+            case .modal, .tooltip:
+                return true
+            }
+        }
+        return endedOne
+    }
+
+    /// Escape that no focused node took: ends the top overlay that ends on Escape. A modal overlay
+    /// that does not stops the search (what is behind it is out of reach).
+    func escapeEndsOverlay() -> Bool {
+        for overlay in overlayStack.reversed() where overlay.kind != .tooltip {
+            if overlay.dismissesOnEscape {
+                dismissOverlay(overlay, reason: .escape)
+                return true
+            }
+            if overlay.kind == .modal { return false }
+        }
+        return false
+    }
+
+    /// The window lost or gained the keyboard focus: losing it ends the popups and tooltips.
+    func windowFocusChanged(_ focused: Bool) {
+        guard !focused else { return }
+        dismissOverlays(ofKind: .tooltip, reason: .focusLost)
+        while let popup = overlayStack.last(where: { $0.kind == .popup }) { dismissOverlay(popup, reason: .focusLost) }
+    }
+
+    /// The overlay that holds the focus now: the top one that takes it. Tab stays in it.
+    var focusTrappingOverlay: Overlay? { overlayStack.last { $0.kind.takesFocus } }
+
+    func isInTopOverlay(_ node: Node) -> Bool {
+        guard let top = focusTrappingOverlay else { return false }
+        return top.container.isAncestor(of: node)
+    }
+
+    /// Lays out overlays whose layout is out of date (a menu's items changed, the window resized).
+    func layOutOverlays() {
+        let bounds = Rect(origin: .zero, size: viewportSize)
+        for overlay in overlayStack {
+            let container = overlay.container
+            if container.frame != bounds { container.frame = bounds }
+            if !container.hasCachedLayout(for: .exactly(bounds.size)) { container.layoutIfNeeded() }
+        }
+    }
+
+    /// True when an overlay needs a layout.
+    var overlaysNeedLayout: Bool {
+        overlayStack.contains { !$0.container.hasCachedLayout(for: .exactly($0.container.frame.size)) }
+    }
+
+    static func firstFocusable(in node: Node) -> Node? {
+        if node.canBecomeFocused && !node.isHidden { return node }
+        for subnode in node.subnodes where !subnode.isHidden {
+            if let found = firstFocusable(in: subnode) { return found }
+        }
+        return nil
+    }
+}
+
+extension Node {
+    /// True when `node` is this node or inside it (through its event chain). - Thread: main
+    @MainActor
+    func isAncestor(of node: Node) -> Bool {
+        var current: Node? = node
+        while let candidate = current {
+            if candidate === self { return true }
+            current = candidate.eventSupernode
+        }
+        return false
+    }
+}
