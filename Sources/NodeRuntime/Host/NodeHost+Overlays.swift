@@ -226,13 +226,14 @@ extension NodeHost {
     }
 
     /// A press at `point`: popups it falls outside of end, top down, until one contains it or a modal
-    /// overlay is reached. True when the press ended a popup (it goes no further) or fell on a modal
-    /// overlay's container.
+    /// overlay is reached. True when the press goes no further: it ended popups and falls on no other
+    /// overlay's content (a press on the menu a submenu came from still reaches that menu), or it
+    /// fell on a modal overlay's container.
     func pressEndsOverlays(at point: Point) -> Bool {
         var endedOne = false
         dismissOverlays(ofKind: .tooltip, reason: .dismissed)
         while let top = overlayStack.last {
-            guard top.container.hitTest(point) === top.container else { return endedOne }
+            guard top.container.hitTest(point) === top.container else { return false }
             switch top.kind {
             case .popup:
                 dismissOverlay(top, reason: .pressedOutside)

@@ -36,4 +36,18 @@ import TestSupport
         }
         ContractTrap.expectMessage(result, "Animator.count must run on the UI thread")
     }
+
+    @Test func anOverlaysContentMustNotBeInATreeAlready() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            await MainActor.run {
+                let (host, _) = makeHost()
+                let root = Node()
+                let child = Node()
+                root.addSubnode(child)
+                host.setRootNode(root)
+                host.presentOverlay(child, kind: .popup)
+            }
+        }
+        ContractTrap.expectMessage(result, "NodeHost.presentOverlay: the content is in a tree already")
+    }
 }
