@@ -14,13 +14,16 @@ final class TabBarNode: Node, NodeDrawing, @unchecked Sendable {
             didSet { updateLabel() }
         }
 
-        init(title: String) {
+        init(title: String, number: Int) {
             self.title = title
             label = TextNode(title, attributes: Self.attributes(selected: false))
             super.init()
             isUserInteractionEnabled = true
             cursor = .hand
             addSubnode(label)
+            // The key that selects it from anywhere (the tab controller's digits).
+            let name = title.split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ")
+            toolTip = "Show \(name) (\(number))"
         }
 
         /// Selects the tab (the bar's tap does the same).
@@ -69,7 +72,7 @@ final class TabBarNode: Node, NodeDrawing, @unchecked Sendable {
     override func accessibilityDefaults() -> AccessibilityDescription { AccessibilityDescription(role: .tabList, label: "Screens") }
 
     init(titles: [String]) {
-        buttons = titles.enumerated().map { ButtonNode(title: "\($0.offset + 1)  \($0.element)") }
+        buttons = titles.enumerated().map { ButtonNode(title: "\($0.offset + 1)  \($0.element)", number: $0.offset + 1) }
         super.init()
         buttons.forEach { addSubnode($0) }
     }
