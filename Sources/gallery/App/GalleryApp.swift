@@ -60,6 +60,8 @@ final class GalleryApp {
     /// Frames in a row that left nothing to do, until the first screen is reported ready.
     private var settledFrames = 0
     private var reportedReady = false
+    /// The menus, dialogs and tooltips last said to be shown (`reportSurfaces`).
+    private var reportedSurfaces: [ObjectIdentifier] = []
     /// While true the overlay keeps its picture: it redraws with every frame, so nothing could settle.
     private var overlayFrozen = false
     /// Milliseconds from the process's start to the first frame a gallery in it presented.
@@ -227,6 +229,23 @@ final class GalleryApp {
     /// `Runtime.appearanceGeneration` at the last appearance reported. (main thread only)
     private var reportedAppearanceGeneration = Runtime.shared.appearanceGeneration
 
+    /// Says on standard output when a menu, a dialog or a tooltip opens or ends (with its role and
+    /// label), for a test driving the gallery from outside.
+    private func reportSurfaces() {
+        let shown = host.overlays.map { ObjectIdentifier($0) }
+        guard shown != reportedSurfaces else { return }
+        for overlay in host.overlays where !reportedSurfaces.contains(ObjectIdentifier(overlay)) {
+            let description = overlay.content.accessibilityDescription()
+            let frame = overlay.contentFrame
+            Self.report("gallery: surface shown: \(description.role.rawValue) \"\(description.label)\" at "
+                        + "\(Int(frame.minX)),\(Int(frame.minY)) \(Int(frame.width))×\(Int(frame.height))")
+        }
+        if shown.count < reportedSurfaces.count || !reportedSurfaces.allSatisfy(shown.contains) {
+            Self.report("gallery: surfaces now \(host.overlays.count)")
+        }
+        reportedSurfaces = shown
+    }
+
     private func didRunFrame(_ record: FrameRecord) {
         history.append(record, workerMilliseconds: workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics),
                        wallTime: Double(MonotonicClock.nanoseconds()) / 1e9)
@@ -240,6 +259,7 @@ final class GalleryApp {
             reportedAppearanceGeneration = appearanceGeneration
             Self.report("gallery: appearance \(Runtime.shared.appearance)")
         }
+        reportSurfaces()
         // A compositor thread presents on its own: its first present, however long ago it was.
         let threadPresented = application.compositorThread?.firstPresentNanoseconds
         if !reportedFirstPresent && (record.compositor.presented || threadPresented != nil) {

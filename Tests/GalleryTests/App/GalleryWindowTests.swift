@@ -27,58 +27,7 @@ final class GalleryWindowTests: XCTestCase {
     /// What the gallery prints once its window is open in a real X11 window.
     private let x11Report = "renderer opengl, video driver x11"
 
-    /// A child process whose standard output and error are read as they come.
-    private final class Child {
-        let process = Process()
-        private let pipe = Pipe()
-        private(set) var output = ""
-
-        init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            // The tests run with SDL_VIDEODRIVER=dummy; the child gets only what is asked for here.
-            var env = ProcessInfo.processInfo.environment
-            env["SDL_VIDEODRIVER"] = nil
-            env["DISPLAY"] = nil
-            for (key, value) in environment { env[key] = value }
-            process.environment = env
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-        }
-
-        /// Reads until the output holds `text` (true) or the child closes its output (false).
-        func read(until text: String) -> Bool {
-            while !output.contains(text) {
-                let data = pipe.fileHandleForReading.availableData
-                if data.isEmpty { return false }
-                output += String(decoding: data, as: UTF8.self)
-            }
-            return true
-        }
-
-        /// Reads what the child has written so far without waiting for more; returns the output.
-        func drainAvailable() -> String {
-            let descriptor = pipe.fileHandleForReading.fileDescriptor
-            let flags = fcntl(descriptor, F_GETFL)
-            _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
-            defer { _ = fcntl(descriptor, F_SETFL, flags) }
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = Glibc.read(descriptor, &buffer, buffer.count)
-                guard count > 0 else { break }
-                output += String(decoding: buffer[0..<count], as: UTF8.self)
-            }
-            return output
-        }
-
-        /// Reads the rest of the output and waits for the exit.
-        func finish() -> (status: Int32, output: String) {
-            output += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, output)
-        }
-    }
+    private typealias Child = GalleryProcess
 
     @discardableResult
     private func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {

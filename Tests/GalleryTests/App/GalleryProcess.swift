@@ -1,0 +1,71 @@
+import Foundation
+import Glibc
+
+/// A child process (the gallery binary, xdotool, xwininfo) whose standard output and error are read
+/// as they come, for tests that drive the gallery from outside.
+final class GalleryProcess {
+    let process = Process()
+    private let pipe = Pipe()
+    private(set) var output = ""
+
+    init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        // The tests run with SDL_VIDEODRIVER=dummy; the child gets only what is asked for here.
+        var env = ProcessInfo.processInfo.environment
+        env["SDL_VIDEODRIVER"] = nil
+        env["DISPLAY"] = nil
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+    }
+
+    /// Reads until the output holds `text` (true) or the child closes its output (false).
+    func read(until text: String) -> Bool {
+        while !output.contains(text) {
+            let data = pipe.fileHandleForReading.availableData
+            if data.isEmpty { return false }
+            output += String(decoding: data, as: UTF8.self)
+        }
+        return true
+    }
+
+    /// Reads until a line after `offset` (a count of characters of `output`) holds `text`; returns
+    /// that line, or nil when the child closed its output first.
+    func readLine(containing text: String, after offset: Int) -> String? {
+        while true {
+            let tail = output.dropFirst(offset)
+            if let line = tail.split(separator: "\n").first(where: { $0.contains(text) }),
+               tail.contains(line + "\n") {
+                return String(line)
+            }
+            let data = pipe.fileHandleForReading.availableData
+            if data.isEmpty { return nil }
+            output += String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    /// Reads what the child has written so far without waiting for more; returns the output.
+    func drainAvailable() -> String {
+        let descriptor = pipe.fileHandleForReading.fileDescriptor
+        let flags = fcntl(descriptor, F_GETFL)
+        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(descriptor, F_SETFL, flags) }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = Glibc.read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { break }
+            output += String(decoding: buffer[0..<count], as: UTF8.self)
+        }
+        return output
+    }
+
+    /// Reads the rest of the output and waits for the exit.
+    func finish() -> (status: Int32, output: String) {
+        output += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+}

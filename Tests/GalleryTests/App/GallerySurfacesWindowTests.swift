@@ -1,0 +1,108 @@
+import Compositor
+import Foundation
+import NodeRuntime
+import TestSupport
+import XCTest
+@testable import gallery
+
+/// The gallery's menus, dialogs and tooltips in a real window under Xvfb, driven from outside with
+/// xdotool and read back with xwd and xwininfo, as a person (and a check kept outside the project)
+/// would meet them. The gallery says on standard output when a surface opens or ends
+/// (`gallery: surface shown: ROLE "LABEL" at X,Y W×H`, `gallery: surfaces now N`).
+@MainActor
+final class GallerySurfacesWindowTests: XCTestCase {
+    private var galleryBinary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("gallery")
+    }
+
+    private let assetsArguments = ["--assets", GoldenImage.repositoryRoot.appendingPathComponent("Assets").path]
+    private let viewport = GalleryOptions().size
+    private var outputFolder: URL { GoldenImage.outputDirectory.deletingLastPathComponent().appendingPathComponent("xvfb") }
+
+    @discardableResult
+    private func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
+        try GalleryProcess(executable, arguments, environment: environment).finish()
+    }
+
+    /// The window's top-left corner on the screen, from `xwininfo`.
+    private func windowOrigin(_ window: String, environment: [String: String]) throws -> (x: Int, y: Int) {
+        let xwininfo = try XCTUnwrap(Xvfb.which("xwininfo"), "xwininfo is installed with x11-utils")
+        let (status, output) = try run(xwininfo, ["-id", window], environment: environment)
+        XCTAssertEqual(status, 0, output)
+        func value(_ name: String) -> Int? {
+            output.split(separator: "\n").first { $0.contains(name) }
+                .flatMap { $0.split(separator: ":").last }.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        return (try XCTUnwrap(value("Absolute upper-left X")), try XCTUnwrap(value("Absolute upper-left Y")))
+    }
+
+    /// The rectangle in a "surface shown" line: "at X,Y W×H".
+    private func frame(in line: String) throws -> Rect {
+        let at = try XCTUnwrap(line.range(of: " at ")).upperBound
+        let parts = line[at...].split(whereSeparator: { $0 == "," || $0 == " " || $0 == "×" }).compactMap { Double($0) }
+        XCTAssertEqual(parts.count, 4, line)
+        return Rect(x: parts[0], y: parts[1], width: parts[2], height: parts[3])
+    }
+
+    /// The mean difference of the three channels between two screenshots over `rect` (screen pixels).
+    private func meanDifference(_ a: (width: Int, height: Int, pixels: [UInt32]), _ b: (width: Int, height: Int, pixels: [UInt32]),
+                                in rect: Rect) -> Double {
+        var total = 0.0, count = 0.0
+        for y in Int(rect.minY)..<Int(rect.maxY) where y >= 0 && y < a.height {
+            for x in Int(rect.minX)..<Int(rect.maxX) where x >= 0 && x < a.width {
+                let p = a.pixels[y * a.width + x], q = b.pixels[y * b.width + x]
+                for shift in [16, 8, 0] as [UInt32] {
+                    total += abs(Double(Int(p >> shift & 0xFF) - Int(q >> shift & 0xFF)))
+                }
+                count += 3
+            }
+        }
+        return count > 0 ? total / count : 0
+    }
+
+    func testATooltipShowsOverTheTabBarAfterTheDelayAndGoesWhenThePointerLeaves() async throws {
+        guard let xdotool = Xvfb.which("xdotool") else { throw XCTSkip("xdotool is not installed (make test installs it)") }
+        guard Xvfb.which("xwd") != nil else { throw XCTSkip("xwd is not installed (make test installs x11-apps)") }
+        try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
+        try Xvfb.withDisplay(numbers: 190..<290) { display in
+            let x = ["DISPLAY": display]
+            let gallery = try GalleryProcess(galleryBinary.path, ["--screen", "chats", "--rows", "200", "--frames", "3600"]
+                                             + assetsArguments, environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
+            defer { if gallery.process.isRunning { gallery.process.terminate() } }
+            XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
+            let (_, windows) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",
+                                                            "^Tessera gallery$"], environment: x)
+            let window = try XCTUnwrap(windows.split(separator: "\n").first.map(String.init), "window not found")
+            let origin = try windowOrigin(window, environment: x)
+            let before = try XCTUnwrap(Xvfb.screenshot(display: display), "xwd read the screen")
+
+            // The pointer rests on the first tab (the bar is the window's bottom 48 points).
+            let tab = (x: Int(viewport.width / 10), y: Int(viewport.height) - 24)
+            let mark = gallery.output.count
+            XCTAssertEqual(try run(xdotool, ["mousemove", "--window", window, String(tab.x), String(tab.y)], environment: x).status, 0)
+            let line = try XCTUnwrap(gallery.readLine(containing: "surface shown: toolTip", after: mark), gallery.output)
+            XCTAssertTrue(line.contains("\"Show Chats (1)\""), line)
+            let bubble = try frame(in: line)
+            XCTAssertLessThan(bubble.maxY, Double(tab.y), "near the window's bottom it opens above the pointer: \(line)")
+            let onScreen = bubble.offsetBy(dx: Double(origin.x), dy: Double(origin.y)).insetBy(dx: 2, dy: 2)
+            // The frame that shows it is presented right after the one that reported it: looked for
+            // until it is there (the loop ends with the gallery's own frame limit).
+            var shown: (width: Int, height: Int, pixels: [UInt32])?
+            for _ in 0..<200 {
+                guard let shot = Xvfb.screenshot(display: display) else { break }
+                if meanDifference(before, shot, in: onScreen) > 40 { shown = shot; break }
+            }
+            XCTAssertNotNil(shown, "the tooltip's bubble reached the screen at \(onScreen)")
+            if let shown { try? Xvfb.writePNG(shown, to: outputFolder.appendingPathComponent("tooltip-window.png").path) }
+
+            let hideMark = gallery.output.count
+            XCTAssertEqual(try run(xdotool, ["mousemove", "--window", window, String(Int(viewport.width / 2)), "200"],
+                                   environment: x).status, 0)
+            XCTAssertNotNil(gallery.readLine(containing: "surfaces now 0", after: hideMark), "the tooltip went: " + gallery.output)
+            XCTAssertEqual(try run(xdotool, ["key", "ctrl+q"], environment: x).status, 0)
+            let (status, output) = gallery.finish()
+            XCTAssertEqual(status, 0, output)
+        }
+    }
+}
