@@ -311,12 +311,19 @@ public final class Compositor {
         guard let region, region.width * region.height * 3 <= w * h else {
             // A large change (a scroll, a new screen): drawn whole and directly, with no copy.
             compose(root, at: time)
-            return present()
+            return present(region: wholeFrameNeeded ? nil : region)
         }
         // A small change: only its region is drawn again when the retained frame holds the last frame;
         // otherwise the whole frame is drawn into it, so that the next small change can be.
         compose(root, at: time, into: .retained(region: !wholeFrameNeeded && retainedFrameIsCurrent ? region : nil))
-        return present()
+        if statistics.redrawnRegion != nil && !backend.retainedRegionIsExact {
+            // Something in the region would be drawn otherwise under its clip (a scaled copy on the
+            // software renderer): the frame is drawn whole, which leaves the rest as it was.
+            compose(root, at: time)
+            statistics.regionRedrawsAbandoned = 1
+            return present(region: region)
+        }
+        return present(region: statistics.redrawnRegion)
     }
 
     func skippedFrame() -> FrameStatistics {
@@ -423,7 +430,8 @@ public final class Compositor {
         case .direct:
             lastFrameWasRetained = false
             backend.beginFrame(clearColor: configuration.clearColor)
-            retainedFrameIsCurrent = false
+            // Drawn whole into the output: where the output is the retained frame, it is current.
+            retainedFrameIsCurrent = backend.retainsFramesInOutput
         }
         currentClip = nil
         if let root { draw(root, at: time, parentOrigin: .zero, parentOpacity: 1, clip: clip) }

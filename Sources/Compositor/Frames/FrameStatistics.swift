@@ -61,6 +61,9 @@ public struct FrameStatistics: Sendable, Equatable {
     /// The region of the output drawn again, on a backend that keeps the last frame
     /// (`Compositor.redrawsChangedRegionsOnly`); nil when the whole output was drawn.
     public var redrawnRegion: PixelRect?
+    /// 1 when a region was drawn and then the whole frame instead, because the region held a draw the
+    /// backend does not draw the same under a clip (`RenderBackend.retainedRegionIsExact`).
+    public var regionRedrawsAbandoned = 0
     /// The only part of the output sent to the window, when the backend sends changed regions alone
     /// (the software renderer); nil: the whole frame.
     public var presentedRegion: PixelRect?

@@ -61,6 +61,15 @@ public protocol RenderBackend: AnyObject {
     ///   False when the whole frame must be drawn: no region was given, the retained frame is new (the
     ///   output changed size), or none could be kept (an ordinary frame was begun instead).
     func beginRetainedFrame(clearColor: Color, region: PixelRect?) -> Bool
+    /// True when the retained frame is the output itself (the software renderer draws into the
+    /// window's surface, which keeps the last frame): a frame drawn whole with `beginFrame` leaves it
+    /// current too. The default is false (the retained frame is a texture of its own).
+    var retainsFramesInOutput: Bool { get }
+    /// False when something drawn since `beginRetainedFrame` with a region may differ, inside that
+    /// region, from the same thing drawn with no clip (the software renderer rounds scaled copies
+    /// from where a clip cuts them): the compositor then draws the frame whole instead. The default
+    /// is true.
+    var retainedRegionIsExact: Bool { get }
     /// Restricts drawing to `rect`, or lifts the restriction with nil.
     func setClip(_ rect: PixelRect?)
     /// Fills a rectangle with a straight colour, alpha-blended.
@@ -86,6 +95,8 @@ extension RenderBackend {
         return false
     }
     public var platformWindow: PlatformWindow? { nil }
+    public var retainsFramesInOutput: Bool { false }
+    public var retainedRegionIsExact: Bool { true }
     public func present(region: PixelRect?) { present() }
     public var uploadAlphaLayout: Bitmap.AlphaLayout { .premultiplied }
 }

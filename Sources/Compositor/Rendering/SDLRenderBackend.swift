@@ -78,6 +78,11 @@ public final class SDLRenderBackend: RenderBackend {
     var retainedFrame: OpaquePointer?
     var retainedFrameSize = (width: 0, height: 0)
     var drawsIntoRetainedFrame = false
+    /// True between `beginRetainedFrame` with a region on the software renderer and the next frame:
+    /// draws go in place into the window's surface under the region's clip.
+    private var drawsRegionInPlace = false
+    /// A draw since the region's frame began may differ under its clip (see `retainedRegionIsExact`).
+    private var regionWasInexact = false
     /// True when textures hold premultiplied pixels and blend with a custom mode. (immutable)
     public let usesPremultipliedBlending: Bool
     /// Premultiplied where the renderer takes a custom blend mode; straight on the `software`
@@ -242,6 +247,7 @@ public final class SDLRenderBackend: RenderBackend {
     }
 
     public func beginFrame(clearColor: Color) {
+        drawsRegionInPlace = false
         if drawsIntoRetainedFrame {
             SDL_SetRenderTarget(renderer, nil)
             drawsIntoRetainedFrame = false
@@ -277,6 +283,7 @@ public final class SDLRenderBackend: RenderBackend {
         if opaqueTextures.contains(handle.rawValue) { setBlending(of: texture, opaque: alpha == 255) }
         SDL_SetTextureAlphaMod(texture, alpha)
         if usesPremultipliedBlending { SDL_SetTextureColorMod(texture, alpha, alpha, alpha) }
+        if drawsRegionInPlace && !Self.copiesPixelForPixel(source, to: destination) { regionWasInexact = true }
         var sourceRect = SDL_Rect(x: Int32(source.x), y: Int32(source.y), w: Int32(source.width), h: Int32(source.height))
         var destinationRect = SDL_FRect(x: Float(destination.minX), y: Float(destination.minY),
                                         w: Float(destination.width), h: Float(destination.height))
@@ -287,6 +294,8 @@ public final class SDLRenderBackend: RenderBackend {
         var texture: OpaquePointer?
         if let handle {
             guard let live = self.texture(handle) else { return }
+            // A textured polygon is sampled from where the clip starts it: not known to be exact.
+            if drawsRegionInPlace { regionWasInexact = true }
             texture = live
             // The fringe of a rounded polygon fades out through vertex alpha, so even opaque pixels blend.
             if opaqueTextures.contains(handle.rawValue) { setBlending(of: live, opaque: false) }
@@ -337,7 +346,22 @@ public final class SDLRenderBackend: RenderBackend {
     /// Not on the software renderer, whose scaled copies round differently where a clip cuts them: it
     /// draws every changed frame whole.
     public var retainsFrames: Bool {
-        rendererName != "software" && SDL_RenderTargetSupported(renderer) == SDL_TRUE
+        retainsFramesInOutput || SDL_RenderTargetSupported(renderer) == SDL_TRUE
+    }
+
+    /// On the software renderer the window's surface, which it draws into, is the retained frame: it
+    /// keeps the last frame, so a small change is drawn in place under a clip and only its region
+    /// goes to the window. Where a clip would change how a copy is rounded (a scaled copy, a textured
+    /// polygon), `retainedRegionIsExact` turns false and the compositor draws the frame whole.
+    public var retainsFramesInOutput: Bool { rendererName == "software" }
+
+    public var retainedRegionIsExact: Bool { !regionWasInexact }
+
+    /// True when `source` lands on `destination` pixel for pixel: the same size, at whole pixels. Such a
+    /// copy is the same under any clip.
+    static func copiesPixelForPixel(_ source: PixelRect, to destination: Rect) -> Bool {
+        Double(source.width) == destination.width && Double(source.height) == destination.height
+            && destination.minX == destination.minX.rounded() && destination.minY == destination.minY.rounded()
     }
 
     /// The retained frame's pixels (tests compare them with the whole tree drawn), or nil.
@@ -349,6 +373,22 @@ public final class SDLRenderBackend: RenderBackend {
     }
 
     public func beginRetainedFrame(clearColor: Color, region: PixelRect?) -> Bool {
+        regionWasInexact = false
+        if retainsFramesInOutput {
+            SDL_RenderSetClipRect(renderer, nil)
+            SDL_SetRenderDrawColor(renderer, clearColor.red, clearColor.green, clearColor.blue, clearColor.alpha)
+            guard let region else {
+                drawsRegionInPlace = false
+                SDL_RenderClear(renderer)
+                return false
+            }
+            drawsRegionInPlace = true
+            SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_NONE)
+            var rect = SDL_Rect(x: Int32(clamping: region.x), y: Int32(clamping: region.y),
+                                w: Int32(clamping: region.width), h: Int32(clamping: region.height))
+            SDL_RenderFillRect(renderer, &rect)
+            return true
+        }
         if drawsIntoRetainedFrame { SDL_SetRenderTarget(renderer, nil) }
         drawsIntoRetainedFrame = false
         var region = region
