@@ -1,3 +1,5 @@
+import Foundation
+
 /// Places committed layer contents on the screen: each frame it walks the layer tree, uploads contents
 /// whose bitmap identity it has not uploaded yet, draws textures at their frames with opacity, clipping
 /// and corner rounding, presents, and records the frame's statistics.
@@ -21,8 +23,14 @@ public final class Compositor {
         /// Byte budget of the cached corner pieces (one small texture per radius, colour and corner):
         /// past it, pieces the frame did not draw go, least recently drawn first.
         public var cornerPieceBudgetBytes: Int
+        /// Draw only the changed region of a frame where the backend keeps the last frame
+        /// (`Compositor.redrawsChangedRegionsOnly`). Default: true, unless the environment says
+        /// `TESSERA_WHOLE_FRAMES=1` (to compare the two from outside, or to rule region drawing out).
+        public var redrawsChangedRegionsOnly: Bool
         public init(textureBudgetBytes: Int = 256 << 20, maximumTextureSide: Int? = nil,
-                    clearColor: Color = Color(rgb: 0x000000), cornerPieceBudgetBytes: Int = 2 << 20) {
+                    clearColor: Color = Color(rgb: 0x000000), cornerPieceBudgetBytes: Int = 2 << 20,
+                    redrawsChangedRegionsOnly: Bool = ProcessInfo.processInfo.environment["TESSERA_WHOLE_FRAMES"] != "1") {
+            self.redrawsChangedRegionsOnly = redrawsChangedRegionsOnly
             self.cornerPieceBudgetBytes = max(0, cornerPieceBudgetBytes)
             self.textureBudgetBytes = textureBudgetBytes
             self.maximumTextureSide = maximumTextureSide
@@ -130,6 +138,7 @@ public final class Compositor {
         self.delivery = InlineDelivery(window: window ?? backend.platformWindow)
         self.scale = scale.isFinite && scale > 0 ? scale : 1
         self.configuration = configuration
+        redrawsChangedRegionsOnly = configuration.redrawsChangedRegionsOnly
         self.textureCache = TextureCache(budgetBytes: configuration.textureBudgetBytes)
         self.thread = nil
     }
