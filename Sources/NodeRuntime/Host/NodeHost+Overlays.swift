@@ -94,7 +94,7 @@ public final class Overlay {
 
 /// The full-window container of an overlay: places the content, takes the presses outside it
 /// (popup, modal) or none (tooltip).
-final class OverlayContainerNode: Node {
+final class OverlayContainerNode: Node, @unchecked Sendable {
     weak var overlay: Overlay?
 
     override init() {
@@ -137,8 +137,9 @@ extension NodeHost {
     /// Shows `content` above the root (and above the overlays already shown): a popup, a tooltip or a
     /// modal overlay (see `Overlay.Kind`), placed by `positioner` (window points) or filling the
     /// window. A kind that takes focus moves it into the content: to `focus` when given, else the
-    /// first node in the content that can take it (else the content keeps no focus, and keys go to the
-    /// content's chain only through Escape). The content must not be in a tree already.
+    /// first node in the content that can take it. While the focus is on nothing (none in the content
+    /// could take it, or the focused node turned off), keys go to the content node's `keyDown` and
+    /// no further. The content must not be in a tree already.
     /// - Returns: the overlay, to `dismiss()` or reposition.
     /// - Thread: main
     @discardableResult
@@ -170,12 +171,17 @@ extension NodeHost {
         return overlay
     }
 
-    /// Ends `overlay` and every overlay above it, newest first, with `reason`.
+    /// Ends `overlay` and every overlay above it, newest first, with `reason`. Only those shown when
+    /// it is called end: an overlay that an `onDismiss` presents (an alert's button opening the next
+    /// alert) stays.
     func dismissOverlay(_ overlay: Overlay, reason: Overlay.DismissReason) {
         UIThread.precondition("Overlay.dismiss")
         guard let index = overlayStack.firstIndex(where: { $0 === overlay }) else { return }
-        while overlayStack.count > index {
-            let top = overlayStack.removeLast()
+        let ending = overlayStack[index...].reversed() as [Overlay]
+        for top in ending {
+            // An `onDismiss` that ran before may have ended this one already.
+            guard let position = overlayStack.firstIndex(where: { $0 === top }) else { continue }
+            overlayStack.remove(at: position)
             let topReason = top === overlay ? reason : (reason == .pressedOutside ? .pressedOutside : .dismissed)
             tearDown(top, reason: topReason)
         }

@@ -327,6 +327,9 @@ public final class NodeHost {
             isShiftDown = modifiers.contains(.shift)
             toolTips.inputArrived()
             if focusChainHandles({ $0.keyDown(key, modifiers: modifiers) }) { break }
+            // With the focus on nothing inside a menu or a dialog, its content hears the key (Enter
+            // chooses a dialog's default button).
+            if focusedNode == nil, let overlay = focusTrappingOverlay, overlay.content.keyDown(key, modifiers: modifiers) { break }
             if key == .tab, modifiers.isDisjoint(with: [.control, .alt, .command]), moveFocus(backward: modifiers.contains(.shift)) {
                 showsFocusRing = true
                 break

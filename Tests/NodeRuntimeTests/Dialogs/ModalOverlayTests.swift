@@ -1,0 +1,64 @@
+import Compositor
+import Foundation
+import TestSupport
+import XCTest
+@testable import NodeRuntime
+
+/// The host's modal overlays as dialogs use them: what `onDismiss` may do, and keys with the focus
+/// on nothing.
+@MainActor
+final class ModalOverlayTests: XCTestCase {
+    override func setUp() async throws { resetDialogAppearance() }
+    override func tearDown() async throws { resetDialogAppearance() }
+
+    func testAnOverlayPresentedFromOnDismissStays() async throws {
+        let harness = try DialogHarness()
+        let first = harness.host.presentOverlay(Node(), kind: .modal)
+        var second: Overlay?
+        var secondEnded: Overlay.DismissReason?
+        first.onDismiss = { _ in
+            second = harness.host.presentOverlay(Node(), kind: .modal)
+            second?.onDismiss = { secondEnded = $0 }
+        }
+        first.dismiss()
+        let next = try XCTUnwrap(second)
+        XCTAssertNil(secondEnded, "the overlay opened as the first ended was ended with it")
+        XCTAssertTrue(next.isPresented)
+        XCTAssertTrue(harness.host.overlays.count == 1 && harness.host.overlays[0] === next)
+    }
+
+    func testAnOverlayAboveEndsWithTheOneUnderItAndOnlyThose() async throws {
+        let harness = try DialogHarness()
+        let bottom = harness.host.presentOverlay(Node(), kind: .modal)
+        let top = harness.host.presentOverlay(Node(), kind: .modal)
+        var reasons: [String] = []
+        var replacement: Overlay?
+        top.onDismiss = { reasons.append("top \($0)") }
+        bottom.onDismiss = {
+            reasons.append("bottom \($0)")
+            replacement = harness.host.presentOverlay(Node(), kind: .popup)
+        }
+        bottom.dismiss()
+        XCTAssertEqual(reasons, ["top dismissed", "bottom dismissed"])
+        XCTAssertTrue(replacement?.isPresented == true)
+        XCTAssertEqual(harness.host.overlays.count, 1)
+    }
+
+    func testKeysWithTheFocusOnNothingGoToTheTopOverlaysContentAndNoFurther() async throws {
+        final class KeyNode: Node, @unchecked Sendable {
+            var keys: [Key] = []
+            override func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool {
+                keys.append(key)
+                return key == .enter
+            }
+        }
+        let harness = try DialogHarness()
+        let content = KeyNode()
+        harness.host.presentOverlay(content, kind: .modal)
+        XCTAssertNil(harness.host.focusedNode)
+        harness.key(.enter)
+        harness.key(.character("x"))
+        XCTAssertEqual(content.keys, [.enter, .character("x")])
+        XCTAssertTrue(harness.keysHeard.isEmpty, "the app heard \(harness.keysHeard)")
+    }
+}
