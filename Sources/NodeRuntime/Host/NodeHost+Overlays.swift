@@ -164,8 +164,13 @@ extension NodeHost {
             container.layoutIfNeeded()
         }
         if kind.takesFocus {
-            let target = focus ?? Self.firstFocusable(in: content)
-            if let target { self.focus(target) } else if let focused = focusedNode, !isInTopOverlay(focused) { self.focus(nil) }
+            // The focus ends inside the content or nowhere: a `focus` that cannot take it (disabled,
+            // hidden, not inside) must not leave it on a node behind, which would keep the keys.
+            if let focus { self.focus(focus) }
+            if focusedNode.map({ !container.isAncestor(of: $0) }) ?? true, let first = Self.firstFocusable(in: content) {
+                self.focus(first)
+            }
+            if let focused = focusedNode, !container.isAncestor(of: focused) { self.focus(nil) }
         }
         runtime.noteAccessibilityChange()
         return overlay

@@ -44,6 +44,29 @@ final class ModalOverlayTests: XCTestCase {
         XCTAssertEqual(harness.host.overlays.count, 1)
     }
 
+    func testAFocusTargetThatCannotTakeTheFocusLeavesItOnNothingBehindTheOverlay() async throws {
+        let harness = try DialogHarness()
+        harness.host.focus(harness.screen.edit)
+        let content = Node()
+        let off = ButtonNode(title: "Off")
+        off.isEnabled = false
+        content.addSubnode(off)
+        harness.host.presentOverlay(content, kind: .modal, focus: off)
+        XCTAssertNil(harness.host.focusedNode, "the focus stayed on the app's button behind the modal overlay")
+        harness.key(.enter)
+        harness.key(.space)
+        XCTAssertEqual(harness.screen.activations, [], "keys reached a button behind the modal overlay")
+    }
+
+    func testWithoutAFocusTargetTheFirstFocusableNodeOfTheLaidOutContentTakesIt() async throws {
+        let harness = try DialogHarness()
+        harness.host.focus(harness.screen.edit)
+        // The button is a subnode only once the content is laid out (`automaticallyManagesSubnodes`).
+        let content = DialogTestScreen(name: "overlay screen")
+        harness.host.presentOverlay(content, kind: .modal)
+        XCTAssertTrue(harness.host.focusedNode === content.edit)
+    }
+
     func testKeysWithTheFocusOnNothingGoToTheTopOverlaysContentAndNoFurther() async throws {
         final class KeyNode: Node, @unchecked Sendable {
             var keys: [Key] = []
