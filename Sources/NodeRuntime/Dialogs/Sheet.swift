@@ -110,8 +110,9 @@ public final class Sheet {
             controller.loadViewIfNeeded()
             controller.willPresent()
         }
-        let target = focus ?? NodeHost.firstFocusable(in: content) ?? card
-        let overlay = host.presentOverlay(backdrop, kind: .modal, focus: target)
+        // With no `focus`, the host picks the first node inside that takes it: the card itself only
+        // when nothing in the content can (`DialogCardNode.canBecomeFocused`).
+        let overlay = host.presentOverlay(backdrop, kind: .modal, focus: focus)
         overlay.dismissesOnEscape = dismissesOnEscape
         overlay.onDismiss = { [self] reason in didEnd(reason) }
         self.overlay = overlay
