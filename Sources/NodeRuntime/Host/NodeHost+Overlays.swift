@@ -278,6 +278,13 @@ extension NodeHost {
     /// The overlay that holds the focus now: the top one that takes it. Tab stays in it.
     var focusTrappingOverlay: Overlay? { overlayStack.last { $0.kind.takesFocus } }
 
+    /// True when a modal overlay keeps `node` out of reach: it is under the top modal overlay (in the
+    /// root or a lower overlay), not in it or above it. Screen readers' actions stop there too.
+    func isBehindModalOverlay(_ node: Node) -> Bool {
+        guard let modal = overlayStack.lastIndex(where: { $0.kind == .modal }) else { return false }
+        return !overlayStack[modal...].contains { $0.container.isAncestor(of: node) }
+    }
+
     func isInTopOverlay(_ node: Node) -> Bool {
         guard let top = focusTrappingOverlay else { return false }
         return top.container.isAncestor(of: node)

@@ -67,6 +67,24 @@ final class ModalOverlayTests: XCTestCase {
         XCTAssertTrue(harness.host.focusedNode === content.edit)
     }
 
+    func testAScreenReaderCannotReachNodesBehindAModalOverlay() async throws {
+        let harness = try DialogHarness()
+        let tree = harness.host.accessibilityTree()
+        let edit = try XCTUnwrap(DialogHarness.element(.button, in: tree.root))
+        XCTAssertEqual(edit.label, "Edit")
+        let alert = harness.host.presentAlert(Alert(title: "Sign out?", buttons: [.cancel("Cancel"), .default("Sign Out")]))
+        try harness.settle()
+        _ = harness.host.accessibilityTree()
+        XCTAssertFalse(harness.host.performAccessibilityAction(.press, onElement: edit.id))
+        XCTAssertFalse(harness.host.focusAccessibilityElement(edit.id))
+        XCTAssertEqual(harness.screen.activations, [], "a press behind the alert activated the app's button")
+        XCTAssertTrue(harness.host.focusedNode === alert.buttonNodes[1], "the focus left the alert")
+        alert.dismiss()
+        _ = harness.host.accessibilityTree()
+        XCTAssertTrue(harness.host.performAccessibilityAction(.press, onElement: edit.id))
+        XCTAssertEqual(harness.screen.activations, ["edit"], "in reach again once the alert ended")
+    }
+
     func testKeysWithTheFocusOnNothingGoToTheTopOverlaysContentAndNoFurther() async throws {
         final class KeyNode: Node, @unchecked Sendable {
             var keys: [Key] = []
