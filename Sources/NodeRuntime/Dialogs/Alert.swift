@@ -18,7 +18,8 @@ import Compositor
 ///
 /// The buttons sit in a row of equal widths, in the order given; when one's title does not fit its
 /// share of the row, they stack. The card is `DialogMetrics.alertWidth` points wide (less in a narrow
-/// window) and the message wraps. An alert is shown once: make a new one to ask again.
+/// window) and the message wraps. It fades in (at once with reduced motion) and leaves at once. An
+/// alert is shown once: make a new one to ask again.
 /// - Thread: main, every member.
 @MainActor
 public final class Alert {
@@ -94,6 +95,7 @@ public final class Alert {
         overlay.dismissesOnEscape = cancelButtonIndex != nil
         overlay.onDismiss = { [self] reason in didEnd(reason) }
         self.overlay = overlay
+        backdrop.fadeIn()
     }
 
     private func choose(_ index: Int) {

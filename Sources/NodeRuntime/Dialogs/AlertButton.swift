@@ -110,6 +110,8 @@ enum DialogMetrics {
     /// How dark the dim over the window is (black, this opaque), in light and in dark appearances.
     static let dimAlphaLight: UInt8 = 0x59
     static let dimAlphaDark: UInt8 = 0x80
+    /// How long a dialog takes to fade in, in seconds.
+    static let fadeDuration = 0.15
 
     /// `base` moved `amount` (0–1) of the way to `other`, channel by channel; the alpha of `base`.
     static func mix(_ base: Color, _ other: Color, _ amount: Double) -> Color {

@@ -20,6 +20,14 @@ final class DialogBackdropNode: Node, @unchecked Sendable {
         applyDim()
     }
 
+    /// Fades the dim and the card in over `DialogMetrics.fadeDuration`, unless the appearance asks
+    /// for reduced motion (then it is there at once). Call once it is on screen.
+    @MainActor
+    func fadeIn() {
+        guard !runtime.appearance.reducedMotion else { return }
+        runtime.animator.animate(layer, .opacity(from: 0, to: 1), duration: DialogMetrics.fadeDuration)
+    }
+
     private func applyDim() {
         dependOnAppearance(.colors)
         let dark = runtime.appearance.isDark

@@ -18,7 +18,8 @@ public import Compositor
 ///
 /// The content is shown at `preferredContentSize` when set, else at its own size; a content that
 /// measures to nothing (a controller's node usually) fills the room the window leaves. Either way the
-/// card stays `DialogMetrics.windowMargin` inside the window.
+/// card stays `DialogMetrics.windowMargin` inside the window. It fades in (at once with reduced
+/// motion) and leaves at once.
 /// - Thread: main, every member.
 @MainActor
 public final class Sheet {
@@ -116,6 +117,7 @@ public final class Sheet {
         overlay.dismissesOnEscape = dismissesOnEscape
         overlay.onDismiss = { [self] reason in didEnd(reason) }
         self.overlay = overlay
+        backdrop.fadeIn()
         controller?.didPresent()
     }
 

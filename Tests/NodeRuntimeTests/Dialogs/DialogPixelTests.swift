@@ -89,6 +89,25 @@ final class DialogPixelTests: XCTestCase {
         XCTAssertEqual(card.width, 300 - 2 * DialogMetrics.windowMargin)
     }
 
+    func testADialogFadesInUnlessMotionIsReduced() async throws {
+        let harness = try DialogHarness()
+        let alert = harness.host.presentAlert(Alert(title: "Sign out?", buttons: [.cancel("Cancel"), .default("Sign Out")]))
+        XCTAssertEqual(alert.backdrop.layer.opacity, 0, "it starts transparent")
+        harness.frame()
+        harness.frame()
+        let midway = alert.backdrop.layer.opacity
+        XCTAssertGreaterThan(midway, 0)
+        XCTAssertLessThan(midway, 1)
+        try harness.settle()
+        XCTAssertEqual(alert.backdrop.layer.opacity, 1)
+        alert.dismiss()
+
+        Runtime.shared.setAppearance(Appearance(reducedMotion: true))
+        let sheet = harness.host.presentSheet(Sheet(content: SheetFormNode(), title: "Rename"))
+        XCTAssertEqual(sheet.backdrop.layer.opacity, 1, "with reduced motion it is there at once")
+        XCTAssertEqual(Runtime.shared.animator.count, 0)
+    }
+
     func testSheetsInLightAndDark() async throws {
         for dark in [false, true] {
             resetDialogAppearance()
