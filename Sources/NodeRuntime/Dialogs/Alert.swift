@@ -23,7 +23,9 @@ import Compositor
 /// - Thread: main, every member.
 @MainActor
 public final class Alert {
+    /// The question or the news, in bold: also what a screen reader calls the alert.
     public let title: String
+    /// What the title leaves to say, wrapped below it; empty: none.
     public let message: String
     /// The buttons, in the order shown. An alert given none has an "OK" button of role `.default`,
     /// so that it can end.

@@ -44,6 +44,17 @@ final class DialogPixelTests: XCTestCase {
         }
     }
 
+    func testAnAlertShownFollowsTheAppearanceWhenItChanges() async throws {
+        let alert = Alert(title: "Sign out?", message: "You will need your password to sign in again.",
+                          buttons: [.cancel("Cancel"), .destructive("Sign Out")])
+        let image = try render(dark: false) { harness in
+            harness.host.presentAlert(alert)
+            try? harness.settle()
+            Runtime.shared.setAppearance(Appearance(colorScheme: .dark))
+        }
+        GoldenImage.assertMatches(image, named: "alert-two-buttons-dark", in: "NodeRuntimeTests")
+    }
+
     func testTheDefaultButtonIsFilledWithTheAccentAndTheWindowIsDimmed() async throws {
         let harness = try DialogHarness()
         let background = try harness.pixel(Point(x: 5, y: 350))

@@ -164,6 +164,27 @@ final class SheetTests: XCTestCase {
         XCTAssertTrue(harness.host.overlays.isEmpty)
     }
 
+    func testAControllerInASheetFollowsTheWindowsSize() async throws {
+        // The recording backend's window can be resized from a test.
+        let (host, backend) = makeHost(width: 480, height: 360)
+        let presenter = NodeController(node: DialogTestScreen())
+        host.setRootController(presenter)
+        try host.settle()
+        let shown = SheetLoggingController()
+        presenter.presentSheet(shown)
+        try host.settle()
+        let margin = DialogMetrics.windowMargin
+        XCTAssertEqual(shown.node.frame.size, Size(width: 480 - 2 * margin, height: 360 - 2 * margin))
+        backend.outputPixelSize = (400, 300)
+        host.viewportDidChange()
+        try host.settle()
+        let resized = Size(width: 400 - 2 * margin, height: 300 - 2 * margin)
+        XCTAssertEqual(shown.node.frame.size, resized)
+        XCTAssertEqual(shown.sizes.last, resized, "viewWillLayoutSubviews heard of the new size")
+        XCTAssertEqual(host.overlays.first?.container.frame.size, Size(width: 400, height: 300))
+        shown.dismissSheet()
+    }
+
     func testEscapeAndAHostResetEndAControllersSheetWithItsLifecycle() async throws {
         let harness = try DialogHarness()
         let presenter = NodeController(node: harness.screen)
