@@ -39,9 +39,11 @@ final class DialogBackdropNode: Node, @unchecked Sendable {
         if change.contains(.colors) { applyDim() }
     }
 
-    /// Keys that come to the dialog while the focus is on nothing inside it go to the card.
+    /// Keys that come to the dialog while the focus is on nothing inside it go to the card (with the
+    /// focus inside, the card heard them already on their way up).
     override func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool {
-        card.keyDown(key, modifiers: modifiers)
+        guard nodeHost?.focusedNode == nil else { return false }
+        return card.keyDown(key, modifiers: modifiers)
     }
 
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
