@@ -139,7 +139,8 @@ extension NodeHost {
     /// window. A kind that takes focus moves it into the content: to `focus` when given, else the
     /// first node in the content that can take it. While the focus is on nothing (none in the content
     /// could take it, or the focused node turned off), keys go to the content node's `keyDown` and
-    /// no further. The content must not be in a tree already.
+    /// no further. A modal overlay cancels the press that is down, if any. The content must not be in
+    /// a tree already.
     /// - Returns: the overlay, to `dismiss()` or reposition.
     /// - Thread: main
     @discardableResult
@@ -158,6 +159,8 @@ extension NodeHost {
         container.contentsScale = compositor.scale
         container.frame = Rect(origin: .zero, size: viewportSize)
         overlay.focusBefore = focusedNode
+        // A press held on something behind must not end there as a click once a dialog covers it.
+        if kind == .modal { cancelTouchInProgress() }
         overlayStack.append(overlay)
         container.enterInterfaceState(.onScreen) {
             rootLayer.addSublayer(container.layer)

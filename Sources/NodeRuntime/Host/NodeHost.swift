@@ -441,6 +441,13 @@ public final class NodeHost {
         continueTouch(makeTouch(.cancelled, at: point))
     }
 
+    /// Cancels the touch that is down, if any, where the pointer is (a modal overlay opening takes
+    /// the press away from what is behind it).
+    func cancelTouchInProgress() {
+        guard isTouchDown else { return }
+        cancelTouch(at: pointerLocation ?? .zero)
+    }
+
     /// When a recognizer has taken the touch, the others are cancelled and the node's touch ends.
     private func claimTouchIfRecognized(nodeTouchIsLive: Bool = true) {
         guard !touchClaimed, let winner = touchRecognizers.first(where: \.hasClaimedTouch) else { return }

@@ -85,6 +85,23 @@ final class ModalOverlayTests: XCTestCase {
         XCTAssertEqual(harness.screen.activations, ["edit"], "in reach again once the alert ended")
     }
 
+    func testAPressBegunBeforeAModalOverlayOpenedDoesNotActivateWhatIsBehind() async throws {
+        let harness = try DialogHarness()
+        let edit = harness.centre(of: harness.screen.edit)
+        var cancelled = 0
+        harness.screen.edit.addTarget(for: .touchCancel) { _, _ in cancelled += 1 }
+        harness.frame([.pointerMoved(edit), .pointerDown(edit, button: 1)])
+        XCTAssertTrue(harness.screen.edit.isHighlighted)
+        // A shortcut, a timer or the network opens an alert while the button is held.
+        let alert = harness.host.presentAlert(Alert(title: "Connection lost", buttons: [.default("OK")]))
+        harness.frame([.pointerUp(edit, button: 1)])
+        try harness.settle()
+        XCTAssertEqual(harness.screen.activations, [], "the release behind the alert activated the app's button")
+        XCTAssertEqual(cancelled, 1, "the button heard its press end")
+        XCTAssertFalse(harness.screen.edit.isHighlighted)
+        XCTAssertTrue(alert.isPresented)
+    }
+
     func testKeysWithTheFocusOnNothingGoToTheTopOverlaysContentAndNoFurther() async throws {
         final class KeyNode: Node, @unchecked Sendable {
             var keys: [Key] = []
