@@ -102,6 +102,20 @@ final class ModalOverlayTests: XCTestCase {
         XCTAssertTrue(alert.isPresented)
     }
 
+    func testWhatIsBehindAModalOverlayLosesTheHover() async throws {
+        let harness = try DialogHarness()
+        let edit = harness.centre(of: harness.screen.edit)
+        harness.frame([.pointerMoved(edit)])
+        try harness.settle()
+        XCTAssertTrue(harness.screen.edit.controlState.contains(.hovered))
+        let alert = harness.host.presentAlert(Alert(title: "Connection lost", buttons: [.default("OK")]))
+        try harness.settle()
+        XCTAssertFalse(harness.screen.edit.controlState.contains(.hovered), "hovered under the alert")
+        alert.dismiss()
+        try harness.settle()
+        XCTAssertTrue(harness.screen.edit.controlState.contains(.hovered), "hovered again once it ended")
+    }
+
     func testKeysWithTheFocusOnNothingGoToTheTopOverlaysContentAndNoFurther() async throws {
         final class KeyNode: Node, @unchecked Sendable {
             var keys: [Key] = []
