@@ -111,7 +111,7 @@ public final class Alert {
         guard modifiers.isDisjoint(with: [.control, .alt, .command]) else { return false }
         switch key {
         case .escape:
-            if let cancel = cancelButtonIndex { choose(cancel) }
+            if let cancel = cancelButtonIndex, buttonNodes[cancel].isEnabled { choose(cancel) }
             return true
         case .enter:
             if let index = defaultButtonIndex, buttonNodes[index].isEnabled { choose(index) }

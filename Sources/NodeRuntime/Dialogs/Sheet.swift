@@ -200,12 +200,15 @@ extension NodeController {
         return sheet
     }
 
-    /// Ends the sheet this controller presented, or else the sheet that shows this controller;
-    /// `completion` runs once it has ended (at once when there is none).
+    /// Ends the sheet this controller presented, or else the sheet that shows this controller (or
+    /// the navigation controller it is pushed on); `completion` runs once it has ended (at once when
+    /// there is none).
     /// - Thread: main
     public func dismissSheet(completion: (() -> Void)? = nil) {
         UIThread.precondition("NodeController.dismissSheet")
-        guard let sheet = presentedSheet ?? sheet else {
+        var shower: NodeController? = self
+        while let current = shower, current.sheet == nil { shower = current.navigationController }
+        guard let sheet = presentedSheet ?? shower?.sheet else {
             completion?()
             return
         }

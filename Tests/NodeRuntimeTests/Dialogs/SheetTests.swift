@@ -164,6 +164,26 @@ final class SheetTests: XCTestCase {
         XCTAssertTrue(harness.host.overlays.isEmpty)
     }
 
+    func testAControllerPushedInASheetsNavigationDismissesTheSheet() async throws {
+        let harness = try DialogHarness()
+        let presenter = NodeController(node: harness.screen)
+        harness.host.setRootController(presenter)
+        let first = SheetLoggingController()
+        let navigation = NavigationController(rootController: first)
+        let sheet = presenter.presentSheet(navigation, title: "Settings")
+        try harness.settle()
+        let second = SheetLoggingController()
+        navigation.push(second, animated: false)
+        try harness.settle()
+        XCTAssertTrue(second.isPresented)
+        var completed = false
+        second.dismissSheet { completed = true }
+        XCTAssertFalse(sheet.isPresented)
+        XCTAssertTrue(completed)
+        XCTAssertFalse(second.isPresented, "the navigation controller passed the dismissal on")
+        XCTAssertTrue(harness.host.overlays.isEmpty)
+    }
+
     func testAControllerInASheetFollowsTheWindowsSize() async throws {
         // The recording backend's window can be resized from a test.
         let (host, backend) = makeHost(width: 480, height: 360)
