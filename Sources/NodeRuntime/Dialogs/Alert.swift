@@ -52,6 +52,8 @@ public final class Alert {
     private(set) var overlay: Overlay?
     private var wasPresented = false
 
+    /// An alert asking `title`, with `message` below it and `buttons` in a row (none: an "OK"
+    /// button of role `.default`). Nothing is shown until `NodeHost.presentAlert(_:)`.
     public init(title: String, message: String = "", buttons: [AlertButton] = []) {
         UIThread.precondition("Alert.init")
         self.title = title

@@ -25,11 +25,14 @@ public struct AlertButton: Sendable {
         case plain
     }
 
+    /// The button's text: a verb that says what it does ("Sign Out", not "Yes").
     public var title: String
+    /// What the button means (see `Role`).
     public var role: Role
     /// Runs after the alert ended because this button was chosen; nil: the alert only ends.
     public var handler: (@MainActor @Sendable () -> Void)?
 
+    /// A button titled `title` with `role`, running `handler` when chosen.
     public init(_ title: String, role: Role = .plain, handler: (@MainActor @Sendable () -> Void)? = nil) {
         self.title = title
         self.role = role
@@ -61,8 +64,9 @@ public struct AlertButton: Sendable {
 /// theme's `.fill` with `.label` (or `.destructive`) text for the others; pressed and hovered shades
 /// are mixed from those, so light, dark and high contrast all follow the theme.
 final class DialogButtonNode: ButtonNode, @unchecked Sendable {
-    /// Whether it shows as the suggested answer. (set once, in init)
+    /// Whether it shows as the suggested answer, filled with the accent. (set once, in init)
     let isSuggested: Bool
+    /// Whether its title is in the theme's `.destructive` colour. (set once, in init)
     let isDestructive: Bool
 
     init(title: String, suggested: Bool, destructive: Bool) {
