@@ -188,7 +188,7 @@ struct AtspiStateSet: Hashable, Sendable {
         let map: [(AccessibilityStates, AtspiState)] = [
             (.focused, .focused), (.focusable, .focusable), (.selected, .selected), (.selectable, .selectable),
             (.expanded, .expanded), (.expandable, .expandable), (.checked, .checked), (.checkable, .checkable),
-            (.editable, .editable), (.multiLine, .multiLine), (.showing, .showing),
+            (.editable, .editable), (.multiLine, .multiLine), (.showing, .showing), (.modal, .modal),
         ]
         for (model, atspi) in map where states.contains(model) { insert(atspi) }
         if element.role == .textField && !states.contains(.multiLine) { insert(.singleLine) }

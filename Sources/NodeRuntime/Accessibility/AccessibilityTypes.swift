@@ -142,6 +142,8 @@ public struct AccessibilityStates: OptionSet, Sendable, Hashable {
     public static let multiLine = AccessibilityStates(rawValue: 1 << 10)
     /// On screen now (an element scrolled away, or a list's row without a node, is not).
     public static let showing = AccessibilityStates(rawValue: 1 << 11)
+    /// Keeps the rest of the window out of reach until it ends (an alert, a sheet).
+    public static let modal = AccessibilityStates(rawValue: 1 << 12)
 }
 
 /// Something a screen reader can ask an element to do.

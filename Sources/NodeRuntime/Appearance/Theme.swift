@@ -30,6 +30,8 @@ public struct ThemeColor: Hashable, Sendable, ExpressibleByStringLiteral, Custom
     public static let onAccent = ThemeColor("onAccent")
     /// A bar's background (a tab bar, a toolbar).
     public static let bar = ThemeColor("bar")
+    /// Text of an action that destroys something (an alert's "Delete" button).
+    public static let destructive = ThemeColor("destructive")
 }
 
 /// One variant's colours: a colour for each name it knows.
@@ -59,24 +61,28 @@ public struct ThemeColors: Hashable, Sendable {
         .background: Color(rgb: 0xFFFFFF), .secondaryBackground: Color(rgb: 0xF1F3F5), .fill: Color(rgb: 0xF1F3F5),
         .label: Color(rgb: 0x111418), .secondaryLabel: Color(rgb: 0x7D8590), .separator: Color(rgb: 0xE3E6EA),
         .accent: Color(rgb: 0x3390EC), .onAccent: Color(rgb: 0xFFFFFF), .bar: Color(rgb: 0xF7F8FA),
+        .destructive: Color(rgb: 0xD81B26),
     ])
     /// Tessera's dark colours for the standard names.
     public static let standardDark = ThemeColors([
         .background: Color(rgb: 0x17212B), .secondaryBackground: Color(rgb: 0x0E1621), .fill: Color(rgb: 0x242F3D),
         .label: Color(rgb: 0xF5F5F5), .secondaryLabel: Color(rgb: 0x8D9BA8), .separator: Color(rgb: 0x2B3A4A),
         .accent: Color(rgb: 0x5EB5F7), .onAccent: Color(rgb: 0xFFFFFF), .bar: Color(rgb: 0x1E2C3A),
+        .destructive: Color(rgb: 0xFF7B63),
     ])
     /// Light with high contrast: black on white, stronger secondary text and lines.
     public static let standardHighContrastLight = ThemeColors([
         .background: Color(rgb: 0xFFFFFF), .secondaryBackground: Color(rgb: 0xE6E6E6), .fill: Color(rgb: 0xE6E6E6),
         .label: Color(rgb: 0x000000), .secondaryLabel: Color(rgb: 0x30363D), .separator: Color(rgb: 0x000000),
         .accent: Color(rgb: 0x0040A0), .onAccent: Color(rgb: 0xFFFFFF), .bar: Color(rgb: 0xFFFFFF),
+        .destructive: Color(rgb: 0xA00010),
     ])
     /// Dark with high contrast: white on black.
     public static let standardHighContrastDark = ThemeColors([
         .background: Color(rgb: 0x000000), .secondaryBackground: Color(rgb: 0x1A1A1A), .fill: Color(rgb: 0x1F1F1F),
         .label: Color(rgb: 0xFFFFFF), .secondaryLabel: Color(rgb: 0xE0E0E0), .separator: Color(rgb: 0xFFFFFF),
         .accent: Color(rgb: 0x9CD3FF), .onAccent: Color(rgb: 0x000000), .bar: Color(rgb: 0x000000),
+        .destructive: Color(rgb: 0xFF9C8F),
     ])
 }
 

@@ -33,6 +33,10 @@ open class NodeController {
     private var didRunLoadView = false
     /// True from `viewWillAppear()` until `viewDidDisappear()`.
     public private(set) var isPresented = false
+    /// The sheet this controller presented (`presentSheet`), while it is shown.
+    public internal(set) weak var presentedSheet: Sheet?
+    /// The sheet that shows this controller, while it does.
+    public internal(set) weak var sheet: Sheet?
 
     /// Makes a controller for `node`. Nothing is loaded until the node is first shown.
     /// - Thread: main

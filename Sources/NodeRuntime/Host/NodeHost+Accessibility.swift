@@ -146,13 +146,16 @@ extension NodeHost {
     }
 
     /// Performs a screen reader's `action` on the element `id` of the last tree; false when the
-    /// element is gone or does nothing with it. `.press` on a list's row (a placeholder too) scrolls
-    /// it into view and selects it (`onSelectRow`). - Thread: main
+    /// element is gone, does nothing with it, or is behind a modal overlay (an alert). `.press` on a
+    /// list's row (a placeholder too) scrolls it into view and selects it (`onSelectRow`).
+    /// - Thread: main
     @MainActor
     @discardableResult
     public func performAccessibilityAction(_ action: AccessibilityAction, onElement id: Int) -> Bool {
         UIThread.precondition("NodeHost.performAccessibilityAction")
-        guard let reference = accessibilityNodes[id], let node = reference.node else { return false }
+        guard let reference = accessibilityNodes[id], let node = reference.node, !isBehindModalOverlay(node) else {
+            return false
+        }
         switch reference.kind {
         case .node:
             if node.performAccessibilityAction(action) { return true }
@@ -176,24 +179,24 @@ extension NodeHost {
     }
 
     /// Gives the keyboard focus to the element `id` (AT-SPI's `GrabFocus`); false when it cannot
-    /// take it. - Thread: main
+    /// take it or is behind a modal overlay. - Thread: main
     @MainActor
     @discardableResult
     public func focusAccessibilityElement(_ id: Int) -> Bool {
         UIThread.precondition("NodeHost.focusAccessibilityElement")
-        guard let node = accessibilityNodes[id]?.node, node.canBecomeFocused else { return false }
+        guard let node = accessibilityNodes[id]?.node, node.canBecomeFocused, !isBehindModalOverlay(node) else { return false }
         focus(node)
         if focusedNode === node { showsFocusRing = true }
         return focusedNode === node
     }
 
     /// Replaces the text of the editable element `id` (AT-SPI's `EditableText`); false when it is
-    /// not a text field. - Thread: main
+    /// not a text field or is behind a modal overlay. - Thread: main
     @MainActor
     @discardableResult
     public func setAccessibilityText(_ text: String, ofElement id: Int) -> Bool {
         UIThread.precondition("NodeHost.setAccessibilityText")
-        guard let field = accessibilityNodes[id]?.node as? EditableTextNode else { return false }
+        guard let field = accessibilityNodes[id]?.node as? EditableTextNode, !isBehindModalOverlay(field) else { return false }
         field.text = text
         return true
     }
@@ -203,13 +206,13 @@ extension NodeHost {
     /// Replaces the characters `range` (Unicode scalars, as AT-SPI counts; nil: the whole text) of
     /// the editable element `id` with `text`, as typing would: one undo step, `onChange` called, the
     /// caret after the new text (AT-SPI's `InsertText`, `DeleteText`, `SetTextContents`). A range
-    /// past the end is cut to it. False when the element is not a text field.
+    /// past the end is cut to it. False when the element is not a text field or is behind a modal overlay.
     /// - Thread: main
     @MainActor
     @discardableResult
     public func replaceAccessibilityText(in range: Range<Int>?, with text: String, ofElement id: Int) -> Bool {
         UIThread.precondition("NodeHost.replaceAccessibilityText")
-        guard let field = accessibilityNodes[id]?.node as? EditableTextNode else { return false }
+        guard let field = accessibilityNodes[id]?.node as? EditableTextNode, !isBehindModalOverlay(field) else { return false }
         let current = field.text
         let utf16Range = range.map { Self.utf16Range(ofScalars: $0, in: current) } ?? 0..<current.utf16.count
         field.selectedRange = utf16Range
@@ -219,12 +222,12 @@ extension NodeHost {
 
     /// Puts the caret (an empty `range`) or the selection of the text field `id` at `range`, in
     /// Unicode scalars (AT-SPI's `SetCaretOffset`, `SetSelection`); cut to the text. False when the
-    /// element is not a text field. - Thread: main
+    /// element is not a text field or is behind a modal overlay. - Thread: main
     @MainActor
     @discardableResult
     public func setAccessibilitySelection(_ range: Range<Int>, ofElement id: Int) -> Bool {
         UIThread.precondition("NodeHost.setAccessibilitySelection")
-        guard let field = accessibilityNodes[id]?.node as? EditableTextNode else { return false }
+        guard let field = accessibilityNodes[id]?.node as? EditableTextNode, !isBehindModalOverlay(field) else { return false }
         field.selectedRange = Self.utf16Range(ofScalars: range, in: field.text)
         return true
     }

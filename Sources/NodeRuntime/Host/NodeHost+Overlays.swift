@@ -94,7 +94,7 @@ public final class Overlay {
 
 /// The full-window container of an overlay: places the content, takes the presses outside it
 /// (popup, modal) or none (tooltip).
-final class OverlayContainerNode: Node {
+final class OverlayContainerNode: Node, @unchecked Sendable {
     weak var overlay: Overlay?
 
     override init() {
@@ -137,8 +137,10 @@ extension NodeHost {
     /// Shows `content` above the root (and above the overlays already shown): a popup, a tooltip or a
     /// modal overlay (see `Overlay.Kind`), placed by `positioner` (window points) or filling the
     /// window. A kind that takes focus moves it into the content: to `focus` when given, else the
-    /// first node in the content that can take it (else the content keeps no focus, and keys go to the
-    /// content's chain only through Escape). The content must not be in a tree already.
+    /// first node in the content that can take it. While the focus is on nothing (none in the content
+    /// could take it, or the focused node turned off), keys go to the content node's `keyDown` and
+    /// no further. A modal overlay cancels the press that is down, if any. The content must not be in
+    /// a tree already.
     /// - Returns: the overlay, to `dismiss()` or reposition.
     /// - Thread: main
     @discardableResult
@@ -157,25 +159,37 @@ extension NodeHost {
         container.contentsScale = compositor.scale
         container.frame = Rect(origin: .zero, size: viewportSize)
         overlay.focusBefore = focusedNode
+        // A press held on something behind must not end there as a click once a dialog covers it.
+        if kind == .modal { cancelTouchInProgress() }
         overlayStack.append(overlay)
         container.enterInterfaceState(.onScreen) {
             rootLayer.addSublayer(container.layer)
             container.layoutIfNeeded()
         }
         if kind.takesFocus {
-            let target = focus ?? Self.firstFocusable(in: content)
-            if let target { self.focus(target) } else if let focused = focusedNode, !isInTopOverlay(focused) { self.focus(nil) }
+            // The focus ends inside the content or nowhere: a `focus` that cannot take it (disabled,
+            // hidden, not inside) must not leave it on a node behind, which would keep the keys.
+            if let focus { self.focus(focus) }
+            if focusedNode.map({ !container.isAncestor(of: $0) }) ?? true, let first = Self.firstFocusable(in: content) {
+                self.focus(first)
+            }
+            if let focused = focusedNode, !container.isAncestor(of: focused) { self.focus(nil) }
         }
         runtime.noteAccessibilityChange()
         return overlay
     }
 
-    /// Ends `overlay` and every overlay above it, newest first, with `reason`.
+    /// Ends `overlay` and every overlay above it, newest first, with `reason`. Only those shown when
+    /// it is called end: an overlay that an `onDismiss` presents (an alert's button opening the next
+    /// alert) stays.
     func dismissOverlay(_ overlay: Overlay, reason: Overlay.DismissReason) {
         UIThread.precondition("Overlay.dismiss")
         guard let index = overlayStack.firstIndex(where: { $0 === overlay }) else { return }
-        while overlayStack.count > index {
-            let top = overlayStack.removeLast()
+        let ending = overlayStack[index...].reversed() as [Overlay]
+        for top in ending {
+            // An `onDismiss` that ran before may have ended this one already.
+            guard let position = overlayStack.firstIndex(where: { $0 === top }) else { continue }
+            overlayStack.remove(at: position)
             let topReason = top === overlay ? reason : (reason == .pressedOutside ? .pressedOutside : .dismissed)
             tearDown(top, reason: topReason)
         }
@@ -267,6 +281,13 @@ extension NodeHost {
 
     /// The overlay that holds the focus now: the top one that takes it. Tab stays in it.
     var focusTrappingOverlay: Overlay? { overlayStack.last { $0.kind.takesFocus } }
+
+    /// True when a modal overlay keeps `node` out of reach: it is under the top modal overlay (in the
+    /// root or a lower overlay), not in it or above it. Screen readers' actions stop there too.
+    func isBehindModalOverlay(_ node: Node) -> Bool {
+        guard let modal = overlayStack.lastIndex(where: { $0.kind == .modal }) else { return false }
+        return !overlayStack[modal...].contains { $0.container.isAncestor(of: node) }
+    }
 
     func isInTopOverlay(_ node: Node) -> Bool {
         guard let top = focusTrappingOverlay else { return false }

@@ -105,7 +105,7 @@ final class ToolTipTracker: FrameParticipant {
 /// A tooltip's bubble: the text on the theme's label colour inverted, with rounded corners, at most
 /// 320 points wide.
 @MainActor
-final class ToolTipNode: Node {
+final class ToolTipNode: Node, @unchecked Sendable {
     let textNode = TextNode()
 
     init(text: String) {

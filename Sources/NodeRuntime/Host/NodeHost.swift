@@ -327,6 +327,9 @@ public final class NodeHost {
             isShiftDown = modifiers.contains(.shift)
             toolTips.inputArrived()
             if focusChainHandles({ $0.keyDown(key, modifiers: modifiers) }) { break }
+            // With the focus on nothing inside a menu or a dialog, its content hears the key (Enter
+            // chooses a dialog's default button).
+            if focusedNode == nil, let overlay = focusTrappingOverlay, overlay.content.keyDown(key, modifiers: modifiers) { break }
             if key == .tab, modifiers.isDisjoint(with: [.control, .alt, .command]), moveFocus(backward: modifiers.contains(.shift)) {
                 showsFocusRing = true
                 break
@@ -436,6 +439,13 @@ public final class NodeHost {
 
     private func cancelTouch(at point: Point) {
         continueTouch(makeTouch(.cancelled, at: point))
+    }
+
+    /// Cancels the touch that is down, if any, where the pointer is (a modal overlay opening takes
+    /// the press away from what is behind it).
+    func cancelTouchInProgress() {
+        guard isTouchDown else { return }
+        cancelTouch(at: pointerLocation ?? .zero)
     }
 
     /// When a recognizer has taken the touch, the others are cancelled and the node's touch ends.
