@@ -27,9 +27,13 @@ public final class Compositor {
         /// (`Compositor.redrawsChangedRegionsOnly`). Default: true, unless the environment says
         /// `TESSERA_WHOLE_FRAMES=1` (to compare the two from outside, or to rule region drawing out).
         public var redrawsChangedRegionsOnly: Bool
+        /// False when the environment says `TESSERA_WHOLE_FRAMES=1`.
+        public static var redrawsChangedRegionsByDefault: Bool {
+            ProcessInfo.processInfo.environment["TESSERA_WHOLE_FRAMES"] != "1"
+        }
         public init(textureBudgetBytes: Int = 256 << 20, maximumTextureSide: Int? = nil,
                     clearColor: Color = Color(rgb: 0x000000), cornerPieceBudgetBytes: Int = 2 << 20,
-                    redrawsChangedRegionsOnly: Bool = ProcessInfo.processInfo.environment["TESSERA_WHOLE_FRAMES"] != "1") {
+                    redrawsChangedRegionsOnly: Bool = Configuration.redrawsChangedRegionsByDefault) {
             self.redrawsChangedRegionsOnly = redrawsChangedRegionsOnly
             self.cornerPieceBudgetBytes = max(0, cornerPieceBudgetBytes)
             self.textureBudgetBytes = textureBudgetBytes
