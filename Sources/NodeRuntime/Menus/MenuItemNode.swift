@@ -27,10 +27,13 @@ struct MenuColumns: Sendable, Hashable {
         Self.padding + (hasMarks ? Self.markWidth : 0) + (hasIcons ? Self.iconSide + Self.iconGap : 0)
     }
 
+    /// The column at the end of the rows: shortcuts, and submenus' arrows (an item has one or the
+    /// other, so they share it).
+    var trailingWidth: Double { max(shortcutWidth, hasSubmenus ? Self.arrowWidth : 0) }
+
     /// The width a row needs, highlight included.
     var rowWidth: Double {
-        titleX + titleWidth + (shortcutWidth > 0 ? Self.shortcutGap + shortcutWidth : 0)
-            + (hasSubmenus ? Self.shortcutGap / 2 + Self.arrowWidth : 0) + Self.padding
+        titleX + titleWidth + (trailingWidth > 0 ? Self.shortcutGap + trailingWidth : 0) + Self.padding
     }
 }
 
@@ -146,10 +149,10 @@ final class MenuItemNode: Node, NodeDrawing, @unchecked Sendable {
             let height = node.layoutThatFits(SizeRange(min: .zero, max: Size(width: width, height: bounds.height))).size.height
             return Rect(x: x, y: ((bounds.height - height) / 2).rounded(), width: width, height: height)
         }
-        let arrowSpace = columns.hasSubmenus ? MenuColumns.shortcutGap / 2 + MenuColumns.arrowWidth : 0
+        let trailing = columns.trailingWidth
         let shortcutWidth = item.shortcut == nil ? 0 : min(columns.shortcutWidth, shortcutNode.layoutThatFits(.unconstrained).size.width)
-        let shortcutX = bounds.width - MenuColumns.padding - arrowSpace - shortcutWidth
-        let titleRight = item.shortcut == nil ? bounds.width - MenuColumns.padding - arrowSpace : shortcutX - MenuColumns.shortcutGap
+        let shortcutX = bounds.width - MenuColumns.padding - shortcutWidth
+        let titleRight = bounds.width - MenuColumns.padding - (trailing > 0 ? trailing + MenuColumns.shortcutGap : 0)
         titleNode.frame = centred(titleNode, x: columns.titleX, width: max(0, titleRight - columns.titleX))
         if item.shortcut != nil { shortcutNode.frame = centred(shortcutNode, x: shortcutX, width: shortcutWidth) }
         if item.icon != nil {
