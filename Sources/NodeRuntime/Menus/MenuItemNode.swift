@@ -67,7 +67,12 @@ final class MenuItemNode: Node, NodeDrawing, @unchecked Sendable {
         super.init()
         debugName = item.isSeparator ? "menu separator" : "menu item \(item.title)"
         isUserInteractionEnabled = !item.isSeparator
+        // A highlight that moves draws its row and texts within the frame of the key or the pointer
+        // that moved it: a few small texts, never a white row with dark text for a frame.
+        displaysAsynchronously = false
         guard !item.isSeparator else { return }
+        titleNode.displaysAsynchronously = false
+        shortcutNode.displaysAsynchronously = false
         let single = TextLayoutOptions(maximumNumberOfLines: 1)
         titleNode.options = single
         shortcutNode.options = single

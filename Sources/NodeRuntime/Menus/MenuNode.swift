@@ -255,3 +255,6 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
         activateRow(index, selectingFirstOfSubmenu: false)
     }
 }
+
+/// The highlighted item shows the focus: no ring around the whole menu.
+extension MenuNode: ShowsOwnFocus {}

@@ -141,6 +141,8 @@ final class MenuPointerTests: XCTestCase {
         XCTAssertEqual(menu.frame.minX, button.minX, accuracy: 0.5, "aligned with its start")
         XCTAssertEqual(menu.highlightedIndex, 0, "from the keyboard, the first item is highlighted")
         XCTAssertTrue(harness.host.focusedNode === menu)
+        XCTAssertTrue(harness.host.showsFocusRing, "the focus moved by the keyboard")
+        XCTAssertTrue(harness.host.focusRing?.isHidden ?? true, "yet no ring around the menu: its highlight shows the focus")
         harness.key(.escape)
         XCTAssertTrue(harness.menus.isEmpty)
         XCTAssertTrue(harness.host.focusedNode === harness.screen.button)
