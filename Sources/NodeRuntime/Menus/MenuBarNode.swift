@@ -3,7 +3,8 @@ public import Compositor
 /// A window's bar of menus: the top-level menus' titles in a row, on the theme's bar colour with a
 /// hairline under it. A click on a title opens its menu below it (another click closes it); while
 /// one is open, the pointer moving onto another title switches to that menu, and Left and Right in
-/// the menu move to the neighbouring ones. F10 opens the first menu. Shown in a host, the bar hands
+/// the menu move to the neighbouring ones. F10 opens the first menu, and Alt with a letter the first
+/// menu whose title starts with it (unless an item's shortcut is that key). Shown in a host, the bar hands
 /// the host its menus, whose enabled items' shortcuts then run while no menu or dialog holds the
 /// focus, with the menus closed.
 ///

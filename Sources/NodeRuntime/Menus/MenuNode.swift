@@ -45,6 +45,8 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
         super.init()
         debugName = "menu \(menu.title)"
         isUserInteractionEnabled = true
+        // A menu taller than the window is cut to it (the positioner's last resort); its rows stay inside.
+        clipsToBounds = true
         for row in rows { addSubnode(row) }
     }
 
@@ -139,6 +141,8 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
     @MainActor
     public override func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool {
         guard modifiers.isDisjoint(with: [.control, .alt, .command]) else { return false }
+        // The keyboard takes over from the pointer: a submenu the pointer was about to open does not.
+        presentation?.cancelPendingSubmenu()
         switch key {
         case .down: moveHighlight(by: 1)
         case .up: moveHighlight(by: -1)

@@ -136,6 +136,11 @@ final class MenuPresentation: FrameParticipant {
         if host.submenuDelay <= 0 { frameWillStartDisplays(at: host.time) }
     }
 
+    /// Forgets a submenu the pointer was about to open (the keyboard moved on).
+    func cancelPendingSubmenu() {
+        pending = nil
+    }
+
     /// The pointer left `node`'s highlighted item for no other: a submenu it was about to open does not.
     func pointerLeft(_ node: MenuNode) {
         guard let level = levels.firstIndex(where: { $0.node === node }), pending?.level == level else { return }

@@ -142,7 +142,8 @@ extension NodeHost {
 
     /// A key nobody took while no menu or dialog holds the focus: F10 opens the first menu of the
     /// first bar shown; otherwise the first enabled item of a bar's menus or `shortcutMenus` with
-    /// that shortcut runs, its menu closed. True when one did.
+    /// that shortcut runs, its menu closed; otherwise Alt and a letter open the first bar menu whose
+    /// title starts with it. True when one did.
     func performMenuKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
         let bars = menuTracker.liveBars
         if key == .function(10), modifiers.isEmpty, let bar = bars.first(where: { !$0.menus.isEmpty }) {
@@ -154,6 +155,16 @@ extension NodeHost {
             if let item = menu.item(forShortcut: key, modifiers: modifiers), let action = item.action {
                 action()
                 return true
+            }
+        }
+        // Alt and a letter no shortcut took: the bar's menu whose title starts with it.
+        if modifiers == .alt, case .character(let character) = key {
+            let letter = character.lowercased()
+            for bar in bars {
+                if let index = bar.menus.firstIndex(where: { $0.title.lowercased().hasPrefix(letter) }) {
+                    bar.openMenu(at: index, highlightFirst: true)
+                    return true
+                }
             }
         }
         return false

@@ -115,6 +115,28 @@ final class MenuBarTests: XCTestCase {
         XCTAssertEqual(log.chosen.count, 4)
     }
 
+    func testAltAndALetterOpenTheMenuWithThatInitial() async throws {
+        harness.focusButton()
+        harness.key(.character("e"), .alt)
+        XCTAssertEqual(bar.openIndex, 1, "Alt+E: Edit")
+        XCTAssertEqual(harness.menus.first?.highlightedIndex, 0)
+        harness.key(.escape)
+        harness.key(.character("x"), .alt)
+        XCTAssertTrue(harness.menus.isEmpty, "no menu starts with x")
+    }
+
+    func testTheKeyboardCancelsASubmenuThePointerWasAboutToOpen() async throws {
+        harness.click(titleCentre(1))
+        let menu = try XCTUnwrap(harness.menus.first)
+        let findRow = menu.rows[1].frame.offsetBy(dx: menu.frame.minX, dy: menu.frame.minY)
+        harness.frame([.pointerMoved(Point(x: findRow.midX, y: findRow.midY))])
+        XCTAssertEqual(menu.highlightedIndex, 1)
+        harness.key(.up)
+        harness.frame(after: 0.5)
+        XCTAssertEqual(harness.menus.count, 1, "Up moved the highlight: Find's submenu stays closed")
+        XCTAssertEqual(menu.highlightedIndex, 0)
+    }
+
     func testShortcutMenusRunWithoutABar() async throws {
         harness.host.setRootNode(MenuScreenNode())
         try harness.settle()
