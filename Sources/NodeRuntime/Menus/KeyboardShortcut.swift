@@ -15,9 +15,10 @@ import Foundation
 /// letter.
 /// - Thread: any (a value)
 public struct KeyboardShortcut: Hashable, Sendable, CustomStringConvertible {
-    /// The key pressed.
+    /// The key pressed. - Thread: any
     public var key: Key
     /// The modifiers that must be held, exactly: a shortcut without Shift does not fire with it.
+    /// - Thread: any
     public var modifiers: KeyModifiers
 
     /// A shortcut for `key` with `modifiers`. A letter is kept lowercase. - Thread: any
@@ -61,7 +62,8 @@ public struct KeyboardShortcut: Hashable, Sendable, CustomStringConvertible {
         self.init(key, modifiers)
     }
 
-    /// SDL's key code of the Menu (Application) key, `SDLK_APPLICATION`.
+    /// SDL's key code of the Menu (Application) key, `SDLK_APPLICATION`: `Key.other(menuKeyCode)`.
+    /// - Thread: any
     public static let menuKeyCode: Int32 = 0x4000_0065
 
     /// The shortcut as a menu shows it: modifiers in the order Ctrl, Alt, Shift, Super, then the key,
@@ -77,6 +79,7 @@ public struct KeyboardShortcut: Hashable, Sendable, CustomStringConvertible {
         return parts.joined(separator: "+")
     }
 
+    /// The display string. - Thread: any
     public var description: String { displayString }
 
     /// Whether a key press is this shortcut: the same key (a letter in either case) and exactly

@@ -19,8 +19,9 @@ public import Compositor
 /// ```
 /// - Thread: any (a value); actions run on the main thread.
 public struct Menu: Sendable {
-    /// What a menu bar shows for it, and the item that opens it as a submenu.
+    /// What a menu bar shows for it, and the item that opens it as a submenu. - Thread: any
     public var title: String
+    /// Its rows, top to bottom. - Thread: any
     public var items: [MenuItem]
 
     /// A menu of `items`. - Thread: any
@@ -53,7 +54,7 @@ public struct Menu: Sendable {
 /// dimmed and can be neither highlighted by the keyboard nor chosen.
 /// - Thread: any (a value); the action runs on the main thread.
 public struct MenuItem: Sendable {
-    /// The mark before the title.
+    /// The mark before the title. - Thread: any (a value)
     public enum Mark: Sendable, Hashable {
         /// No mark (a plain action).
         case none
@@ -63,7 +64,7 @@ public struct MenuItem: Sendable {
         /// when this one is. Choosing one runs its action; the app marks it chosen next time.
         case radio(Bool)
 
-        /// True for `.check(true)` and `.radio(true)`.
+        /// True for `.check(true)` and `.radio(true)`. - Thread: any
         public var isOn: Bool {
             switch self {
             case .none: return false
@@ -72,19 +73,24 @@ public struct MenuItem: Sendable {
         }
     }
 
+    /// The text shown, and what a screen reader reads. - Thread: any
     public var title: String
-    /// Drawn 16 points square before the title.
+    /// Drawn 16 points square before the title. - Thread: any
     public var icon: ImageSource?
     /// Shown right-aligned, and run from the keyboard while the menu is closed (when the menu is in a
-    /// menu bar or `NodeHost.shortcutMenus`).
+    /// menu bar or `NodeHost.shortcutMenus`). - Thread: any
     public var shortcut: KeyboardShortcut?
+    /// A check mark or a radio dot, or none. - Thread: any
     public var mark: Mark
+    /// False: drawn dimmed, never highlighted or chosen, its shortcut not run. - Thread: any
     public var isEnabled: Bool
-    /// A line between groups of items: no title, never highlighted.
+    /// A line between groups of items: no title, never highlighted. - Thread: any
     public private(set) var isSeparator: Bool
     /// The menu opened beside this item (after a short hover, at once on a click or Right).
+    /// - Thread: any
     public var submenu: Menu?
-    /// Run on the main thread when the item is chosen, after the menus have closed.
+    /// Run when the item is chosen (or its shortcut pressed), after the menus have closed.
+    /// - Thread: any to set; it runs on the main thread.
     public var action: (@MainActor () -> Void)?
 
     /// An item that runs `action` when chosen. - Thread: any
@@ -117,7 +123,7 @@ public struct MenuItem: Sendable {
         self.submenu = submenu
     }
 
-    /// A line between groups of items.
+    /// A line between groups of items. - Thread: any
     public static var separator: MenuItem {
         var item = MenuItem("", isEnabled: false)
         item.isSeparator = true
@@ -132,6 +138,7 @@ public struct MenuItem: Sendable {
     }
 
     /// Whether the keyboard and the pointer can highlight it: enabled and not a separator.
+    /// - Thread: any
     public var isSelectable: Bool { isEnabled && !isSeparator }
 }
 
@@ -139,13 +146,22 @@ public struct MenuItem: Sendable {
 /// - Thread: any
 @resultBuilder
 public enum MenuBuilder {
+    /// An item. - Thread: any
     public static func buildExpression(_ item: MenuItem) -> [MenuItem] { [item] }
+    /// Items made elsewhere (a list of recent files). - Thread: any
     public static func buildExpression(_ items: [MenuItem]) -> [MenuItem] { items }
+    /// A menu written inside another: the item that opens it as a submenu. - Thread: any
     public static func buildExpression(_ menu: Menu) -> [MenuItem] { [MenuItem(submenu: menu)] }
+    /// The block's items in order. - Thread: any
     public static func buildBlock(_ parts: [MenuItem]...) -> [MenuItem] { parts.flatMap { $0 } }
+    /// `if` without `else`: its items, or none. - Thread: any
     public static func buildOptional(_ part: [MenuItem]?) -> [MenuItem] { part ?? [] }
+    /// `if`/`else` and `switch`: the branch taken. - Thread: any
     public static func buildEither(first part: [MenuItem]) -> [MenuItem] { part }
+    /// `if`/`else` and `switch`: the branch taken. - Thread: any
     public static func buildEither(second part: [MenuItem]) -> [MenuItem] { part }
+    /// `for … in`: every pass's items in order. - Thread: any
     public static func buildArray(_ parts: [[MenuItem]]) -> [MenuItem] { parts.flatMap { $0 } }
+    /// `if #available`: its items. - Thread: any
     public static func buildLimitedAvailability(_ part: [MenuItem]) -> [MenuItem] { part }
 }

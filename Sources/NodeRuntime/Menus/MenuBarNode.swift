@@ -13,10 +13,10 @@ public import Compositor
 /// ```
 /// - Thread: main for `menus` and opening; built on any thread.
 public final class MenuBarNode: Node, NodeDrawing, @unchecked Sendable {
-    /// The bar's height; its titles are as tall.
+    /// The bar's height; its titles are as tall. - Thread: any
     public static let height = 30.0
 
-    /// The menus, left to right. Setting them closes an open one. (main thread only)
+    /// The menus, left to right. Setting them closes an open one. - Thread: main
     @MainActor public var menus: [Menu] = [] {
         didSet {
             closeMenu()
@@ -25,10 +25,11 @@ public final class MenuBarNode: Node, NodeDrawing, @unchecked Sendable {
     }
     /// One title per menu. (main thread only)
     @MainActor private(set) var titles: [MenuBarTitleNode] = []
-    /// The menu open now, and the presentation it is in. (main thread only)
+    /// The index of the menu open now, if any. - Thread: main
     @MainActor public private(set) var openIndex: Int?
+    /// The presentation of the open menu. (main thread only)
     @MainActor private weak var presentation: MenuPresentation?
-    /// The overlay of the open menu. (main thread only)
+    /// The overlay of the open menu, if any. - Thread: main
     @MainActor public private(set) var openOverlay: Overlay?
 
     /// A bar showing `menus`. - Thread: main
@@ -104,10 +105,12 @@ public final class MenuBarNode: Node, NodeDrawing, @unchecked Sendable {
 
     // MARK: Layout and drawing
 
+    /// As wide as it is let be, `height` tall. - Thread: any
     public override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
         Size(width: constrainedSize.width.isFinite ? constrainedSize.width : 0, height: Self.height)
     }
 
+    /// Places the titles left to right, each as wide as its text and padding. - Thread: main
     @MainActor
     public override func layout() {
         super.layout()
@@ -120,16 +123,19 @@ public final class MenuBarNode: Node, NodeDrawing, @unchecked Sendable {
         }
     }
 
+    /// The bar's fill and the hairline under it, in the current appearance. - Thread: any (a value)
     public struct DrawParameters: Sendable {
         var fill: Color
         var line: Color
     }
 
+    /// The theme's `.bar` and `.separator`. - Thread: main
     @MainActor
     public func drawParameters() -> DrawParameters {
         DrawParameters(fill: themeColor(.bar), line: themeColor(.separator))
     }
 
+    /// Fills the bar and draws a 1-pixel line along its bottom. - Thread: display worker
     public static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
         context.fill(info.bounds, color: parameters.fill)
         context.fill(Rect(x: 0, y: info.bounds.height - 1 / info.scale, width: info.bounds.width, height: 1 / info.scale),
@@ -138,12 +144,14 @@ public final class MenuBarNode: Node, NodeDrawing, @unchecked Sendable {
 
     // MARK: The host
 
+    /// On screen, the bar hands its host its menus for their shortcuts. - Thread: main
     @MainActor
     public override func didEnterVisibleState() {
         super.didEnterVisibleState()
         nodeHost?.menuTracker.register(self)
     }
 
+    /// Off screen, its open menu closes and its shortcuts stop. - Thread: main
     @MainActor
     public override func didExitVisibleState() {
         super.didExitVisibleState()
@@ -158,8 +166,10 @@ public final class MenuBarNode: Node, NodeDrawing, @unchecked Sendable {
 
     // MARK: Accessibility
 
+    /// A bar is an element. - Thread: any
     public override var isAccessibilityElementByDefault: Bool { true }
 
+    /// A menu bar, whose titles are its items. - Thread: main
     @MainActor
     public override func accessibilityDefaults() -> AccessibilityDescription {
         AccessibilityDescription(role: .menuBar)

@@ -20,13 +20,13 @@ import Foundation
 public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
     /// The space above the first row and below the last.
     static let verticalPadding = 4.0
-    /// A pause in typing longer than this, in seconds, starts a new type-ahead search.
+    /// A pause in typing longer than this, in seconds, starts a new type-ahead search. - Thread: any
     public static let typeAheadTimeout = 1.0
     static let cornerRadius = 8.0
     /// The narrowest a menu is drawn.
     static let minimumWidth = 140.0
 
-    /// The menu shown.
+    /// The menu shown. - Thread: any
     public let menu: Menu
     /// One node per item, in order. (set once)
     let rows: [MenuItemNode]
@@ -80,6 +80,8 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
         return columns
     }
 
+    /// Wide enough for the longest title and shortcut on one line (at least `minimumWidth`), as tall
+    /// as its rows and padding; cut to `constrainedSize`. - Thread: any
     public override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
         let columns = measureColumns()
         let width = max(Self.minimumWidth, columns.rowWidth + 2 * MenuColumns.rowInset)
@@ -87,6 +89,7 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
         return Size(width: min(width.rounded(.up), constrainedSize.width), height: min(height, constrainedSize.height))
     }
 
+    /// Stacks the rows, all given the same columns. - Thread: main
     @MainActor
     public override func layout() {
         super.layout()
@@ -105,16 +108,19 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
 
     // MARK: Drawing
 
+    /// The menu's background and edge colours in the current appearance. - Thread: any (a value)
     public struct DrawParameters: Sendable {
         var background: Color
         var edge: Color
     }
 
+    /// The theme's `.background`, edged in `.separator`. - Thread: main
     @MainActor
     public func drawParameters() -> DrawParameters {
         DrawParameters(background: themeColor(.background), edge: themeColor(.separator))
     }
 
+    /// A rounded rectangle in the background colour inside a 1-pixel edge. - Thread: display worker
     public static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
         let bounds = info.bounds
         let edge = 1 / info.scale
@@ -125,6 +131,7 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
 
     // MARK: Accessibility
 
+    /// A menu is an element. - Thread: any
     public override var isAccessibilityElementByDefault: Bool { true }
 
     /// A menu, labelled by its title; its rows are its items. - Thread: main
@@ -135,9 +142,12 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
 
     // MARK: Keys
 
+    /// A menu takes the keyboard focus while it is open. - Thread: main
     @MainActor
     public override var canBecomeFocused: Bool { true }
 
+    /// The keys of the type's description; modified keys (Ctrl, Alt, Super) are left to others.
+    /// - Thread: main
     @MainActor
     public override func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool {
         guard modifiers.isDisjoint(with: [.control, .alt, .command]) else { return false }
