@@ -66,12 +66,12 @@ public final class MenuBarNode: Node, NodeDrawing, @unchecked Sendable {
         }
         closeMenu()
         let anchor = NodeHost.windowFrame(of: titles[index]) ?? .zero
-        let presentation = MenuPresentation(host: host)
+        let presentation = MenuPresentation()
         presentation.bar = self
         presentation.barIndex = index
         self.presentation = presentation
         openIndex = index
-        openOverlay = presentation.present(menus[index], positioner: PopupPositioner(anchor: anchor, side: .below),
+        openOverlay = presentation.present(menus[index], on: host, positioner: PopupPositioner(anchor: anchor, side: .below),
                                            highlightFirst: highlightFirst)
         for title in titles { title.isOpen = title.index == index }
     }

@@ -15,7 +15,8 @@ final class MenuPresentation: FrameParticipant {
         let overlay: Overlay
     }
 
-    private unowned let host: NodeHost
+    /// The host showing the chain (weak: an overlay the app keeps must not keep its host).
+    private weak var host: NodeHost?
     /// The open levels, the first opened first.
     private(set) var levels: [Level] = []
     /// The bar whose menu this is, and its index there.
@@ -24,13 +25,10 @@ final class MenuPresentation: FrameParticipant {
     /// A submenu to open (or a deeper level to close) once the pointer has rested until `due`.
     private var pending: (level: Int, row: Int, due: Double)?
 
-    init(host: NodeHost) {
+    /// Shows `menu` on `host` at `positioner` as level 0 and gives it the focus; the first item is
+    /// highlighted when `highlightFirst` (a menu opened from the keyboard).
+    func present(_ menu: Menu, on host: NodeHost, positioner: PopupPositioner, highlightFirst: Bool) -> Overlay {
         self.host = host
-    }
-
-    /// Shows `menu` at `positioner` as level 0 and gives it the focus; the first item is highlighted
-    /// when `highlightFirst` (a menu opened from the keyboard).
-    func present(_ menu: Menu, positioner: PopupPositioner, highlightFirst: Bool) -> Overlay {
         let node = MenuNode(menu: menu)
         node.presentation = self
         node.level = 0
@@ -56,7 +54,7 @@ final class MenuPresentation: FrameParticipant {
     /// focus, and highlights its first item when `highlightFirst`. An open submenu of the same item
     /// stays and takes the focus.
     func openSubmenu(of node: MenuNode, at row: Int, highlightFirst: Bool) {
-        guard let levelIndex = levels.firstIndex(where: { $0.node === node }),
+        guard let host, let levelIndex = levels.firstIndex(where: { $0.node === node }),
               let submenu = node.menu.items[row].submenu else { return }
         pending = nil
         node.highlight(row)
@@ -116,7 +114,7 @@ final class MenuPresentation: FrameParticipant {
             for row in below.node.rows where row.isExpanded { row.isExpanded = false }
         }
         if level == 0 {
-            host.removeFrameParticipant(self)
+            host?.removeFrameParticipant(self)
             bar?.menuDidClose(self)
         }
     }
@@ -127,7 +125,7 @@ final class MenuPresentation: FrameParticipant {
     /// opened from another item closes. Entering the open submenu's own item cancels that.
     func pointerRests(on node: MenuNode, at row: Int) {
         pending = nil
-        guard let level = levels.firstIndex(where: { $0.node === node }) else { return }
+        guard let host, let level = levels.firstIndex(where: { $0.node === node }) else { return }
         let rowNode = node.rows[row]
         let hasSubmenu = node.menu.items[row].submenu != nil
         if rowNode.isExpanded { return }
@@ -156,7 +154,7 @@ final class MenuPresentation: FrameParticipant {
             openSubmenu(of: node, at: pending.row, highlightFirst: false)
         } else {
             closeLevels(from: pending.level + 1)
-            host.focus(node)
+            host?.focus(node)
         }
     }
 

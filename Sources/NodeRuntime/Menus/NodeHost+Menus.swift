@@ -25,8 +25,8 @@ extension Node {
     }
 
     /// Builds the context menu when it opens, from the point it opens at in this node's coordinates
-    /// (the centre of its bounds when a key opens it); a provider that returns nil lets the nodes
-    /// around this one offer theirs. Makes the node take presses. - Thread: main
+    /// (the centre of its bounds when a key opens it); a provider that returns nil (or a menu without
+    /// items) lets the nodes around this one offer theirs. Makes the node take presses. - Thread: main
     @MainActor
     public func setContextMenu(_ provider: @escaping @MainActor (Point) -> Menu?) {
         contextMenuSource = .provider(provider)
@@ -78,7 +78,7 @@ extension NodeHost {
     @discardableResult
     public func showMenu(_ menu: Menu, positioner: PopupPositioner, highlightFirst: Bool = false) -> Overlay {
         UIThread.precondition("NodeHost.showMenu")
-        return MenuPresentation(host: self).present(menu, positioner: positioner, highlightFirst: highlightFirst)
+        return MenuPresentation().present(menu, on: self, positioner: positioner, highlightFirst: highlightFirst)
     }
 
     /// Shows `menu` at `point` (window points), below and to the right of it, flipped up or left
@@ -112,7 +112,7 @@ extension NodeHost {
     func showContextMenu(at point: Point) -> Bool {
         var node = hitNode(at: point)
         while let current = node {
-            if let menu = current.contextMenu(at: current.convertFromRoot(point)) {
+            if let menu = current.contextMenu(at: current.convertFromRoot(point)), !menu.items.isEmpty {
                 showMenu(menu, at: point)
                 return true
             }
@@ -130,7 +130,7 @@ extension NodeHost {
         var node = focusedNode
         while let current = node {
             let bounds = current.bounds
-            if let menu = current.contextMenu(at: Point(x: bounds.midX, y: bounds.midY)) {
+            if let menu = current.contextMenu(at: Point(x: bounds.midX, y: bounds.midY)), !menu.items.isEmpty {
                 let frame = Self.windowFrame(of: current) ?? Rect(origin: .zero, size: viewportSize)
                 showMenu(menu, positioner: PopupPositioner(anchor: frame, side: .below), highlightFirst: true)
                 return true

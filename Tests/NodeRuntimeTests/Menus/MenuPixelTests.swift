@@ -82,6 +82,15 @@ final class MenuPixelTests: XCTestCase {
         GoldenImage.assertMatches(bitmap, named: "menu-dark", in: "NodeRuntimeTests")
     }
 
+    func testAnOpenMenuFollowsTheAppearanceWhenItChanges() async throws {
+        let (light, menu, harness) = try render()
+        defer { harness.tearDown() }
+        checkColours(light, menu, scheme: .light)
+        Runtime.shared.setAppearance(Appearance(colorScheme: .dark))
+        try harness.settle()
+        checkColours(try XCTUnwrap(OffscreenRender.capture(harness.host)), menu, scheme: .dark)
+    }
+
     func testASubmenuOpenBesideItsHighlightedItem() async throws {
         let harness = try MenuHarness(size: Size(width: 440, height: 280))
         defer { harness.tearDown() }

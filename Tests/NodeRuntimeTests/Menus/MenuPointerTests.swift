@@ -78,6 +78,17 @@ final class MenuPointerTests: XCTestCase {
         XCTAssertTrue(harness.menus.isEmpty, "choosing in the submenu closes the chain")
     }
 
+    func testWithASubmenuOpenAClickOnTheMenuBelowChoosesThere() async throws {
+        let overlay = harness.host.showMenu(fileMenu(), at: Point(x: 50, y: 40))
+        harness.frame()
+        let menu = try XCTUnwrap(overlay.content as? MenuNode)
+        harness.click(harness.centre(of: 2, in: menu))
+        XCTAssertEqual(harness.menus.count, 2)
+        harness.click(harness.centre(of: 1, in: menu))
+        XCTAssertEqual(log.chosen, ["Open"], "the press went through the submenu's popup to the menu below")
+        XCTAssertTrue(harness.menus.isEmpty)
+    }
+
     func testAPressOutsideClosesWithoutPressingWhatIsUnderIt() async throws {
         let button = harness.buttonFrame
         let overlay = harness.host.showMenu(fileMenu(), at: Point(x: 200, y: 100))
@@ -129,6 +140,11 @@ final class MenuPointerTests: XCTestCase {
         harness.frame([.pointerUp(elsewhere, button: 3)])
         XCTAssertEqual(harness.menus.first?.menu.items.first?.title, "Screen")
         XCTAssertEqual(asked, [elsewhere], "the provider got the point in its node's coordinates")
+        harness.key(.escape)
+        harness.screen.button.setContextMenu { _ in Menu(items: []) }
+        harness.frame([.pointerDown(onButton, button: 3)])
+        harness.frame([.pointerUp(onButton, button: 3)])
+        XCTAssertEqual(harness.menus.first?.menu.items.first?.title, "Screen", "a menu without items lets the screen offer its own")
     }
 
     func testTheMenuKeyAndShiftF10OpenTheFocusedNodesContextMenuBelowIt() async throws {
