@@ -35,8 +35,8 @@ final class MenuHarness {
     /// Presses of the screen's button.
     private(set) var buttonPresses = 0
 
-    init(size: Size = Size(width: 400, height: 300), bar: MenuBarNode? = nil) throws {
-        host = try PixelOracle.makeHost(size: size)
+    init(size: Size = Size(width: 400, height: 300), scale: Double = 1, bar: MenuBarNode? = nil) throws {
+        host = try PixelOracle.makeHost(size: size, scale: scale)
         host.measuresLayoutInBackground = false
         screen = MenuScreenNode(bar: bar)
         host.setRootNode(screen)

@@ -36,8 +36,8 @@ final class MenuPixelTests: XCTestCase {
 
     /// Shows the sample menu at (10, 10) on a 300×280 window, highlights its second item with the
     /// keyboard, settles and captures.
-    private func render() throws -> (Bitmap, MenuNode, MenuHarness) {
-        let harness = try MenuHarness(size: Size(width: 300, height: 280))
+    private func render(scale: Double = 1) throws -> (Bitmap, MenuNode, MenuHarness) {
+        let harness = try MenuHarness(size: Size(width: 300, height: 280), scale: scale)
         let overlay = harness.host.showMenu(try sampleMenu(), at: Point(x: 10, y: 10))
         harness.keys(.down, .down)
         try harness.settle()
@@ -80,6 +80,32 @@ final class MenuPixelTests: XCTestCase {
         defer { harness.tearDown() }
         checkColours(bitmap, menu, scheme: .dark)
         GoldenImage.assertMatches(bitmap, named: "menu-dark", in: "NodeRuntimeTests")
+    }
+
+    func testLightAtTwicePixelsPerPoint() async throws {
+        let (bitmap, menu, harness) = try render(scale: 2)
+        defer { harness.tearDown() }
+        XCTAssertEqual(bitmap.width, 600)
+        let frame = menu.frame
+        XCTAssertEqual(Color(premultipliedARGB: bitmap.pixel(x: Int(frame.minX * 2), y: Int(frame.midY * 2))),
+                       ThemeColors.standardLight[.separator], "the edge is one pixel, not one point")
+        XCTAssertEqual(Color(premultipliedARGB: bitmap.pixel(x: Int(frame.minX * 2) + 1, y: Int(frame.midY * 2))),
+                       ThemeColors.standardLight[.background])
+        GoldenImage.assertMatches(bitmap, named: "menu-light@2x", in: "NodeRuntimeTests")
+    }
+
+    func testAMenuBarWithAMenuOpen() async throws {
+        let bar = MenuBarNode(menus: [
+            Menu("File") { MenuItem("New", shortcut: KeyboardShortcut("Ctrl+N")) {}; MenuItem("Quit") {} },
+            Menu("Edit") { MenuItem("Undo") {} },
+            Menu("Help") { MenuItem("About") {} },
+        ])
+        let harness = try MenuHarness(size: Size(width: 300, height: 140), bar: bar)
+        defer { harness.tearDown() }
+        harness.key(.character("e"), .alt)
+        try harness.settle()
+        XCTAssertEqual(bar.openIndex, 1)
+        GoldenImage.assertMatches(OffscreenRender.capture(harness.host), named: "menu-bar-light", in: "NodeRuntimeTests")
     }
 
     func testAnOpenMenuFollowsTheAppearanceWhenItChanges() async throws {
