@@ -113,6 +113,14 @@ final class MenuBarTests: XCTestCase {
         harness.key(.character("s"), .control)
         XCTAssertEqual(log.chosen.last, "Save", "once it closed, shortcuts run again")
         XCTAssertEqual(log.chosen.count, 4)
+        let dialog = harness.host.presentOverlay(ButtonNode(title: "OK"), kind: .modal,
+                                                 positioner: PopupPositioner(anchor: Rect(x: 150, y: 100, width: 0, height: 0)))
+        harness.frame()
+        harness.key(.character("s"), .control)
+        harness.key(.function(10))
+        XCTAssertEqual(log.chosen.count, 4, "nor while a dialog does")
+        XCTAssertNil(bar.openIndex, "and F10 does not reach the bar behind it")
+        dialog.dismiss()
     }
 
     func testAltAndALetterOpenTheMenuWithThatInitial() async throws {
