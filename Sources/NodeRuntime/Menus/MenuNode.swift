@@ -253,7 +253,8 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
     @MainActor
     func rowPointerExited(_ index: Int) {
         guard highlightedIndex == index, !rows[index].isExpanded else { return }
-        highlight(nil)
+        // With a submenu still open, the highlight goes back to the item that opened it.
+        highlight(rows.first { $0.isExpanded }?.index)
         presentation?.pointerLeft(self)
     }
 
