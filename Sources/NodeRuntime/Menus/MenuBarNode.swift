@@ -11,7 +11,7 @@ public import Compositor
 /// ```swift
 /// let bar = MenuBarNode(menus: [fileMenu, editMenu, viewMenu])
 /// ```
-/// - Thread: main for `menus` and opening; built on any thread.
+/// - Thread: main, every member but `height`.
 public final class MenuBarNode: Node, NodeDrawing, @unchecked Sendable {
     /// The bar's height; its titles are as tall. - Thread: any
     public static let height = 30.0

@@ -38,7 +38,8 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
     @MainActor private var typed = ""
     @MainActor private var lastTypedTime = -Double.infinity
 
-    /// A node showing `menu`. - Thread: any
+    /// A node showing `menu`. Made alone, outside `NodeHost.showMenu` (which also opens its
+    /// submenus and runs its actions), it draws and highlights but chooses nothing. - Thread: any
     public init(menu: Menu) {
         self.menu = menu
         rows = menu.items.enumerated().map { MenuItemNode(item: $0.element, index: $0.offset) }
