@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 import Foundation
 
 /// Where a menu's columns fall, shared by all its rows so titles and shortcuts line up: the menu

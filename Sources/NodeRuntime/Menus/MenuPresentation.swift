@@ -1,4 +1,4 @@
-public import Compositor
+import Compositor
 
 /// One chain of open menus: the menu first opened (level 0) and the submenus opened from it, each a
 /// popup overlay above the one before. It opens and closes levels, runs the chosen item's action once
