@@ -4,6 +4,11 @@ import Compositor
 // by the keyboard (Tab, a screen reader), gone at the next press of the pointer (as a browser's
 // :focus-visible).
 
+/// A node that shows where the keyboard is inside it by itself (a menu's highlighted item), so the
+/// host draws no ring around it. - Thread: main
+@MainActor
+protocol ShowsOwnFocus: AnyObject {}
+
 extension NodeHost {
     /// The ring's width, and how far outside the node it lies, in points.
     static let focusRingWidth = 2.0
@@ -12,8 +17,8 @@ extension NodeHost {
     /// Puts the ring around the focused node, or hides it. Runs every frame; a ring that does not
     /// move changes nothing the compositor sees.
     func updateFocusRing() {
-        guard showsFocusRing, let node = focusedNode, let layer = node.layerIfLoaded, layer.superlayer != nil,
-              node.interfaceState.contains(.visible) else {
+        guard showsFocusRing, let node = focusedNode, !(node is ShowsOwnFocus), let layer = node.layerIfLoaded,
+              layer.superlayer != nil, node.interfaceState.contains(.visible) else {
             if let focusRing, !focusRing.isHidden { focusRing.isHidden = true }
             return
         }

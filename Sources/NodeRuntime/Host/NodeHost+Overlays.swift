@@ -74,6 +74,13 @@ public final class Overlay {
     weak var host: NodeHost?
     /// What had the focus when it opened: where the focus goes back when it ends.
     weak var focusBefore: Node?
+    /// Told when it ends, before `onDismiss`, for the toolkit's own bookkeeping (a menu's chain of
+    /// submenus) so that the app keeps `onDismiss` to itself.
+    var dismissObservers: [(DismissReason) -> Void] = []
+    /// For a popup: true for a point outside its content that belongs to what opened it (the menu of
+    /// a submenu, the bar of a menu), where the pointer and presses go through to the nodes below
+    /// instead of ending the popup.
+    var passesPointer: ((Point) -> Bool)?
 
     init(content: Node, kind: Kind, positioner: PopupPositioner?, host: NodeHost) {
         self.content = content
@@ -123,6 +130,7 @@ final class OverlayContainerNode: Node, @unchecked Sendable {
         guard let overlay else { return nil }
         let inContent = overlay.content.frame.contains(point)
         if inContent, let hit = super.hitTest(point) { return hit }
+        if !inContent, overlay.kind == .popup, overlay.passesPointer?(point) == true { return nil }
         switch overlay.kind {
         case .tooltip: return nil
         case .popup, .modal: return self
@@ -224,6 +232,9 @@ extension NodeHost {
         }
         hoverIsCurrent = false
         runtime.noteAccessibilityChange()
+        let observers = overlay.dismissObservers
+        overlay.dismissObservers = []
+        for observer in observers { observer(reason) }
         overlay.onDismiss?(reason)
         overlay.onDismiss = nil
     }

@@ -103,6 +103,8 @@ public final class NodeHost {
     var overlayStack: [Overlay] = []
     /// Shows a node's `toolTip` once the pointer rests on it (`NodeHost+ToolTips`). (main thread only)
     lazy var toolTips = ToolTipTracker(host: self)
+    /// The menu bars shown, the shortcut menus and the submenu delay (`NodeHost+Menus`). (main thread only)
+    lazy var menuTracker = MenuTracker()
 
     /// Makes a host that shows nodes through `compositor`. Every host and node share `Runtime.shared`.
     /// The host publishes its renderer's upload layout to the runtime (`DisplayCoordinator.uploadAlphaLayout`),
@@ -335,8 +337,11 @@ public final class NodeHost {
                 break
             }
             if key == .escape, modifiers.isEmpty, escapeEndsOverlay() { break }
+            // The Menu key and Shift+F10 reach the focused node's context menu inside a dialog too.
+            if showContextMenuForFocus(key, modifiers: modifiers) { break }
             // A menu or a dialog open keeps the keys from the rest of the app (its shortcuts too).
             if focusTrappingOverlay != nil { break }
+            if performMenuKey(key, modifiers: modifiers) { break }
             if keyHandler?(key, modifiers) == true { break }
             _ = rootController?.handleKey(key, modifiers: modifiers)
         case let .contentsScaleChanged(scale):
@@ -353,6 +358,7 @@ public final class NodeHost {
             toolTips.inputArrived()
             // A press outside a menu ends it and goes no further; behind a dialog it reaches nothing.
             if !isTouchDown, pressEndsOverlays(at: point) { break }
+            if !isTouchDown, button == PointerButton.secondary.rawValue, showContextMenu(at: point) { break }
             beginTouch(at: point, button: PointerButton(rawValue: button), clickCount: clicks)
         case let .pointerMoved(point):
             pointerLocation = point

@@ -110,6 +110,8 @@ open class Node: @unchecked Sendable {
     /// the list when it installs the row's node, cleared when it releases it). Layout and display never
     /// follow it; see `eventSupernode`. (UI thread only)
     weak var eventParent: Node?
+    /// The node's context menu (`Node.contextMenu`, `setContextMenu(_:)`). (UI thread only)
+    @MainActor var contextMenuSource: ContextMenuSource?
     /// The host this node is the root of, while it is. (UI thread only)
     weak var rootHost: NodeHost?
     /// The host this node takes part in frames of, when it is a `FrameParticipant` with an interface
