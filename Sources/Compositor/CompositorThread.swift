@@ -1,7 +1,7 @@
 import Foundation
 
-/// A compositor on a thread of its own: the thread owns SDL's window, its events and its renderer,
-/// and draws the layer snapshots the UI thread commits, with their animations at the time of each
+/// A window drawn by a compositor on a thread of its own: the thread owns SDL's window, its events and
+/// its renderer, and draws the layer snapshots the UI thread commits, with their animations at the time of each
 /// frame it presents. A UI thread that stalls (a slow handler, a long layout) stops committing, but
 /// what moves by itself on screen (a fling, a bounce, the glide after the wheel, fades and slides
 /// handed over as `LayerAnimation`s) goes on moving, frame after frame, and the wheel moves a list
@@ -12,6 +12,12 @@ import Foundation
 /// one thread, the compositor's; Swift's main actor is the process's main thread, which stays the UI
 /// thread, where nodes, layout and the app's code run. SDL allows video on a thread other than the
 /// main one on Linux (X11, Wayland and the dummy driver).
+///
+/// Each `CompositorThread` fronts one window. Every window of the process lives on the same thread
+/// (SDL's video belongs to one thread): the process's compositor thread, started with the first
+/// window and ended once the last one has closed, whose one loop serves them all
+/// (`CompositorThreadLoop`). A window's snapshot, input, commands, published facts, statistics and
+/// scrolls are its own; closing one (`stop()`, or letting its front go) leaves the others drawing.
 ///
 /// The UI thread talks to it through values only: `commit(_:inputSequence:)` hands over a snapshot
 /// (the newest wins), `takeEvents()` collects the input it read, `perform(_:)` and
@@ -83,12 +89,13 @@ public final class CompositorThread: Sendable {
         public let milliseconds: Double
     }
 
-    /// The thread's state and loop, held by the thread itself; this object only fronts it, so an app
-    /// that lets it go stops the thread (`deinit`).
+    /// The window's state on the thread, held by the thread's loop while the window is open; this
+    /// object only fronts it, so an app that lets it go closes the window (`deinit`).
     private let core: CompositorThreadCore
 
-    /// Starts the thread, which opens the window and its renderer as `backend` says (its event wake
-    /// is the thread's own) and makes a compositor with `compositor`; returns once they exist.
+    /// Opens a window on the process's compositor thread (started if none runs) as `backend` says
+    /// (its event wake is the thread's own) and makes its compositor with `compositor`; returns once
+    /// they exist.
     /// - Parameters:
     ///   - backend: the window and renderer to open (`eventWake` is replaced by the thread's own).
     ///   - compositor: the compositor's tunables.
@@ -103,7 +110,8 @@ public final class CompositorThread: Sendable {
                                         frameObserver: frameObserver)
     }
 
-    /// Let go, the thread stops: its window and renderer close on it before this returns.
+    /// Let go, the window closes: its window and renderer are destroyed on the thread before this
+    /// returns (the thread ends if it was the last).
     deinit {
         core.stop()
     }
@@ -124,7 +132,7 @@ public final class CompositorThread: Sendable {
 
     /// Statistics of the compositor thread's last presented frame.
     public var lastFrameStatistics: FrameStatistics { core.read { $0.lastStatistics } }
-    /// Frames the compositor thread presented.
+    /// Frames the compositor thread presented in this window.
     public var presentCount: Int { core.read { $0.presentCount } }
     /// The last frames presented (at most `keptFrames`), oldest first: the compositor's own frame
     /// times, apart from the UI thread's.
@@ -139,7 +147,7 @@ public final class CompositorThread: Sendable {
     /// What the screen shows now: the snapshot the thread drew last (presented, or found to show
     /// nothing new), the scrolls it drives in place; nil before its first frame.
     public var shownSnapshot: LayerSnapshot? { core.read { $0.shown } }
-    /// True until the thread has stopped (`stop()`, or let go).
+    /// True until the window has closed (`stop()`, or let go).
     public var isRunning: Bool { !core.read { $0.finished } }
 
     // MARK: The UI thread's side
@@ -165,14 +173,15 @@ public final class CompositorThread: Sendable {
     }
 
     /// Runs `command` on the compositor thread and waits for its result, at most `timeout` seconds
-    /// (nil when it did not come in time, or the thread has stopped). For what needs an answer: the
+    /// (nil when it did not come in time, or the window has closed). For what needs an answer: the
     /// clipboard's text, a screenshot.
     public func performAndWait<Result: Sendable>(timeout: Double = 2,
                                                 _ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Result) -> Result? {
         core.performAndWait(timeout: timeout, command)
     }
 
-    /// Stops the thread (its window closes) and waits for it to be gone, at most 10 s. Harmless twice.
+    /// Closes the window (its renderer goes with it; the other windows on the thread go on, and the
+    /// thread ends after the last) and waits for it to be gone, at most 10 s. Harmless twice.
     public func stop() {
         core.stop()
     }

@@ -231,7 +231,8 @@ public final class Application {
         mainWindow = try Window.open(
             Window.Configuration(title: configuration.title, size: configuration.size, scale: configuration.scale,
                                  resizable: configuration.resizable),
-            settings: configuration, headless: headless, threaded: drawsOnCompositorThread, origin: origin)
+            settings: configuration, headless: headless, threaded: drawsOnCompositorThread, vsync: configuration.vsync,
+            origin: origin)
         // Frames paced by the display's refresh where SDL knows it.
         clock = RealFrameClock(framesPerSecond: mainWindow.renderer.refreshRate ?? 60, origin: origin)
         let host = mainWindow.host
@@ -264,8 +265,9 @@ public final class Application {
     @discardableResult
     public func openWindow(configuration windowConfiguration: Window.Configuration = Window.Configuration(),
                            rootController: NodeController?) throws -> Window {
+        let vsync = configuration.vsync && !windows.contains { $0.presentsInStepWithDisplay }
         let window = try Window.open(windowConfiguration, settings: configuration, headless: isHeadless,
-                                     threaded: drawsOnCompositorThread, origin: clock.origin)
+                                     threaded: drawsOnCompositorThread, vsync: vsync, origin: clock.origin)
         window.attach(to: self)
         windows.append(window)
         if let rootController { window.host.setRootController(rootController) }

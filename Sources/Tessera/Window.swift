@@ -15,6 +15,14 @@ extension Application {
     ///
     /// The window's close button (`InputEvent.closeRequested`) closes that window alone; closing the
     /// last one ends `run()` unless `Configuration.quitsWhenLastWindowCloses` says otherwise.
+    ///
+    /// Screen readers see the main window only: `AtspiPublisher` publishes one host as the
+    /// application's one frame, and its bridge keeps one tree; a window of its own under the same
+    /// application needs the bridge to keep a tree per frame.
+    ///
+    /// Some of what a host watches is the process's (the layers' change counts, the runtime's main
+    /// queue and commits): a change in one window can cost another a frame that finds nothing to
+    /// draw, never a present.
     /// - Thread: main, every member.
     @MainActor
     public final class Window {
@@ -49,6 +57,8 @@ extension Application {
         public let compositorThread: CompositorThread?
         /// The renderer's and video driver's names, the window's scale and the display's refresh rate.
         public let renderer: RendererDescription
+        /// Whether this window's presents wait for the display's refresh (see `open`).
+        let presentsInStepWithDisplay: Bool
         /// The application the window belongs to (nil once it is gone).
         public private(set) weak var application: Application?
         /// Called after every frame the loop runs for this window, with its record.
@@ -79,23 +89,27 @@ extension Application {
         public var isFocused: Bool { compositor.window?.windowPlacement.state.isActive ?? false }
 
         init(host: NodeHost, backend: SDLRenderBackend?, compositorThread: CompositorThread?, renderer: RendererDescription,
-             title: String, application: Application?) {
+             presentsInStepWithDisplay: Bool, title: String, application: Application?) {
             self.host = host
             self.backend = backend
             self.compositorThread = compositorThread
             self.renderer = renderer
+            self.presentsInStepWithDisplay = presentsInStepWithDisplay
             self.title = title
             self.application = application
         }
 
         /// Opens a window as `configuration` says, drawn as the application's `settings` say: on the
         /// compositor thread (frame time 0 at `origin`, the application clock's) or on this thread.
+        /// `vsync`: its presents wait for the display's refresh. One thread presents every window, so
+        /// at most one window of an application waits so: waiting for each window's refresh in turn
+        /// would divide every window's frame rate by the number of windows; the loop paces the others.
         /// - Throws: `Failure` when the window or its renderer cannot be made.
         static func open(_ configuration: Configuration, settings: Application.Configuration, headless: Bool,
-                         threaded: Bool, origin: UInt64) throws -> Window {
+                         threaded: Bool, vsync: Bool, origin: UInt64) throws -> Window {
             let backendConfiguration = SDLRenderBackend.Configuration(
                 title: configuration.title, size: configuration.size, scale: configuration.scale, headless: headless,
-                resizable: configuration.resizable, renderDriver: settings.renderer, vsync: settings.vsync)
+                resizable: configuration.resizable, renderDriver: settings.renderer, vsync: vsync)
             let compositorConfiguration = Compositor.Configuration(clearColor: settings.backgroundColor)
             if threaded {
                 let thread: CompositorThread
@@ -111,7 +125,7 @@ extension Application {
                                                    refreshRate: info.refreshRate, compositorThread: true)
                 let host = NodeHost(compositor: Compositor(thread: thread, configuration: compositorConfiguration))
                 return Window(host: host, backend: nil, compositorThread: thread, renderer: renderer,
-                              title: configuration.title, application: nil)
+                              presentsInStepWithDisplay: vsync, title: configuration.title, application: nil)
             }
             let made: SDLRenderBackend
             do {
@@ -125,7 +139,7 @@ extension Application {
                                                refreshRate: window.refreshRate, compositorThread: false)
             let host = NodeHost(compositor: Compositor(backend: made, scale: window.scale, configuration: compositorConfiguration))
             return Window(host: host, backend: made, compositorThread: nil, renderer: renderer,
-                          title: configuration.title, application: nil)
+                          presentsInStepWithDisplay: vsync, title: configuration.title, application: nil)
         }
 
         /// Joins `application` (set once, as the application takes the window in).

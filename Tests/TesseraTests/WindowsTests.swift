@@ -165,6 +165,31 @@ final class WindowsTests: XCTestCase {
         }
     }
 
+    /// A window of another density draws its own tree at its own scale; the main window's, and the
+    /// scale of nodes outside any window (`Runtime.contentsScale`), stay as they were.
+    func testASecondWindowOfAnotherScaleLeavesTheFirstsScaleAlone() async throws {
+        for threaded in [false, true] {
+            let app = try makeApp(compositorThread: threaded)
+            let mainText = TextNode("main", attributes: TextAttributes(font: .system(size: 15)))
+            let secondText = TextNode("second", attributes: TextAttributes(font: .system(size: 15)))
+            app.host.setRootNode(mainText)
+            let runtimeScale = Runtime.shared.contentsScale
+            let second = try app.openWindow(configuration: .init(title: "dense", size: Size(width: 70, height: 50), scale: 2),
+                                            rootController: NodeController(node: secondText))
+            try app.settle()
+            XCTAssertEqual(app.mainWindow.scale, 1)
+            XCTAssertEqual(second.scale, 2)
+            XCTAssertEqual(Runtime.shared.contentsScale, runtimeScale, "the process's scale is the main window's")
+            XCTAssertEqual(mainText.contentsScale, 1)
+            XCTAssertEqual(secondText.contentsScale, 2)
+            XCTAssertEqual(mainText.layer.contents?.scale, 1, "main drawn at 1x (threaded: \(threaded))")
+            XCTAssertEqual(secondText.layer.contents?.scale, 2, "second drawn at 2x (threaded: \(threaded))")
+            XCTAssertEqual(try second.capture().width, 140)
+            XCTAssertEqual(try app.capture().width, 120)
+            app.close()
+        }
+    }
+
     // MARK: Real windows under Xvfb
 
     private static let childVariable = "TESSERA_WINDOWS_CHILD"
