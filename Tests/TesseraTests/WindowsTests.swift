@@ -31,6 +31,13 @@ final class WindowsTests: XCTestCase {
         return app
     }
 
+    /// Returns once the compositor thread has drawn what it was handed before: two turns of its loop
+    /// (a command runs before the turn's frame; the second starts after that frame).
+    private static func drain(_ thread: CompositorThread) {
+        _ = thread.performAndWait { _, _ in 0 }
+        _ = thread.performAndWait { _, _ in 0 }
+    }
+
     private func color(_ window: Application.Window, x: Int = 10, y: Int = 10) throws -> Color {
         Color(premultipliedARGB: try window.capture().pixel(x: x, y: y))
     }
@@ -151,6 +158,8 @@ final class WindowsTests: XCTestCase {
             for _ in 0..<3 where app.windows.contains(where: { $0.host.needsFrame }) { try app.settle() }
             XCTAssertFalse(app.host.needsFrame, "main settled: \(app.host.pendingWork)")
             XCTAssertFalse(second.host.needsFrame, "second settled: \(second.host.pendingWork)")
+            // What the compositor thread had been handed is drawn: two turns of its loop.
+            for window in app.windows { window.compositorThread.map(Self.drain) }
             let frames = app.frameCount
             let presents = (app.compositorThread?.presentCount ?? app.compositor.presentCount,
                             second.compositorThread?.presentCount ?? second.compositor.presentCount)
@@ -161,6 +170,14 @@ final class WindowsTests: XCTestCase {
             XCTAssertEqual(second.compositorThread?.presentCount ?? second.compositor.presentCount, presents.1,
                            "the second window presented nothing (threaded: \(threaded))")
             XCTAssertEqual(app.compositorThread?.lateWakeups ?? 0, 0)
+
+            // A change in the main window is presented there alone.
+            app.host.rootNode?.backgroundColor = Self.red
+            try app.settle()
+            for window in app.windows { window.compositorThread.map(Self.drain) }
+            XCTAssertGreaterThan(app.compositorThread?.presentCount ?? app.compositor.presentCount, presents.0)
+            XCTAssertEqual(second.compositorThread?.presentCount ?? second.compositor.presentCount, presents.1,
+                           "the other window presented nothing for it (threaded: \(threaded))")
             app.close()
         }
     }
