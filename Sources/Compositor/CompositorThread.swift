@@ -229,6 +229,10 @@ final class CompositorThreadCore: Sendable {
 
     init(backend: SDLRenderBackend.Configuration, compositor: Compositor.Configuration, timeOrigin: UInt64,
          frameObserver: (@Sendable (CompositorThread.PresentedFrame) -> Void)?) throws {
+        // The thread opens windows between the turns of its loop: asked from inside one, it would wait
+        // for itself.
+        Contract.require(!CompositorThreadLoop.isCurrentThreadNow,
+                         "CompositorThread.init must not run on the compositor thread (a command, a frame observer)")
         // The process's compositor thread (started for the first window) stays for this one.
         loop = CompositorThreadLoop.reserve()
         self.timeOrigin = timeOrigin

@@ -81,6 +81,9 @@ final class CompositorThreadLoop: Sendable {
         return pthread_equal(running, pthread_self()) != 0
     }
 
+    /// True when the caller runs on the compositor thread running now.
+    static var isCurrentThreadNow: Bool { current.withLock { $0 }?.isCurrentThread ?? false }
+
     /// Waits (at most `timeout` seconds) for the compositor thread, if one runs, to end: at exit, once
     /// every window was closed. Returns at once on the thread itself.
     static func waitForEnd(timeout: Double) {

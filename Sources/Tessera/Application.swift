@@ -301,7 +301,7 @@ public final class Application {
         if isHeadless {
             if let frameLimit = configuration.frames {
                 while !isQuitting && frameCount < frameLimit && !windows.isEmpty {
-                    for window in windows { frame(window, events: nil) }
+                    for window in windows where window.isOpen { frame(window, events: nil) }
                 }
             } else {
                 try settle()

@@ -143,4 +143,35 @@ final class CompositorThreadWindowsTests: XCTestCase {
         _ = b.performAndWait { _, _ in 0 }
         XCTAssertEqual(b.presentCount, presentsB, "b presented nothing while a moved")
     }
+
+    /// Two windows animating at once each keep the display's pace, as one window alone does: the
+    /// loop draws both in one turn, not one after the other's interval.
+    func testTwoWindowsMovingAtOnceEachKeepTheDisplaysPace() async throws {
+        func animate(_ windows: [(CompositorThread, Frames)], seconds: Double) -> [Int] {
+            let start = windows[0].0.now + 0.05
+            for (window, _) in windows {
+                let moving = Layer(name: "moving")
+                moving.frame = Rect(x: 0, y: 0, width: 60, height: 60)
+                moving.backgroundColor = Color(rgb: 0xFFFFFF)
+                moving.animations = [.interpolating(.opacity, from: 0, to: 1, start: start, duration: seconds, curve: .linear)]
+                window.commit(moving.snapshot(), inputSequence: 0)
+            }
+            for (_, frames) in windows { _ = frames.waitFor { $0.time >= start + seconds } }
+            return windows.map { _, frames in frames.all.filter { $0.time >= start && $0.time <= start + seconds }.count }
+        }
+        let framesA = Frames(), framesB = Frames()
+        let a = try makeWindow(framesA, title: "window a")
+        defer { a.stop() }
+        let alone = animate([(a, framesA)], seconds: 0.5)[0]
+        let b = try makeWindow(framesB, title: "window b")
+        defer { b.stop() }
+        let framesA2 = Frames()
+        a.setFrameObserver { framesA2.record($0) }
+        let together = animate([(a, framesA2), (b, framesB)], seconds: 0.5)
+        print("frames in 0.5 s at 60 Hz: one window alone \(alone); two windows at once \(together)")
+        XCTAssertGreaterThanOrEqual(alone, 20, "one window alone keeps about 30 frames")
+        for count in together {
+            XCTAssertGreaterThanOrEqual(Double(count), Double(alone) * 0.75, "each of two windows keeps the pace: \(together) vs \(alone)")
+        }
+    }
 }
