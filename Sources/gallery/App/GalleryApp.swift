@@ -147,14 +147,20 @@ final class GalleryApp {
     /// The chat windows open now, in the order they opened.
     private(set) var chatWindows: [Application.Window] = []
 
-    /// Opens `chat` in a window of its own (Ctrl+Enter on a chat, `--open-chat-window`), and says so
-    /// on standard output (a test driving the gallery waits for that line).
+    /// Opens `chat` in a window of its own (Ctrl+Enter on a chat, `--open-chat-window`; Ctrl+W in it
+    /// closes it), and says so on standard output (a test driving the gallery waits for that line).
     func openChatWindow(_ chat: ChatData.Chat) {
         do {
             let window = try application.openWindow(
                 configuration: .init(title: chat.title, size: Size(width: 480, height: 640), scale: options.scale),
                 rootController: makeThread(chat))
             chatWindows.append(window)
+            // Ctrl+W closes the chat window (the window manager's close button does too).
+            window.host.keyHandler = { [weak window] key, modifiers in
+                guard key == .character("w") && modifiers == .control, let window else { return false }
+                window.close()
+                return true
+            }
             window.onClose = { [weak self, weak window] in
                 self?.chatWindows.removeAll { $0 === window }
                 Self.report("gallery: chat window closed: \(chat.title)")

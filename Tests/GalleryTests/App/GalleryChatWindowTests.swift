@@ -85,5 +85,14 @@ final class GalleryChatWindowTests: XCTestCase {
         XCTAssertEqual(app.chatWindows.count, 1)
         XCTAssertEqual(app.chatWindows.first.flatMap(chat(in:))?.id, expected.id)
         XCTAssertEqual(app.chatsNavigation.viewControllers.count, 1, "and did not open the chat in the list's stack")
+
+        // Ctrl+W in the chat window closes it alone.
+        let window = try XCTUnwrap(app.chatWindows.first)
+        try window.settle()
+        window.frame(events: [.keyDown(.character("w"), modifiers: .control)])
+        XCTAssertFalse(window.isOpen)
+        XCTAssertTrue(app.chatWindows.isEmpty)
+        XCTAssertEqual(app.application.windows.count, 1)
+        XCTAssertFalse(app.application.isQuitting)
     }
 }
