@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Tessera
 import TestSupport
@@ -10,6 +11,20 @@ private final class SolidNode: Node, @unchecked Sendable {
     init(_ color: Color) {
         super.init()
         backgroundColor = color
+    }
+}
+
+/// Rows of colours that differ from row to row. - Thread: main
+@MainActor
+private final class BandSource: ListDataSource {
+    func numberOfRows(in list: ListNode) -> Int { 2_000 }
+    func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
+        let color = Color(red: UInt8(row * 37 % 256), green: UInt8(row * 91 % 256), blue: UInt8(row * 53 % 256))
+        return {
+            let node = SolidNode(color)
+            node.preferredSize = Size(width: 100, height: 40)
+            return node
+        }
     }
 }
 
@@ -205,6 +220,46 @@ final class WindowsTests: XCTestCase {
             XCTAssertEqual(try app.capture().width, 120)
             app.close()
         }
+    }
+
+    /// A list flung in a second window goes on moving on the compositor thread while the UI thread
+    /// is blocked, as in a window alone; the main window, at rest, presents nothing meanwhile.
+    func testAFlingInASecondWindowGoesOnWhileTheUIThreadIsBlocked() async throws {
+        let app = try makeApp(compositorThread: true)
+        defer { app.close() }
+        let list = ListNode()
+        let source = BandSource()
+        list.dataSource = source
+        let second = try app.openWindow(configuration: .init(title: "list", size: Size(width: 160, height: 240), scale: 1),
+                                        rootController: NodeController(node: list))
+        try app.settle()
+        let content = try XCTUnwrap(list.layer.sublayers.first { $0.name == "list-content" })
+        let serial = content.serial
+        let ys = Locked<[Double]>([])
+        let arrived = DispatchSemaphore(value: 0)
+        let thread = try XCTUnwrap(second.compositorThread)
+        Self.drain(thread)
+        thread.setFrameObserver { frame in
+            guard let layer = frame.snapshot?.layer(serial: serial) else { return }
+            ys.withLock { $0.append(layer.presentedFrame(at: frame.time).minY) }
+            arrived.signal()
+        }
+        let mainPresents = try XCTUnwrap(app.compositorThread).presentCount
+        list.fling(velocity: 1_500)
+        second.frame()  // the list hands its motion to the compositor thread
+        // The UI thread blocks here until the second window has presented six frames on its own.
+        let deadline = DispatchTime.now() + 10
+        while ys.withLock({ $0.count }) < 6 {
+            guard arrived.wait(timeout: deadline) == .success else { break }
+        }
+        let moved = ys.withLock { $0 }
+        XCTAssertGreaterThanOrEqual(moved.count, 6, "frames presented while the UI thread was blocked")
+        XCTAssertEqual(moved, moved.sorted(by: >), "the content moves one way: \(moved)")
+        XCTAssertLessThan(moved.last ?? 0, moved.first ?? 0, "and it moved")
+        XCTAssertEqual(app.compositorThread?.presentCount, mainPresents, "the main window, at rest, presented nothing")
+        thread.setFrameObserver(nil)
+        second.close()
+        _ = source
     }
 
     // MARK: Real windows under Xvfb
