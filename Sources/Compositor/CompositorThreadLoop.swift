@@ -177,25 +177,24 @@ final class CompositorThreadLoop: Sendable {
 
     /// One wait for every window: until an event of any of them, a wake, or the soonest frame due.
     private func wait(_ windows: [LoopWindow]) {
-        var now = windows[0].core.now
-        let timeouts = windows.map { $0.timeUntilNextFrame(at: now) }
-        let moving = timeouts.compactMap { $0 }
+        // Each window's frame times are its own (its front's `timeOrigin`); the wait's length is not.
+        let moving = windows.compactMap { $0.timeUntilNextFrame() }
         // Events another window read for one of these wait for it: no sleep before they are read.
         let pending = windows.contains { $0.backend.window.hasPendingEvents }
         let timeout = pending ? 0 : moving.min() ?? Self.restingWait
         let committedBeforeWait = windows.map(\.committedNow)
-        let waitStart = now
+        let waitStart = MonotonicClock.nanoseconds()
         // Any window's wait reads SDL's one queue; what it reads for another is put aside for that one,
         // which reads it at the next turn.
         let first = windows[0]
         var events = first.compositor.waitForEvents(timeout: timeout)
-        now = first.core.now
-        if moving.isEmpty && !pending && events.isEmpty && now - waitStart >= Self.restingWait * 0.9 {
+        let waited = Double(MonotonicClock.nanoseconds() &- waitStart) / 1e9
+        if moving.isEmpty && !pending && events.isEmpty && waited >= Self.restingWait * 0.9 {
             for (window, before) in zip(windows, committedBeforeWait) where before != window.committedAtLook {
                 // A commit came in before the wait began and the wait still ran its whole time.
                 window.core.write { $0.lateWakeups += 1 }
             }
         }
-        if !events.isEmpty { first.forward(&events, at: now) }
+        if !events.isEmpty { first.forward(&events, at: first.core.now) }
     }
 }

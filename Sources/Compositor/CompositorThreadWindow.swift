@@ -100,7 +100,8 @@ final class LoopWindow {
     }
 
     /// Seconds until this window's next frame is due while something in it moves; nil at rest.
-    func timeUntilNextFrame(at now: Double) -> Double? {
+    func timeUntilNextFrame() -> Double? {
+        let now = core.now
         let stillMoving = shown?.isAnimating(at: now) == true || compositor.needsRender(snapshot: shown, at: now)
         return stillMoving ? max(0, nextFrame - now) : nil
     }
