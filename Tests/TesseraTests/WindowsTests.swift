@@ -197,6 +197,34 @@ final class WindowsTests: XCTestCase {
         }
     }
 
+    /// An app that outlives its windows: the close of its last window (and SDL's quit that echoes it)
+    /// leaves the loop running with no window, and a window opened then works as the first did.
+    func testAnAppThatOutlivesItsWindowsKeepsRunningAndOpensANewOne() async throws {
+        var configuration = Application.Configuration.headless(size: Size(width: 120, height: 90))
+        configuration.accessibility = false
+        configuration.quitsWhenLastWindowCloses = false
+        let app = try Application(configuration: configuration, rootNode: SolidNode(Self.red))
+        defer { app.close() }
+        try app.settle()
+        app.frame(events: [.closeRequested, .quit])
+        XCTAssertFalse(app.mainWindow.isOpen)
+        XCTAssertTrue(app.windows.isEmpty)
+        XCTAssertFalse(app.isQuitting, "the quit that echoes the last window's close does not end the app")
+        let frames = app.frameCount
+        app.runEventLoop(forSeconds: 0.3)
+        XCTAssertFalse(app.isQuitting)
+        XCTAssertEqual(app.frameCount, frames, "no window, no frame")
+
+        let again = try app.openWindow(configuration: .init(title: "again", size: Size(width: 50, height: 40), scale: 1),
+                                       rootController: NodeController(node: SolidNode(Self.blue)))
+        try again.settle()
+        XCTAssertEqual(try color(again), Self.blue)
+        XCTAssertTrue(app.windows.first === again)
+        // A quit of its own (a signal, the session ending) still ends it.
+        again.frame(events: [.quit])
+        XCTAssertTrue(app.isQuitting)
+    }
+
     /// A window of another density draws its own tree at its own scale; the main window's, and the
     /// scale of nodes outside any window (`Runtime.contentsScale`), stay as they were.
     func testASecondWindowOfAnotherScaleLeavesTheFirstsScaleAlone() async throws {
