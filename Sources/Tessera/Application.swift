@@ -380,6 +380,7 @@ public final class Application {
         if window === mainWindow { accessibility?.frameDidRun(record, hadEvents: !events.isEmpty) }
         frameCount += 1
         Self.runMainActorJobs()
+        window.onFrame?(record)
         if window === mainWindow { onFrame?(record) }
         if closeRequested { window.close() }
         return record

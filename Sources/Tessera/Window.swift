@@ -177,7 +177,9 @@ extension Application {
         @discardableResult
         public func frame(events: [InputEvent]? = nil) -> FrameRecord {
             if let application { return application.frame(self, events: events) }
-            return runFrame(events: events ?? compositor.pollEvents(), at: host.time + 1 / 60)
+            let record = runFrame(events: events ?? compositor.pollEvents(), at: host.time + 1 / 60)
+            onFrame?(record)
+            return record
         }
 
         /// Runs frames of this window until its screen shows the final state of its tree (see
@@ -200,7 +202,7 @@ extension Application {
             return bitmap
         }
 
-        /// Runs the host's frame with `events` at `time`; the application counts it.
+        /// Runs the host's frame with `events` at `time` (the caller then calls `onFrame`).
         func runFrame(events: [InputEvent], at time: Double) -> FrameRecord {
             // A compositor thread says when it read each event: the wheel moves a list from where its
             // motion was then, as the compositor thread did.
@@ -209,7 +211,6 @@ extension Application {
             let record = host.runFrame(time: time, events: events, eventTimes: times.count == events.count ? times : nil,
                                        scrollUpdates: updates.count == events.count ? updates : nil)
             frameCount += 1
-            onFrame?(record)
             return record
         }
     }
