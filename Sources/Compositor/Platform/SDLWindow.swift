@@ -147,6 +147,7 @@ public final class SDLWindow: PlatformWindow {
     }
 
     /// True when events another window read from SDL's queue wait for this one (`SDLEventRouting`).
+    /// - Thread: any
     public var hasPendingEvents: Bool { SDLEventRouting.hasPending(for: windowID.rawValue) }
 
     /// The window's title.
