@@ -10,11 +10,15 @@ import TesseraPortal
 /// Application.run(.init(title: "Feed")) { FeedController() }
 /// ```
 ///
-/// The loop runs on the UI thread (the main actor) until the window closes or `quit()` is called.
-/// Each frame it polls the platform's events, runs the host's frame (input, commits, layout, ranges,
-/// draws, compositing) and the main actor's queued jobs, so `Task { @MainActor in … }` and
+/// The loop runs on the UI thread (the main actor) until the last window closes or `quit()` is
+/// called. Each frame it polls the platform's events, runs the host's frame (input, commits, layout,
+/// ranges, draws, compositing) and the main actor's queued jobs, so `Task { @MainActor in … }` and
 /// `DispatchQueue.main.async` work inside an app as they do elsewhere. Lists and other frame
 /// participants in the tree take part by themselves.
+///
+/// `init` opens the main window; `openWindow(configuration:rootController:)` opens more, each an
+/// `Application.Window` with its own host, run by the same loop (`windows`). The members that name
+/// no window (`host`, `compositor`, `frame`, `settle`, `capture`…) are the main window's.
 ///
 /// Headless (no display, or `headless: true`), the same app runs on SDL's dummy video driver and a
 /// virtual clock: `run()` settles the screen, writes the screenshot when one is configured, and
