@@ -10,11 +10,15 @@ import TesseraPortal
 /// Application.run(.init(title: "Feed")) { FeedController() }
 /// ```
 ///
-/// The loop runs on the UI thread (the main actor) until the window closes or `quit()` is called.
-/// Each frame it polls the platform's events, runs the host's frame (input, commits, layout, ranges,
-/// draws, compositing) and the main actor's queued jobs, so `Task { @MainActor in … }` and
+/// The loop runs on the UI thread (the main actor) until the last window closes or `quit()` is
+/// called. Each frame it polls the platform's events, runs the host's frame (input, commits, layout,
+/// ranges, draws, compositing) and the main actor's queued jobs, so `Task { @MainActor in … }` and
 /// `DispatchQueue.main.async` work inside an app as they do elsewhere. Lists and other frame
 /// participants in the tree take part by themselves.
+///
+/// `init` opens the main window; `openWindow(configuration:rootController:)` opens more, each an
+/// `Application.Window` with its own host, run by the same loop (`windows`). The members that name
+/// no window (`host`, `compositor`, `frame`, `settle`, `capture`…) are the main window's.
 ///
 /// Headless (no display, or `headless: true`), the same app runs on SDL's dummy video driver and a
 /// virtual clock: `run()` settles the screen, writes the screenshot when one is configured, and
@@ -75,6 +79,10 @@ public final class Application {
         /// The desktop portals' time-outs, link schemes and environment (`Application.desktopPortal`);
         /// nil: the defaults, with `settingsEnvironment` as the environment.
         public var portalConfiguration: DesktopPortal.Configuration?
+        /// End `run()` once the app's last window has closed (true by default). False keeps the loop
+        /// running with no window, for an app that opens one again later (`openWindow`); `quit()`
+        /// still ends it.
+        public var quitsWhenLastWindowCloses: Bool
 
         public init(title: String = "Tessera", size: Size = Size(width: 800, height: 600), scale: Double? = nil,
                     headless: Bool? = nil, resizable: Bool = true, renderer: RenderDriver = .auto,
@@ -97,6 +105,7 @@ public final class Application {
             self.appearanceWaitTimeout = 0.5
             self.opensLinks = nil
             self.portalConfiguration = nil
+            self.quitsWhenLastWindowCloses = true
         }
 
         /// A headless configuration for tests: the dummy driver, 1 pixel per point unless given.
@@ -143,30 +152,39 @@ public final class Application {
 
     /// What the app was made with.
     public let configuration: Configuration
-    /// The host running the node tree.
-    public let host: NodeHost
-    /// The SDL window (or dummy output) and its renderer, when they belong to the UI thread; nil
-    /// when a compositor thread owns them (`compositorThread`).
-    public let backend: SDLRenderBackend?
-    /// The compositor thread, when frames are drawn on one (`Configuration.compositorThread`).
-    public let compositorThread: CompositorThread?
-    /// The renderer's and video driver's names, the window's scale and the display's refresh rate.
-    public let renderer: RendererDescription
+    /// The window `init` opened: the members below that name no window (`host`, `compositor`,
+    /// `backend`, `compositorThread`, `renderer`, `frame`, `settle`, `capture`) are its.
+    public let mainWindow: Window
+    /// The open windows, the main one first while it is open, then in the order they opened.
+    public private(set) var windows: [Window] = []
+    /// The main window's host, running its node tree.
+    public var host: NodeHost { mainWindow.host }
+    /// The main window's SDL window (or dummy output) and its renderer, when they belong to the UI
+    /// thread; nil when a compositor thread owns them (`compositorThread`).
+    public var backend: SDLRenderBackend? { mainWindow.backend }
+    /// The main window's front on the compositor thread, when frames are drawn on one
+    /// (`Configuration.compositorThread`).
+    public var compositorThread: CompositorThread? { mainWindow.compositorThread }
+    /// The main window's renderer and video driver, its scale and its display's refresh rate.
+    public var renderer: RendererDescription { mainWindow.renderer }
     /// True when running on SDL's dummy video driver, without a window.
     public let isHeadless: Bool
-    /// The compositor drawing the host's layers.
+    /// Whether windows are drawn on the compositor thread (decided once, for every window).
+    let drawsOnCompositorThread: Bool
+    /// The compositor drawing the main window's layers.
     public var compositor: Compositor { host.compositor }
-    /// Called after every frame the loop runs, with its record.
+    /// Called after every frame the loop runs for the main window, with its record (each window has
+    /// its own `Window.onFrame`).
     public var onFrame: ((FrameRecord) -> Void)?
-    /// The frames run so far.
+    /// The frames run so far, in every window.
     public private(set) var frameCount = 0
-    /// True once `quit()` was called or the window was closed.
+    /// True once `quit()` was called, the platform asked to quit, or the last window was closed.
     public private(set) var isQuitting = false
 
-    /// Paces the window's frames; headless frames step their time instead.
-    private let clock: RealFrameClock
+    /// Paces the windows' frames; headless frames step their time instead (`Application+EventLoop`).
+    let clock: RealFrameClock
     /// The clock's time at the event loop's last frame (headless: how far to move the host's time).
-    private var lastLoopFrame: Double?
+    var lastLoopFrame: Double?
     /// Publishes the host's accessibility tree to screen readers; nil when accessibility is off.
     private let accessibility: AtspiPublisher?
     /// Follows the desktop's appearance; nil when the app does not (`followsSystemAppearance`).
@@ -211,48 +229,20 @@ public final class Application {
             }
         }
         desktopPortal = Self.makeDesktopPortal(configuration, environment: settingsEnvironment)
-        let backendConfiguration = SDLRenderBackend.Configuration(
-            title: configuration.title, size: configuration.size, scale: configuration.scale, headless: headless,
-            resizable: configuration.resizable, renderDriver: configuration.renderer, vsync: configuration.vsync)
-        let compositorConfiguration = Compositor.Configuration(clearColor: configuration.backgroundColor)
-        let compositor: Compositor
-        if configuration.compositorThread ?? !headless {
-            // The thread opens the window and its renderer; frame time 0 is shared with this clock.
-            let origin = MonotonicClock.nanoseconds()
-            let thread: CompositorThread
-            do {
-                thread = try CompositorThread(backend: backendConfiguration, compositor: compositorConfiguration,
-                                              timeOrigin: origin)
-            } catch {
-                throw Failure("cannot open the window: \(error)")
-            }
-            let info = thread.info
-            backend = nil
-            compositorThread = thread
-            renderer = RendererDescription(rendererName: info.rendererName, videoDriverName: info.videoDriverName,
-                                           graphicsDeviceName: info.graphicsDeviceName, scale: info.scale,
-                                           refreshRate: info.refreshRate, compositorThread: true)
-            compositor = Compositor(thread: thread, configuration: compositorConfiguration)
-            clock = RealFrameClock(framesPerSecond: info.refreshRate ?? 60, origin: origin)
-        } else {
-            let made: SDLRenderBackend
-            do {
-                made = try SDLRenderBackend(backendConfiguration)
-            } catch {
-                throw Failure("cannot open the window: \(error)")
-            }
-            backend = made
-            compositorThread = nil
-            let window = made.window
-            renderer = RendererDescription(rendererName: made.rendererName, videoDriverName: window.videoDriverName,
-                                           graphicsDeviceName: made.graphicsDeviceName, scale: window.scale,
-                                           refreshRate: window.refreshRate, compositorThread: false)
-            compositor = Compositor(backend: made, scale: window.scale, configuration: compositorConfiguration)
-            // Frames paced by the display's refresh where SDL knows it.
-            clock = RealFrameClock(framesPerSecond: window.refreshRate ?? 60)
-        }
-        host = NodeHost(compositor: compositor)
-        Runtime.shared.contentsScale = compositor.scale
+        // A compositor thread opens the window and its renderer; frame time 0 is shared with this clock.
+        let origin = MonotonicClock.nanoseconds()
+        drawsOnCompositorThread = configuration.compositorThread ?? !headless
+        mainWindow = try Window.open(
+            Window.Configuration(title: configuration.title, size: configuration.size, scale: configuration.scale,
+                                 resizable: configuration.resizable),
+            settings: configuration, headless: headless, threaded: drawsOnCompositorThread, vsync: configuration.vsync,
+            origin: origin)
+        // Frames paced by the display's refresh where SDL knows it.
+        clock = RealFrameClock(framesPerSecond: mainWindow.renderer.refreshRate ?? 60, origin: origin)
+        let host = mainWindow.host
+        // The scale of nodes outside any window: the main window's. Each window's nodes take their
+        // own host's (`Node.contentsScale`), so a window of another density leaves it alone.
+        Runtime.shared.contentsScale = host.compositor.scale
         if let settingsPortal, let read = settingsPortal.waitForFirstReading(timeout: configuration.appearanceWaitTimeout) {
             // Applied now rather than through the main queue: the first frame has it.
             Runtime.shared.setAppearance(appearanceOverride.applied(to: read))
@@ -260,14 +250,38 @@ public final class Application {
         if configuration.accessibility && !AtspiBridge.isDisabled() {
             // The bridge connects on its own thread; the first tree is published once it has.
             accessibility = AtspiPublisher(host: host, title: configuration.title,
-                                           windowPlacement: compositor.window?.windowPlacement)
+                                           windowPlacement: host.compositor.window?.windowPlacement)
             accessibility?.start()
         } else {
             accessibility = nil
         }
+        windows = [mainWindow]
+        mainWindow.attach(to: self)
         if let rootController { host.setRootController(rootController) }
         Application.current = self
         installPortalFallbacks()
+    }
+
+    /// Opens another window showing `rootController` (nil: nothing yet; set one on its host), drawn
+    /// as the main one is (on the compositor thread, or on this thread headless). The event loop runs
+    /// its frames from the next turn; its close button closes it alone.
+    /// - Throws: `Failure` when the window or its renderer cannot be made.
+    @discardableResult
+    public func openWindow(configuration windowConfiguration: Window.Configuration = Window.Configuration(),
+                           rootController: NodeController?) throws -> Window {
+        let vsync = configuration.vsync && !windows.contains { $0.presentsInStepWithDisplay }
+        let window = try Window.open(windowConfiguration, settings: configuration, headless: isHeadless,
+                                     threaded: drawsOnCompositorThread, vsync: vsync, origin: clock.origin)
+        window.attach(to: self)
+        windows.append(window)
+        if let rootController { window.host.setRootController(rootController) }
+        return window
+    }
+
+    /// A window closed (`Window.close()`): the loop forgets it, and ends with the last one.
+    func windowDidClose(_ window: Window) {
+        windows.removeAll { $0 === window }
+        if windows.isEmpty && configuration.quitsWhenLastWindowCloses { isQuitting = true }
     }
 
     /// The application running in this process: the newest one made and not closed (nil before the
@@ -280,16 +294,19 @@ public final class Application {
         try self.init(configuration: configuration, rootController: NodeController(node: rootNode))
     }
 
-    /// Runs the app until the window closes, `quit()` is called or `configuration.frames` have run;
-    /// then, with `configuration.screenshot`, settles and writes the screen. With a window it runs
-    /// the event loop (`runEventLoop`): frames while there is something to do, a wait for events when
-    /// there is not. Headless with a frame count, it runs that many frames back to back on its own time
-    /// line; headless without one, it settles and stops (there is no window to close).
+    /// Runs the app until its last window closes, `quit()` is called or `configuration.frames` have
+    /// run; then, with `configuration.screenshot`, settles and writes the main window's screen. With
+    /// a window it runs the event loop (`runEventLoop`): frames while there is something to do, a
+    /// wait for events when there is not. Headless with a frame count, it runs that many frames back
+    /// to back on its own time line (a frame of every open window each); headless without one, it
+    /// settles every window and stops (there is no window to close).
     /// - Throws: `SettleTimeout` or a file error from the screenshot.
     public func run() throws {
         if isHeadless {
             if let frameLimit = configuration.frames {
-                while !isQuitting && frameCount < frameLimit { frame() }
+                while !isQuitting && frameCount < frameLimit && !windows.isEmpty {
+                    for window in windows where window.isOpen { frame(window, events: nil) }
+                }
             } else {
                 try settle()
             }
@@ -303,100 +320,22 @@ public final class Application {
         }
     }
 
-    /// The longest the loop waits for events before it gives the main actor's queue a turn: work
-    /// sent to `@MainActor` from another thread (`Task { @MainActor in … }`) reaches the main
-    /// dispatch queue, which does not wake the event wait.
-    public static let mainActorTurnInterval = 0.25
-
-    /// The event loop: a frame whenever there is something to do (`NodeHost.needsFrame`: input,
-    /// results from the workers, animation, scrolling, changed layers), paced by the display's
-    /// refresh while something moves (`NodeHost.movesByItself`) and run at once otherwise (input at
-    /// rest, a draw's result: no wait for the next refresh tick); with nothing to do, a wait in the
-    /// platform's event queue until input, a wake from another thread
-    /// (`UIWakeup`), the focused node's next timer (a caret's blink) or `mainActorTurnInterval`. An app
-    /// at rest runs no frames, draws nothing and presents nothing. Ends when the window closes,
-    /// `quit()` is called, `configuration.frames` have run (or that many frame intervals have passed)
-    /// or `seconds` (if given) have passed.
-    public func runEventLoop(forSeconds seconds: Double? = nil) {
-        let start = clock.now
-        lastLoopFrame = start
-        var end = seconds.map { start + max(0, $0) }
-        if let limit = configuration.frames {
-            let framesEnd = start + Double(limit) * clock.frameInterval
-            end = min(end ?? framesEnd, framesEnd)
-        }
-        let wakeup = UIWakeup.shared
-        // The last frame saw work under way off this thread (a draw running, a layout measured) that
-        // may end without a result to commit: one quiet frame once it is done lets the host see
-        // itself settled (`settle`, a "ready" report), instead of waiting for the next input.
-        var workWasPending = false
-        while !isQuitting {
-            if let limit = configuration.frames, frameCount >= limit { break }
-            if let end, clock.now >= end { break }
-            // Reset before looking for work: a wake from here on ends the wait below.
-            wakeup.reset()
-            Self.runMainActorJobs()
-            let events: [InputEvent]
-            if host.needsFrame {
-                events = compositor.pollEvents()
-            } else {
-                let now = clock.now
-                var timeout = Self.mainActorTurnInterval
-                if let timer = host.nextTimerTime(after: host.time) { timeout = min(timeout, max(0, timer - loopTime())) }
-                if let end { timeout = min(timeout, max(0, end - now)) }
-                if workWasPending { timeout = min(timeout, clock.frameInterval) }
-                events = compositor.waitForEvents(timeout: timeout)
-                clock.restart()
-                let quietFrameDue = workWasPending && host.pendingWork.excludingNetwork.isEmpty
-                // Woken with nothing to do (the main actor's turn, a timer not yet due): look again.
-                if events.isEmpty && !host.needsFrame && !timerIsDue() && !quietFrameDue { continue }
-            }
-            if events.contains(.quit) { isQuitting = true; break }
-            frame(events: events, at: loopTime())
-            workWasPending = !host.pendingWork.excludingNetwork.isEmpty
-            lastLoopFrame = clock.now
-            if host.needsFrame {
-                if host.movesByItself {
-                    clock.waitForNextFrame()
-                } else {
-                    // Only work off this thread is awaited (a draw, a measured layout, typed text being
-                    // drawn): its result wakes this thread, and the frame that shows it runs then, not
-                    // at the next refresh tick. Something moving keeps the display's pace above.
-                    _ = wakeup.wait(timeout: clock.secondsUntilNextFrame)
-                    clock.restart()
-                }
-            }
-        }
-    }
-
-    /// True when the focused node's timer (a caret's blink) is due at the loop's time.
-    private func timerIsDue() -> Bool {
-        guard let timer = host.nextTimerTime(after: host.time) else { return false }
-        return loopTime() >= timer
-    }
-
-    /// The event loop's time for a frame run now: the clock's with a window. Headless, the host's
-    /// own time line (which tests step by hand) moved on by the wall time since the loop's last frame,
-    /// at least one frame interval, so timers fall due while the loop waits as they do in a window.
-    private func loopTime() -> Double {
-        // A compositor thread draws animations on the clock's time line, headless too.
-        guard isHeadless && compositorThread == nil else { return clock.now }
-        let elapsed = lastLoopFrame.map { clock.now - $0 } ?? 0
-        return host.time + max(clock.frameInterval, elapsed)
-    }
+    /// Waits for the display's next frame (a window's `settle`).
+    func waitForNextFrame() { clock.waitForNextFrame() }
 
     /// Ends `run()` after the current frame.
     public func quit() { isQuitting = true }
 
-    /// Moves the pointer to `point` (window points) as if the user had: for benchmarks and tests
+    /// Moves the pointer to `point` (main window points) as if the user had: for benchmarks and tests
     /// that need it inside the window.
     public func warpPointer(to point: Point) {
         compositor.window?.warpPointer(to: point)
     }
 
-    /// Closes the window now: a compositor thread stops (its window and renderer go with it) and
-    /// the loop quits. An app that makes another `Application` in the same process closes the first
-    /// one before: SDL's events are the process's, read by the thread that owns the window.
+    /// Closes the app now: every window other than the main one closes (`Window.close()`), the main
+    /// window's compositor thread stops (its window and renderer go with it) and the loop quits. An
+    /// app that makes another `Application` in the same process closes the first one before: SDL's
+    /// events are the process's, read by the thread that owns the windows.
     public func close() {
         isQuitting = true
         if Application.current === self { Application.current = nil }
@@ -405,63 +344,67 @@ public final class Application {
         accessibility?.stop()
         settingsPortal?.stop()
         desktopPortal.stop()
+        for window in windows where window !== mainWindow { window.close() }
         compositorThread?.stop()
     }
 
     isolated deinit {
-        // The app leaves screen readers' desktop; the thread holds the window: it closes with the application.
+        // The app leaves screen readers' desktop; the thread holds the windows: they close with the application.
         presentedFileChooser?.finish(.failure(.stopped))
         accessibility?.stop()
         settingsPortal?.stop()
         desktopPortal.stop()
+        for window in windows { window.compositorThread?.stop() }
         compositorThread?.stop()
     }
 
-    /// Runs one frame now with `events` (nil: whatever the platform has queued): at the clock's time
-    /// with a window; headless, one frame interval after the host's last frame (so frames a test ran
-    /// on the host directly keep one time line with these).
+    /// Runs one frame of the main window now with `events` (nil: whatever the platform has queued):
+    /// at the clock's time with a window; headless, one frame interval after the host's last frame
+    /// (so frames a test ran on the host directly keep one time line with these).
     @discardableResult
     public func frame(events: [InputEvent]? = nil) -> FrameRecord {
-        frame(events: events, at: isHeadless && compositorThread == nil ? host.time + clock.frameInterval : clock.now)
+        frame(mainWindow, events: events)
     }
 
+    /// Runs one frame of `window`, as `frame(events:)` does for the main one.
     @discardableResult
-    private func frame(events: [InputEvent]?, at time: Double) -> FrameRecord {
-        let events = events ?? compositor.pollEvents()
-        if events.contains(.quit) { isQuitting = true }
-        // A compositor thread says when it read each event: the wheel moves a list from where its
-        // motion was then, as the compositor thread did.
-        let times = compositor.lastEventTimes
-        let updates = compositor.lastScrollUpdates
-        let record = host.runFrame(time: time, events: events, eventTimes: times.count == events.count ? times : nil,
-                                   scrollUpdates: updates.count == events.count ? updates : nil)
-        accessibility?.frameDidRun(record, hadEvents: !events.isEmpty)
+    func frame(_ window: Window, events: [InputEvent]?) -> FrameRecord {
+        frame(window, events: events, at: isHeadless && !drawsOnCompositorThread ? window.host.time + clock.frameInterval : clock.now)
+    }
+
+    /// One frame of `window`. A `.quit` from the platform ends the loop (unless it only echoes the
+    /// close of the last window and the app outlives its windows); a close request closes the window
+    /// after the frame.
+    @discardableResult
+    func frame(_ window: Window, events: [InputEvent]?, at time: Double) -> FrameRecord {
+        let events = events ?? window.compositor.pollEvents()
+        let closeRequested = events.contains(.closeRequested)
+        if events.contains(.quit) && (configuration.quitsWhenLastWindowCloses || !closeRequested) { isQuitting = true }
+        let record = window.runFrame(events: events, at: time)
+        if window === mainWindow { accessibility?.frameDidRun(record, hadEvents: !events.isEmpty) }
         frameCount += 1
         Self.runMainActorJobs()
-        onFrame?(record)
+        window.onFrame?(record)
+        if window === mainWindow { onFrame?(record) }
+        if closeRequested { window.close() }
         return record
     }
 
-    /// Runs frames until the screen shows the final state of the tree (see `NodeHost.settle`). The
-    /// frames take in input already read (with a compositor thread, what it read and may have acted
-    /// on already).
+    /// Runs frames until the screen shows the final state of the tree (see `NodeHost.settle`), for
+    /// the main window and then every other open one. The frames take in input already read (with a
+    /// compositor thread, what it read and may have acted on already).
     /// - Throws: `SettleTimeout` naming what was still pending when `timeout` seconds ran out.
     @discardableResult
     public func settle(timeout: Double = 10) throws -> Int {
-        try host.settle(timeout: timeout) {
-            if !isHeadless { clock.waitForNextFrame() }
-            // Input already read is taken in (a compositor thread may have moved a scroll for it).
-            frame(events: nil)
-        }
+        var frames = try mainWindow.settle(timeout: timeout)
+        for window in windows where window !== mainWindow { frames += try window.settle(timeout: timeout) }
+        return frames
     }
 
-    /// The screen as it is now, composited and read back.
+    /// The main window's screen as it is now, composited and read back.
     /// - Throws: `Failure` when the renderer cannot read its pixels back.
     public func capture() throws -> Bitmap {
-        guard let bitmap = compositor.capture(host.rootLayer) else {
-            throw Failure("the renderer could not read the frame back")
-        }
-        return bitmap
+        try mainWindow.capture()
     }
 
     /// Writes the screen as it is now to a PNG file, making its folder.
@@ -491,7 +434,7 @@ public final class Application {
 
     /// Runs what was queued for the main actor (tasks, `DispatchQueue.main` blocks): an SDL loop
     /// does not otherwise give the main run loop a turn.
-    private static func runMainActorJobs() {
+    static func runMainActorJobs() {
         _ = RunLoop.main.run(mode: .default, before: .distantPast)
     }
 }

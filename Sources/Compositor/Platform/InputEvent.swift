@@ -23,7 +23,12 @@ public struct KeyModifiers: OptionSet, Hashable, Sendable {
 /// Input and window events in points (window coordinates divided by the output scale).
 /// - Thread: any
 public enum InputEvent: Sendable, Equatable {
+    /// The process is asked to end (a signal, the session ending; SDL also sends it after the close
+    /// of the process's last window).
     case quit
+    /// The user asked to close this window (its close button, the window manager's close): the
+    /// application closes this window alone (`Application.Window.close()`).
+    case closeRequested
     /// The window's size in points changed.
     case resized(Size)
     /// A mouse button went down. `button` is a `PointerButton`'s number (1 primary, 2 middle,

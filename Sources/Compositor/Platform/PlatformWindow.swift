@@ -40,6 +40,9 @@ public protocol PlatformWindow: AnyObject, TextInputPlatform {
     var videoDriverName: String { get }
     /// Drains this window's pending events.
     func pollEvents() -> [BackendEvent]
+    /// True when events another window of the process read for this one wait for it: a wait for
+    /// several windows' events must not block before this one reads them.
+    var hasPendingEvents: Bool { get }
     /// Blocks until this window has an event, its wake-up is woken (`UIWakeup`), or `timeout`
     /// seconds pass (nil: no limit), then drains its pending events.
     func waitForEvents(timeout: Double?) -> [BackendEvent]
@@ -51,6 +54,7 @@ public protocol PlatformWindow: AnyObject, TextInputPlatform {
 }
 
 extension PlatformWindow {
+    public var hasPendingEvents: Bool { false }
     public func waitForEvents(timeout: Double?) -> [BackendEvent] { pollEvents() }
     public func warpPointer(to point: Point) {}
 }

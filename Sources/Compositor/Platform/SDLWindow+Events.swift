@@ -271,6 +271,10 @@ extension SDLWindow {
             event.type = SDL_WINDOWEVENT.rawValue
             event.window.event = UInt8(SDL_WINDOWEVENT_LEAVE.rawValue)
             event.window.windowID = windowID.rawValue
+        case .input(.closeRequested):
+            event.type = SDL_WINDOWEVENT.rawValue
+            event.window.event = UInt8(SDL_WINDOWEVENT_CLOSE.rawValue)
+            event.window.windowID = windowID.rawValue
         case let .input(.keyDown(key, modifiers)), let .input(.keyUp(key, modifiers)):
             guard let code = Self.keycode(of: key) else { return }
             if case .input(.keyDown) = kind {
@@ -352,6 +356,7 @@ extension SDLWindow {
                                             height: Double(event.window.data2) / scale)))
             }
             if event.window.event == UInt8(SDL_WINDOWEVENT_LEAVE.rawValue) { return .input(.pointerLeftWindow) }
+            if event.window.event == UInt8(SDL_WINDOWEVENT_CLOSE.rawValue) { return .input(.closeRequested) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_GAINED.rawValue) { return .input(.windowFocusChanged(true)) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_LOST.rawValue) { return .input(.windowFocusChanged(false)) }
             // The pointer came in: it takes this window's shape.

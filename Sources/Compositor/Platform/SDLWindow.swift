@@ -146,6 +146,10 @@ public final class SDLWindow: PlatformWindow {
         SDL_DestroyWindow(window)
     }
 
+    /// True when events another window read from SDL's queue wait for this one (`SDLEventRouting`).
+    /// - Thread: any
+    public var hasPendingEvents: Bool { SDLEventRouting.hasPending(for: windowID.rawValue) }
+
     /// The window's title.
     public var title: String {
         get { SDL_GetWindowTitle(window).map { String(cString: $0) } ?? "" }
@@ -153,6 +157,12 @@ public final class SDLWindow: PlatformWindow {
             owner.precondition("SDLWindow.title")
             SDL_SetWindowTitle(window, newValue)
         }
+    }
+
+    /// Hides the window (an application's closed window that something still holds).
+    public func hide() {
+        owner.precondition("SDLWindow.hide")
+        SDL_HideWindow(window)
     }
 
     /// The window's drawable size in pixels (`SDL_GetWindowSizeInPixels`).

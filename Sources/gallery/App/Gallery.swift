@@ -131,6 +131,9 @@ struct Gallery: ParsableCommand {
         discussion: "While the window does not have the focus, the answer is also posted as a desktop notification. Default: no answers."))
     var replyAfter: Double?
 
+    @Option(help: "Open the chat at this row of the chat list in a window of its own at start (as Ctrl+Enter on a chat does).")
+    var openChatWindow: Int?
+
     /// How the display workers share the machine with the UI thread.
     enum WorkerPolicyChoice: String, ExpressibleByArgument, CaseIterable {
         /// At most cores / 2 workers active, nice 5 (the default).
@@ -245,6 +248,7 @@ struct Gallery: ParsableCommand {
         options.assetsURL = assetsURL.flatMap { URL(string: $0) }
         options.trustedCertificates = trustCertificate.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map { [$0] } ?? []
         options.replyDelay = replyAfter
+        options.chatWindowRow = openChatWindow
         do {
             try GalleryApp.make(options: options, assets: assetsFolder).run()
         } catch let error as ChatData.LoadError {

@@ -30,6 +30,8 @@ struct GalleryOptions {
     var trustedCertificates: [String] = []
     /// Seconds until the other side answers a message sent (`--reply-after`); nil: no answers.
     var replyDelay: Double?
+    /// The chat list's row whose chat opens in a window of its own at start (`--open-chat-window`).
+    var chatWindowRow: Int?
 }
 
 /// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
@@ -113,13 +115,15 @@ final class GalleryApp {
         tabs.selectionDidChange = { [weak self] index in self?.tabBar.select(index) }
         chats.openChat = { [weak self] chat in
             guard let self else { return }
-            let thread = ThreadController(chat: chat, data: self.data)
-            thread.servedHistory = self.servedAssets.map { ServedHistory(assets: $0) }
-            self.chatsNavigation.push(thread, animated: true)
+            self.chatsNavigation.push(self.makeThread(chat), animated: true)
         }
         host.keyHandler = { [weak self] key, modifiers in
             guard let self else { return false }
             if key == .function(2) { self.toggleOverlay(); return true }
+            if key == .enter && modifiers == .control, let chat = self.chats.chat(holding: self.host.focusedNode) {
+                self.openChatWindow(chat)
+                return true
+            }
             if key == .function(8) { Self.blockUIThread(for: Self.demonstratedStall); return true }
             if key == .character("q") && modifiers.contains(.control) { self.application.quit(); return true }
             return false
@@ -132,6 +136,41 @@ final class GalleryApp {
         }
         host.setRootController(tabs)
         if options.showsOverlay { toggleOverlay() }
+        if let row = options.chatWindowRow { openChatWindow(data.chat(forRow: max(0, min(row, options.rows - 1)))) }
+    }
+
+    /// A thread screen for `chat`, loading its older messages from the asset server when there is one.
+    private func makeThread(_ chat: ChatData.Chat) -> ThreadController {
+        let thread = ThreadController(chat: chat, data: data)
+        thread.servedHistory = servedAssets.map { ServedHistory(assets: $0) }
+        return thread
+    }
+
+    /// The chat windows open now, in the order they opened.
+    private(set) var chatWindows: [Application.Window] = []
+
+    /// Opens `chat` in a window of its own (Ctrl+Enter on a chat, `--open-chat-window`; Ctrl+W in it
+    /// closes it), and says so on standard output (a test driving the gallery waits for that line).
+    func openChatWindow(_ chat: ChatData.Chat) {
+        do {
+            let window = try application.openWindow(
+                configuration: .init(title: chat.title, size: Size(width: 480, height: 640), scale: options.scale),
+                rootController: makeThread(chat))
+            chatWindows.append(window)
+            // Ctrl+W closes the chat window (the window manager's close button does too).
+            window.host.keyHandler = { [weak window] key, modifiers in
+                guard key == .character("w") && modifiers == .control, let window else { return false }
+                window.close()
+                return true
+            }
+            window.onClose = { [weak self, weak window] in
+                self?.chatWindows.removeAll { $0 === window }
+                Self.report("gallery: chat window closed: \(chat.title)")
+            }
+            Self.report("gallery: chat window opened: \(chat.title)")
+        } catch {
+            Self.report("gallery: cannot open a window for \(chat.title): \(error)")
+        }
     }
 
     deinit {

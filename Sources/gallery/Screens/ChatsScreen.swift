@@ -90,6 +90,14 @@ final class ChatsController: ListScreenController, ListDataSource {
         text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
     }
 
+    /// The chat of the row that is `focused` or holds it (the host's focused node), if any.
+    /// - Thread: main
+    func chat(holding focused: Node?) -> ChatData.Chat? {
+        guard var node = focused else { return nil }
+        while list.row(of: node) == nil, let parent = node.supernode { node = parent }
+        return list.row(of: node).map { data.chat(forRow: dataRow($0)) }
+    }
+
     /// The dataset row shown at list row `row`.
     func dataRow(_ row: Int) -> Int { matchingRows.map { $0[row] } ?? row }
 
