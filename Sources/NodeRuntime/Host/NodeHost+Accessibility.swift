@@ -123,7 +123,8 @@ extension NodeHost {
         }
 
         var rootChildren: [AccessibilityElement] = []
-        if let rootNode { rootChildren = elements(of: rootNode, origin: .zero) }
+        if let bar = windowMenuBar { rootChildren = elements(of: bar, origin: .zero) }
+        if let rootNode { rootChildren += elements(of: rootNode, origin: rootNode.frame.origin) }
         // Menus, dialogs and tooltips over the root, in the order they are stacked.
         for overlay in overlayStack { rootChildren += elements(of: overlay.container, origin: .zero) }
         accessibilityVersion += 1

@@ -17,7 +17,7 @@ extension NodeHost {
         if lastFrame.displaysStarted > 0 || lastFrame.commitsApplied > 0 || lastFrame.mainQueueItems > 0 { return true }
         if frameParticipants.contains(where: { !$0.isSettled }) { return true }
         if let rootNode, !isLayoutInFlight, !rootNode.hasCachedLayout(for: .exactly(rootNode.frame.size)) { return true }
-        if overlaysNeedLayout { return true }
+        if overlaysNeedLayout || menuBarNeedsLayout { return true }
         return compositor.needsRender(rootLayer)
     }
 

@@ -246,6 +246,9 @@ extension NodeHost {
         for overlay in overlayStack.reversed() {
             if let hit = overlay.container.hitTest(point) { return hit }
         }
+        if let bar = windowMenuBar, bar.frame.contains(point) {
+            return bar.hitTest(Point(x: point.x - bar.frame.minX, y: point.y - bar.frame.minY))
+        }
         guard let root = rootNode else { return nil }
         return root.hitTest(root.convertFromRoot(point))
     }

@@ -99,6 +99,8 @@ public final class NodeHost {
     var hoverChangeCount = -1
     /// True while a button is down on a node. (main thread only)
     var isTouchDown: Bool { touchedNode != nil }
+    /// The window's menu bar, above the root (`NodeHost+MenuBar`). (main thread only)
+    var windowMenuBar: MenuBarNode?
     /// The overlays shown above the root, bottom first (`NodeHost+Overlays`). (main thread only)
     var overlayStack: [Overlay] = []
     /// Shows a node's `toolTip` once the pointer rests on it (`NodeHost+ToolTips`). (main thread only)
@@ -137,7 +139,7 @@ public final class NodeHost {
         guard let node else { return }
         node.rootHost = self
         node.contentsScale = compositor.scale
-        node.frame = Rect(origin: .zero, size: viewportSize)
+        node.frame = contentBounds
         node.enterInterfaceState(.onScreen) {
             rootLayer.insertSublayer(node.layer, at: 0)
             if let controller = rootController, controller.node === node {
@@ -194,8 +196,9 @@ public final class NodeHost {
         UIThread.precondition("NodeHost.viewportDidChange")
         rootLayer.frame = Rect(origin: .zero, size: viewportSize)
         layOutOverlays()
+        layOutMenuBar()
         guard let rootNode else { return }
-        let bounds = Rect(origin: .zero, size: viewportSize)
+        let bounds = contentBounds
         if let controller = rootController, controller.node === rootNode {
             controller.layout(in: bounds)
             return
@@ -284,6 +287,7 @@ public final class NodeHost {
             }
         }
         if overlaysNeedLayout { layOutOverlays() }
+        if menuBarNeedsLayout { layOutMenuBar() }
         record.layoutMilliseconds = lap()
 
         for observer in frameObservers { observer(time) }

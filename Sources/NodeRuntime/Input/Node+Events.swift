@@ -31,21 +31,29 @@ extension Node {
     @MainActor
     var eventSupernode: Node? { supernode ?? eventParent }
 
-    /// The point converted from the root node's coordinates into this node's (the root's own origin is
-    /// where the window puts it, so it does not count). On the UI thread a loaded node uses where its
-    /// layer really is (a row placed by a list, a screen mid-slide); elsewhere it adds up node frames.
+    /// The point converted from the window's coordinates (where pointer events are; the host's root
+    /// starts at the window's top left, or below its menu bar) into this node's. On the UI thread a
+    /// loaded node uses where its layer really is (a row placed by a list, a screen mid-slide);
+    /// elsewhere it adds up node frames.
     /// - Thread: any
     public func convertFromRoot(_ point: Point) -> Point {
         if UIThread.isCurrent, isNodeLoaded, let converted = MainActor.assumeIsolated({ convertFromRootThroughLayers(point) }) {
             return converted
         }
         var x = point.x, y = point.y
-        var node: Node? = self
-        while let current = node, let parent = current.supernode {
-            let origin = current.frame.sanitized.origin
+        var node: Node = self
+        while let parent = node.supernode {
+            let origin = node.frame.sanitized.origin
             x -= origin.x
             y -= origin.y
             node = parent
+        }
+        // A host's root sits where the host puts it (below a menu bar): root coordinates are the window's.
+        // (The host is the UI thread's to read; elsewhere the root is taken at the window's top left.)
+        if UIThread.isCurrent, node.rootHost != nil {
+            let origin = node.frame.sanitized.origin
+            x -= origin.x
+            y -= origin.y
         }
         return Point(x: x, y: y)
     }

@@ -112,7 +112,10 @@ final class GalleryApp {
                              selectedIndex: GalleryOptions.Screen.allCases.firstIndex(of: options.screen) ?? 0)
         tabBar.select(tabs.selectedIndex)
         tabBar.onSelect = { [weak self] index in self?.tabs.select(index) }
-        tabs.selectionDidChange = { [weak self] index in self?.tabBar.select(index) }
+        tabs.selectionDidChange = { [weak self] index in
+            self?.tabBar.select(index)
+            self?.refreshMenus()
+        }
         chats.openChat = { [weak self] chat in
             guard let self else { return }
             self.chatsNavigation.push(self.makeThread(chat), animated: true)
@@ -134,6 +137,7 @@ final class GalleryApp {
         application.desktopPortal.setNotificationActionHandler { action in
             Self.report("gallery: notification \(action.notificationID) action \(action.action)")
         }
+        host.menuBar = makeMenuBar()
         host.setRootController(tabs)
         if options.showsOverlay { toggleOverlay() }
         if let row = options.chatWindowRow { openChatWindow(data.chat(forRow: max(0, min(row, options.rows - 1)))) }
@@ -214,6 +218,7 @@ final class GalleryApp {
     func toggleOverlay() {
         setOverlayShown(!overlayShown)
         Self.report("gallery: perf overlay \(overlayShown ? "shown" : "hidden")")
+        refreshMenus()
     }
 
     /// Prints a status line and flushes it, so that a reader at the other end of a pipe sees it while

@@ -36,7 +36,7 @@ final class SettingsRowNode: Node, @unchecked Sendable {
 }
 
 /// The settings screen's content: switches for notifications, previews and sounds, buttons to clear
-/// the image cache and to sign out (disabled: there is no account), then the chat settings. Each of
+/// the image cache and to sign out (which asks first), then the chat settings. Each of
 /// the first controls says on standard output what it did, so a test driving a window can follow it.
 final class SettingsContentNode: Node, @unchecked Sendable {
     let notifications = SwitchNode(isOn: true)
@@ -72,7 +72,6 @@ final class SettingsContentNode: Node, @unchecked Sendable {
         colorButtons()
         dependOnAppearance(.colors)
         for button in [clearCache, signOut] { button.cornerRadius = 8 }
-        signOut.isEnabled = false
         addSubnode(heading)
         for row in rows { addSubnode(row) }
         addSubnode(clearCache)
@@ -171,5 +170,18 @@ final class SettingsController: NodeController {
             ImageCache.shared.removeAll()
             GalleryApp.report("gallery: image cache cleared")
         }
+        screen.signOut.addTarget(for: .primaryActionTriggered) { [weak self] _, _ in self?.confirmSignOut() }
+    }
+
+    /// Asks before signing out. The gallery has no account: signing out says so on standard output
+    /// and clears the image cache, as an app would drop what it keeps of the user.
+    func confirmSignOut() {
+        presentAlert(Alert(title: "Sign out?",
+                           message: "The chats stay on this computer; their photos are fetched again when you sign in.",
+                           buttons: [.cancel("Cancel"), .destructive("Sign Out") {
+                               ImageCache.shared.removeAll()
+                               GalleryApp.report("gallery: signed out")
+                           }]))
+        GalleryApp.report("gallery: asked to sign out")
     }
 }

@@ -215,6 +215,70 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
         list.batchFetchingDelegate = self
         composer.onSubmit = { [weak self] text in self?.send(text) }
         screen.bar.attach.addTarget(for: .primaryActionTriggered) { [weak self] _, _ in self?.attachPhoto() }
+        list.setContextMenu { [weak self] point in self?.contextMenu(at: point) }
+    }
+
+    // MARK: A message's context menu
+
+    /// The menu of the message under `point` (the list's coordinates): Reply, Copy, Delete. Nil over a
+    /// day's separator or nothing. - Thread: main
+    @MainActor
+    func contextMenu(at point: Point) -> Menu? {
+        guard let row = list.row(at: point), row < items.count, case let .message(message, _, _) = items[row] else { return nil }
+        let id = message.id
+        return Menu("Message") {
+            MenuItem("Reply", shortcut: KeyboardShortcut("Ctrl+R")) { [weak self] in self?.reply(to: id) }
+            MenuItem("Copy", shortcut: KeyboardShortcut("Ctrl+C"), isEnabled: !message.text.isEmpty) { [weak self] in
+                self?.copy(id)
+            }
+            MenuItem.separator
+            MenuItem("Delete…") { [weak self] in self?.confirmDelete(id) }
+        }
+    }
+
+    /// The row of the message `id`, if it is loaded.
+    private func row(ofMessage id: Int) -> Int? {
+        items.firstIndex { if case let .message(message, _, _) = $0 { return message.id == id } else { return false } }
+    }
+
+    private func message(_ id: Int) -> ChatData.Message? {
+        guard let row = row(ofMessage: id), case let .message(message, _, _) = items[row] else { return nil }
+        return message
+    }
+
+    /// Starts a reply: the composer takes the focus with the message quoted in its placeholder.
+    @MainActor
+    func reply(to id: Int) {
+        guard let message = message(id) else { return }
+        let who = message.out ? "yourself" : message.author
+        composer.placeholder = "Reply to \(who)…"
+        node.nodeHost?.focus(composer)
+        GalleryApp.report("gallery: replying to message \(id)")
+    }
+
+    /// Puts the message's text on the clipboard.
+    @MainActor
+    func copy(_ id: Int) {
+        guard let message = message(id), !message.text.isEmpty else { return }
+        node.nodeHost?.compositor.textInputPlatform?.setClipboardText(message.text)
+        GalleryApp.report("gallery: copied message \(id) (\(message.text.count) characters)")
+    }
+
+    /// Asks before deleting the message, then takes its row out.
+    @MainActor
+    func confirmDelete(_ id: Int) {
+        guard let host = node.nodeHost else { return }
+        host.presentAlert(Alert(title: "Delete message?", message: "It is deleted for you only. This cannot be undone.",
+                                buttons: [.cancel("Cancel"), .destructive("Delete") { [weak self] in self?.delete(id) }]))
+    }
+
+    /// Takes the message's row out of the thread.
+    @MainActor
+    func delete(_ id: Int) {
+        guard let row = row(ofMessage: id) else { return }
+        items.remove(at: row)
+        list.deleteRows([row], animated: true)
+        GalleryApp.report("gallery: deleted message \(id)")
     }
 
     /// Where older messages come from when the gallery serves its assets (`--serve-assets`); nil:

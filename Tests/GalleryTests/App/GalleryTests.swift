@@ -109,7 +109,7 @@ final class GalleryTests: XCTestCase {
         let listOrigin = text.list.frameOfRow(spoilerRow).origin
         let contentOffset = text.list.contentOffset
         let point = Point(x: sampleNode.sample.frame.minX + spoilerRect.midX,
-                          y: listOrigin.y - contentOffset + sampleNode.sample.frame.minY + spoilerRect.midY)
+                          y: app.host.contentBounds.minY + listOrigin.y - contentOffset + sampleNode.sample.frame.minY + spoilerRect.midY)
         XCTAssertTrue(sampleNode.sample.revealedSpoilers.isEmpty)
         click(app, at: point)
         XCTAssertFalse(sampleNode.sample.revealedSpoilers.isEmpty, "clicking the veil reveals the spoiler")
@@ -147,7 +147,7 @@ final class GalleryTests: XCTestCase {
             let area = try XCTUnwrap(hit.rects.first)
             let origin = text.list.frameOfRow(row).origin
             click(app, at: Point(x: sampleNode.sample.frame.minX + area.midX,
-                                 y: origin.y - text.list.contentOffset + sampleNode.sample.frame.minY + area.midY))
+                                 y: app.host.contentBounds.minY + origin.y - text.list.contentOffset + sampleNode.sample.frame.minY + area.midY))
             try app.settle()
         }
         // A settled screen measures no row again by itself (no layout hook keeps invalidating).
@@ -239,8 +239,21 @@ final class GalleryTests: XCTestCase {
         XCTAssertTrue(app.host.focusedNode === screen.clearCache)
         frames(app, [.keyDown(.space, modifiers: [])])
         XCTAssertEqual(ImageCache.shared.byteCount, 0, "the button cleared the image cache")
+        // Sign out asks first: an alert takes the focus; Escape cancels it and the focus comes back.
         frames(app, [.keyDown(.tab, modifiers: [])])
-        XCTAssertFalse(app.host.focusedNode === screen.signOut, "a disabled button takes no focus")
+        XCTAssertTrue(app.host.focusedNode === screen.signOut)
+        frames(app, [.keyDown(.space, modifiers: [])])
+        try app.settle()
+        XCTAssertEqual(app.host.overlays.count, 1)
+        let alert = try XCTUnwrap(app.host.accessibilityTree().root.allElements.first { $0.role == .alert })
+        XCTAssertEqual(alert.label, "Sign out?")
+        let shot = try XCTUnwrap(OffscreenRender.capture(app.host))
+        try? shot.writePNG(to: GoldenImage.outputDirectory.deletingLastPathComponent().appendingPathComponent("sign-out-alert.png").path)
+        XCTAssertNotEqual(Color(premultipliedARGB: shot.pixel(x: 5, y: 100)), Color(premultipliedARGB: pixels.pixel(x: 5, y: 100)),
+                          "the window behind the alert is dimmed")
+        frames(app, [.keyDown(.escape, modifiers: [])])
+        XCTAssertTrue(app.host.overlays.isEmpty)
+        XCTAssertTrue(app.host.focusedNode === screen.signOut, "the focus came back")
         app.host.setRootController(nil)
     }
 
@@ -402,7 +415,7 @@ final class GalleryTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(switches.count, 3)
         XCTAssertFalse(switches.contains { $0.label.isEmpty })
         XCTAssertFalse(settingsElements.contains { $0.role == .staticText && $0.label == switches[0].label })
-        XCTAssertTrue(settingsElements.contains { $0.role == .button && $0.states.contains(.disabled) }, "Sign out")
+        XCTAssertTrue(settingsElements.contains { $0.role == .button && $0.label == "Sign out" && !$0.states.contains(.disabled) })
         settings.host.setRootController(nil)
 
         // Photos: every tile and story has a name.
@@ -538,5 +551,58 @@ final class GalleryTests: XCTestCase {
         XCTAssertThrowsError(try ChatData(assets: folder)) { XCTAssertTrue("\($0)".contains("chats.json")) }
         try Data("{\"version\": 1, \"chats\": [{\"id\": \"x\"}]}".utf8).write(to: folder.appendingPathComponent("data/chats.json"))
         XCTAssertThrowsError(try ChatData(assets: folder)) { XCTAssertTrue("\($0)".contains("not valid")) }
+    }
+
+    // MARK: Menus and dialogs
+
+    /// The window's menu bar (File, Edit, View, Help) opens by F10, runs its shortcuts, and screen
+    /// readers see it; a right click on a message opens Reply, Copy, Delete; Delete asks first and then
+    /// takes the message out of the thread.
+    func testTheMenuBarAndAMessagesContextMenu() async throws {
+        let app = try makeApp(screen: .thread)
+        try app.settle()
+        let bar = try XCTUnwrap(app.host.menuBar)
+        XCTAssertEqual(bar.menus.map(\.title), ["File", "Edit", "View", "Help"])
+        XCTAssertEqual(app.host.contentBounds.minY, MenuBarNode.height, "the screens start below the bar")
+        let barElement = try XCTUnwrap(app.host.accessibilityTree().root.allElements.first { $0.role == .menuBar })
+        XCTAssertEqual(barElement.children.map(\.label), ["File", "Edit", "View", "Help"])
+        frames(app, [.keyDown(.function(10), modifiers: [])])
+        XCTAssertEqual(app.host.overlays.count, 1, "F10 opens the first menu")
+        frames(app, [.keyDown(.escape, modifiers: [])])
+        XCTAssertTrue(app.host.overlays.isEmpty)
+        frames(app, [.keyDown(.function(2), modifiers: [])])
+        XCTAssertTrue(app.overlayShown, "F2, View › Performance Overlay's shortcut, shows the overlay")
+        frames(app, [.keyDown(.function(2), modifiers: [])])
+
+        let thread = try XCTUnwrap(app.tabs.selectedController as? ThreadController)
+        let rows = thread.list.numberOfRows
+        let visible = try XCTUnwrap(thread.list.visibleRows)
+        let row = try XCTUnwrap(visible.reversed().first { row in
+            if case .message = thread.items[row] { return true } else { return false }
+        })
+        guard case let .message(message, _, _) = thread.items[row] else { return XCTFail("not a message") }
+        let origin = thread.list.convertFromRoot(.zero)
+        let point = Point(x: -origin.x + thread.list.frame.width / 2,
+                          y: -origin.y + thread.list.frameOfRow(row).midY - thread.list.contentOffset)
+        frames(app, [.pointerDown(point, button: 3)])
+        frames(app, [.pointerUp(point, button: 3)])
+        try app.settle()
+        XCTAssertEqual(app.host.overlays.count, 1, "a right click opens the message's menu")
+        let menu = try XCTUnwrap(app.host.accessibilityTree().root.allElements.first { $0.role == .menu })
+        XCTAssertEqual(menu.children.filter { $0.role == .menuItem }.map(\.label), ["Reply", "Copy", "Delete…"])
+        // Up from nothing highlighted wraps to the last item; Enter chooses it.
+        frames(app, [.keyDown(.up, modifiers: [])])
+        frames(app, [.keyDown(.enter, modifiers: [])])
+        try app.settle()
+        let tree = app.host.accessibilityTree()
+        let alert = try XCTUnwrap(tree.root.allElements.first { $0.role == .alert })
+        XCTAssertEqual(alert.label, "Delete message?")
+        let delete = try XCTUnwrap(alert.allElements.first { $0.role == .button && $0.label == "Delete" })
+        XCTAssertTrue(app.host.performAccessibilityAction(.press, onElement: delete.id))
+        try app.settle()
+        XCTAssertTrue(app.host.overlays.isEmpty)
+        XCTAssertEqual(thread.list.numberOfRows, rows - 1)
+        XCTAssertFalse(thread.items.contains { if case let .message(other, _, _) = $0 { return other.id == message.id } else { return false } })
+        app.host.setRootController(nil)
     }
 }

@@ -238,7 +238,7 @@ final class GalleryWindowTests: XCTestCase {
                 for x in stride(from: 1.0, to: sample.frame.width, by: 2) {
                     guard let hit = sample.textHit(at: Point(x: x, y: y)), case let .link(value) = hit.target,
                           let rect = hit.rects.first else { continue }
-                    let top = list.frameOfRow(row).minY - list.contentOffset
+                    let top = app.host.contentBounds.minY + list.frameOfRow(row).minY - list.contentOffset
                     let point = Point(x: sample.frame.minX + rect.midX, y: top + sample.frame.minY + rect.midY)
                     XCTAssertLessThan(point.y + 40, list.bounds.height, "the link is well inside the list")
                     return (value, point)
@@ -443,7 +443,7 @@ final class GalleryWindowTests: XCTestCase {
                                     environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
             XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
-            for (kind, extra) in [("wheel", [String]()), ("typing", ["--click", "\(Int(viewport.width / 2)),24"])] {
+            for (kind, extra) in [("wheel", [String]()), ("typing", ["--click", "\(Int(viewport.width / 2)),\(Int(MenuBarNode.height) + 24)"])] {
                 let json = outputFolder.appendingPathComponent("input-latency-\(kind).json").path
                 let (status, output) = try run(python, [script, "--name", "^Tessera gallery$", "--kind", kind, "--count", "20",
                                                         "--json", json] + extra, environment: x)
