@@ -132,7 +132,7 @@ final class AtspiEndToEndTests: XCTestCase {
             if said.contains("Sanitizer") { print(said) }
             XCTAssertEqual(client.terminationStatus, 0, "the screen reader's checks failed:\n\(log)")
             XCTAssertTrue(said.contains("all checks passed"), log)
-            for check in ["found the app", "tree", "button", "switch", "text", "list", "extents", "focus", "events"] {
+            for check in ["found the app", "tree", "button", "switch", "text", "list", "extents", "focus", "events", "menus"] {
                 XCTAssertTrue(said.contains("ok \(check):"), "no '\(check)' check in:\n\(log)")
             }
         }
@@ -147,6 +147,19 @@ final class AtspiEndToEndTests: XCTestCase {
         let rows = CheckRows()
         screen.connect(rows)
         let app = try Application(configuration: configuration, rootNode: screen)
+        // A menu bar whose File menu asks, with an alert, before resetting the count.
+        var numbered = false
+        app.host.menuBar = MenuBarNode(menus: [
+            Menu("File") {
+                MenuItem("Reset Count…") { [weak host = app.host] in
+                    host?.presentAlert(Alert(title: "Reset the count?", buttons: [.cancel("Cancel"), .destructive("Reset") {
+                        screen.count.attributedText = AttributedText("Pressed 0 times")
+                    }]))
+                }
+                MenuItem("Show Row Numbers", checked: numbered) { numbered.toggle() }
+            },
+            Menu("Help") { MenuItem("About") {} },
+        ])
         print("app running; accessibility \(String(describing: app.accessibilityBridge?.status))")
         app.runEventLoop(forSeconds: 120)
         app.close()

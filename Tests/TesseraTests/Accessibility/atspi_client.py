@@ -308,6 +308,40 @@ def check(title, app_command):
                    lambda: any(k == "object:text-changed:insert" and d1 == 0 and d2 == 1 and a == "A"
                                for k, _, d1, d2, a in events), pump=pump)
         say("ok events: %s" % sorted(set(k for k, _, _, _, _ in events)))
+
+        # Menus and dialogs: the window's menu bar, a menu opened by its title's action, an item of it
+        # activated, and the alert that item shows (modal), answered through its button.
+        def find_now(role, name=None):
+            try:
+                return find(descendants(frame), role, name)
+            except CheckFailed:
+                return None
+
+        bar = wait_until("the menu bar", lambda: find_now(pyatspi.ROLE_MENU_BAR), pump=pump)
+        titles = [bar.getChildAtIndex(i) for i in range(bar.childCount)]
+        if [t.name for t in titles] != ["File", "Help"]:
+            raise CheckFailed("the menu bar holds %s" % [(t.getRoleName(), t.name) for t in titles])
+        if not titles[0].queryAction().doAction(0):
+            raise CheckFailed("DoAction on the File title answered false")
+        menu = wait_until("the File menu", lambda: find_now(pyatspi.ROLE_MENU, "File"), pump=pump)
+        items = [menu.getChildAtIndex(i) for i in range(menu.childCount)]
+        item = find(items, pyatspi.ROLE_MENU_ITEM, "Reset Count…")
+        if find(items, pyatspi.ROLE_CHECK_MENU_ITEM, "Show Row Numbers") is None:
+            raise CheckFailed("no check menu item")
+        item_name = item.name
+        if not item.queryAction().doAction(0):
+            raise CheckFailed("DoAction on the menu item answered false")
+        alert = wait_until("the alert the item shows", lambda: find_now(pyatspi.ROLE_ALERT, "Reset the count?"), pump=pump)
+        if not states(alert).contains(pyatspi.STATE_MODAL):
+            raise CheckFailed("the alert is not modal")
+        wait_until("the menu to close", lambda: find_now(pyatspi.ROLE_MENU, "File") is None, pump=pump)
+        alert_name = alert.name
+        reset = find(descendants(alert), pyatspi.ROLE_PUSH_BUTTON, "Reset")
+        reset.queryAction().doAction(0)
+        wait_until("the alert to close", lambda: find_now(pyatspi.ROLE_ALERT) is None, pump=pump)
+        wait_until("the count to read 'Pressed 0 times' again", lambda: count.name == "Pressed 0 times", pump=pump)
+        say("ok menus: the bar holds %s; File opened, %r activated, the alert %r answered" % (
+            [t.name for t in titles], item_name, alert_name))
         say("all checks passed")
         return 0
     except CheckFailed as failure:
