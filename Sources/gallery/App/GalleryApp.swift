@@ -278,8 +278,15 @@ final class GalleryApp {
     private func reportSurfaces() {
         let shown = host.overlays.map { ObjectIdentifier($0) }
         guard shown != reportedSurfaces else { return }
+        // The surface's element: the content, or the first element inside it (a dialog's card on its dim).
+        func element(_ node: Node) -> AccessibilityDescription? {
+            let description = node.accessibilityDescription()
+            if description.isElement && description.role != .none { return description }
+            for subnode in node.subnodes { if let found = element(subnode) { return found } }
+            return nil
+        }
         for overlay in host.overlays where !reportedSurfaces.contains(ObjectIdentifier(overlay)) {
-            let description = overlay.content.accessibilityDescription()
+            let description = element(overlay.content) ?? overlay.content.accessibilityDescription()
             let frame = overlay.contentFrame
             Self.report("gallery: surface shown: \(description.role.rawValue) \"\(description.label)\" at "
                         + "\(Int(frame.minX)),\(Int(frame.minY)) \(Int(frame.width))×\(Int(frame.height))")

@@ -105,4 +105,52 @@ final class GallerySurfacesWindowTests: XCTestCase {
             XCTAssertEqual(status, 0, output)
         }
     }
+
+    /// A right click near the window's right edge on a message opens its menu, flipped to the left of
+    /// the pointer so it stays inside; Up and Return choose Delete…, whose alert
+    /// opens; Escape cancels it. F10 opens the menu bar's first menu and Escape closes it.
+    func testAContextMenuByRightClickAndItsAlertByKeysInTheWindow() async throws {
+        guard let xdotool = Xvfb.which("xdotool") else { throw XCTSkip("xdotool is not installed (make test installs it)") }
+        try Xvfb.withDisplay(numbers: 290..<300) { display in
+            let x = ["DISPLAY": display]
+            let gallery = try GalleryProcess(galleryBinary.path, ["--screen", "thread", "--frames", "3600"] + assetsArguments,
+                                             environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
+            defer { if gallery.process.isRunning { gallery.process.terminate() } }
+            XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
+            let (_, windows) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",
+                                                            "^Tessera gallery$"], environment: x)
+            let window = try XCTUnwrap(windows.split(separator: "\n").first.map(String.init), "window not found")
+            // The last message sits just above the composer (52 points) and the tab bar (48).
+            let point = (x: Int(viewport.width) - 40, y: Int(viewport.height) - 48 - 52 - 16)
+            var mark = gallery.output.count
+            XCTAssertEqual(try run(xdotool, ["windowfocus", "--sync", window, "mousemove", "--window", window,
+                                             String(point.x), String(point.y), "click", "3"], environment: x).status, 0)
+            let menuLine = try XCTUnwrap(gallery.readLine(containing: "surface shown: menu", after: mark), gallery.output)
+            let menu = try frame(in: menuLine)
+            XCTAssertLessThanOrEqual(menu.maxX, Double(point.x) + 1, "flipped to the pointer's left: \(menuLine)")
+            XCTAssertLessThanOrEqual(menu.maxY, viewport.height, "inside the window: \(menuLine)")
+            XCTAssertGreaterThanOrEqual(menu.minX, 0)
+            XCTAssertGreaterThanOrEqual(menu.minY, 0)
+
+            mark = gallery.output.count
+            XCTAssertEqual(try run(xdotool, ["key", "Up", "Return"], environment: x).status, 0)
+            let alertLine = try XCTUnwrap(gallery.readLine(containing: "surface shown: alert", after: mark), gallery.output)
+            XCTAssertTrue(alertLine.contains("\"Delete message?\""), alertLine)
+            mark = gallery.output.count
+            XCTAssertEqual(try run(xdotool, ["key", "Escape"], environment: x).status, 0)
+            XCTAssertNotNil(gallery.readLine(containing: "surfaces now 0", after: mark), "Escape cancelled the alert: " + gallery.output)
+            XCTAssertFalse(gallery.output.contains("gallery: deleted message"), "nothing was deleted")
+
+            mark = gallery.output.count
+            XCTAssertEqual(try run(xdotool, ["key", "F10"], environment: x).status, 0)
+            let barLine = try XCTUnwrap(gallery.readLine(containing: "surface shown: menu \"File\"", after: mark), gallery.output)
+            XCTAssertEqual(try frame(in: barLine).minY, MenuBarNode.height, accuracy: 1, "below the bar: \(barLine)")
+            mark = gallery.output.count
+            XCTAssertEqual(try run(xdotool, ["key", "Escape"], environment: x).status, 0)
+            XCTAssertNotNil(gallery.readLine(containing: "surfaces now 0", after: mark), gallery.output)
+            XCTAssertEqual(try run(xdotool, ["key", "ctrl+q"], environment: x).status, 0)
+            let (status, output) = gallery.finish()
+            XCTAssertEqual(status, 0, output)
+        }
+    }
 }
