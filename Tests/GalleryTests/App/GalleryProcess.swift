@@ -1,9 +1,20 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// A child process (the gallery binary, xdotool, xwininfo) whose standard output and error are read
 /// as they come, for tests that drive the gallery from outside.
 final class GalleryProcess {
+    /// The gallery binary: the test runner sits beside the products it was built with.
+    static var galleryBinary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("gallery")
+    }
+    /// The gallery's arguments for the repository's assets.
+    static let assetsArguments = ["--assets", GoldenImage.repositoryRoot.appendingPathComponent("Assets").path]
+    /// Where window tests write their screenshots.
+    static var outputFolder: URL { GoldenImage.outputDirectory.deletingLastPathComponent().appendingPathComponent("xvfb") }
+
     let process = Process()
     private let pipe = Pipe()
     private(set) var output = ""

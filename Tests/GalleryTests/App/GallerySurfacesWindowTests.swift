@@ -11,14 +11,10 @@ import XCTest
 /// (`gallery: surface shown: ROLE "LABEL" at X,Y W×H`, `gallery: surfaces now N`).
 @MainActor
 final class GallerySurfacesWindowTests: XCTestCase {
-    private var galleryBinary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("gallery")
-    }
-
-    private let assetsArguments = ["--assets", GoldenImage.repositoryRoot.appendingPathComponent("Assets").path]
+    private var galleryBinary: URL { GalleryProcess.galleryBinary }
+    private var outputFolder: URL { GalleryProcess.outputFolder }
+    private let assetsArguments = GalleryProcess.assetsArguments
     private let viewport = GalleryOptions().size
-    private var outputFolder: URL { GoldenImage.outputDirectory.deletingLastPathComponent().appendingPathComponent("xvfb") }
 
     @discardableResult
     private func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {

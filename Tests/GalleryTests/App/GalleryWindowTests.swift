@@ -14,14 +14,9 @@ import XCTest
 /// X server, like a keyboard and a mouse).
 @MainActor
 final class GalleryWindowTests: XCTestCase {
-    private var galleryBinary: URL {
-        // The test runner sits beside the products it was built with.
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("gallery")
-    }
-
-    private var outputFolder: URL { GoldenImage.outputDirectory.deletingLastPathComponent().appendingPathComponent("xvfb") }
-    private let assetsArguments = ["--assets", GoldenImage.repositoryRoot.appendingPathComponent("Assets").path]
+    private var galleryBinary: URL { GalleryProcess.galleryBinary }
+    private var outputFolder: URL { GalleryProcess.outputFolder }
+    private let assetsArguments = GalleryProcess.assetsArguments
     /// The gallery's window size when none is asked for.
     private let viewport = GalleryOptions().size
     /// What the gallery prints once its window is open in a real X11 window.
