@@ -49,7 +49,9 @@ public final class Alert {
     let buttonNodes: [DialogButtonNode]
     let card: DialogCardNode
     let backdrop: DialogBackdropNode
-    private(set) var overlay: Overlay?
+    /// The overlay showing it, while it does. Weak: the overlay holds this (its `onDismiss`), and the
+    /// host holds the overlay; a host let go with it shown takes both with it.
+    private(set) weak var overlay: Overlay?
     private var wasPresented = false
 
     /// An alert asking `title`, with `message` below it and `buttons` in a row (none: an "OK"

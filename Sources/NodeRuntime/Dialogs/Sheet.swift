@@ -49,7 +49,9 @@ public final class Sheet {
     let backdrop: DialogBackdropNode
     /// The controller that presented it, if one did. (main thread only)
     weak var presentingController: NodeController?
-    private(set) var overlay: Overlay?
+    /// The overlay showing it, while it does. Weak: the overlay holds this (its `onDismiss`), and the
+    /// host holds the overlay; a host let go with it shown takes both with it.
+    private(set) weak var overlay: Overlay?
     private var wasPresented = false
     /// Called with the completions of `dismiss(completion:)` once it has ended.
     private var completions: [() -> Void] = []

@@ -11,6 +11,29 @@ final class ModalOverlayTests: XCTestCase {
     override func setUp() async throws { resetDialogAppearance() }
     override func tearDown() async throws { resetDialogAppearance() }
 
+    /// An alert or a sheet still shown when its host goes goes with it (the overlay holds the alert;
+    /// the alert only points back to it): nothing of them stays alive to redraw at the next change of
+    /// appearance.
+    func testAHostLetGoWithAnAlertAndASheetShownTakesThemWithIt() async throws {
+        weak var weakAlert: Alert?, weakSheet: Sheet?, weakCard: Node?, weakHost: NodeHost?
+        try {
+            let harness = try DialogHarness()
+            let sheet = harness.host.presentSheet(Sheet(content: Node(), title: "Left open"))
+            let alert = harness.host.presentAlert(Alert(title: "Left open", buttons: [.cancel("Cancel")]))
+            try harness.settle()
+            weakAlert = alert
+            weakSheet = sheet
+            weakCard = alert.card
+            weakHost = harness.host
+        }()
+        Runtime.shared.scheduler.waitUntilIdle()
+        Runtime.shared.mainQueue.drain()
+        XCTAssertNil(weakHost)
+        XCTAssertNil(weakAlert)
+        XCTAssertNil(weakSheet)
+        XCTAssertNil(weakCard)
+    }
+
     func testAnOverlayPresentedFromOnDismissStays() async throws {
         let harness = try DialogHarness()
         let first = harness.host.presentOverlay(Node(), kind: .modal)
