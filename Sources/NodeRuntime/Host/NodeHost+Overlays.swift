@@ -303,11 +303,6 @@ extension NodeHost {
         return !overlayStack[modal...].contains { $0.container.isAncestor(of: node) }
     }
 
-    func isInTopOverlay(_ node: Node) -> Bool {
-        guard let top = focusTrappingOverlay else { return false }
-        return top.container.isAncestor(of: node)
-    }
-
     /// Lays out overlays whose layout is out of date (a menu's items changed, the window resized).
     func layOutOverlays() {
         let bounds = Rect(origin: .zero, size: viewportSize)
