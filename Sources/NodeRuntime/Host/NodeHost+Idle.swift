@@ -8,7 +8,7 @@ extension NodeHost {
     /// started, main-queue items), as `settle` looks for a quiet frame after one that did something, so
     /// an app at rest is also settled (`isSettled`). False when nothing would happen: an app waits for
     /// events (`Compositor.waitForEvents`) instead of running empty frames, and whatever gives it work
-    /// from another thread wakes it (`UIWakeup`). Draws and decodes running on workers do not count:
+    /// from another thread wakes it (`UIWakeup`), as does input an overlay's surface reads. Draws and decodes running on workers do not count:
     /// their results wake the app when they finish. - Thread: main
     public var needsFrame: Bool {
         if runtime.mainQueue.count > 0 || runtime.pendingCommitCount > 0 || runtime.pendingDisplayCount > 0 { return true }
@@ -17,7 +17,7 @@ extension NodeHost {
         if lastFrame.displaysStarted > 0 || lastFrame.commitsApplied > 0 || lastFrame.mainQueueItems > 0 { return true }
         if frameParticipants.contains(where: { !$0.isSettled }) { return true }
         if let rootNode, !isLayoutInFlight, !rootNode.hasCachedLayout(for: .exactly(rootNode.frame.size)) { return true }
-        if overlaysNeedLayout { return true }
+        if overlaysNeedLayout || overlaySurfacesNeedFrame { return true }
         return compositor.needsRender(rootLayer)
     }
 

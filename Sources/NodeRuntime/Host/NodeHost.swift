@@ -105,6 +105,10 @@ public final class NodeHost {
     lazy var toolTips = ToolTipTracker(host: self)
     /// The menu bars shown, the shortcut menus and the submenu delay (`NodeHost+Menus`). (main thread only)
     lazy var menuTracker = MenuTracker()
+    /// Where popups and tooltips are shown outside the window (`OverlaySurfaceProvider`); nil: in the
+    /// window. Set before overlays are presented: one shown already keeps where it is drawn.
+    /// (main thread only)
+    public var overlaySurfaceProvider: OverlaySurfaceProvider?
 
     /// Makes a host that shows nodes through `compositor`. Every host and node share `Runtime.shared`.
     /// The host publishes its renderer's upload layout to the runtime (`DisplayCoordinator.uploadAlphaLayout`),
@@ -251,6 +255,11 @@ public final class NodeHost {
             eventScrollUpdate = scrollUpdates.flatMap { index < $0.count ? $0[index] : nil }
             route(event)
         }
+        for event in takeOverlaySurfaceEvents() {
+            eventTime = time
+            eventScrollUpdate = nil
+            route(event)
+        }
         eventTime = time
         eventScrollUpdate = nil
         for recognizer in touchRecognizers { recognizer.frameDidAdvance(to: time) }
@@ -284,6 +293,7 @@ public final class NodeHost {
             }
         }
         if overlaysNeedLayout { layOutOverlays() }
+        updateOverlaySurfaces()
         record.layoutMilliseconds = lap()
 
         for observer in frameObservers { observer(time) }
@@ -298,6 +308,7 @@ public final class NodeHost {
         updateFocusRing()
         // Nothing changed on screen since the last frame drawn: nothing is drawn or presented.
         record.compositor = compositor.renderIfChanged(rootLayer, at: time)
+        renderOverlaySurfaces(at: time)
         record.schedulerQueueDepth = runtime.scheduler.queueDepth
         record.cpuMilliseconds = ThreadCPUClock.milliseconds(since: cpuStart)
         record.wallMilliseconds = MonotonicClock.milliseconds(since: wallStart)
