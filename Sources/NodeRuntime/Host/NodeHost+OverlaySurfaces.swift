@@ -59,9 +59,9 @@ extension NodeHost {
         }
     }
 
-    /// The input the surfaces read, top surface last, in window points. Only the pointer, the wheel and
-    /// keys count: the window's focus, size and closing are the window's own, which a surface does not
-    /// speak for.
+    /// The input the surfaces read, top surface last, in window points. Only the pointer, the wheel,
+    /// keys (where a surface holds the keyboard focus) and the focus leaving the application count:
+    /// the window's size and closing are the window's own, which a surface does not speak for.
     func takeOverlaySurfaceEvents() -> [InputEvent] {
         var taken: [InputEvent] = []
         for overlay in overlayStack {
@@ -72,7 +72,8 @@ extension NodeHost {
                 case let .pointerMoved(point): taken.append(.pointerMoved(moved(point)))
                 case let .pointerDown(point, button, clicks): taken.append(.pointerDown(moved(point), button: button, clicks: clicks))
                 case let .pointerUp(point, button): taken.append(.pointerUp(moved(point), button: button))
-                case .pointerLeftWindow, .wheel, .keyDown, .keyUp, .textInput, .textEditing: taken.append(event)
+                case .pointerLeftWindow, .wheel, .keyDown, .keyUp, .textInput, .textEditing, .windowFocusChanged(false):
+                    taken.append(event)
                 default: break
                 }
             }

@@ -250,7 +250,11 @@ public final class NodeHost {
             return Double(now &- mark) / 1_000_000
         }
         hoverIsCurrent = false
+        // The focus lost and back within one batch (a popup window shown where no window manager
+        // runs takes it for a moment) ends nothing.
+        let focusBack = events.lastIndex(of: .windowFocusChanged(true))
         for (index, event) in events.enumerated() {
+            if event == .windowFocusChanged(false), let focusBack, focusBack > index { continue }
             eventTime = eventTimes.flatMap { index < $0.count && $0[index].isFinite ? min($0[index], time) : nil } ?? time
             eventScrollUpdate = scrollUpdates.flatMap { index < $0.count ? $0[index] : nil }
             route(event)
@@ -293,7 +297,6 @@ public final class NodeHost {
             }
         }
         if overlaysNeedLayout { layOutOverlays() }
-        updateOverlaySurfaces()
         record.layoutMilliseconds = lap()
 
         for observer in frameObservers { observer(time) }
@@ -306,6 +309,9 @@ public final class NodeHost {
         record.displayMilliseconds = lap()
 
         updateFocusRing()
+        // After everything that may present an overlay this frame (a tooltip's delay ending), so
+        // that none is drawn in the window for a frame before its surface takes it.
+        updateOverlaySurfaces()
         // Nothing changed on screen since the last frame drawn: nothing is drawn or presented.
         record.compositor = compositor.renderIfChanged(rootLayer, at: time)
         renderOverlaySurfaces(at: time)
