@@ -116,7 +116,10 @@ final class GallerySurfacesWindowTests: XCTestCase {
             let line = try XCTUnwrap(gallery.readLine(containing: "surface shown: toolTip", after: mark), gallery.output)
             XCTAssertTrue(line.contains("\"Show Chats (1)\""), line)
             let bubble = try frame(in: line)
-            XCTAssertLessThan(bubble.maxY, Double(tab.y), "near the window's bottom it opens above the pointer: \(line)")
+            // Placed against the screen, which has room below the window: below the pointer, past the
+            // window's bottom edge (inside the window it would have flipped above the pointer).
+            XCTAssertGreaterThan(bubble.minY, Double(tab.y), "below the pointer: \(line)")
+            XCTAssertGreaterThan(bubble.maxY, viewport.height, "past the window's bottom edge: \(line)")
             let onScreen = bubble.offsetBy(dx: Double(origin.x), dy: Double(origin.y)).insetBy(dx: 2, dy: 2)
             // Drawn in a window of its own (override-redirect, as X11 popups are), where the bubble is.
             let tipWindows = try waitForPopupWindows(named: "tooltip", environment: x) { !$0.isEmpty }

@@ -187,4 +187,47 @@ final class OverlaySurfaceTests: XCTestCase {
         XCTAssertTrue(frame.maxX <= 400 && frame.maxY <= 300, "placed within the window again: \(frame)")
         XCTAssertTrue(overlay.content.layerIfLoaded?.superlayer === overlay.container.layerIfLoaded)
     }
+
+    func testASubmenuOfAMenuOnASurfaceOpensBesideItOnItsOwnSurface() async throws {
+        let menu = Menu("File") {
+            log.item("New")
+            Menu("Recent") { log.item("notes.txt") }
+        }
+        harness.host.showMenu(menu, at: Point(x: 300, y: 250))
+        try harness.settle()
+        harness.keys(.down, .down, .right)
+        XCTAssertEqual(harness.menus.count, 2, "Right opened Recent")
+        let (parent, submenu) = (harness.menus[0], harness.menus[1])
+        XCTAssertEqual(submenu.frame.minX, parent.frame.maxX, accuracy: 0.5,
+                       "beside its menu in window points, past the window's edge: \(submenu.frame), \(parent.frame)")
+        XCTAssertGreaterThan(submenu.frame.maxX, 400)
+        XCTAssertEqual(provider.made.count, 2, "each menu of the chain on a surface of its own")
+        XCTAssertEqual(provider.made[1].frames.last, submenu.frame)
+        harness.key(.enter)
+        XCTAssertEqual(log.chosen, ["notes.txt"])
+        XCTAssertTrue(provider.made.allSatisfy(\.isClosed), "the whole chain's surfaces closed")
+    }
+
+    func testTheFocusRingOfANodeOnASurfaceIsDrawnOnThatSurface() async throws {
+        let card = Node()
+        card.style.preferredSize = Size(width: 120, height: 60)
+        let button = ButtonNode(title: "OK")
+        button.frame = Rect(x: 10, y: 10, width: 60, height: 30)
+        card.addSubnode(button)
+        let overlay = harness.host.presentOverlay(card, kind: .popup,
+                                                  positioner: PopupPositioner(anchor: Rect(x: 380, y: 280, width: 0, height: 0)))
+        try harness.settle()
+        XCTAssertTrue(harness.host.focusedNode === button, "the popup's first focusable node took the focus")
+        // As a Tab shows it (with one focusable node in the popup, Tab has nowhere else to go).
+        harness.host.showsFocusRing = true
+        harness.frame()
+        let ring = try XCTUnwrap(harness.host.focusRing)
+        XCTAssertFalse(ring.isHidden)
+        XCTAssertTrue(ring.superlayer === overlay.surfaceRootLayer, "drawn on the popup's surface, not in the window")
+        let frame = overlay.contentFrame
+        XCTAssertEqual(ring.frame.minX, frame.minX + 10 - NodeHost.focusRingOutset, accuracy: 0.5, "around the button: \(ring.frame)")
+        overlay.dismiss()
+        harness.frame()
+        XCTAssertFalse(ring.superlayer === overlay.surfaceRootLayer && !ring.isHidden)
+    }
 }
