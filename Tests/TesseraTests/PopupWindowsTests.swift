@@ -24,6 +24,12 @@ private final class PopupScreenNode: Node, @unchecked Sendable {
     }
 }
 
+/// A UI-thread object carried through a timer thread back to the UI thread, never touched on the way.
+private struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
 /// Reads a child process's output on a thread of its own, so that the test can wait for a line with
 /// a time-out.
 private final class ChildOutput: @unchecked Sendable {
@@ -68,7 +74,8 @@ private final class ChildOutput: @unchecked Sendable {
 /// driven from outside with xdotool and read back with xwininfo): a context menu opened near the
 /// window's bottom-right corner is an override-redirect window placed against the screen (flipped
 /// left at the screen's edge, reaching past the window's bottom where the screen has room), chosen
-/// by keys, ended by Escape; a tooltip gets a window of its own too; each window goes with its popup.
+/// by keys, ended by Escape, presenting nothing at rest; a tooltip gets a window of its own too; each
+/// window goes with its popup.
 @MainActor
 final class PopupWindowsTests: XCTestCase {
     private static let childVariable = "TESSERA_POPUP_WINDOWS_CHILD"
@@ -177,6 +184,9 @@ final class PopupWindowsTests: XCTestCase {
             XCTAssertEqual(menu.frame.maxX, Double(click.x), accuracy: 1, "flipped left at the screen's edge: \(menu.frame)")
             XCTAssertEqual(menu.frame.minY, Double(click.y), accuracy: 1, "below the pointer: \(menu.frame)")
             XCTAssertGreaterThan(menu.frame.maxY, window.maxY, "past the window's bottom edge: \(menu.frame), window \(window)")
+            let rest = output.line(containing: "at rest for 1 s", after: mark)
+            XCTAssertEqual(rest?.hasSuffix("the menu's window presented 0, the app's 0"), true,
+                           "a shown menu at rest presents nothing: \(rest ?? output.all)")
 
             // Chosen by keys, which reach the app's window (a popup never takes the focus).
             mark = output.all.count
@@ -241,8 +251,28 @@ final class PopupWindowsTests: XCTestCase {
             return true
         }
         var reported = ""
+        var watchedAtRest = false
         app.onFrame = { [weak app] _ in
             guard let app else { return }
+            if !watchedAtRest, let popup = app.host.overlays.first(where: { $0.kind == .popup })?.surface {
+                // Once the menu is shown: what its window and the app's present while nothing happens.
+                // (The loop runs inside this test's main-actor task: a timer thread posts to the UI
+                // thread's queue, which the loop drains, instead of a main-actor task.)
+                watchedAtRest = true
+                let popupCompositor = UncheckedBox(popup.compositor), appCompositor = UncheckedBox(app.compositor)
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) {
+                    Runtime.shared.mainQueue.enqueue {
+                        let before = (popupCompositor.value.presentCount, appCompositor.value.presentCount)
+                        DispatchQueue.global().asyncAfter(deadline: .now() + 1) {
+                            Runtime.shared.mainQueue.enqueue {
+                                print("at rest for 1 s: the menu's window presented \(popupCompositor.value.presentCount - before.0), "
+                                      + "the app's \(appCompositor.value.presentCount - before.1)")
+                                fflush(nil)
+                            }
+                        }
+                    }
+                }
+            }
             let overlays = app.host.overlays.map { overlay -> String in
                 let frame = overlay.contentFrame
                 return "\(overlay.kind) \(overlay.surface != nil ? "in a window of its own" : "in the window") at "
