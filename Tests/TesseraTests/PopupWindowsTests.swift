@@ -83,6 +83,7 @@ final class PopupWindowsTests: XCTestCase {
 
     /// One X window as `xwininfo -id` describes it.
     private struct XWindow: Sendable {
+        var id: String
         var frame: Rect
         var overrideRedirect: Bool
         var viewable: Bool
@@ -113,11 +114,18 @@ final class PopupWindowsTests: XCTestCase {
                 info.split(separator: "\n").first { $0.contains(label) }
                     .flatMap { $0.split(separator: ":").last }.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? -1
             }
-            return XWindow(frame: Rect(x: value("Absolute upper-left X"), y: value("Absolute upper-left Y"),
+            return XWindow(id: id, frame: Rect(x: value("Absolute upper-left X"), y: value("Absolute upper-left Y"),
                                        width: value("Width"), height: value("Height")),
                            overrideRedirect: info.contains("Override Redirect State: yes"),
                            viewable: info.contains("Map State: IsViewable"))
         }
+    }
+
+    /// Checks the window type the window system is told (`xprop`, where it is installed).
+    private nonisolated func assertWindowType(of window: XWindow, is type: String, display: String) throws {
+        guard let xprop = Xvfb.which("xprop") else { return }
+        let property = try run(xprop, ["-id", window.id, "_NET_WM_WINDOW_TYPE"], display: display)
+        XCTAssertTrue(property.contains(type), property)
     }
 
     /// Waits (at most 10 s) until `check` holds for the windows named `name`.
@@ -179,6 +187,7 @@ final class PopupWindowsTests: XCTestCase {
             let menu = try XCTUnwrap(menus.first, "the menu's own window is on the X server: " + tree + output.all)
             XCTAssertTrue(menu.overrideRedirect, "an override-redirect window")
             XCTAssertTrue(menu.viewable, "mapped")
+            try assertWindowType(of: menu, is: "_NET_WM_WINDOW_TYPE_POPUP_MENU", display: display)
             XCTAssertTrue(menu.frame.minX >= 0 && menu.frame.minY >= 0 && menu.frame.maxX <= 640 && menu.frame.maxY <= 480,
                           "on the screen: \(menu.frame)")
             XCTAssertEqual(menu.frame.maxX, Double(click.x), accuracy: 1, "flipped left at the screen's edge: \(menu.frame)")
@@ -219,6 +228,7 @@ final class PopupWindowsTests: XCTestCase {
             var tips = try waitForWindows(named: "tooltip", xwininfo: xwininfo, display: display) { $0.contains(where: \.viewable) }
             let tip = try XCTUnwrap(tips.first, "the tooltip's own window is on the X server")
             XCTAssertTrue(tip.overrideRedirect && tip.viewable, "\(tip)")
+            try assertWindowType(of: tip, is: "_NET_WM_WINDOW_TYPE_TOOLTIP", display: display)
             XCTAssertGreaterThan(tip.frame.maxY, window.maxY, "below the pointer, past the window: \(tip.frame)")
             mark = output.all.count
             try xdo("mousemove", String(Int(window.midX)), String(Int(window.minY) + 20))
