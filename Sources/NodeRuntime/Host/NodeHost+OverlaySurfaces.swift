@@ -17,7 +17,16 @@ extension NodeHost {
     /// Makes, moves and fills the surfaces of the overlays drawn on one, after layout: a surface covers
     /// its overlay's content frame, and shows the content's layer, which the window no longer draws.
     func updateOverlaySurfaces() {
+        let screen = overlaySurfaceProvider?.screenBounds
         for overlay in overlayStack where overlay.surface != nil || overlay.drawsOnSurface(in: self) {
+            // The window moved (or its screen changed) under a popup shown: placed again against the
+            // screen as it is now, and its surface moved with the window even where its frame in the
+            // window's points stays.
+            let screenMoved = overlay.surface != nil && screen != nil && screen != overlay.surfaceScreenBounds
+            if screenMoved {
+                overlay.container.setNeedsLayout()
+                overlay.container.layoutIfNeeded()
+            }
             let frame = overlay.content.frame
             // Not measured yet: the surface is made once the content has a size.
             guard frame.width > 0, frame.height > 0, let layer = overlay.content.layerIfLoaded else { continue }
@@ -31,9 +40,10 @@ extension NodeHost {
                 }
                 overlay.surface = surface
                 overlay.surfaceRootLayer = Layer(name: "overlay surface")
-            } else if frame != overlay.surfaceFrame {
+            } else if frame != overlay.surfaceFrame || screenMoved {
                 overlay.surface?.setFrame(frame)
             }
+            overlay.surfaceScreenBounds = screen
             if frame != overlay.surfaceFrame {
                 overlay.surfaceFrame = frame
                 // The root's origin is the window's, as the host's root layer's is (`Layer.frameInWindow`):

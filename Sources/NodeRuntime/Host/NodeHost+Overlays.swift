@@ -80,6 +80,9 @@ public final class Overlay {
     public internal(set) var surfaceRootLayer: Layer?
     /// Where the surface was last placed, in window points.
     var surfaceFrame: Rect?
+    /// The provider's screen bounds when the surface was last placed (window points): they change as
+    /// the window moves.
+    var surfaceScreenBounds: Rect?
     /// The provider could not make a surface: the overlay is drawn in the window from then on.
     var surfaceFailed = false
 

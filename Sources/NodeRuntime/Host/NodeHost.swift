@@ -250,18 +250,15 @@ public final class NodeHost {
             return Double(now &- mark) / 1_000_000
         }
         hoverIsCurrent = false
-        // The focus lost and back within one batch (a popup window shown where no window manager
-        // runs takes it for a moment) ends nothing.
-        let focusBack = events.lastIndex(of: .windowFocusChanged(true))
-        for (index, event) in events.enumerated() {
+        // The input of the overlays' surfaces comes after the window's, timed by the frame. The focus
+        // lost and back within one batch (a popup window shown where no window manager runs takes it
+        // for a moment) ends nothing.
+        let routed = events + takeOverlaySurfaceEvents()
+        let focusBack = routed.lastIndex(of: .windowFocusChanged(true))
+        for (index, event) in routed.enumerated() {
             if event == .windowFocusChanged(false), let focusBack, focusBack > index { continue }
             eventTime = eventTimes.flatMap { index < $0.count && $0[index].isFinite ? min($0[index], time) : nil } ?? time
             eventScrollUpdate = scrollUpdates.flatMap { index < $0.count ? $0[index] : nil }
-            route(event)
-        }
-        for event in takeOverlaySurfaceEvents() {
-            eventTime = time
-            eventScrollUpdate = nil
             route(event)
         }
         eventTime = time

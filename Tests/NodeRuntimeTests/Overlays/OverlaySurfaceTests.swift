@@ -230,4 +230,25 @@ final class OverlaySurfaceTests: XCTestCase {
         harness.frame()
         XCTAssertFalse(ring.superlayer === overlay.surfaceRootLayer && !ring.isHidden)
     }
+
+    func testAWindowThatMovesUnderAPopupMovesItsSurfaceAlongAndPlacesItAgainstTheScreen() async throws {
+        let overlay = harness.host.showMenu(fileMenu(), at: Point(x: 300, y: 100))
+        try harness.settle()
+        let surface = try XCTUnwrap(provider.made.first)
+        let placed = overlay.contentFrame
+        XCTAssertEqual(placed.origin, Point(x: 300, y: 100))
+        let moves = surface.frames.count
+        // The window moved 50 points right: the screen's right edge is 50 points nearer in its points.
+        provider.screenBounds = Rect(x: -150, y: -100, width: 1000, height: 800)
+        harness.frame()
+        XCTAssertEqual(overlay.contentFrame, placed, "still fits: the same place in the window")
+        XCTAssertEqual(surface.frames.count, moves + 1, "the surface is placed again, with the window")
+        // Moved so far right that the menu no longer fits on the screen beside the pointer: it flips.
+        provider.screenBounds = Rect(x: -650, y: -100, width: 1000, height: 800)
+        harness.frame()
+        XCTAssertEqual(overlay.contentFrame.maxX, 300, accuracy: 0.5, "flipped left at the screen's edge: \(overlay.contentFrame)")
+        XCTAssertEqual(surface.frames.last, overlay.contentFrame)
+        harness.frame()
+        XCTAssertEqual(surface.frames.count, moves + 2, "placed once a move")
+    }
 }
