@@ -72,7 +72,17 @@ extension NodeHost {
     /// The input the surfaces read, top surface last, in window points. Only the pointer, the wheel,
     /// keys (where a surface holds the keyboard focus) and the focus leaving the application count:
     /// the window's size and closing are the window's own, which a surface does not speak for.
-    func takeOverlaySurfaceEvents() -> [InputEvent] {
+    ///
+    /// `windowEvents` are the window's own events of the frame: a surface's word that the pointer left
+    /// it is dropped when the pointer went into the window, which says where it is now (the two
+    /// windows' events are read apart, so their order is lost).
+    func takeOverlaySurfaceEvents(after windowEvents: [InputEvent]) -> [InputEvent] {
+        let pointerInWindow = windowEvents.contains { event in
+            switch event {
+            case .pointerMoved, .pointerDown, .pointerUp: return true
+            default: return false
+            }
+        }
         var taken: [InputEvent] = []
         for overlay in overlayStack {
             guard let surface = overlay.surface, let origin = overlay.surfaceFrame?.origin else { continue }
@@ -82,7 +92,8 @@ extension NodeHost {
                 case let .pointerMoved(point): taken.append(.pointerMoved(moved(point)))
                 case let .pointerDown(point, button, clicks): taken.append(.pointerDown(moved(point), button: button, clicks: clicks))
                 case let .pointerUp(point, button): taken.append(.pointerUp(moved(point), button: button))
-                case .pointerLeftWindow, .wheel, .keyDown, .keyUp, .textInput, .textEditing, .windowFocusChanged(false):
+                case .pointerLeftWindow: if !pointerInWindow { taken.append(event) }
+                case .wheel, .keyDown, .keyUp, .textInput, .textEditing, .windowFocusChanged(false):
                     taken.append(event)
                 default: break
                 }

@@ -253,7 +253,7 @@ public final class NodeHost {
         // The input of the overlays' surfaces comes after the window's, timed by the frame. The focus
         // lost and back within one batch (a popup window shown where no window manager runs takes it
         // for a moment) ends nothing.
-        let routed = events + takeOverlaySurfaceEvents()
+        let routed = events + takeOverlaySurfaceEvents(after: events)
         let focusBack = routed.lastIndex(of: .windowFocusChanged(true))
         for (index, event) in routed.enumerated() {
             if event == .windowFocusChanged(false), let focusBack, focusBack > index { continue }

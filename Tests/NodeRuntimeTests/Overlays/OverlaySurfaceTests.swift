@@ -251,4 +251,17 @@ final class OverlaySurfaceTests: XCTestCase {
         harness.frame()
         XCTAssertEqual(surface.frames.count, moves + 2, "placed once a move")
     }
+
+    func testThePointerLeavingASurfaceForTheWindowStaysInTheWindow() async throws {
+        harness.host.showMenu(fileMenu(), at: Point(x: 150, y: 40))
+        try harness.settle()
+        let surface = try XCTUnwrap(provider.made.first)
+        let inWindow = Point(x: 100, y: 200)
+        surface.queued = [.pointerLeftWindow]
+        harness.frame([.pointerMoved(inWindow)])
+        XCTAssertEqual(harness.host.pointerLocation, inWindow, "the window's motion says where the pointer is")
+        surface.queued = [.pointerLeftWindow]
+        harness.frame()
+        XCTAssertNil(harness.host.pointerLocation, "left for somewhere outside the app")
+    }
 }
