@@ -128,7 +128,8 @@ extension Application {
                     host.overlaySurfaceProvider = PopupWindowProvider(parent: thread, backend: backendConfiguration,
                                                                       compositor: compositorConfiguration, timeOrigin: origin)
                 } else if !headless {
-                    TesseraLog.app.info("menus and tooltips are drawn inside the window on \(info.videoDriverName) (popup windows: X11 only, see Application.Configuration.popupWindows)")
+                    let driver = info.videoDriverName
+                    TesseraLog.app.info("menus and tooltips are drawn inside the window on \(driver) (popup windows: X11 only)")
                 }
                 return Window(host: host, backend: nil, compositorThread: thread, renderer: renderer,
                               presentsInStepWithDisplay: vsync, title: configuration.title, application: nil)

@@ -90,7 +90,8 @@ extension NodeHost {
                 func moved(_ point: Point) -> Point { Point(x: point.x + origin.x, y: point.y + origin.y) }
                 switch event {
                 case let .pointerMoved(point): taken.append(.pointerMoved(moved(point)))
-                case let .pointerDown(point, button, clicks): taken.append(.pointerDown(moved(point), button: button, clicks: clicks))
+                case let .pointerDown(point, button, clicks):
+                    taken.append(.pointerDown(moved(point), button: button, clicks: clicks))
                 case let .pointerUp(point, button): taken.append(.pointerUp(moved(point), button: button))
                 case .pointerLeftWindow: if !pointerInWindow { taken.append(event) }
                 case .wheel, .keyDown, .keyUp, .textInput, .textEditing, .windowFocusChanged(false):

@@ -136,7 +136,8 @@ final class OverlayContainerNode: Node, @unchecked Sendable {
             return
         }
         // A popup drawn on a surface of its own is kept on the screen, not in the window.
-        let area = overlay.host.flatMap { overlay.drawsOnSurface(in: $0) ? $0.overlaySurfaceProvider?.screenBounds : nil } ?? bounds
+        let screen = overlay.host.flatMap { overlay.drawsOnSurface(in: $0) ? $0.overlaySurfaceProvider?.screenBounds : nil }
+        let area = screen ?? bounds
         let margin = min(max(0, overlay.screenMargin.isFinite ? overlay.screenMargin : 0), area.width / 4, area.height / 4)
         let available = area.insetBy(dx: margin, dy: margin)
         let measured = content.layoutThatFits(SizeRange(min: .zero, max: available.size))
