@@ -159,6 +159,9 @@ public final class CompositorThread: Sendable {
         core.commit(snapshot, inputSequence: inputSequence)
     }
 
+    /// True when input the thread read waits for `takeEvents()`.
+    public var hasPendingEvents: Bool { core.read { !$0.inbox.isEmpty } }
+
     /// The input read since the last call, oldest first.
     public func takeEvents() -> [TimedEvent] {
         core.write { state in

@@ -57,6 +57,11 @@ public final class Application {
         /// (the default): with a window, yes; headless, no (headless frames run on their own time
         /// line, drawn on the UI thread, which tests rely on).
         public var compositorThread: Bool?
+        /// Show menus, context menus, tooltips and popovers in popup windows of their own, which may
+        /// reach past the window's edge (`PopupWindowProvider`). Nil (the default): yes for a window
+        /// drawn on the compositor thread under X11, unless `TESSERA_POPUP_WINDOWS=0`; elsewhere, and
+        /// for dialogs always, they are drawn inside the window.
+        public var popupWindows: Bool?
         /// Serve the app to screen readers (AT-SPI2 over D-Bus, `AtspiBridge`); on by default. The
         /// environment turns it off too: `TESSERA_NO_ACCESSIBILITY=1`, or GTK's `NO_AT_BRIDGE=1`.
         public var accessibility: Bool
@@ -99,6 +104,7 @@ public final class Application {
             self.screenshot = screenshot
             self.vsync = vsync
             self.compositorThread = nil
+            self.popupWindows = nil
             self.accessibility = true
             self.followsSystemAppearance = nil
             self.settingsEnvironment = nil

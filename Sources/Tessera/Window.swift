@@ -124,6 +124,13 @@ extension Application {
                                                    graphicsDeviceName: info.graphicsDeviceName, scale: info.scale,
                                                    refreshRate: info.refreshRate, compositorThread: true)
                 let host = NodeHost(compositor: Compositor(thread: thread, configuration: compositorConfiguration))
+                if settings.showsPopupWindows(videoDriver: info.videoDriverName) {
+                    host.overlaySurfaceProvider = PopupWindowProvider(parent: thread, backend: backendConfiguration,
+                                                                      compositor: compositorConfiguration, timeOrigin: origin)
+                } else if !headless {
+                    let driver = info.videoDriverName
+                    TesseraLog.app.info("menus and tooltips are drawn inside the window on \(driver) (popup windows: X11 only)")
+                }
                 return Window(host: host, backend: nil, compositorThread: thread, renderer: renderer,
                               presentsInStepWithDisplay: vsync, title: configuration.title, application: nil)
             }

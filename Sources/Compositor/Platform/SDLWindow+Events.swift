@@ -78,8 +78,13 @@ extension SDLWindow {
         var x: Int32 = 0, y: Int32 = 0
         SDL_GetWindowPosition(window, &x, &y)
         let focused = SDL_GetWindowFlags(window) & SDL_WINDOW_INPUT_FOCUS.rawValue != 0
+        var usable = SDL_Rect()
+        let display = SDL_GetWindowDisplayIndex(window)
+        let screen = display >= 0 && SDL_GetDisplayUsableBounds(display, &usable) == 0 && usable.w > 0 && usable.h > 0
+            ? Rect(x: Double(usable.x), y: Double(usable.y), width: Double(usable.w), height: Double(usable.h)) : nil
         windowPlacement.update(WindowPlacement.State(origin: Point(x: Double(x), y: Double(y)),
-                                                     unitsPerPoint: windowUnitsPerPoint, isActive: focused))
+                                                     unitsPerPoint: windowUnitsPerPoint, isActive: focused,
+                                                     usableScreenBounds: screen))
         updateWindowSystemIdentifier()
     }
 
@@ -340,6 +345,17 @@ extension SDLWindow {
         return UInt16(mod)
     }
 
+    /// Whether the keyboard focus this window lost left the application, as SDL has it once it has
+    /// read the window system's events: not when it went to one of the application's popup windows
+    /// (which take it where no window manager runs, see `PopupWindowKind`), nor, for a popup window,
+    /// when it went back to another window of the application.
+    private var focusLeftTheApplication: Bool {
+        guard let focus = SDL_GetKeyboardFocus(), focus != window else { return true }
+        if isPopup { return false }
+        let popupFlags = SDL_WINDOW_POPUP_MENU.rawValue | SDL_WINDOW_TOOLTIP.rawValue
+        return SDL_GetWindowFlags(focus) & popupFlags == 0
+    }
+
     private func translate(_ event: SDL_Event) -> BackendEvent? {
         let scale = windowUnitsPerPoint
         func point(_ x: Int32, _ y: Int32) -> Point { Point(x: Double(x) / scale, y: Double(y) / scale) }
@@ -358,7 +374,9 @@ extension SDLWindow {
             if event.window.event == UInt8(SDL_WINDOWEVENT_LEAVE.rawValue) { return .input(.pointerLeftWindow) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_CLOSE.rawValue) { return .input(.closeRequested) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_GAINED.rawValue) { return .input(.windowFocusChanged(true)) }
-            if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_LOST.rawValue) { return .input(.windowFocusChanged(false)) }
+            if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_LOST.rawValue) {
+                return focusLeftTheApplication ? .input(.windowFocusChanged(false)) : nil
+            }
             // The pointer came in: it takes this window's shape.
             if event.window.event == UInt8(SDL_WINDOWEVENT_ENTER.rawValue) { Self.show(wantedCursor) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_EXPOSED.rawValue) && presentsThroughSurface {

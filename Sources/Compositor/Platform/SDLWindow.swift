@@ -26,6 +26,13 @@ public final class SDLWindow: PlatformWindow {
         public var resizable: Bool
         /// What ends this window's event wait from other threads.
         public var eventWake: UIWakeup
+        /// Opens an undecorated popup window of this kind (a menu's, a tooltip's) instead of an app
+        /// window: override-redirect on X11, kept off the taskbar and above the others, placed at
+        /// `position`; nil: an app window, centred.
+        public var popup: PopupWindowKind?
+        /// Where a popup window's top-left corner goes on the screen, in the window system's units
+        /// (screen pixels on X11). Ignored for an app window.
+        public var position: Point?
         public init(title: String = "Tessera", size: Size, scale: Double? = nil, headless: Bool = true,
                     resizable: Bool = false, eventWake: UIWakeup = .shared) {
             self.title = title; self.size = size; self.scale = scale
@@ -53,6 +60,12 @@ public final class SDLWindow: PlatformWindow {
     public let windowPlacement = WindowPlacement()
     /// The pointer shape this window's content asks for, shown while the pointer is over it.
     var wantedCursor = Cursor.arrow
+    /// True for a popup window (`Configuration.popup`). (immutable)
+    let isPopup: Bool
+    /// The window that had the keyboard focus when this popup window opened: where the focus goes
+    /// back if the popup holds it as it closes (where no window manager runs, SDL gives it the focus,
+    /// and X11 would give it to no window after). (immutable)
+    let focusReturnsTo: UInt32?
     /// Wait in SDL's own event queue under the dummy driver too, as under X11 and Wayland (tests of
     /// the wait's wake-up use it).
     var waitsInSDLQueue = false
@@ -105,12 +118,26 @@ public final class SDLWindow: PlatformWindow {
         if configuration.resizable { flags |= UInt32(SDL_WINDOW_RESIZABLE.rawValue) }
         // A window whose scale follows its display asks for a full-density drawable.
         if forced == nil { flags |= UInt32(SDL_WINDOW_ALLOW_HIGHDPI.rawValue) }
-        let centered = Int32(bitPattern: UInt32(SDL_WINDOWPOS_CENTERED_MASK))
-        guard let window = SDL_CreateWindow(configuration.title, centered, centered,
+        var x = Int32(bitPattern: UInt32(SDL_WINDOWPOS_CENTERED_MASK)), y = x
+        if let popup = configuration.popup {
+            flags |= popup.windowFlags
+            if let position = configuration.position {
+                x = Int32(clamping: Int(position.x.rounded()))
+                y = Int32(clamping: Int(position.y.rounded()))
+            }
+        }
+        // Without a window manager SDL gives every window it shows the keyboard focus; a popup must
+        // leave it where it was, or the window it belongs to would end it as it lost the focus.
+        let focusedBefore = configuration.popup != nil ? SDL_GetKeyboardFocus() : nil
+        guard let window = SDL_CreateWindow(configuration.title, x, y,
                                             max(1, pixelWidth), max(1, pixelHeight), flags) else {
             throw SDLBackendError(message: "SDL could not open a window: \(String(cString: SDL_GetError()))")
         }
         self.window = window
+        // SDL learns of the focus it gave only as it reads the events that say so: asked back regardless.
+        if let focusedBefore { _ = SDL_SetWindowInputFocus(focusedBefore) }
+        isPopup = configuration.popup != nil
+        focusReturnsTo = focusedBefore.map { SDL_GetWindowID($0) }
         let id = SDL_GetWindowID(window)
         self.windowID = WindowID(rawValue: id)
         self.eventWake = configuration.eventWake
@@ -143,7 +170,9 @@ public final class SDLWindow: PlatformWindow {
         SDLTextEntry.unregister(windowID.rawValue)
         SDLEventRouting.close(windowID.rawValue)
         SDLTextInput.windowClosed(windowID.rawValue)
+        let holdsFocus = SDL_GetKeyboardFocus() == window
         SDL_DestroyWindow(window)
+        if holdsFocus, let focusReturnsTo, let back = SDL_GetWindowFromID(focusReturnsTo) { _ = SDL_SetWindowInputFocus(back) }
     }
 
     /// True when events another window read from SDL's queue wait for this one (`SDLEventRouting`).
@@ -157,6 +186,16 @@ public final class SDLWindow: PlatformWindow {
             owner.precondition("SDLWindow.title")
             SDL_SetWindowTitle(window, newValue)
         }
+    }
+
+    /// Moves and sizes a popup window: its top-left corner to `origin` on the screen and its size to
+    /// `size`, both in the window system's units (screen pixels on X11).
+    public func setFrame(origin: Point, size: Size) {
+        owner.precondition("SDLWindow.setFrame")
+        SDL_SetWindowPosition(window, Int32(clamping: Int(origin.x.rounded())), Int32(clamping: Int(origin.y.rounded())))
+        SDL_SetWindowSize(window, max(1, Int32(clamping: Int(size.width.rounded()))),
+                          max(1, Int32(clamping: Int(size.height.rounded()))))
+        updateWindowPlacement()
     }
 
     /// Hides the window (an application's closed window that something still holds).
@@ -179,6 +218,23 @@ public final class SDLWindow: PlatformWindow {
         let display = SDL_GetWindowDisplayIndex(window)
         guard display >= 0, SDL_GetCurrentDisplayMode(display, &mode) == 0, mode.refresh_rate > 0 else { return nil }
         return Double(mode.refresh_rate)
+    }
+}
+
+/// The kinds of popup window (`SDLWindow.Configuration.popup`): what the window system is told the
+/// window is (`_NET_WM_WINDOW_TYPE_POPUP_MENU` or `_TOOLTIP` on X11, where SDL makes either
+/// override-redirect: not managed, not decorated, never given the focus by a window manager).
+/// - Thread: any (a value)
+public enum PopupWindowKind: Sendable, Hashable {
+    /// A menu, a context menu, a submenu, a popover.
+    case menu
+    /// A tooltip.
+    case tooltip
+
+    var windowFlags: UInt32 {
+        let kind = self == .menu ? SDL_WINDOW_POPUP_MENU.rawValue : SDL_WINDOW_TOOLTIP.rawValue
+        return UInt32(kind) | UInt32(SDL_WINDOW_BORDERLESS.rawValue) | UInt32(SDL_WINDOW_SKIP_TASKBAR.rawValue)
+            | UInt32(SDL_WINDOW_ALWAYS_ON_TOP.rawValue)
     }
 }
 

@@ -15,12 +15,25 @@ public final class WindowPlacement: @unchecked Sendable {
         public var unitsPerPoint: Double
         /// The window has the keyboard focus.
         public var isActive: Bool
+        /// The usable part of the window's display (less panels and docks), in the window system's
+        /// units; nil where the platform does not say (the dummy driver may).
+        public var usableScreenBounds: Rect?
 
         /// A reading. - Thread: any
-        public init(origin: Point = .zero, unitsPerPoint: Double = 1, isActive: Bool = false) {
+        public init(origin: Point = .zero, unitsPerPoint: Double = 1, isActive: Bool = false,
+                    usableScreenBounds: Rect? = nil) {
             self.origin = origin
             self.unitsPerPoint = unitsPerPoint
             self.isActive = isActive
+            self.usableScreenBounds = usableScreenBounds
+        }
+
+        /// `usableScreenBounds` in the window's points, relative to its top-left corner: where its
+        /// popups may go. Nil without a reading.
+        public var usableScreenBoundsInPoints: Rect? {
+            guard let screen = usableScreenBounds, unitsPerPoint.isFinite, unitsPerPoint > 0 else { return nil }
+            return Rect(x: (screen.minX - origin.x) / unitsPerPoint, y: (screen.minY - origin.y) / unitsPerPoint,
+                        width: screen.width / unitsPerPoint, height: screen.height / unitsPerPoint)
         }
     }
 

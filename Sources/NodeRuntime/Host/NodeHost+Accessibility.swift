@@ -35,7 +35,7 @@ extension NodeHost {
         let viewport = Rect(origin: .zero, size: viewportSize)
 
         func windowFrame(of node: Node, origin: Point) -> Rect {
-            if let layer = node.layerIfLoaded, layer.superlayer != nil || node === rootNode { return layer.frameInRoot }
+            if let layer = node.layerIfLoaded, layer.superlayer != nil || node === rootNode { return layer.frameInWindow }
             return node.frame.offsetBy(dx: origin.x, dy: origin.y)
         }
 

@@ -22,13 +22,20 @@ extension NodeHost {
             if let focusRing, !focusRing.isHidden { focusRing.isHidden = true }
             return
         }
+        // Drawn where the node is: in the window, or on the surface of the overlay it is in, whose
+        // root's coordinates are the window's too (see `Layer.frameInWindow`).
+        var top = layer
+        while let parent = top.superlayer { top = parent }
+        let surface = overlayStack.first { $0.surfaceRootLayer === top }
         let ring = focusRing ?? makeFocusRing()
-        if ring.superlayer !== rootLayer { rootLayer.addSublayer(ring) }
+        let holder = surface?.surfaceRootLayer ?? rootLayer
+        if ring.superlayer !== holder { _ = holder.addSublayer(ring) }
         let outset = Self.focusRingOutset, width = Self.focusRingWidth
-        let around = layer.frameInRoot
-        // Held inside the window: a node as wide as the window (a row) keeps its sides on screen.
-        let minX = max(0, around.minX - outset), minY = max(0, around.minY - outset)
-        let maxX = min(viewportSize.width, around.maxX + outset), maxY = min(viewportSize.height, around.maxY + outset)
+        let around = layer.frameInWindow
+        // Held inside the window (or the surface): a node as wide as it (a row) keeps its sides on screen.
+        let area = surface?.surfaceFrame ?? Rect(origin: .zero, size: viewportSize)
+        let minX = max(area.minX, around.minX - outset), minY = max(area.minY, around.minY - outset)
+        let maxX = min(area.maxX, around.maxX + outset), maxY = min(area.maxY, around.maxY + outset)
         let frame = Rect(x: minX, y: minY, width: max(0, maxX - minX), height: max(0, maxY - minY))
         if ring.frame != frame {
             ring.frame = frame

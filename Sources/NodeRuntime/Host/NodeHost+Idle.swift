@@ -6,10 +6,11 @@ extension NodeHost {
     /// commit, draws to start, a layout to measure, an animation or a list moving, a button held, or
     /// layers changed since the last frame drawn; and once after a frame that did work (commits, draws
     /// started, main-queue items), as `settle` looks for a quiet frame after one that did something, so
-    /// an app at rest is also settled (`isSettled`). False when nothing would happen: an app waits for
-    /// events (`Compositor.waitForEvents`) instead of running empty frames, and whatever gives it work
-    /// from another thread wakes it (`UIWakeup`). Draws and decodes running on workers do not count:
-    /// their results wake the app when they finish. - Thread: main
+    /// an app at rest is also settled (`isSettled`); an overlay's surface with input waiting or layers
+    /// to draw. False when nothing would happen: an app waits for events (`Compositor.waitForEvents`)
+    /// instead of running empty frames, and whatever gives it work from another thread (a surface's
+    /// input too) wakes it (`UIWakeup`). Draws and decodes running on workers do not count: their
+    /// results wake the app when they finish. - Thread: main
     public var needsFrame: Bool {
         if runtime.mainQueue.count > 0 || runtime.pendingCommitCount > 0 || runtime.pendingDisplayCount > 0 { return true }
         if runtime.animator.count > 0 || isTouchDown { return true }
@@ -17,7 +18,7 @@ extension NodeHost {
         if lastFrame.displaysStarted > 0 || lastFrame.commitsApplied > 0 || lastFrame.mainQueueItems > 0 { return true }
         if frameParticipants.contains(where: { !$0.isSettled }) { return true }
         if let rootNode, !isLayoutInFlight, !rootNode.hasCachedLayout(for: .exactly(rootNode.frame.size)) { return true }
-        if overlaysNeedLayout || menuBarNeedsLayout { return true }
+        if overlaysNeedLayout || menuBarNeedsLayout || overlaySurfacesNeedFrame { return true }
         return compositor.needsRender(rootLayer)
     }
 

@@ -52,7 +52,8 @@ public final class Overlay {
     /// The node shown.
     public let content: Node
     public let kind: Kind
-    /// Where the content goes; nil: it fills the window.
+    /// Where the content goes (within the window, or the screen when it is drawn on a surface of its
+    /// own: see `OverlaySurfaceProvider`); nil: it fills the window.
     public var positioner: PopupPositioner? {
         didSet { if positioner != oldValue { container.setNeedsLayout() } }
     }
@@ -69,6 +70,21 @@ public final class Overlay {
     public internal(set) var isPresented = true
     /// Where the content was placed last, in window points.
     public var contentFrame: Rect { content.frame }
+
+    /// The surface the content is drawn in, outside the window (see `OverlaySurfaceProvider`); nil
+    /// while it is drawn in the window.
+    public internal(set) var surface: OverlaySurface?
+    /// The root of what `surface` draws: it holds the content's layer, and sits at minus the
+    /// surface's place in the window, so that the content's top-left corner is the surface's. Nil
+    /// without a surface.
+    public internal(set) var surfaceRootLayer: Layer?
+    /// Where the surface was last placed, in window points.
+    var surfaceFrame: Rect?
+    /// The provider's screen bounds when the surface was last placed (window points): they change as
+    /// the window moves.
+    var surfaceScreenBounds: Rect?
+    /// The provider could not make a surface: the overlay is drawn in the window from then on.
+    var surfaceFailed = false
 
     let container: OverlayContainerNode
     weak var host: NodeHost?
@@ -119,8 +135,11 @@ final class OverlayContainerNode: Node, @unchecked Sendable {
             if content.frame != bounds { content.frame = bounds }
             return
         }
-        let margin = min(max(0, overlay.screenMargin.isFinite ? overlay.screenMargin : 0), bounds.width / 4, bounds.height / 4)
-        let available = bounds.insetBy(dx: margin, dy: margin)
+        // A popup drawn on a surface of its own is kept on the screen, not in the window.
+        let screen = overlay.host.flatMap { overlay.drawsOnSurface(in: $0) ? $0.overlaySurfaceProvider?.screenBounds : nil }
+        let area = screen ?? bounds
+        let margin = min(max(0, overlay.screenMargin.isFinite ? overlay.screenMargin : 0), area.width / 4, area.height / 4)
+        let available = area.insetBy(dx: margin, dy: margin)
         let measured = content.layoutThatFits(SizeRange(min: .zero, max: available.size))
         let placed = positioner.frame(for: measured.size, within: available)
         if content.frame != placed { content.frame = placed }
@@ -215,6 +234,7 @@ extension NodeHost {
 
     private func tearDown(_ overlay: Overlay, reason: Overlay.DismissReason) {
         overlay.isPresented = false
+        closeSurface(of: overlay)
         let container = overlay.container
         let focusWasInside = focusedNode.map { container.isAncestor(of: $0) } ?? false
         container.setInterfaceState([])

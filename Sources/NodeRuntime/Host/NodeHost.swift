@@ -107,6 +107,10 @@ public final class NodeHost {
     lazy var toolTips = ToolTipTracker(host: self)
     /// The menu bars shown, the shortcut menus and the submenu delay (`NodeHost+Menus`). (main thread only)
     lazy var menuTracker = MenuTracker()
+    /// Where popups and tooltips are shown outside the window (`OverlaySurfaceProvider`); nil: in the
+    /// window. Set before overlays are presented: one shown already keeps where it is drawn.
+    /// (main thread only)
+    public var overlaySurfaceProvider: OverlaySurfaceProvider?
 
     /// Makes a host that shows nodes through `compositor`. Every host and node share `Runtime.shared`.
     /// The host publishes its renderer's upload layout to the runtime (`DisplayCoordinator.uploadAlphaLayout`),
@@ -249,7 +253,13 @@ public final class NodeHost {
             return Double(now &- mark) / 1_000_000
         }
         hoverIsCurrent = false
-        for (index, event) in events.enumerated() {
+        // The input of the overlays' surfaces comes after the window's, timed by the frame. The focus
+        // lost and back within one batch (a popup window shown where no window manager runs takes it
+        // for a moment) ends nothing.
+        let routed = events + takeOverlaySurfaceEvents(after: events)
+        let focusBack = routed.lastIndex(of: .windowFocusChanged(true))
+        for (index, event) in routed.enumerated() {
+            if event == .windowFocusChanged(false), let focusBack, focusBack > index { continue }
             eventTime = eventTimes.flatMap { index < $0.count && $0[index].isFinite ? min($0[index], time) : nil } ?? time
             eventScrollUpdate = scrollUpdates.flatMap { index < $0.count ? $0[index] : nil }
             route(event)
@@ -300,8 +310,12 @@ public final class NodeHost {
         record.displayMilliseconds = lap()
 
         updateFocusRing()
+        // After everything that may present an overlay this frame (a tooltip's delay ending), so
+        // that none is drawn in the window for a frame before its surface takes it.
+        updateOverlaySurfaces()
         // Nothing changed on screen since the last frame drawn: nothing is drawn or presented.
         record.compositor = compositor.renderIfChanged(rootLayer, at: time)
+        renderOverlaySurfaces(at: time)
         record.schedulerQueueDepth = runtime.scheduler.queueDepth
         record.cpuMilliseconds = ThreadCPUClock.milliseconds(since: cpuStart)
         record.wallMilliseconds = MonotonicClock.milliseconds(since: wallStart)

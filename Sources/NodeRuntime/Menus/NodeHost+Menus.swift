@@ -173,7 +173,7 @@ extension NodeHost {
     /// Where `node` is in the window, in points: its layer's place when it is on screen, else its
     /// frames added up. Nil for a node in no tree of this host's.
     static func windowFrame(of node: Node) -> Rect? {
-        if let layer = node.layerIfLoaded, layer.superlayer != nil { return layer.frameInRoot }
+        if let layer = node.layerIfLoaded, layer.superlayer != nil { return layer.frameInWindow }
         var frame = node.frame
         var parent = node.supernode
         while let current = parent {

@@ -5,9 +5,9 @@ import TestSupport
 import XCTest
 @testable import gallery
 
-/// The gallery's menus, dialogs and tooltips in a real window under Xvfb, driven from outside with
-/// xdotool and read back with xwd and xwininfo, as a person (and a check kept outside the project)
-/// would meet them. The gallery says on standard output when a surface opens or ends
+/// The gallery's menus, dialogs and tooltips in a real window under Xvfb (menus and tooltips in popup
+/// windows of their own), driven from outside with xdotool and read back with xwd and xwininfo, as a
+/// person (and a check kept outside the project) would meet them. The gallery says on standard output when a surface opens or ends
 /// (`gallery: surface shown: ROLE "LABEL" at X,Y W×H`, `gallery: surfaces now N`).
 @MainActor
 final class GallerySurfacesWindowTests: XCTestCase {
@@ -31,6 +31,38 @@ final class GallerySurfacesWindowTests: XCTestCase {
                 .flatMap { $0.split(separator: ":").last }.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         }
         return (try XCTUnwrap(value("Absolute upper-left X")), try XCTUnwrap(value("Absolute upper-left Y")))
+    }
+
+    /// The X windows named `name` (the gallery's popup windows are "popup" and "tooltip"): where
+    /// they are on the screen, whether they are override-redirect and mapped.
+    private func popupWindows(named name: String, environment: [String: String]) throws
+        -> [(frame: Rect, overrideRedirect: Bool, viewable: Bool)] {
+        let xwininfo = try XCTUnwrap(Xvfb.which("xwininfo"), "xwininfo is installed with x11-utils")
+        let tree = try run(xwininfo, ["-root", "-tree"], environment: environment).output
+        let ids = tree.split(separator: "\n").filter { $0.contains("\"\(name)\"") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) }
+        return try ids.map { id in
+            let info = try run(xwininfo, ["-id", id], environment: environment).output
+            func value(_ label: String) -> Double {
+                info.split(separator: "\n").first { $0.contains(label) }
+                    .flatMap { $0.split(separator: ":").last }.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? -1
+            }
+            return (Rect(x: value("Absolute upper-left X"), y: value("Absolute upper-left Y"),
+                         width: value("Width"), height: value("Height")),
+                    info.contains("Override Redirect State: yes"), info.contains("Map State: IsViewable"))
+        }
+    }
+
+    /// `popupWindows(named:)` once `check` holds for them (looked at for at most 10 s).
+    private func waitForPopupWindows(named name: String, environment: [String: String],
+                                     until check: ([(frame: Rect, overrideRedirect: Bool, viewable: Bool)]) -> Bool) throws
+        -> [(frame: Rect, overrideRedirect: Bool, viewable: Bool)] {
+        var found = try popupWindows(named: name, environment: environment)
+        for _ in 0..<100 where !check(found) {
+            usleep(100_000)
+            found = try popupWindows(named: name, environment: environment)
+        }
+        return found
     }
 
     /// The rectangle in a "surface shown" line: "at X,Y W×H".
@@ -80,8 +112,17 @@ final class GallerySurfacesWindowTests: XCTestCase {
             let line = try XCTUnwrap(gallery.readLine(containing: "surface shown: toolTip", after: mark), gallery.output)
             XCTAssertTrue(line.contains("\"Show Chats (1)\""), line)
             let bubble = try frame(in: line)
-            XCTAssertLessThan(bubble.maxY, Double(tab.y), "near the window's bottom it opens above the pointer: \(line)")
+            // Placed against the screen, which has room below the window: below the pointer, past the
+            // window's bottom edge (inside the window it would have flipped above the pointer).
+            XCTAssertGreaterThan(bubble.minY, Double(tab.y), "below the pointer: \(line)")
+            XCTAssertGreaterThan(bubble.maxY, viewport.height, "past the window's bottom edge: \(line)")
             let onScreen = bubble.offsetBy(dx: Double(origin.x), dy: Double(origin.y)).insetBy(dx: 2, dy: 2)
+            // Drawn in a window of its own (override-redirect, as X11 popups are), where the bubble is.
+            let tipWindows = try waitForPopupWindows(named: "tooltip", environment: x) { !$0.isEmpty }
+            let tipWindow = try XCTUnwrap(tipWindows.first, "the tooltip has a window of its own")
+            XCTAssertTrue(tipWindow.overrideRedirect && tipWindow.viewable, "\(tipWindow)")
+            XCTAssertEqual(tipWindow.frame.minX, bubble.minX + Double(origin.x), accuracy: 1, "\(tipWindow.frame) \(line)")
+            XCTAssertEqual(tipWindow.frame.minY, bubble.minY + Double(origin.y), accuracy: 1, "\(tipWindow.frame) \(line)")
             // The frame that shows it is presented right after the one that reported it: looked for
             // until it is there (the loop ends with the gallery's own frame limit).
             var shown: (width: Int, height: Int, pixels: [UInt32])?
@@ -96,6 +137,8 @@ final class GallerySurfacesWindowTests: XCTestCase {
             XCTAssertEqual(try run(xdotool, ["mousemove", "--window", window, String(Int(viewport.width / 2)), "200"],
                                    environment: x).status, 0)
             XCTAssertNotNil(gallery.readLine(containing: "surfaces now 0", after: hideMark), "the tooltip went: " + gallery.output)
+            XCTAssertTrue(try waitForPopupWindows(named: "tooltip", environment: x) { $0.isEmpty }.isEmpty,
+                          "the tooltip's window went with it")
             XCTAssertEqual(try run(xdotool, ["key", "ctrl+q"], environment: x).status, 0)
             let (status, output) = gallery.finish()
             XCTAssertEqual(status, 0, output)
