@@ -134,8 +134,6 @@ public final class SDLWindow: PlatformWindow {
             throw SDLBackendError(message: "SDL could not open a window: \(String(cString: SDL_GetError()))")
         }
         self.window = window
-        // SDL learns of the focus it gave only as it reads the events that say so: asked back regardless.
-        if let focusedBefore { _ = SDL_SetWindowInputFocus(focusedBefore) }
         isPopup = configuration.popup != nil
         focusReturnsTo = focusedBefore.map { SDL_GetWindowID($0) }
         let id = SDL_GetWindowID(window)
@@ -144,6 +142,7 @@ public final class SDLWindow: PlatformWindow {
         // Text input starts when a text field takes focus. SDL has one switch for the process: the
         // first window turns it off; a later one leaves another window's text field as it is.
         if SDLEventRouting.open(id) == 1 { SDLTextInput.settle() }
+        returnFocusFromPopup()
         if followsDisplayScale { self.scale = displayScale() ?? 1 }
         updateWindowPlacement()
         // A wake from any thread ends the event wait: an event of a type of its own, which
@@ -157,6 +156,15 @@ public final class SDLWindow: PlatformWindow {
                 _ = SDL_PushEvent(&wake)
             }
         }
+    }
+
+    /// A popup gives the keyboard focus back to the window that had it when the popup opened: SDL,
+    /// without a window manager, focuses every window it shows, at its making and again when a
+    /// renderer makes the X window anew. SDL learns of the focus it gave only as it reads the events
+    /// that say so: asked back regardless. Nothing for other windows.
+    func returnFocusFromPopup() {
+        guard isPopup, let focusReturnsTo, let back = SDL_GetWindowFromID(focusReturnsTo) else { return }
+        _ = SDL_SetWindowInputFocus(back)
     }
 
     /// Reads the window system's id of the window into `windowPlacement` ("x11:<hex>"). Read again

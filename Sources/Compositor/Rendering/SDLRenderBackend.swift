@@ -141,8 +141,10 @@ public final class SDLRenderBackend: RenderBackend {
         guard let renderer = SDL_CreateRenderer(window.window, -1, rendererFlags) else {
             throw SDLBackendError(message: "SDL could not create a renderer: \(String(cString: SDL_GetError()))")
         }
-        // A renderer that needs another visual made the X window anew, under a new id.
+        // A renderer that needs another visual made the X window anew, under a new id (and, without a
+        // window manager, SDL gave the new one the focus: a popup hands it back again).
         window.updateWindowSystemIdentifier()
+        window.returnFocusFromPopup()
         var info = SDL_RendererInfo()
         SDL_GetRendererInfo(renderer, &info)
         let rendererName = info.name.map { String(cString: $0) } ?? "unknown"

@@ -63,7 +63,7 @@ final class GalleryApp {
     private var settledFrames = 0
     private var reportedReady = false
     /// The menus, dialogs and tooltips last said to be shown (`reportSurfaces`).
-    private var reportedSurfaces: [ObjectIdentifier] = []
+    private var reportedSurfaces: [Overlay] = []
     /// While true the overlay keeps its picture: it redraws with every frame, so nothing could settle.
     private var overlayFrozen = false
     /// Milliseconds from the process's start to the first frame a gallery in it presented.
@@ -276,8 +276,9 @@ final class GalleryApp {
     /// Says on standard output when a menu, a dialog or a tooltip opens or ends (with its role and
     /// label), for a test driving the gallery from outside.
     private func reportSurfaces() {
-        let shown = host.overlays.map { ObjectIdentifier($0) }
-        guard shown != reportedSurfaces else { return }
+        // Held, not named by address: a surface that ended and a new one could share an address.
+        let shown = host.overlays
+        guard shown.count != reportedSurfaces.count || zip(shown, reportedSurfaces).contains(where: { $0 !== $1 }) else { return }
         // The surface's element: the content, or the first element inside it (a dialog's card on its dim).
         func element(_ node: Node) -> AccessibilityDescription? {
             let description = node.accessibilityDescription()
@@ -285,13 +286,13 @@ final class GalleryApp {
             for subnode in node.subnodes { if let found = element(subnode) { return found } }
             return nil
         }
-        for overlay in host.overlays where !reportedSurfaces.contains(ObjectIdentifier(overlay)) {
+        for overlay in shown where !reportedSurfaces.contains(where: { $0 === overlay }) {
             let description = element(overlay.content) ?? overlay.content.accessibilityDescription()
             let frame = overlay.contentFrame
             Self.report("gallery: surface shown: \(description.role.rawValue) \"\(description.label)\" at "
                         + "\(Int(frame.minX)),\(Int(frame.minY)) \(Int(frame.width))×\(Int(frame.height))")
         }
-        if shown.count < reportedSurfaces.count || !reportedSurfaces.allSatisfy(shown.contains) {
+        if reportedSurfaces.contains(where: { old in !shown.contains { $0 === old } }) {
             Self.report("gallery: surfaces now \(host.overlays.count)")
         }
         reportedSurfaces = shown

@@ -145,9 +145,9 @@ final class GallerySurfacesWindowTests: XCTestCase {
         }
     }
 
-    /// A right click near the window's right edge on a message opens its menu, flipped to the left of
-    /// the pointer so it stays inside; Up and Return choose Delete…, whose alert
-    /// opens; Escape cancels it. F10 opens the menu bar's first menu and Escape closes it.
+    /// A right click near the window's right edge on a message opens its menu in a window of its
+    /// own that `xwininfo` finds on the screen, where the gallery says it is; End and Return choose
+    /// Delete…, whose alert opens; Escape cancels it. F10 opens the menu bar's first menu and Escape closes it.
     func testAContextMenuByRightClickAndItsAlertByKeysInTheWindow() async throws {
         guard let xdotool = Xvfb.which("xdotool") else { throw XCTSkip("xdotool is not installed (make test installs it)") }
         try Xvfb.withDisplay(numbers: 290..<300) { display in
@@ -165,14 +165,20 @@ final class GallerySurfacesWindowTests: XCTestCase {
             XCTAssertEqual(try run(xdotool, ["windowfocus", "--sync", window, "mousemove", "--window", window,
                                              String(point.x), String(point.y), "click", "3"], environment: x).status, 0)
             let menuLine = try XCTUnwrap(gallery.readLine(containing: "surface shown: menu", after: mark), gallery.output)
+            // In a window of its own, placed against the screen (1280×1024): at the pointer, on screen.
             let menu = try frame(in: menuLine)
-            XCTAssertLessThanOrEqual(menu.maxX, Double(point.x) + 1, "flipped to the pointer's left: \(menuLine)")
-            XCTAssertLessThanOrEqual(menu.maxY, viewport.height, "inside the window: \(menuLine)")
-            XCTAssertGreaterThanOrEqual(menu.minX, 0)
-            XCTAssertGreaterThanOrEqual(menu.minY, 0)
+            let origin = try windowOrigin(window, environment: x)
+            let onScreen = menu.offsetBy(dx: Double(origin.x), dy: Double(origin.y))
+            XCTAssertEqual(menu.minY, Double(point.y), accuracy: 1, "below the pointer: \(menuLine)")
+            XCTAssertTrue(onScreen.minX >= 0 && onScreen.minY >= 0 && onScreen.maxX <= 1280 && onScreen.maxY <= 1024,
+                          "on the screen: \(onScreen)")
+            let xwininfo = try XCTUnwrap(Xvfb.which("xwininfo"))
+            let tree = try run(xwininfo, ["-root", "-tree"], environment: x).output
+            XCTAssertTrue(tree.contains("\(Int(menu.width))x\(Int(menu.height))+\(Int(onScreen.minX))+\(Int(onScreen.minY))"),
+                          "the menu's own window is on the X server where the gallery put it: \(tree)")
 
             mark = gallery.output.count
-            XCTAssertEqual(try run(xdotool, ["key", "Up", "Return"], environment: x).status, 0)
+            XCTAssertEqual(try run(xdotool, ["key", "End", "Return"], environment: x).status, 0)
             let alertLine = try XCTUnwrap(gallery.readLine(containing: "surface shown: alert", after: mark), gallery.output)
             XCTAssertTrue(alertLine.contains("\"Delete message?\""), alertLine)
             mark = gallery.output.count

@@ -590,9 +590,10 @@ final class GalleryTests: XCTestCase {
         XCTAssertEqual(app.host.overlays.count, 1, "a right click opens the message's menu")
         let menu = try XCTUnwrap(app.host.accessibilityTree().root.allElements.first { $0.role == .menu })
         XCTAssertEqual(menu.children.filter { $0.role == .menuItem }.map(\.label), ["Reply", "Copy", "Delete…"])
-        // Up from nothing highlighted wraps to the last item; Enter chooses it.
-        frames(app, [.keyDown(.up, modifiers: [])])
+        // End highlights the last item; Enter chooses it (each key pressed and released, as from a keyboard).
+        frames(app, [.keyDown(.end, modifiers: []), .keyUp(.end, modifiers: [])])
         frames(app, [.keyDown(.enter, modifiers: [])])
+        frames(app, [.keyUp(.enter, modifiers: [])])
         try app.settle()
         let tree = app.host.accessibilityTree()
         let alert = try XCTUnwrap(tree.root.allElements.first { $0.role == .alert })
