@@ -44,8 +44,9 @@ final class GalleryWindowTests: XCTestCase {
         XCTAssertEqual(status, 0, output)
         XCTAssertTrue(output.contains("video driver dummy"), output)
         // Frames of a screen at rest draw and present nothing and cost next to no time: the bars tall
-        // enough to see are those of the frames that loaded the screen.
-        ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 4,
+        // enough to see are those of the frames that loaded the screen (3 to 5 of them, fewer when the
+        // workers finish the screen in fewer frames).
+        ChartPixels.assertChartDrawn(in: try Bitmap(contentsOfFile: shot), viewport: viewport, minimumBars: 3,
                                      "gallery --headless --overlay")
     }
 
