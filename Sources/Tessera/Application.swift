@@ -339,9 +339,10 @@ public final class Application {
     }
 
     /// Closes the app now: every window other than the main one closes (`Window.close()`), the main
-    /// window's compositor thread stops (its window and renderer go with it) and the loop quits. An
-    /// app that makes another `Application` in the same process closes the first one before: SDL's
-    /// events are the process's, read by the thread that owns the windows.
+    /// window's overlays end (their popup windows close), its compositor thread stops (its window and
+    /// renderer go with it) and the loop quits. An app that makes another `Application` in the same
+    /// process closes the first one before: SDL's events are the process's, read by the thread that
+    /// owns the windows.
     public func close() {
         isQuitting = true
         if Application.current === self { Application.current = nil }
@@ -351,6 +352,8 @@ public final class Application {
         settingsPortal?.stop()
         desktopPortal.stop()
         for window in windows where window !== mainWindow { window.close() }
+        // The main window's menus and tooltips end before it: their popup windows are its host's.
+        mainWindow.host.windowWillClose()
         compositorThread?.stop()
     }
 

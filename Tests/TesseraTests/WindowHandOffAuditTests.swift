@@ -1,0 +1,85 @@
+import Dispatch
+import Foundation
+import TestSupport
+import XCTest
+@testable import Compositor
+@testable import NodeRuntime
+@testable import Tessera
+
+/// A node of one colour and a size of its own.
+private final class BlockNode: Node, @unchecked Sendable {
+    init(_ size: Size) {
+        super.init()
+        backgroundColor = Color(rgb: 0x3050D0)
+        preferredSize = size
+    }
+}
+
+/// The windows' hand-off to the compositor thread, as a careless app uses it: popup windows of a
+/// window that closes, an application closed with a menu open. Headless, on the compositor thread,
+/// with the popup windows X11 would get (the dummy driver opens them too).
+@MainActor
+final class WindowHandOffAuditTests: XCTestCase {
+    private func makeApp() throws -> Application {
+        var configuration = Application.Configuration.headless(size: Size(width: 200, height: 150))
+        configuration.compositorThread = true
+        configuration.accessibility = false
+        let app = try Application(configuration: configuration, rootNode: BlockNode(Size(width: 10, height: 10)))
+        try app.settle()
+        return app
+    }
+
+    /// Gives `window` the popup windows an X11 window gets.
+    private func givePopupWindows(_ window: Application.Window, app: Application) throws {
+        let thread = try XCTUnwrap(window.compositorThread)
+        let backend = SDLRenderBackend.Configuration(size: Size(width: 200, height: 150), headless: true,
+                                                     renderDriver: app.configuration.renderer)
+        window.host.overlaySurfaceProvider = PopupWindowProvider(parent: thread, backend: backend,
+                                                                 compositor: Compositor.Configuration(),
+                                                                 timeOrigin: thread.timeOrigin)
+    }
+
+    /// Opens a menu in `window` and returns once its popup window is open on the compositor thread.
+    @discardableResult
+    private func openMenu(in window: Application.Window, livesBefore: Int) throws -> Overlay {
+        let overlay = window.host.presentOverlay(
+            BlockNode(Size(width: 60, height: 40)), kind: .popup,
+            positioner: PopupPositioner(anchor: Rect(x: 20, y: 20, width: 30, height: 10)))
+        try window.settle()
+        XCTAssertNotNil(overlay.surface, "the menu is drawn in a popup window of its own")
+        XCTAssertEqual(CompositorThreadCore.liveCount, livesBefore + 1, "the popup window is open on the thread")
+        return overlay
+    }
+
+    /// Closing the application with a menu open in its main window closes the menu's popup window
+    /// too: nothing of the application stays open on the compositor thread.
+    func testClosingTheApplicationWithAMenuOpenClosesItsPopupWindow() async throws {
+        let app = try makeApp()
+        let before = CompositorThreadCore.liveCount
+        try givePopupWindows(app.mainWindow, app: app)
+        let menu = try openMenu(in: app.mainWindow, livesBefore: before)
+        app.close()
+        XCTAssertNil(menu.surface, "the menu's surface closed with the application")
+        XCTAssertEqual(CompositorThreadCore.liveCount, before - 1,
+                       "the main window and its popup window are gone from the compositor thread")
+    }
+
+    /// A window with no root (an app that shows only overlays in it) closed with a menu open closes
+    /// the menu's popup window: it does not outlive its window.
+    func testClosingAWindowWithNoRootAndAMenuOpenClosesItsPopupWindow() async throws {
+        let app = try makeApp()
+        let second = try app.openWindow(configuration: .init(title: "second", size: Size(width: 200, height: 150)),
+                                        rootController: nil)
+        let before = CompositorThreadCore.liveCount
+        try givePopupWindows(second, app: app)
+        let menu = try openMenu(in: second, livesBefore: before)
+        var dismissed: Overlay.DismissReason?
+        menu.onDismiss = { dismissed = $0 }
+        second.close()
+        XCTAssertNil(menu.surface, "the menu's popup window closed with its window")
+        XCTAssertNotNil(dismissed, "the menu was told it ended")
+        XCTAssertEqual(CompositorThreadCore.liveCount, before - 1,
+                       "the window and its popup window are gone from the compositor thread")
+        app.close()
+    }
+}
