@@ -284,9 +284,14 @@ public final class Application {
         return window
     }
 
-    /// A window closed (`Window.close()`): the loop forgets it, and ends with the last one.
+    /// A window closed (`Window.close()`): the loop forgets it.
     func windowDidClose(_ window: Window) {
         windows.removeAll { $0 === window }
+    }
+
+    /// Ends the loop when no window is left (`quitsWhenLastWindowCloses`): asked once a window's close
+    /// is done, its `onClose` included, which may have opened another.
+    func quitIfNoWindowIsLeft() {
         if windows.isEmpty && configuration.quitsWhenLastWindowCloses { isQuitting = true }
     }
 
@@ -381,14 +386,16 @@ public final class Application {
         frame(window, events: events, at: isHeadless && !drawsOnCompositorThread ? window.host.time + clock.frameInterval : clock.now)
     }
 
-    /// One frame of `window`. A `.quit` from the platform ends the loop (unless it only echoes the
-    /// close of the last window and the app outlives its windows); a close request closes the window
-    /// after the frame.
+    /// One frame of `window`. A `.quit` from the platform ends the loop, unless it comes with a close
+    /// request (SDL's echo of the last window's close: the close decides, see `Window.close()`); a
+    /// close request closes the window after the frame.
     @discardableResult
     func frame(_ window: Window, events: [InputEvent]?, at time: Double) -> FrameRecord {
         let events = events ?? window.compositor.pollEvents()
         let closeRequested = events.contains(.closeRequested)
-        if events.contains(.quit) && (configuration.quitsWhenLastWindowCloses || !closeRequested) { isQuitting = true }
+        // The quit SDL sends with the last window's close request is that close's: the window's close
+        // decides (`quitIfNoWindowIsLeft`), after its `onClose`, which may open another window.
+        if events.contains(.quit) && !closeRequested { isQuitting = true }
         let record = window.runFrame(events: events, at: time)
         if window === mainWindow { accessibility?.frameDidRun(record, hadEvents: !events.isEmpty) }
         frameCount += 1

@@ -176,10 +176,13 @@ extension Application {
             host.setRootNode(nil)
             compositorThread?.stop()
             backend?.window.hide()
+            let application = self.application
             application?.windowDidClose(self)
             let onClose = self.onClose
             self.onClose = nil
             onClose?()
+            // Decided once `onClose` ran: a window it opened keeps the app running.
+            application?.quitIfNoWindowIsLeft()
         }
 
         /// Runs one frame of this window now with `events` (nil: what its platform has queued), as the

@@ -82,4 +82,33 @@ final class WindowHandOffAuditTests: XCTestCase {
                        "the window and its popup window are gone from the compositor thread")
         app.close()
     }
+
+    /// The last window's `onClose` opening a new window (an app that goes back to its start window)
+    /// keeps the app running with it: closing the last window quits only when none is left once the
+    /// window's close is done, by `close()` or by its close button with the quit SDL sends with it.
+    func testALastWindowWhoseOnCloseOpensANewOneLeavesTheAppRunning() async throws {
+        for byButton in [false, true] {
+            var configuration = Application.Configuration.headless(size: Size(width: 120, height: 90))
+            configuration.compositorThread = false
+            configuration.accessibility = false
+            let app = try Application(configuration: configuration, rootNode: BlockNode(Size(width: 10, height: 10)))
+            var reopened: Application.Window?
+            app.mainWindow.onClose = { [unowned app] in
+                reopened = try? app.openWindow(configuration: .init(title: "again", size: Size(width: 120, height: 90)),
+                                               rootController: nil)
+            }
+            if byButton {
+                app.frame(events: [.closeRequested, .quit])
+            } else {
+                app.mainWindow.close()
+            }
+            let window = try XCTUnwrap(reopened, "the new window opened")
+            XCTAssertTrue(window.isOpen)
+            XCTAssertEqual(app.windows.map { ObjectIdentifier($0) }, [ObjectIdentifier(window)])
+            XCTAssertFalse(app.isQuitting, "the app goes on with the window its onClose opened (by button: \(byButton))")
+            window.close()
+            XCTAssertTrue(app.isQuitting, "then closing that last window quits (by button: \(byButton))")
+            app.close()
+        }
+    }
 }
