@@ -343,9 +343,9 @@ public final class Application {
         compositor.window?.warpPointer(to: point)
     }
 
-    /// Closes the app now: every window other than the main one closes (`Window.close()`), the main
-    /// window's overlays end (their popup windows close), its compositor thread stops (its window and
-    /// renderer go with it) and the loop quits. An app that makes another `Application` in the same
+    /// Closes the app now: every window closes (`Window.close()`: overlays and their popup windows
+    /// end, root controllers leave, `onClose` runs), the main one last, its compositor thread's window
+    /// with it, and the loop quits. Harmless twice. An app that makes another `Application` in the same
     /// process closes the first one before: SDL's events are the process's, read by the thread that
     /// owns the windows.
     public func close() {
@@ -357,8 +357,9 @@ public final class Application {
         settingsPortal?.stop()
         desktopPortal.stop()
         for window in windows where window !== mainWindow { window.close() }
-        // The main window's menus and tooltips end before it: their popup windows are its host's.
-        mainWindow.host.windowWillClose()
+        // Last, as any window: its overlays (and their popup windows) end, its root controller leaves,
+        // its compositor thread's window closes and its `onClose` runs.
+        mainWindow.close()
         compositorThread?.stop()
     }
 

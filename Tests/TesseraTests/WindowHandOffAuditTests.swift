@@ -111,4 +111,30 @@ final class WindowHandOffAuditTests: XCTestCase {
             app.close()
         }
     }
+
+    /// Closing the application closes its main window as `Window.close()` does: it is no longer
+    /// open, no longer among the windows, and its `onClose` runs once, as its documentation says
+    /// ("the application closing"), on the compositor thread and on the UI thread.
+    func testClosingTheApplicationClosesItsMainWindowAndTellsItsOnClose() async throws {
+        for threaded in [false, true] {
+            var configuration = Application.Configuration.headless(size: Size(width: 120, height: 90))
+            configuration.compositorThread = threaded
+            configuration.accessibility = false
+            let app = try Application(configuration: configuration, rootNode: BlockNode(Size(width: 10, height: 10)))
+            var closes = 0
+            app.mainWindow.onClose = { closes += 1 }
+            let second = try app.openWindow(configuration: .init(title: "second", size: Size(width: 120, height: 90)),
+                                            rootController: nil)
+            var secondCloses = 0
+            second.onClose = { secondCloses += 1 }
+            app.close()
+            app.close()
+            XCTAssertFalse(app.mainWindow.isOpen, "threaded: \(threaded)")
+            XCTAssertTrue(app.windows.isEmpty, "threaded: \(threaded)")
+            XCTAssertEqual(closes, 1, "the main window's onClose ran once (threaded: \(threaded))")
+            XCTAssertEqual(secondCloses, 1)
+            XCTAssertTrue(app.isQuitting)
+            XCTAssertFalse(app.compositorThread?.isRunning ?? false)
+        }
+    }
 }
