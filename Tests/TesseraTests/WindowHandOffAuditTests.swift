@@ -137,4 +137,40 @@ final class WindowHandOffAuditTests: XCTestCase {
             XCTAssertFalse(app.compositorThread?.isRunning ?? false)
         }
     }
+
+    /// Windows opened and closed from inside the loop's frame callbacks, many times over, the main
+    /// one last: each closes on the compositor thread, none is left open there, and the loop ends
+    /// with the last.
+    func testWindowsOpenedAndClosedFromFramesLeaveNothingOpen() async throws {
+        let app = try makeApp()
+        let before = CompositorThreadCore.liveCount
+        var opened: [Application.Window] = []
+        var rounds = 0
+        app.mainWindow.onFrame = { [unowned app] _ in
+            guard rounds < 12 else { return }
+            rounds += 1
+            // Closes the window opened a frame before, from inside this frame, and opens the next.
+            opened.last?.close()
+            if let window = try? app.openWindow(configuration: .init(title: "round \(rounds)", size: Size(width: 60, height: 40)),
+                                                rootController: nil) {
+                opened.append(window)
+                window.host.setRootNode(BlockNode(Size(width: 10, height: 10)))
+            }
+            // Something to show, so the loop runs the main window's next frame.
+            app.host.rootNode?.backgroundColor = Color(rgb: rounds % 2 == 0 ? 0xD03030 : 0x30D030)
+            guard rounds == 12 else { return }
+            // The last two close from inside the frame too, the main window last.
+            opened.last?.close()
+            app.mainWindow.close()
+        }
+        app.host.rootNode?.backgroundColor = Color(rgb: 0xD03030)
+        app.runEventLoop(forSeconds: 20)
+        app.mainWindow.onFrame = nil
+        XCTAssertEqual(rounds, 12, "every round ran in the loop")
+        XCTAssertEqual(opened.count, 12)
+        XCTAssertTrue(opened.allSatisfy { !$0.isOpen && $0.compositorThread?.isRunning == false })
+        XCTAssertTrue(app.isQuitting, "the last window closed ended the loop")
+        XCTAssertEqual(CompositorThreadCore.liveCount, before - 1, "no window of the app is left on the thread")
+        app.close()
+    }
 }
