@@ -177,7 +177,9 @@ public final class CompositorThread: Sendable {
 
     /// Runs `command` on the compositor thread and waits for its result, at most `timeout` seconds
     /// (nil when it did not come in time, or the window has closed). For what needs an answer: the
-    /// clipboard's text, a screenshot.
+    /// clipboard's text, a screenshot. Asked on the compositor thread itself (a command or a frame
+    /// observer, of this window or another), it runs `command` at once, ahead of commands queued
+    /// before it.
     public func performAndWait<Result: Sendable>(timeout: Double = 2,
                                                 _ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Result) -> Result? {
         core.performAndWait(timeout: timeout, command)
@@ -229,6 +231,13 @@ final class CompositorThreadCore: Sendable {
     let timeOrigin: UInt64
     /// Called on the compositor thread after each frame it presents (benchmarks read the offsets).
     let frameObserver: Guarded<(@Sendable (CompositorThread.PresentedFrame) -> Void)?>
+    /// The window as the loop serves it, while it is open (weak: the loop holds it). Read on the
+    /// compositor thread only, by a `performAndWait` asked there. (guarded by its lock)
+    private let openWindow = Guarded(OpenWindow())
+
+    private struct OpenWindow {
+        weak var window: LoopWindow?
+    }
 
     init(backend: SDLRenderBackend.Configuration, compositor: Compositor.Configuration, timeOrigin: UInt64,
          frameObserver: (@Sendable (CompositorThread.PresentedFrame) -> Void)?) throws {
@@ -277,6 +286,13 @@ final class CompositorThreadCore: Sendable {
 
     func performAndWait<Result: Sendable>(timeout: Double,
                                           _ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Result) -> Result? {
+        // Asked on the compositor thread itself (a command or a frame observer of a window): it runs
+        // now, ahead of the window's commands queued before it; queued, it would wait for the turn
+        // that this one holds up, every window frozen, until `timeout`.
+        if loop.isCurrentThread {
+            guard !state.withLock({ $0.stopping }), let window = openWindow.withLock({ $0.window }) else { return nil }
+            return command(window.compositor, window.backend)
+        }
         let answer = Guarded<Result?>(nil)
         let answered = DispatchSemaphore(value: 0)
         let accepted = state.withLock { state -> Bool in
@@ -312,7 +328,8 @@ final class CompositorThreadCore: Sendable {
     // MARK: The loop's side (the compositor thread)
 
     /// The window opened (its facts published): `init` returns.
-    func didOpen() {
+    func didOpen(_ window: LoopWindow) {
+        openWindow.withLock { $0.window = window }
         started.signal()
     }
 
@@ -330,6 +347,7 @@ final class CompositorThreadCore: Sendable {
 
     /// The window and its renderer are gone (destroyed on the compositor thread).
     func didClose() {
+        openWindow.withLock { $0.window = nil }
         state.withLock {
             $0.stopping = true
             $0.finished = true

@@ -37,7 +37,7 @@ final class LoopWindow {
         // Text input a press turned on ends once the UI thread answered the events read since.
         backend.window.endsProvisionalTextInputAtNextRead = false
         publishInfo()
-        core.didOpen()
+        core.didOpen(self)
     }
 
     /// Snapshots committed now.

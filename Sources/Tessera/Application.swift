@@ -284,9 +284,14 @@ public final class Application {
         return window
     }
 
-    /// A window closed (`Window.close()`): the loop forgets it, and ends with the last one.
+    /// A window closed (`Window.close()`): the loop forgets it.
     func windowDidClose(_ window: Window) {
         windows.removeAll { $0 === window }
+    }
+
+    /// Ends the loop when no window is left (`quitsWhenLastWindowCloses`): asked once a window's close
+    /// is done, its `onClose` included, which may have opened another.
+    func quitIfNoWindowIsLeft() {
         if windows.isEmpty && configuration.quitsWhenLastWindowCloses { isQuitting = true }
     }
 
@@ -338,10 +343,11 @@ public final class Application {
         compositor.window?.warpPointer(to: point)
     }
 
-    /// Closes the app now: every window other than the main one closes (`Window.close()`), the main
-    /// window's compositor thread stops (its window and renderer go with it) and the loop quits. An
-    /// app that makes another `Application` in the same process closes the first one before: SDL's
-    /// events are the process's, read by the thread that owns the windows.
+    /// Closes the app now: every window closes (`Window.close()`: overlays and their popup windows
+    /// end, root controllers leave, `onClose` runs), the main one last, its compositor thread's window
+    /// with it, and the loop quits. Harmless twice. An app that makes another `Application` in the same
+    /// process closes the first one before: SDL's events are the process's, read by the thread that
+    /// owns the windows.
     public func close() {
         isQuitting = true
         if Application.current === self { Application.current = nil }
@@ -351,6 +357,9 @@ public final class Application {
         settingsPortal?.stop()
         desktopPortal.stop()
         for window in windows where window !== mainWindow { window.close() }
+        // Last, as any window: its overlays (and their popup windows) end, its root controller leaves,
+        // its compositor thread's window closes and its `onClose` runs.
+        mainWindow.close()
         compositorThread?.stop()
     }
 
@@ -378,14 +387,16 @@ public final class Application {
         frame(window, events: events, at: isHeadless && !drawsOnCompositorThread ? window.host.time + clock.frameInterval : clock.now)
     }
 
-    /// One frame of `window`. A `.quit` from the platform ends the loop (unless it only echoes the
-    /// close of the last window and the app outlives its windows); a close request closes the window
-    /// after the frame.
+    /// One frame of `window`. A `.quit` from the platform ends the loop, unless it comes with a close
+    /// request (SDL's echo of the last window's close: the close decides, see `Window.close()`); a
+    /// close request closes the window after the frame.
     @discardableResult
     func frame(_ window: Window, events: [InputEvent]?, at time: Double) -> FrameRecord {
         let events = events ?? window.compositor.pollEvents()
         let closeRequested = events.contains(.closeRequested)
-        if events.contains(.quit) && (configuration.quitsWhenLastWindowCloses || !closeRequested) { isQuitting = true }
+        // The quit SDL sends with the last window's close request is that close's: the window's close
+        // decides (`quitIfNoWindowIsLeft`), after its `onClose`, which may open another window.
+        if events.contains(.quit) && !closeRequested { isQuitting = true }
         let record = window.runFrame(events: events, at: time)
         if window === mainWindow { accessibility?.frameDidRun(record, hadEvents: !events.isEmpty) }
         frameCount += 1

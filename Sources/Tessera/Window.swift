@@ -162,21 +162,27 @@ extension Application {
             }
         }
 
-        /// Closes the window: its root controller leaves (its disappearance runs), a compositor thread's
+        /// Closes the window: its overlays end (`.hostReset`; their popup windows close), its root
+        /// controller leaves (its disappearance runs), a compositor thread's
         /// window closes there (the others on it go on), an inline one is hidden and destroyed when
         /// the window is let go. The application forgets it; its loop ends once no window is left
         /// (`Configuration.quitsWhenLastWindowCloses`). Harmless twice.
         public func close() {
             guard isOpen else { return }
             isOpen = false
+            // Its menus and tooltips first: their popup windows are the host's, and none outlives it.
+            host.windowWillClose()
             host.setRootController(nil)
             host.setRootNode(nil)
             compositorThread?.stop()
             backend?.window.hide()
+            let application = self.application
             application?.windowDidClose(self)
             let onClose = self.onClose
             self.onClose = nil
             onClose?()
+            // Decided once `onClose` ran: a window it opened keeps the app running.
+            application?.quitIfNoWindowIsLeft()
         }
 
         /// Runs one frame of this window now with `events` (nil: what its platform has queued), as the

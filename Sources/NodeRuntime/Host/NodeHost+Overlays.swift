@@ -232,6 +232,16 @@ extension NodeHost {
         if let bottom = overlayStack.first { dismissOverlay(bottom, reason: reason) }
     }
 
+    /// The host's window is closing: every overlay ends (`.hostReset`) and its surface closes, root or
+    /// no root, and the surface provider is let go first, so that no popup window of the host (one an
+    /// `onDismiss` presents meanwhile included) outlives its window. Harmless twice.
+    /// - Thread: main
+    public func windowWillClose() {
+        UIThread.precondition("NodeHost.windowWillClose")
+        overlaySurfaceProvider = nil
+        dismissAllOverlays(reason: .hostReset)
+    }
+
     private func tearDown(_ overlay: Overlay, reason: Overlay.DismissReason) {
         overlay.isPresented = false
         closeSurface(of: overlay)
