@@ -138,13 +138,16 @@ final class SettingsPortalTests: XCTestCase {
             try portal.changeSetting(gnomeNamespace, "color-scheme", .string("prefer-light"))
         }
         // The signals may reach the UI thread in one appearance or in several (the NaN scale's, then
-        // the scheme's): waited for until all seven are taken and the newest is applied.
+        // the scheme's): waited for until all seven are taken and the appearance they end in is applied
+        // (the count may be taken before the reader's newest appearance is made from them; a wait for
+        // that alone could end one appearance early). Bounded: a wrong fold still fails below.
+        let final = Appearance(colorScheme: .light)
         let deadline = Date(timeIntervalSinceNow: 10)
-        while (reader.changesReceived < 7 || record.all.last != reader.latestAppearance) && Date() < deadline {
+        while (reader.changesReceived < 7 || record.all.last != final || reader.latestAppearance != final) && Date() < deadline {
             try await Task.sleep(nanoseconds: 2_000_000)
         }
         // The NaN scale dropped the key: back to 1. Only the last signal changed the scheme.
-        XCTAssertEqual(record.all.last, Appearance(colorScheme: .light))
+        XCTAssertEqual(record.all.last, final)
         XCTAssertEqual(reader.changesReceived, 7)
         XCTAssertEqual(reader.status, .following)
     }
