@@ -6,6 +6,7 @@
 #include <SDL2/SDL.h>
 #include <SDL2/SDL_ttf.h>
 #include <SDL2/SDL_image.h>
+#include <dlfcn.h>
 
 // The X11 id of an SDL window (0 when it is not an X11 window), what the desktop portals name a
 // parent window by ("x11:<hex>"). SDL_syswm.h is not included: it brings in Xlib, whose names
@@ -27,6 +28,40 @@ static inline unsigned long tessera_sdl_x11_window_id(SDL_Window *window) {
     SDL_VERSION(&info.version);
     if (!SDL_GetWindowWMInfo(window, &info) || info.subsystem != 2) return 0;
     return info.info.x11.window;
+}
+
+// Adds _NET_WM_STATE_MODAL to an X11 window's _NET_WM_STATE before it is mapped (SDL 2.26's
+// SDL_SetWindowModalFor sets only WM_TRANSIENT_FOR): the window manager then treats it as a modal
+// dialog of the window it is transient for. Called on the thread that owns the window, through
+// the libX11 SDL itself loaded (looked up, never loaded here: no X11 in the process, nothing done).
+// Returns 1 when the property was set.
+static inline int tessera_sdl_x11_mark_modal(SDL_Window *window) {
+    struct tessera_sdl_wm_info info;
+    SDL_memset(&info, 0, sizeof(info));
+    SDL_VERSION(&info.version);
+    if (!SDL_GetWindowWMInfo(window, &info) || info.subsystem != 2 || !info.info.x11.display) return 0;
+    void *x11 = dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (!x11) return 0;
+    typedef unsigned long (*intern_atom)(void *, const char *, int);
+    typedef int (*change_property)(void *, unsigned long, unsigned long, unsigned long, int, int,
+                                   const unsigned char *, int);
+    typedef int (*flush)(void *);
+    intern_atom intern = (intern_atom)dlsym(x11, "XInternAtom");
+    change_property change = (change_property)dlsym(x11, "XChangeProperty");
+    flush flush_display = (flush)dlsym(x11, "XFlush");
+    int done = 0;
+    if (intern && change && flush_display) {
+        unsigned long state = intern(info.info.x11.display, "_NET_WM_STATE", 0);
+        unsigned long modal = intern(info.info.x11.display, "_NET_WM_STATE_MODAL", 0);
+        // XA_ATOM is 4; format 32 data is an array of longs; PropModeAppend is 2.
+        if (state && modal) {
+            change(info.info.x11.display, info.info.x11.window, state, 4, 32, 2, (const unsigned char *)&modal, 1);
+            flush_display(info.info.x11.display);
+            done = 1;
+        }
+    }
+    dlclose(x11);
+    return done;
 }
 
 #endif

@@ -271,15 +271,28 @@ public final class Application {
     /// Opens another window showing `rootController` (nil: nothing yet; set one on its host), drawn
     /// as the main one is (on the compositor thread, or on this thread headless). The event loop runs
     /// its frames from the next turn; its close button closes it alone.
-    /// - Throws: `Failure` when the window or its renderer cannot be made.
+    ///
+    /// `modalFor`: a dialog window of that open window of this application. It opens centred over
+    /// it, kept above it by the window manager (transient for it and marked modal on X11), and takes
+    /// the keyboard focus; while it is open the window under it takes no pointer, keys, text or close
+    /// request (a press there, or its close button, brings the dialog forward: `Window.isBlockedByModalWindow`).
+    /// Closing the dialog gives the input back (and the keyboard focus, if the dialog held it);
+    /// closing the window under it closes the dialog first. Several can stack; the newest is in front.
+    /// - Throws: `Failure` when the window or its renderer cannot be made, or `modalFor` is not an open
+    ///   window of this application.
     @discardableResult
     public func openWindow(configuration windowConfiguration: Window.Configuration = Window.Configuration(),
-                           rootController: NodeController?) throws -> Window {
+                           rootController: NodeController?, modalFor parent: Window? = nil) throws -> Window {
+        if let parent, !(parent.isOpen && windows.contains { $0 === parent }) {
+            throw Failure("cannot open a modal window for \"\(parent.title)\": it is not an open window of this application")
+        }
         let vsync = configuration.vsync && !windows.contains { $0.presentsInStepWithDisplay }
         let window = try Window.open(windowConfiguration, settings: configuration, headless: isHeadless,
-                                     threaded: drawsOnCompositorThread, vsync: vsync, origin: clock.origin)
+                                     threaded: drawsOnCompositorThread, vsync: vsync, origin: clock.origin,
+                                     modalFor: parent?.windowID)
         window.attach(to: self)
         windows.append(window)
+        parent?.addModalWindow(window)
         if let rootController { window.host.setRootController(rootController) }
         return window
     }
@@ -384,7 +397,11 @@ public final class Application {
     /// Runs one frame of `window`, as `frame(events:)` does for the main one.
     @discardableResult
     func frame(_ window: Window, events: [InputEvent]?) -> FrameRecord {
-        frame(window, events: events, at: isHeadless && !drawsOnCompositorThread ? window.host.time + clock.frameInterval : clock.now)
+        // Read from the platform, the user's input under a modal window was dropped as it was read
+        // (and a compositor thread may have acted on what it forwarded before: kept); given, it goes here.
+        let events = window.isBlockedByModalWindow ? events?.filter { !$0.isUserInput } : events
+        return frame(window, events: events,
+                     at: isHeadless && !drawsOnCompositorThread ? window.host.time + clock.frameInterval : clock.now)
     }
 
     /// One frame of `window`. A `.quit` from the platform ends the loop, unless it comes with a close

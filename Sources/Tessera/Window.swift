@@ -65,6 +65,12 @@ extension Application {
         public var onFrame: ((FrameRecord) -> Void)?
         /// Called once when the window has closed (its button, `close()`, the application closing).
         public var onClose: (() -> Void)?
+        /// The window this one is modal for (`Application.openWindow(configuration:rootController:modalFor:)`),
+        /// while both are open.
+        public private(set) weak var modalParent: Window?
+        /// The modal windows open over this one, the newest last: while there is one, this window takes
+        /// no pointer, keys, text or close request (see `isBlockedByModalWindow`).
+        public private(set) var modalWindows: [Window] = []
         /// The frames run for this window so far.
         public private(set) var frameCount = 0
         /// False once the window has closed.
@@ -83,6 +89,10 @@ extension Application {
         public var size: Size { host.viewportSize }
         /// The window's pixels per point: its nodes measure and draw at it.
         public var scale: Double { host.contentsScale }
+        /// True while a modal window is open over this one: the user's input to this window is
+        /// dropped as it is read (a press or its close button bring the modal window forward instead);
+        /// what the window system says of the window (resizes, focus) still comes.
+        public var isBlockedByModalWindow: Bool { !modalWindows.isEmpty }
         /// Which window this is among the process's (SDL's id).
         public var windowID: WindowID? { compositor.window?.windowID }
         /// True while the window has the keyboard focus.
@@ -105,11 +115,13 @@ extension Application {
         /// at most one window of an application waits so: waiting for each window's refresh in turn
         /// would divide every window's frame rate by the number of windows; the loop paces the others.
         /// - Throws: `Failure` when the window or its renderer cannot be made.
+        /// `modalFor`: the window system's window this one is a dialog of (`SDLWindow.Configuration.modalFor`).
         static func open(_ configuration: Configuration, settings: Application.Configuration, headless: Bool,
-                         threaded: Bool, vsync: Bool, origin: UInt64) throws -> Window {
-            let backendConfiguration = SDLRenderBackend.Configuration(
+                         threaded: Bool, vsync: Bool, origin: UInt64, modalFor: WindowID? = nil) throws -> Window {
+            var backendConfiguration = SDLRenderBackend.Configuration(
                 title: configuration.title, size: configuration.size, scale: configuration.scale, headless: headless,
                 resizable: configuration.resizable, renderDriver: settings.renderer, vsync: vsync)
+            backendConfiguration.modalFor = modalFor
             let compositorConfiguration = Compositor.Configuration(clearColor: settings.backgroundColor)
             if threaded {
                 let thread: CompositorThread
@@ -152,6 +164,29 @@ extension Application {
         /// Joins `application` (set once, as the application takes the window in).
         func attach(to application: Application) { self.application = application }
 
+        /// Makes `modal` a modal window of this one (the newest): this window's input is blocked.
+        func addModalWindow(_ modal: Window) {
+            modal.modalParent = self
+            modalWindows.append(modal)
+            blockInput(by: modal.windowID)
+        }
+
+        /// A modal window of this one closed: the newest left blocks the input, or none does.
+        func modalWindowDidClose(_ modal: Window) {
+            modalWindows.removeAll { $0 === modal }
+            blockInput(by: modalWindows.last?.windowID)
+        }
+
+        /// Tells the platform window (on the thread that owns it) which modal window its input waits for.
+        private func blockInput(by modal: WindowID?) {
+            guard isOpen else { return }
+            if let backend {
+                backend.window.inputBlockedBy = modal
+            } else {
+                compositorThread?.perform { _, backend in backend.window.inputBlockedBy = modal }
+            }
+        }
+
         /// Sets the window's title.
         public func setTitle(_ title: String) {
             self.title = title
@@ -169,6 +204,8 @@ extension Application {
         /// (`Configuration.quitsWhenLastWindowCloses`). Harmless twice.
         public func close() {
             guard isOpen else { return }
+            // Its modal windows first, the newest first: none outlives the window it is a dialog of.
+            for modal in modalWindows.reversed() { modal.close() }
             isOpen = false
             // Its menus and tooltips first: their popup windows are the host's, and none outlives it.
             host.windowWillClose()
@@ -177,6 +214,8 @@ extension Application {
             compositorThread?.stop()
             backend?.window.hide()
             let application = self.application
+            modalParent?.modalWindowDidClose(self)
+            modalParent = nil
             application?.windowDidClose(self)
             let onClose = self.onClose
             self.onClose = nil
@@ -186,7 +225,8 @@ extension Application {
         }
 
         /// Runs one frame of this window now with `events` (nil: what its platform has queued), as the
-        /// application's loop does.
+        /// application's loop does. Under a modal window, the user's input among `events` is dropped,
+        /// as it is when read from the platform.
         @discardableResult
         public func frame(events: [InputEvent]? = nil) -> FrameRecord {
             if let application { return application.frame(self, events: events) }

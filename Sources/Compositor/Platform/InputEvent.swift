@@ -57,6 +57,21 @@ public enum InputEvent: Sendable, Equatable {
     case windowFocusChanged(Bool)
 }
 
+extension InputEvent {
+    /// True for what a person does in a window: the pointer (motion, presses, the wheel), keys, text
+    /// and an input method's composition, and the close button. A window under a modal window
+    /// (`SDLWindow.inputBlockedBy`) takes none of it; what the window system says of the window
+    /// itself (a resize, a new scale, the focus, the pointer leaving) still comes.
+    public var isUserInput: Bool {
+        switch self {
+        case .pointerDown, .pointerUp, .pointerMoved, .wheel, .keyDown, .keyUp, .textInput, .textEditing, .closeRequested:
+            return true
+        case .quit, .resized, .pointerLeftWindow, .contentsScaleChanged, .windowFocusChanged:
+            return false
+        }
+    }
+}
+
 /// Text input and the clipboard, from the platform. `SDLRenderBackend` provides them through SDL;
 /// a compositor thread's stand-in on the UI thread forwards them to it.
 /// - Thread: the thread that owns the compositor (the UI thread for the UI's compositor).

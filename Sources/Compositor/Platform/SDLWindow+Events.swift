@@ -54,7 +54,17 @@ extension SDLWindow {
         let id = windowID.rawValue
         func take(_ event: SDL_Event) {
             if SDL_EventType(event.type) == SDL_WINDOWEVENT { windowChanged = true }
-            if let translated = translate(event) { events.append(translated) }
+            if let translated = translate(event) {
+                if let modal = inputBlockedBy, case let .input(input) = translated, input.isUserInput {
+                    // Under a modal window: dropped; a press or the close button brings the modal forward.
+                    switch input {
+                    case .pointerDown, .closeRequested: Self.bringForward(modal)
+                    default: break
+                    }
+                } else {
+                    events.append(translated)
+                }
+            }
             SDLEventRouting.release(event)
         }
         SDLEventRouting.take(for: id).forEach(take)
@@ -71,6 +81,14 @@ extension SDLWindow {
             events.append(.input(.contentsScaleChanged(newScale)))
         }
         return events
+    }
+
+    /// Raises the window `id` of this thread and gives it the keyboard focus (a modal window a press
+    /// on the window under it brings forward).
+    private static func bringForward(_ id: WindowID) {
+        guard let window = SDL_GetWindowFromID(id.rawValue) else { return }
+        SDL_RaiseWindow(window)
+        _ = SDL_SetWindowInputFocus(window)
     }
 
     /// Reads the window's position and keyboard focus into `windowPlacement`.

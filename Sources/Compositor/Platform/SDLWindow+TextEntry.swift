@@ -21,7 +21,8 @@ extension SDLWindow {
     /// read is translated: turns text input on (or keeps it on whatever another window does) when the
     /// event may focus a text field of this window, whose field does not take text already.
     fileprivate func textInputMayStart(for event: SDL_Event) {
-        guard let root = textTargets else { return }
+        // Under a modal window no press or key reaches a field here.
+        guard let root = textTargets, inputBlockedBy == nil else { return }
         switch SDL_EventType(event.type) {
         case SDL_MOUSEBUTTONDOWN:
             guard event.button.button == UInt8(SDL_BUTTON_LEFT) else { return }

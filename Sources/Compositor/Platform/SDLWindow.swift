@@ -33,6 +33,11 @@ public final class SDLWindow: PlatformWindow {
         /// Where a popup window's top-left corner goes on the screen, in the window system's units
         /// (screen pixels on X11). Ignored for an app window.
         public var position: Point?
+        /// Opens a dialog window modal for this window of the process: centred over it, kept above it
+        /// (transient for it, `_NET_WM_STATE_MODAL`, on X11), and the keyboard focus handed back to it
+        /// if the dialog holds it as it closes. The parent's input is the owner's to block
+        /// (`inputBlockedBy`). Ignored for a popup, or when no such window is open.
+        public var modalFor: WindowID?
         public init(title: String = "Tessera", size: Size, scale: Double? = nil, headless: Bool = true,
                     resizable: Bool = false, eventWake: UIWakeup = .shared) {
             self.title = title; self.size = size; self.scale = scale
@@ -66,6 +71,20 @@ public final class SDLWindow: PlatformWindow {
     /// back if the popup holds it as it closes (where no window manager runs, SDL gives it the focus,
     /// and X11 would give it to no window after). (immutable)
     let focusReturnsTo: UInt32?
+    /// The modal window this window waits for, while one is open over it: its pointer, keys, text and
+    /// close button are dropped as they are read (`InputEvent.isUserInput`), and a press or a close
+    /// request brings the modal window forward and gives it the keyboard focus. (owner's thread only)
+    public var inputBlockedBy: WindowID? {
+        didSet {
+            owner.precondition("SDLWindow.inputBlockedBy")
+            // Text input a press turned on for a field of this window ends: no field here takes it now.
+            if inputBlockedBy != nil && provisionalTextInput { endProvisionalTextInput() }
+        }
+    }
+    /// The window a dialog window is modal for (`Configuration.modalFor`), when it was open. (immutable)
+    let modalParentID: UInt32?
+    /// True once a dialog window was shown (`showAsModalDialog`).
+    private var shownAsModalDialog = false
     /// Wait in SDL's own event queue under the dummy driver too, as under X11 and Wayland (tests of
     /// the wait's wake-up use it).
     var waitsInSDLQueue = false
@@ -114,11 +133,22 @@ public final class SDLWindow: PlatformWindow {
         let size = configuration.size.sanitizedForWindow
         let pixelWidth = Int32(clamping: PixelGeometry.nearestIndex(size.width * scale))
         let pixelHeight = Int32(clamping: PixelGeometry.nearestIndex(size.height * scale))
-        var flags = UInt32(SDL_WINDOW_SHOWN.rawValue)
+        var flags = UInt32(configuration.popup == nil && configuration.modalFor != nil ? SDL_WINDOW_HIDDEN.rawValue
+                                                                                         : SDL_WINDOW_SHOWN.rawValue)
         if configuration.resizable { flags |= UInt32(SDL_WINDOW_RESIZABLE.rawValue) }
         // A window whose scale follows its display asks for a full-density drawable.
         if forced == nil { flags |= UInt32(SDL_WINDOW_ALLOW_HIGHDPI.rawValue) }
         var x = Int32(bitPattern: UInt32(SDL_WINDOWPOS_CENTERED_MASK)), y = x
+        // A dialog opens centred over the window it is modal for (the window system's units).
+        let modalParent = configuration.popup == nil ? configuration.modalFor.flatMap { SDL_GetWindowFromID($0.rawValue) } : nil
+        if let modalParent {
+            var parentX: Int32 = 0, parentY: Int32 = 0, parentWidth: Int32 = 0, parentHeight: Int32 = 0
+            SDL_GetWindowPosition(modalParent, &parentX, &parentY)
+            SDL_GetWindowSize(modalParent, &parentWidth, &parentHeight)
+            // The window is made `pixelWidth` × `pixelHeight` window units, as the parent's size is read.
+            x = Int32(clamping: Int64(parentX) + (Int64(parentWidth) - Int64(max(1, pixelWidth))) / 2)
+            y = Int32(clamping: Int64(parentY) + (Int64(parentHeight) - Int64(max(1, pixelHeight))) / 2)
+        }
         if let popup = configuration.popup {
             flags |= popup.windowFlags
             if let position = configuration.position {
@@ -135,7 +165,10 @@ public final class SDLWindow: PlatformWindow {
         }
         self.window = window
         isPopup = configuration.popup != nil
-        focusReturnsTo = focusedBefore.map { SDL_GetWindowID($0) }
+        focusReturnsTo = focusedBefore.map { SDL_GetWindowID($0) } ?? modalParent.map { SDL_GetWindowID($0) }
+        // A dialog waits, hidden, for its renderer (which may make the X window anew): then it is
+        // marked modal for its parent and shown (`showAsModalDialog`).
+        modalParentID = modalParent.map { SDL_GetWindowID($0) }
         let id = SDL_GetWindowID(window)
         self.windowID = WindowID(rawValue: id)
         self.eventWake = configuration.eventWake
@@ -165,6 +198,19 @@ public final class SDLWindow: PlatformWindow {
     func returnFocusFromPopup() {
         guard isPopup, let focusReturnsTo, let back = SDL_GetWindowFromID(focusReturnsTo) else { return }
         _ = SDL_SetWindowInputFocus(back)
+    }
+
+    /// Shows a dialog window opened hidden (`Configuration.modalFor`), once its renderer is made:
+    /// transient for its parent and marked modal there (`_NET_WM_STATE_MODAL` on X11), raised, with the
+    /// keyboard focus. Nothing for other windows, or once shown.
+    func showAsModalDialog() {
+        guard let parentID = modalParentID, !shownAsModalDialog else { return }
+        shownAsModalDialog = true
+        if let parent = SDL_GetWindowFromID(parentID) { _ = SDL_SetWindowModalFor(window, parent) }
+        _ = tessera_sdl_x11_mark_modal(window)
+        SDL_ShowWindow(window)
+        SDL_RaiseWindow(window)
+        updateWindowPlacement()
     }
 
     /// Reads the window system's id of the window into `windowPlacement` ("x11:<hex>"). Read again

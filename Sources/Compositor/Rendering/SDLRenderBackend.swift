@@ -63,6 +63,8 @@ public final class SDLRenderBackend: RenderBackend {
         /// caller should have checked that a display exists.
         public var headless: Bool { get { window.headless } set { window.headless = newValue } }
         public var resizable: Bool { get { window.resizable } set { window.resizable = newValue } }
+        /// Opens the window as a dialog modal for that window of the process (`window.modalFor`).
+        public var modalFor: WindowID? { get { window.modalFor } set { window.modalFor = newValue } }
         /// What ends the window's event wait from other threads: the UI thread's (`UIWakeup.shared`)
         /// for a window on the UI thread, a wake of its own for one on a `CompositorThread`.
         public var eventWake: UIWakeup { get { window.eventWake } set { window.eventWake = newValue } }
@@ -145,6 +147,8 @@ public final class SDLRenderBackend: RenderBackend {
         // window manager, SDL gave the new one the focus: a popup hands it back again).
         window.updateWindowSystemIdentifier()
         window.returnFocusFromPopup()
+        // A dialog window is shown now, its X window final: marked modal for its parent.
+        window.showAsModalDialog()
         var info = SDL_RendererInfo()
         SDL_GetRendererInfo(renderer, &info)
         let rendererName = info.name.map { String(cString: $0) } ?? "unknown"

@@ -152,6 +152,8 @@ final class GalleryApp {
 
     /// The chat windows open now, in the order they opened.
     private(set) var chatWindows: [Application.Window] = []
+    /// The About window, modal for the main one, while it is open (Help › About the Gallery).
+    var aboutWindow: Application.Window?
 
     /// Opens `chat` in a window of its own (Ctrl+Enter on a chat, `--open-chat-window`; Ctrl+W in it
     /// closes it), and says so on standard output (a test driving the gallery waits for that line).

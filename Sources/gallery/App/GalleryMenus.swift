@@ -67,9 +67,7 @@ extension GalleryApp {
             }
             MenuItem("About the Gallery") { [weak self] in
                 Self.report("gallery: menu Help › About the Gallery")
-                self?.host.presentAlert(Alert(title: "Tessera Gallery",
-                                              message: "A messenger's chat list, threads, photos and text, drawn by Tessera's nodes on background threads.",
-                                              buttons: [.default("OK")]))
+                self?.openAboutWindow()
             }
         }
         return [file, edit, view, help]

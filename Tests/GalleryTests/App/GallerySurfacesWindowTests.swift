@@ -193,9 +193,80 @@ final class GallerySurfacesWindowTests: XCTestCase {
             mark = gallery.output.count
             XCTAssertEqual(try run(xdotool, ["key", "Escape"], environment: x).status, 0)
             XCTAssertNotNil(gallery.readLine(containing: "surfaces now 0", after: mark), gallery.output)
+
+            // Help › About the Gallery opens a dialog window modal for the main window.
+            try checkTheAboutWindow(window: window, messagePoint: point, gallery: gallery, xdotool: xdotool, display: display)
             XCTAssertEqual(try run(xdotool, ["key", "ctrl+q"], environment: x).status, 0)
             let (status, output) = gallery.finish()
             XCTAssertEqual(status, 0, output)
         }
+    }
+
+    /// Alt+H, End, Return open the About window: transient for the main window and marked modal
+    /// (`xprop`), centred over it, with the keyboard focus. A right click on a message of the main
+    /// window opens no menu while it is open; Escape closes it and the focus goes back.
+    private func checkTheAboutWindow(window: String, messagePoint point: (x: Int, y: Int), gallery: GalleryProcess,
+                                     xdotool: String, display: String) throws {
+        let x = ["DISPLAY": display]
+        var mark = gallery.output.count
+        XCTAssertEqual(try run(xdotool, ["key", "alt+h", "End", "Return"], environment: x).status, 0)
+        let opened = try XCTUnwrap(gallery.readLine(containing: "about window opened", after: mark), gallery.output)
+        XCTAssertTrue(opened.contains("modal for \"Tessera gallery\""), opened)
+        let (_, found) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",
+                                                      "^About Tessera Gallery$"], environment: x)
+        let about = try XCTUnwrap(found.split(separator: "\n").first.map(String.init), "the About window is on the X server")
+        let xprop = try XCTUnwrap(Xvfb.which("xprop"), "xprop is installed with x11-utils")
+        let properties = try run(xprop, ["-id", about, "WM_TRANSIENT_FOR", "_NET_WM_STATE"], environment: x).output
+        let transientFor = properties.split(separator: "\n").first { $0.hasPrefix("WM_TRANSIENT_FOR") }
+            .flatMap { $0.split(separator: "#").last }.map { $0.trimmingCharacters(in: .whitespaces) }
+        XCTAssertEqual(transientFor.flatMap { Int($0.dropFirst(2), radix: 16) }, Int(window),
+                       "transient for the main window: \(properties)")
+        XCTAssertTrue(properties.contains("_NET_WM_STATE_MODAL"), "marked modal: \(properties)")
+        let mainOrigin = try windowOrigin(window, environment: x), aboutOrigin = try windowOrigin(about, environment: x)
+        XCTAssertEqual(Double(aboutOrigin.x), Double(mainOrigin.x) + (viewport.width - 360) / 2, accuracy: 2, "centred over the main window")
+        XCTAssertEqual(Double(aboutOrigin.y), Double(mainOrigin.y) + (viewport.height - 220) / 2, accuracy: 2, "centred over the main window")
+        func focusedWindow() throws -> String {
+            try run(xdotool, ["getwindowfocus"], environment: x).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        XCTAssertEqual(try focusedWindow(), about, "the dialog has the keyboard focus")
+        // Drawn: its OK button in the accent colour (120×36 points, its title aside) inside its frame.
+        let aboutFrame = Rect(x: Double(aboutOrigin.x), y: Double(aboutOrigin.y), width: 360, height: 220)
+        var accentPixels = 0
+        for _ in 0..<100 {
+            guard let shot = Xvfb.screenshot(display: display) else { break }
+            accentPixels = 0
+            for py in Int(aboutFrame.minY)..<Int(aboutFrame.maxY) where py < shot.height {
+                for px in Int(aboutFrame.minX)..<Int(aboutFrame.maxX) where px < shot.width
+                    && shot.pixels[py * shot.width + px] & 0xFFFFFF == 0x3390EC { accentPixels += 1 }
+            }
+            if accentPixels > 2_000 {
+                try? Xvfb.writePNG(shot, to: outputFolder.appendingPathComponent("about-window.png").path)
+                break
+            }
+            usleep(50_000)
+        }
+        XCTAssertGreaterThan(accentPixels, 2_000, "the About window's OK button is on the screen")
+
+        // A right click on a message of the main window under it: no menu. Escape, read after it, goes to
+        // the dialog, which closes: the main window has the focus back.
+        mark = gallery.output.count
+        XCTAssertEqual(try run(xdotool, ["mousemove", "--window", window, String(point.x), String(point.y), "click", "3",
+                                         "key", "Escape"], environment: x).status, 0)
+        XCTAssertNotNil(gallery.readLine(containing: "about window closed", after: mark), gallery.output)
+        let during = String(gallery.output.dropFirst(mark))
+        XCTAssertFalse(during.contains("surface shown"), "the click under the dialog opened nothing: \(during)")
+        var focus = try focusedWindow()
+        for _ in 0..<50 where focus != window {
+            usleep(100_000)
+            focus = try focusedWindow()
+        }
+        XCTAssertEqual(focus, window, "the focus went back to the main window")
+        // And the main window takes input again: the same right click opens the message's menu.
+        mark = gallery.output.count
+        XCTAssertEqual(try run(xdotool, ["click", "3"], environment: x).status, 0)
+        XCTAssertNotNil(gallery.readLine(containing: "surface shown: menu", after: mark), gallery.output)
+        mark = gallery.output.count
+        XCTAssertEqual(try run(xdotool, ["key", "Escape"], environment: x).status, 0)
+        XCTAssertNotNil(gallery.readLine(containing: "surfaces now 0", after: mark), gallery.output)
     }
 }
