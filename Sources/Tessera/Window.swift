@@ -14,7 +14,9 @@ extension Application {
     /// drawn on the UI thread) several windows work too, so tests can use them.
     ///
     /// The window's close button (`InputEvent.closeRequested`) closes that window alone; closing the
-    /// last one ends `run()` unless `Configuration.quitsWhenLastWindowCloses` says otherwise.
+    /// last one ends `run()` unless `Configuration.quitsWhenLastWindowCloses` says otherwise. A
+    /// dialog window opened `modalFor` another (`Application.openWindow(configuration:rootController:modalFor:)`)
+    /// holds that window's input until it closes (`modalWindows`, `isBlockedByModalWindow`).
     ///
     /// Screen readers see the main window only: `AtspiPublisher` publishes one host as the
     /// application's one frame, and its bridge keeps one tree; a window of its own under the same
