@@ -16,6 +16,10 @@ import Foundation
 /// menu bar's menu, Left and Right move to the neighbouring menu), Escape closes this level only
 /// (the host's Escape for popups). Typing letters highlights the next item whose title starts with
 /// them; a pause of `typeAheadTimeout` starts a new search.
+///
+/// A menu taller than the space it is given (the window, or the screen for a popup window) scrolls:
+/// the wheel moves its rows, an arrow at the top or bottom shows there is more that way (a press on
+/// it scrolls by three rows), and a row the keys highlight is scrolled into view.
 /// - Thread: main, every member (built on any thread, shown on the main one).
 public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
     /// The space above the first row and below the last.
@@ -30,6 +34,13 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
     public let menu: Menu
     /// One node per item, in order. (set once)
     let rows: [MenuItemNode]
+    /// The arrows over the first and last rows while the menu scrolls and there is more that way.
+    /// (set once)
+    let upArrow = MenuScrollArrowNode(pointsUp: true)
+    let downArrow = MenuScrollArrowNode(pointsUp: false)
+    /// How far the rows are scrolled up, in points: 0 unless the menu is taller than its bounds.
+    /// (main thread only)
+    @MainActor public private(set) var scrollOffset = 0.0
     /// The presentation (the chain of open menus) this node is a level of. (main thread only)
     @MainActor weak var presentation: MenuPresentation?
     /// Its level in the chain: 0 for the menu first opened. (main thread only)
@@ -49,6 +60,11 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
         // A menu taller than the window is cut to it (the positioner's last resort); its rows stay inside.
         clipsToBounds = true
         for row in rows { addSubnode(row) }
+        // Above the rows they cover.
+        for arrow in [upArrow, downArrow] {
+            arrow.isHidden = true
+            addSubnode(arrow)
+        }
     }
 
     /// The row highlighted now, if any. - Thread: main
@@ -81,29 +97,81 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
         return columns
     }
 
+    /// The height of a row (or a separator).
+    private func rowHeight(_ row: MenuItemNode) -> Double {
+        row.item.isSeparator ? MenuItemNode.separatorHeight : MenuItemNode.rowHeight
+    }
+
+    /// The rows' height and the padding above and below them: the menu's height when it has room.
+    /// - Thread: any
+    var contentHeight: Double { rows.reduce(2 * Self.verticalPadding) { $0 + rowHeight($1) } }
+
     /// Wide enough for the longest title and shortcut on one line (at least `minimumWidth`), as tall
-    /// as its rows and padding; cut to `constrainedSize`. - Thread: any
+    /// as its rows and padding; cut to `constrainedSize` (it then scrolls). - Thread: any
     public override func calculateSizeThatFits(_ constrainedSize: Size) -> Size {
         let columns = measureColumns()
         let width = max(Self.minimumWidth, columns.rowWidth + 2 * MenuColumns.rowInset)
-        let height = rows.reduce(2 * Self.verticalPadding) { $0 + ($1.item.isSeparator ? MenuItemNode.separatorHeight : MenuItemNode.rowHeight) }
-        return Size(width: min(width.rounded(.up), constrainedSize.width), height: min(height, constrainedSize.height))
+        return Size(width: min(width.rounded(.up), constrainedSize.width), height: min(contentHeight, constrainedSize.height))
     }
 
-    /// Stacks the rows, all given the same columns. - Thread: main
+    /// Stacks the rows, all given the same columns, moved up by the scroll offset; shows the arrows
+    /// where there is more. - Thread: main
     @MainActor
     public override func layout() {
         super.layout()
         let columns = measureColumns()
-        var y = Self.verticalPadding
+        // The bounds may have grown since the last scroll: the offset stays within the rows.
+        scrollOffset = min(scrollOffset, maximumScrollOffset)
+        var y = Self.verticalPadding - scrollOffset
         let width = max(0, bounds.width - 2 * MenuColumns.rowInset)
         for row in rows {
-            let height = row.item.isSeparator ? MenuItemNode.separatorHeight : MenuItemNode.rowHeight
+            let height = rowHeight(row)
             row.columns = columns
             row.menuNode = self
             let frame = Rect(x: MenuColumns.rowInset, y: y, width: width, height: height)
             if row.frame != frame { row.frame = frame }
             y += height
+        }
+        // Inside the menu's 1-point edge, over the padding and the rows next to it.
+        let arrowHeight = MenuScrollArrowNode.height + Self.verticalPadding - 1
+        let arrowWidth = max(0, bounds.width - 2)
+        upArrow.frame = Rect(x: 1, y: 1, width: arrowWidth, height: arrowHeight)
+        downArrow.frame = Rect(x: 1, y: bounds.height - 1 - arrowHeight, width: arrowWidth, height: arrowHeight)
+        upArrow.isHidden = scrollOffset <= 0
+        downArrow.isHidden = scrollOffset >= maximumScrollOffset
+    }
+
+    // MARK: Scrolling
+
+    /// How far the rows can scroll: how much taller they are than the menu. - Thread: main
+    @MainActor
+    public var maximumScrollOffset: Double { bounds.height > 0 ? max(0, contentHeight - bounds.height) : 0 }
+
+    /// Scrolls the rows up by `offset` points, kept between 0 and `maximumScrollOffset` (a non-finite
+    /// offset scrolls to the top). - Thread: main
+    @MainActor
+    public func scroll(to offset: Double) {
+        let clamped = min(max(0, offset.isFinite ? offset : 0), maximumScrollOffset)
+        guard clamped != scrollOffset else { return }
+        scrollOffset = clamped
+        setNeedsLayout()
+    }
+
+    /// The top of row `index` in the rows' own coordinates (unscrolled).
+    private func rowTop(_ index: Int) -> Double {
+        rows.prefix(index).reduce(Self.verticalPadding) { $0 + rowHeight($1) }
+    }
+
+    /// Scrolls so that row `index` shows whole, clear of the arrows.
+    @MainActor
+    func scrollToShow(_ index: Int) {
+        guard rows.indices.contains(index), maximumScrollOffset > 0 else { return }
+        let top = rowTop(index), bottom = top + rowHeight(rows[index])
+        let inset = MenuScrollArrowNode.height + Self.verticalPadding
+        if top - inset < scrollOffset {
+            scroll(to: top - inset)
+        } else if bottom + inset > scrollOffset + bounds.height {
+            scroll(to: bottom + inset - bounds.height)
         }
     }
 
@@ -172,10 +240,13 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
         case .left:
             if level > 0 { presentation?.closeLevels(from: level) } else { presentation?.moveAcrossBar(from: self, by: -1) }
         case .character(let character):
-            return typeAhead(character)
+            let handled = typeAhead(character)
+            if let index = highlightedIndex { scrollToShow(index) }
+            return handled
         default:
             return false
         }
+        if let index = highlightedIndex { scrollToShow(index) }
         return true
     }
 
@@ -274,3 +345,62 @@ public final class MenuNode: Node, NodeDrawing, @unchecked Sendable {
 
 /// The highlighted item shows the focus: no ring around the whole menu.
 extension MenuNode: ShowsOwnFocus {}
+
+/// The wheel scrolls a menu taller than its bounds, `MenuScrollArrowNode.wheelStep` points a notch;
+/// a menu that shows all its rows passes the wheel on.
+extension MenuNode: WheelScrollable {
+    public func scrollWheel(dx: Double, dy: Double) -> Bool {
+        guard dy.isFinite, dy != 0, maximumScrollOffset > 0 else { return false }
+        scroll(to: scrollOffset - dy * MenuScrollArrowNode.wheelStep)
+        return true
+    }
+}
+
+/// An arrow over a scrolling menu's first or last rows, on the menu's background, shown while there
+/// is more that way; a press scrolls by three rows. Hidden from screen readers (the rows are all
+/// there for them).
+final class MenuScrollArrowNode: Node, NodeDrawing, @unchecked Sendable {
+    static let height = 18.0
+    /// Points a notch of the wheel scrolls a menu.
+    static let wheelStep = 3 * MenuItemNode.rowHeight
+    let pointsUp: Bool
+
+    init(pointsUp: Bool) {
+        self.pointsUp = pointsUp
+        super.init()
+        debugName = pointsUp ? "menu scroll up" : "menu scroll down"
+        isUserInteractionEnabled = true
+        accessibilityElementsHidden = true
+    }
+
+    struct DrawParameters: Sendable {
+        var background: Color
+        var glyph: Color
+        var pointsUp: Bool
+    }
+
+    @MainActor
+    func drawParameters() -> DrawParameters {
+        DrawParameters(background: themeColor(.background), glyph: themeColor(.secondaryLabel), pointsUp: pointsUp)
+    }
+
+    /// The menu's background (rounded as the menu's corners on its outer side) with a chevron 10
+    /// points wide in its middle. - Thread: display worker
+    static func draw(_ parameters: DrawParameters, in context: inout BitmapContext, info: DrawInfo) {
+        let bounds = info.bounds
+        let radius = MenuNode.cornerRadius - 1
+        context.fillRoundedRect(bounds, radii: parameters.pointsUp ? CornerRadii(radius, corners: [.topLeft, .topRight])
+                                                                   : CornerRadii(radius, corners: [.bottomLeft, .bottomRight]),
+                                color: parameters.background)
+        let box = Rect(x: (bounds.midX - 5).rounded(), y: (bounds.midY - 3).rounded(), width: 10, height: 6)
+        let points = parameters.pointsUp ? [Point(x: 1, y: 5), Point(x: 5, y: 1), Point(x: 9, y: 5)]
+                                         : [Point(x: 1, y: 1), Point(x: 5, y: 5), Point(x: 9, y: 1)]
+        MenuGlyphs.stroke(points, width: 1.6, in: box, color: parameters.glyph, context: &context, scale: info.scale)
+    }
+
+    override func touchesBegan(_ touch: Touch) {
+        guard let menu = supernode as? MenuNode else { return }
+        let step = 3 * MenuItemNode.rowHeight
+        menu.scroll(to: menu.scrollOffset + (pointsUp ? -step : step))
+    }
+}
