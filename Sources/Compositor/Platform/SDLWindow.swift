@@ -81,6 +81,9 @@ public final class SDLWindow: PlatformWindow {
             if inputBlockedBy != nil && provisionalTextInput { endProvisionalTextInput() }
         }
     }
+    /// True for a popup window until its first frame is presented: it is shown then.
+    /// (owner's thread only)
+    private(set) var waitsForFirstPresent = false
     /// The window a dialog window is modal for (`Configuration.modalFor`), when it was open. (immutable)
     let modalParentID: UInt32?
     /// True once a dialog window was shown (`showAsModalDialog`).
@@ -133,8 +136,10 @@ public final class SDLWindow: PlatformWindow {
         let size = configuration.size.sanitizedForWindow
         let pixelWidth = Int32(clamping: PixelGeometry.nearestIndex(size.width * scale))
         let pixelHeight = Int32(clamping: PixelGeometry.nearestIndex(size.height * scale))
-        var flags = UInt32(configuration.popup == nil && configuration.modalFor != nil ? SDL_WINDOW_HIDDEN.rawValue
-                                                                                         : SDL_WINDOW_SHOWN.rawValue)
+        // A popup is shown by its first present (no empty window before its first frame); a dialog
+        // once its renderer is made (`showAsModalDialog`).
+        var flags = UInt32(configuration.popup != nil || configuration.modalFor != nil ? SDL_WINDOW_HIDDEN.rawValue
+                                                                                        : SDL_WINDOW_SHOWN.rawValue)
         if configuration.resizable { flags |= UInt32(SDL_WINDOW_RESIZABLE.rawValue) }
         // A window whose scale follows its display asks for a full-density drawable.
         if forced == nil { flags |= UInt32(SDL_WINDOW_ALLOW_HIGHDPI.rawValue) }
@@ -165,6 +170,7 @@ public final class SDLWindow: PlatformWindow {
         }
         self.window = window
         isPopup = configuration.popup != nil
+        waitsForFirstPresent = isPopup
         focusReturnsTo = focusedBefore.map { SDL_GetWindowID($0) } ?? modalParent.map { SDL_GetWindowID($0) }
         // A dialog waits, hidden, for its renderer (which may make the X window anew): then it is
         // marked modal for its parent and shown (`showAsModalDialog`).
@@ -198,6 +204,19 @@ public final class SDLWindow: PlatformWindow {
     func returnFocusFromPopup() {
         guard isPopup, let focusReturnsTo, let back = SDL_GetWindowFromID(focusReturnsTo) else { return }
         _ = SDL_SetWindowInputFocus(back)
+    }
+
+    /// True while the window is shown (mapped on X11). (owner's thread only)
+    public var isShown: Bool { SDL_GetWindowFlags(window) & SDL_WINDOW_SHOWN.rawValue != 0 }
+
+    /// Shows a popup window, opened hidden, as its first frame is presented: the frame drawn is what
+    /// appears, never an empty window before it. The focus stays where it was (`returnFocusFromPopup`).
+    func showForFirstPresent() {
+        guard waitsForFirstPresent else { return }
+        waitsForFirstPresent = false
+        SDL_ShowWindow(window)
+        returnFocusFromPopup()
+        updateWindowPlacement()
     }
 
     /// Shows a dialog window opened hidden (`Configuration.modalFor`), once its renderer is made:

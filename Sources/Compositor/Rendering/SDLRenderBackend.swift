@@ -439,6 +439,13 @@ public final class SDLRenderBackend: RenderBackend {
     /// (`SDL_UpdateWindowSurfaceRects`): a keystroke's line is not a whole window's worth of pixels to
     /// the X server. Elsewhere the whole frame is shown.
     public func present(region: PixelRect?) {
+        var region = region
+        if window.waitsForFirstPresent {
+            // A popup window appears with its first frame, shown whole: drawn into the retained frame
+            // (or the window's surface) while the window was hidden, and presented now it is mapped.
+            window.showForFirstPresent()
+            region = nil
+        }
         if drawsIntoRetainedFrame, let texture = retainedFrame {
             SDL_SetRenderTarget(renderer, nil)
             drawsIntoRetainedFrame = false

@@ -118,7 +118,7 @@ final class GallerySurfacesWindowTests: XCTestCase {
             XCTAssertGreaterThan(bubble.maxY, viewport.height, "past the window's bottom edge: \(line)")
             let onScreen = bubble.offsetBy(dx: Double(origin.x), dy: Double(origin.y)).insetBy(dx: 2, dy: 2)
             // Drawn in a window of its own (override-redirect, as X11 popups are), where the bubble is.
-            let tipWindows = try waitForPopupWindows(named: "tooltip", environment: x) { !$0.isEmpty }
+            let tipWindows = try waitForPopupWindows(named: "tooltip", environment: x) { $0.contains { $0.viewable } }
             let tipWindow = try XCTUnwrap(tipWindows.first, "the tooltip has a window of its own")
             XCTAssertTrue(tipWindow.overrideRedirect && tipWindow.viewable, "\(tipWindow)")
             XCTAssertEqual(tipWindow.frame.minX, bubble.minX + Double(origin.x), accuracy: 1, "\(tipWindow.frame) \(line)")
