@@ -13,7 +13,8 @@ public import NodeRuntime
 /// input, applied commits, ran main-queue work, moved the focus or followed a change of what screen
 /// readers read (a label or value set on a node, which need not show), or, once the window comes to
 /// rest, after frames that moved layers (a scroll or an animation that ended): an app at rest builds
-/// none.
+/// none. Commits and main-queue work are the process's, run by whichever window's frame comes first:
+/// the other windows build their tree at their next frame.
 ///
 /// Each window's tree has a window element of its own id at its root (the first window's is 0,
 /// as a host's tree has; the others' are ids no node or placeholder has), so element ids are unique
@@ -35,6 +36,9 @@ public final class AtspiPublisher {
         /// `Runtime.accessibilityChangeCount` at the last tree: a label or value set since, which need
         /// not show, makes a new one.
         var publishedAccessibilityChanges = -1
+        /// Another window's frame applied commits or ran main-queue work (the process's, which may
+        /// have changed this window) since this window's last tree.
+        var processWorkSinceTree = false
 
         init(host: NodeHost, id: Int, title: String, placement: WindowPlacement?) {
             self.host = host
@@ -160,8 +164,14 @@ public final class AtspiPublisher {
 
     private func frameDidRun(_ record: FrameRecord, hadEvents: Bool, in window: PublishedWindow) {
         guard bridge.isConnected, let host = window.host else { return }
+        // Commits and main-queue work are the process's: whichever window's frame ran them may have
+        // changed any window (a screen reader's press in one window runs in the frame of another).
+        let processWork = record.commitsApplied > 0 || record.mainQueueItems > 0
+        if processWork {
+            for other in windows where other !== window { other.processWorkSinceTree = true }
+        }
         let focus = host.focusedNode.map(ObjectIdentifier.init)
-        let changed = hadEvents || record.commitsApplied > 0 || record.mainQueueItems > 0 || focus != window.publishedFocus
+        let changed = hadEvents || processWork || window.processWorkSinceTree || focus != window.publishedFocus
             || host.runtime.accessibilityChangeCount != window.publishedAccessibilityChanges
         let movedAndSettled = Layer.changeCount != window.publishedLayerChanges && !host.needsFrame
         if changed || movedAndSettled { publish(window) }
@@ -177,6 +187,7 @@ public final class AtspiPublisher {
         window.publishedFocus = host.focusedNode.map(ObjectIdentifier.init)
         window.publishedLayerChanges = Layer.changeCount
         window.publishedAccessibilityChanges = host.runtime.accessibilityChangeCount
+        window.processWorkSinceTree = false
         publishedCount += 1
         var tree = host.accessibilityTree(title: window.title)
         tree.root.id = window.id

@@ -198,7 +198,10 @@ final class AtspiWindowsTests: XCTestCase {
         let app = try Application(configuration: configuration, rootNode: mainButton)
         defer { app.close() }
         let secondButton = ButtonNode(title: "Second press")
-        secondButton.addTarget(for: .primaryActionTriggered) { _, _ in pressed.names.append("second") }
+        secondButton.addTarget(for: .primaryActionTriggered) { [weak secondButton] _, _ in
+            pressed.names.append("second")
+            secondButton?.setTitle("Second pressed")
+        }
         let second = try app.openWindow(configuration: .init(title: "Second", size: Size(width: 160, height: 90), scale: 1),
                                         rootController: NodeController(node: secondButton))
         let publisher = AtspiPublisher(host: app.host, title: "Main", windowPlacement: nil,
@@ -274,6 +277,15 @@ final class AtspiWindowsTests: XCTestCase {
         let answer = try await press.value
         XCTAssertEqual(answer, [.boolean(true)])
         XCTAssertEqual(pressed.names, ["second"], "the second window's button, and only it")
+        // What the press changed in the second window reaches the reader, whichever window's frame ran it.
+        var renamed = try await get(secondButtonPath, "Name")
+        let renameDeadline = Date(timeIntervalSinceNow: 10)
+        while renamed != .variant(.string("Second pressed")) && Date() < renameDeadline {
+            for window in app.windows { window.frame() }
+            try await Task.sleep(nanoseconds: 5_000_000)
+            renamed = try await get(secondButtonPath, "Name")
+        }
+        XCTAssertEqual(renamed, .variant(.string("Second pressed")))
 
         // The second window closed: one frame is left, and the reader hears the second go.
         second.close()
