@@ -268,6 +268,15 @@ final class AtspiWindowsTests: XCTestCase {
         XCTAssertEqual(rectangle[0].int32Value.map { $0 >= 300 }, true, "placed by the second window: \(rectangle)")
         XCTAssertEqual(rectangle[1].int32Value.map { $0 >= 200 }, true, "placed by the second window: \(rectangle)")
 
+        // At rest, neither window builds a tree, frames or not.
+        try await pump(app, "both windows to come to rest") { !app.host.needsFrame && !second.host.needsFrame }
+        for window in app.windows { window.frame() }
+        let atRest = publisher.publishedCount
+        for _ in 0..<5 {
+            for window in app.windows { window.frame() }
+        }
+        XCTAssertEqual(publisher.publishedCount, atRest, "no tree at rest")
+
         // The second window's button pressed through its action: it runs there, on the UI thread,
         // while frames run.
         let press = Task.detached {
