@@ -76,12 +76,6 @@ struct AtspiSnapshot: Sendable {
         windowIDs = windows.map(\.id)
     }
 
-    /// The first window's tree, nil without one.
-    var tree: AccessibilityTree? { windows.first?.tree }
-
-    /// The first window element's id, nil without a tree.
-    var windowID: Int? { windowIDs.first }
-
     /// The window `id` stands for, when it is one of the windows.
     func window(id: Int) -> Window? {
         windowIDs.firstIndex(of: id).map { windows[$0] }
