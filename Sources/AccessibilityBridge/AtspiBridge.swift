@@ -14,10 +14,13 @@ public import NodeRuntime
 ///
 /// Connected, the thread waits in `poll()` on the connection's socket and on an `eventfd` that other
 /// threads write to hand it work: it runs when a screen reader asks something or the UI thread
-/// publishes a tree, and never on a timer. Requests are answered from the latest published tree
-/// (`publish(_:)`); what needs the UI thread (an action, focus, an edit, a list's row without a node)
-/// is posted there (`UIPort`) and the reply waits for its answer up to `uiTimeout`. Each published
-/// tree is compared with the one before, and the differences go out as AT-SPI events (`AtspiEvents`).
+/// publishes a tree, and never on a timer. The application object has one child per window
+/// (`setWindows(_:)`, in order; one window of id 0 unless told otherwise), and each window's
+/// requests are answered from the latest tree published for it (`publish(_:)`); what needs the UI
+/// thread (an action, focus, an edit, a list's row without a node) is posted there (`UIPort`), for
+/// the window whose tree holds the element, and the reply waits for its answer up to `uiTimeout`.
+/// Each published tree is compared with the window's one before, and the differences go out as
+/// AT-SPI events (`AtspiEvents`), as do windows that come and go and each window's activation.
 /// - Thread: any
 public final class AtspiBridge: Sendable {
     /// What the bridge tells screen readers about the app, and how long it waits.
@@ -55,18 +58,42 @@ public final class AtspiBridge: Sendable {
     public struct UIPort: Sendable {
         /// Runs work on the UI thread soon (the runtime's main queue, which wakes a waiting app).
         public var post: @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void
-        /// Answers a request (`AtspiUIRequest.answer(on:)` on the app's host).
-        public var answer: @MainActor @Sendable (AtspiUIRequest) -> AtspiUIResponse
-        /// Publishes the current tree (`publish(_:)`): asked once the bridge is connected.
+        /// Answers a request in the window (its window element's id) whose tree holds the request's
+        /// element (`AtspiUIRequest.answer(on:)` on that window's host).
+        public var answer: @MainActor @Sendable (_ request: AtspiUIRequest, _ window: Int) -> AtspiUIResponse
+        /// Publishes the current trees (`publish(_:)`): asked once the bridge is connected.
         public var publishTree: @MainActor @Sendable () -> Void
 
-        /// The three ways to the UI thread. - Thread: any
+        /// The three ways to the UI thread; `answer` is told the window. - Thread: any
         public init(post: @escaping @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void,
-                    answer: @escaping @MainActor @Sendable (AtspiUIRequest) -> AtspiUIResponse,
+                    answerInWindow answer: @escaping @MainActor @Sendable (_ request: AtspiUIRequest, _ window: Int) -> AtspiUIResponse,
                     publishTree: @escaping @MainActor @Sendable () -> Void) {
             self.post = post
             self.answer = answer
             self.publishTree = publishTree
+        }
+
+        /// The three ways to the UI thread of an app of one window. - Thread: any
+        public init(post: @escaping @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void,
+                    answer: @escaping @MainActor @Sendable (AtspiUIRequest) -> AtspiUIResponse,
+                    publishTree: @escaping @MainActor @Sendable () -> Void) {
+            self.init(post: post, answerInWindow: { request, _ in answer(request) }, publishTree: publishTree)
+        }
+    }
+
+    /// One of the application's windows as the bridge shows it: a child of the application whose
+    /// element is the root of the trees published for it.
+    /// - Thread: any (a value)
+    public struct Window: Sendable {
+        /// The window element's id: the root's id in the window's trees, unique among the windows.
+        public var id: Int
+        /// Where the window is on the screen and whether it has the keyboard focus (nil: at the
+        /// screen's origin, never active).
+        public var placement: WindowPlacement?
+
+        public init(id: Int, placement: WindowPlacement?) {
+            self.id = id
+            self.placement = placement
         }
     }
 
@@ -96,15 +123,14 @@ public final class AtspiBridge: Sendable {
     let configuration: Configuration
     let shared: AtspiBridgeShared
     private let ui: UIPort
-    private let windowPlacement: WindowPlacement?
 
-    /// A bridge for one window's app; `windowPlacement` (nil: the window is at the screen's origin)
-    /// gives screen coordinates and whether the window is active. Nothing connects before `start()`.
+    /// A bridge for an app whose one window has the element id 0 (`setWindows(_:)` changes the
+    /// windows); `windowPlacement` (nil: the window is at the screen's origin) gives screen
+    /// coordinates and whether the window is active. Nothing connects before `start()`.
     public init(configuration: Configuration, windowPlacement: WindowPlacement?, ui: UIPort) {
         self.configuration = configuration
-        self.windowPlacement = windowPlacement
         self.ui = ui
-        shared = AtspiBridgeShared()
+        shared = AtspiBridgeShared(windows: [Window(id: 0, placement: windowPlacement)])
     }
 
     deinit { stop() }
@@ -116,7 +142,7 @@ public final class AtspiBridge: Sendable {
             state.status = .connecting
             return true
         }) else { return }
-        let loop = AtspiBridgeLoopSeed(configuration: configuration, shared: shared, ui: ui, windowPlacement: windowPlacement)
+        let loop = AtspiBridgeLoopSeed(configuration: configuration, shared: shared, ui: ui)
         let thread = Thread {
             // Named from inside: on Linux a name given before start() does not reach the thread.
             Thread.current.name = "tessera.atspi"
@@ -128,11 +154,12 @@ public final class AtspiBridge: Sendable {
 
     /// Disconnects (the app leaves the desktop) and ends the thread; it cannot start again.
     public func stop() {
-        windowPlacement?.setObserver(nil)
-        shared.state.withLock { state in
+        let windows = shared.state.withLock { state in
             state.stopRequested = true
             if state.status == .idle { state.status = .stopped }
+            return state.windows
         }
+        for window in windows { window.placement?.setObserver(nil) }
         shared.wake()
     }
 
@@ -145,12 +172,33 @@ public final class AtspiBridge: Sendable {
         return false
     }
 
-    /// Hands `tree` to the bridge's thread, which answers from it from now on and sends the events
-    /// that lead from the last tree to it. A tree not yet taken is replaced.
+    /// Hands `tree`, the tree of the window whose element id is its root's (`Window.id`), to the
+    /// bridge's thread, which answers from it from now on and sends the events that lead from the
+    /// window's last tree to it. A tree of that window not yet taken is replaced; a tree of no
+    /// window in `setWindows(_:)`'s list is dropped.
     public func publish(_ tree: AccessibilityTree) {
-        shared.state.withLock { $0.pendingTree = tree }
+        let replaced = shared.state.withLock { $0.pendingTrees.updateValue(tree, forKey: tree.root.id) }
         shared.wake()
+        _ = replaced  // let go outside the lock
     }
+
+    /// The application's windows from now on, in the order screen readers list them (the
+    /// application's children). A window shows once its first tree is published; one left out
+    /// goes, with its tree (`ChildrenChanged` on the application either way).
+    public func setWindows(_ windows: [Window]) {
+        let replaced = shared.state.withLock { state -> [Window] in
+            defer {
+                state.windows = windows
+                state.windowsChanged = true
+            }
+            return state.windows
+        }
+        shared.wake()
+        _ = replaced  // let go outside the lock
+    }
+
+    /// The windows `setWindows(_:)` gave last. - Thread: any
+    public var windows: [Window] { shared.state.withLock { $0.windows } }
 }
 
 /// What the bridge's thread shares with every other: the inbox under a lock and the `eventfd` that
@@ -159,17 +207,23 @@ public final class AtspiBridge: Sendable {
 final class AtspiBridgeShared: @unchecked Sendable {
     struct State {
         var status = AtspiBridge.Status.idle
-        var pendingTree: AccessibilityTree?
+        /// Trees not yet taken, by window element id.
+        var pendingTrees: [Int: AccessibilityTree] = [:]
+        /// The application's windows, in order; `windowsChanged` until the thread took them.
+        var windows: [AtspiBridge.Window]
+        var windowsChanged = true
         var responses: [(token: Int, response: AtspiUIResponse)] = []
+        /// A window's placement changed.
         var windowChanged = false
         var stopRequested = false
     }
 
-    let state = Locked(State())
+    let state: Locked<State>
     /// Written to wake the thread; closed only when nothing can write it any more (this object goes).
     let wakeDescriptor: Int32
 
-    init() {
+    init(windows: [AtspiBridge.Window]) {
+        state = Locked(State(windows: windows))
         wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
     }
 
@@ -208,7 +262,6 @@ struct AtspiBridgeLoopSeed: Sendable {
     let configuration: AtspiBridge.Configuration
     let shared: AtspiBridgeShared
     let ui: AtspiBridge.UIPort
-    let windowPlacement: WindowPlacement?
 
     func run() {
         AtspiBridgeLoop(seed: self).run()

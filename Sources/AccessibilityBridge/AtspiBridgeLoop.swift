@@ -24,7 +24,10 @@ final class AtspiBridgeLoop {
     /// The most calls waiting for the UI thread at once.
     static let maximumPendingUICalls = 64
     private var nextToken = 1
-    private var windowWasActive = false
+    /// The application's windows as the thread took them last, in order.
+    private var windows: [AtspiBridge.Window] = []
+    /// Whether each window (by element id) had the keyboard focus when last looked at.
+    private var windowWasActive: [Int: Bool] = [:]
 
     init(seed: AtspiBridgeLoopSeed) { self.seed = seed }
 
@@ -103,7 +106,7 @@ final class AtspiBridgeLoop {
         }
         let server = AtspiServer(busName: connection.uniqueName, applicationName: configuration.applicationName,
                                  toolkitVersion: configuration.toolkitVersion, locale: Self.locale(environment),
-                                 windowPlacement: { [placement = seed.windowPlacement] in placement?.state ?? WindowPlacement.State() })
+                                 windowPlacement: { WindowPlacement.State() })
         guard let embed = DBusMessage.methodCall(destination: Atspi.registryName, path: Atspi.rootPath,
                                                  interface: Atspi.socket, member: "Embed"),
               embed.append([server.reference(.application)]) else {
@@ -129,23 +132,20 @@ final class AtspiBridgeLoop {
         shared.setStatus(.connected(busName: connection.uniqueName))
         TesseraLog.accessibility.debug("AT-SPI: \(seed.configuration.applicationName) is \(connection.uniqueName) on the accessibility bus")
         let shared = self.shared
-        seed.windowPlacement?.setObserver { _ in
-            shared.state.withLock { $0.windowChanged = true }
-            shared.wake()
-        }
-        windowWasActive = seed.windowPlacement?.state.isActive ?? false
         seed.ui.post(seed.ui.publishTree)
         var lost: String?
         while lost == nil {
             let inbox = shared.state.withLock { state -> AtspiBridgeShared.State in
                 let taken = state
-                state.pendingTree = nil
+                state.pendingTrees = [:]
                 state.responses = []
                 state.windowChanged = false
+                state.windowsChanged = false
                 return taken
             }
             if inbox.stopRequested { break }
-            if let tree = inbox.pendingTree { apply(tree, connection, server) }
+            if inbox.windowsChanged { takeWindows(inbox.windows, server) }
+            if inbox.windowsChanged || !inbox.pendingTrees.isEmpty { apply(inbox.pendingTrees, connection, server) }
             for (token, response) in inbox.responses {
                 guard let call = pending.removeValue(forKey: token) else { continue }
                 finish(call.message, call.continuation(response), connection, server)
@@ -169,7 +169,7 @@ final class AtspiBridgeLoop {
             if connection.hasBufferedInput && connection.outgoingBytes < DBusConnection.maximumOutgoingBytes { continue }
             wait(socket: socket, writing: connection.hasOutgoingData)
         }
-        seed.windowPlacement?.setObserver(nil)
+        for window in windows { window.placement?.setObserver(nil) }
         pending.removeAll()
         if let lost {
             shared.setStatus(.unavailable(lost))
@@ -236,7 +236,12 @@ final class AtspiBridgeLoop {
                                         deadline: MonotonicClock.nanoseconds() + timeout)
             let shared = self.shared
             let answer = seed.ui.answer
-            seed.ui.post { shared.deliver(token: token, response: answer(request)) }
+            // The window whose tree holds the element answers (none: the request finds nothing).
+            let window = server.window(of: request)
+            seed.ui.post {
+                let response = window.map { answer(request, $0) } ?? request.unanswered
+                shared.deliver(token: token, response: response)
+            }
         }
     }
 
@@ -252,26 +257,62 @@ final class AtspiBridgeLoop {
         }
     }
 
-    /// Takes a tree the UI thread published: answers from it from now on and sends the events that
-    /// lead to it.
-    private func apply(_ tree: AccessibilityTree, _ connection: DBusConnection, _ server: AtspiServer) {
-        let snapshot = AtspiSnapshot(tree: tree)
-        var signals = AtspiEvents.signals(from: server.snapshot, to: snapshot)
-        // A window that had the keyboard focus before the bridge connected is announced with the
-        // first tree, as a toolkit connected at start announces its window when it is activated.
-        if server.snapshot.tree == nil, windowWasActive {
-            signals.insert(contentsOf: AtspiEvents.windowActivation(window: tree.root.id, isActive: true), at: 1)
+    /// Takes the windows the UI thread listed: follows the placements of those that came, lets go of
+    /// those that went. Their trees change with the next `apply`.
+    private func takeWindows(_ listed: [AtspiBridge.Window], _ server: AtspiServer) {
+        let listedIDs = Set(listed.map(\.id))
+        for window in windows where !listedIDs.contains(window.id) {
+            window.placement?.setObserver(nil)
+            windowWasActive[window.id] = nil
+        }
+        let known = Set(windows.map(\.id))
+        let shared = self.shared
+        for window in listed where !known.contains(window.id) {
+            window.placement?.setObserver { _ in
+                shared.state.withLock { $0.windowChanged = true }
+                shared.wake()
+            }
+            windowWasActive[window.id] = window.placement?.state.isActive ?? false
+        }
+        windows = listed
+        server.placements = Dictionary(listed.compactMap { window in window.placement.map { (window.id, $0) } },
+                                       uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Takes the trees the UI thread published (by window) into a snapshot of the listed windows
+    /// that have a tree: answers from it from now on and sends the events that lead to it.
+    private func apply(_ trees: [Int: AccessibilityTree], _ connection: DBusConnection, _ server: AtspiServer) {
+        let old = server.snapshot
+        let parts = windows.compactMap { window -> AtspiSnapshot.Window? in
+            if let tree = trees[window.id] { return AtspiSnapshot.Window(tree: tree) }
+            return old.window(id: window.id)
+        }
+        let snapshot = AtspiSnapshot(windows: parts)
+        guard snapshot.windowIDs != old.windowIDs || !trees.isEmpty else { return }
+        var signals: [AtspiSignal] = []
+        let opened = Set(snapshot.windowIDs).subtracting(old.windowIDs)
+        for signal in AtspiEvents.signals(from: old, to: snapshot, changed: Set(trees.keys)) {
+            signals.append(signal)
+            // A window that had the keyboard focus before it showed (before the bridge connected, or
+            // before its first tree) is announced with its "add", as a toolkit announces its window
+            // when it is activated.
+            if signal.object == .application, signal.detail == "add", case .object(.element(let id)) = signal.value,
+               opened.contains(id), windowWasActive[id] == true {
+                signals += AtspiEvents.windowActivation(window: id, isActive: true)
+            }
         }
         server.replaceSnapshot(snapshot)
         emit(signals, connection, server)
     }
 
     private func windowMayHaveChanged(_ connection: DBusConnection, _ server: AtspiServer) {
-        let active = seed.windowPlacement?.state.isActive ?? false
-        guard active != windowWasActive else { return }
-        windowWasActive = active
-        if let window = server.snapshot.windowID {
-            emit(AtspiEvents.windowActivation(window: window, isActive: active), connection, server)
+        for window in windows {
+            let active = window.placement?.state.isActive ?? false
+            guard active != windowWasActive[window.id] else { continue }
+            windowWasActive[window.id] = active
+            if server.snapshot.window(id: window.id) != nil {
+                emit(AtspiEvents.windowActivation(window: window.id, isActive: active), connection, server)
+            }
         }
     }
 

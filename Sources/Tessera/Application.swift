@@ -294,12 +294,21 @@ public final class Application {
         windows.append(window)
         parent?.addModalWindow(window)
         if let rootController { window.host.setRootController(rootController) }
+        // Screen readers see it as a frame of its own, after the others.
+        accessibility?.addWindow(host: window.host, title: windowConfiguration.title,
+                                 windowPlacement: window.host.compositor.window?.windowPlacement)
         return window
     }
 
     /// A window closed (`Window.close()`): the loop forgets it.
     func windowDidClose(_ window: Window) {
         windows.removeAll { $0 === window }
+        accessibility?.removeWindow(host: window.host)
+    }
+
+    /// A window's title changed (`Window.setTitle`): screen readers read the new one.
+    func windowTitleDidChange(_ window: Window, to title: String) {
+        accessibility?.setTitle(title, of: window.host)
     }
 
     /// Ends the loop when no window is left (`quitsWhenLastWindowCloses`): asked once a window's close
@@ -415,7 +424,7 @@ public final class Application {
         // decides (`quitIfNoWindowIsLeft`), after its `onClose`, which may open another window.
         if events.contains(.quit) && !closeRequested { isQuitting = true }
         let record = window.runFrame(events: events, at: time)
-        if window === mainWindow { accessibility?.frameDidRun(record, hadEvents: !events.isEmpty) }
+        accessibility?.frameDidRun(record, hadEvents: !events.isEmpty, host: window.host)
         frameCount += 1
         Self.runMainActorJobs()
         window.onFrame?(record)

@@ -18,9 +18,10 @@ extension Application {
     /// dialog window opened `modalFor` another (`Application.openWindow(configuration:rootController:modalFor:)`)
     /// holds that window's input until it closes (`modalWindows`, `isBlockedByModalWindow`).
     ///
-    /// Screen readers see the main window only: `AtspiPublisher` publishes one host as the
-    /// application's one frame, and its bridge keeps one tree; a window of its own under the same
-    /// application needs the bridge to keep a tree per frame.
+    /// Screen readers see every open window: the application's `AtspiPublisher` publishes each
+    /// window's host as a frame of its own under the application, in `windows` order, named by the
+    /// window's title, with its own place on the screen and its own focus; a screen reader's action
+    /// on an element runs in the window that shows it.
     ///
     /// Some of what a host watches is the process's (the layers' change counts, the runtime's main
     /// queue and commits): a change in one window can cost another a frame that finds nothing to
@@ -192,6 +193,7 @@ extension Application {
         /// Sets the window's title.
         public func setTitle(_ title: String) {
             self.title = title
+            application?.windowTitleDidChange(self, to: title)
             if let backend {
                 backend.window.title = title
             } else {

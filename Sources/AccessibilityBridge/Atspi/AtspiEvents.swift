@@ -55,25 +55,45 @@ struct AtspiSignal: Hashable, Sendable {
 /// (`TextChanged`, `TextCaretMoved`, `TextSelectionChanged`), and the focus moving
 /// (`StateChanged` "focused" off and on, then `Focus`), in that order.
 ///
+/// Windows are matched by their element's id: a window that comes or goes is a `ChildrenChanged`
+/// on the application, and each window's tree is compared with its own tree before.
 /// Elements are matched by id. Only elements in both trees have their properties compared; a new
 /// element's subtree is announced once, by the `ChildrenChanged` "add" on the parent both trees have.
 /// A list's rows are counted, not matched: when its row count changes, the rows whose node came or
 /// went are named where the trees show them, the rest at the end of the list.
 enum AtspiEvents {
-    static func signals(from old: AtspiSnapshot, to new: AtspiSnapshot) -> [AtspiSignal] {
-        guard let newTree = new.tree else { return [] }
-        guard let oldTree = old.tree else {
-            var first = [AtspiSignal.childrenChanged(.application, added: true, index: 0, child: .element(newTree.root.id))]
-            if let focused = newTree.focusedID { first += focusSignals(to: .element(focused)) }
-            return first
+    /// The events from `old` to `new`: the windows that opened or closed (`ChildrenChanged` on the
+    /// application; a new window's focus follows its "add"), then each window's changes, window by
+    /// window. `changed` (nil: all) names the windows whose trees may differ; the others are not
+    /// compared.
+    static func signals(from old: AtspiSnapshot, to new: AtspiSnapshot, changed: Set<Int>? = nil) -> [AtspiSignal] {
+        var result: [AtspiSignal] = []
+        let opened = Set(new.windowIDs).subtracting(old.windowIDs)
+        for signal in childChanges(of: .application, before: old.windowIDs, after: new.windowIDs) {
+            result.append(signal)
+            // A window that came: its focus right after it.
+            if signal.detail == "add", case .object(.element(let id)) = signal.value, opened.contains(id),
+               let focused = new.window(id: id)?.tree.focusedID {
+                result += focusSignals(to: .element(focused))
+            }
         }
+        for window in new.windows where changed?.contains(window.id) ?? true {
+            guard let before = old.window(id: window.id) else { continue }
+            result += signals(from: before, to: window)
+        }
+        return result
+    }
+
+    /// The events from one window's tree to the next.
+    static func signals(from old: AtspiSnapshot.Window, to new: AtspiSnapshot.Window) -> [AtspiSignal] {
+        let oldTree = old.tree, newTree = new.tree
         var children: [AtspiSignal] = []
         var properties: [AtspiSignal] = []
         var states: [AtspiSignal] = []
         var texts: [AtspiSignal] = []
         // Depth first, in reading order, so the events come in the order the tree reads.
         for element in newTree.root.allElements {
-            guard let before = old.entry(element.id), let after = new.entry(element.id) else { continue }
+            guard let before = old.entries[element.id], let after = new.entries[element.id] else { continue }
             let object = AtspiObject.element(element.id)
             if element.rowCount != nil || before.element.rowCount != nil {
                 children += rowChanges(of: object, before: before, after: after)
@@ -91,7 +111,7 @@ enum AtspiEvents {
         }
         var focus: [AtspiSignal] = []
         if oldTree.focusedID != newTree.focusedID {
-            if let previous = oldTree.focusedID, new.entry(previous) != nil {
+            if let previous = oldTree.focusedID, new.entries[previous] != nil {
                 focus.append(.stateChanged(.element(previous), .focused, false))
             }
             if let next = newTree.focusedID { focus += focusSignals(to: .element(next)) }

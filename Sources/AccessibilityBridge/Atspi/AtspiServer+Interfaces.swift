@@ -13,7 +13,7 @@ extension AtspiServer {
     /// or its parent's rectangle; in the window system's units (screen pixels on X11).
     func extents(of target: Target, in coordinates: Atspi.CoordinateType) -> Rect {
         guard let element = target.element else { return .zero }
-        let placement = windowPlacement()
+        let placement = self.placement(of: target)
         let scale = placement.unitsPerPoint.isFinite && placement.unitsPerPoint > 0 ? placement.unitsPerPoint : 1
         var frame = element.frame.sanitized
         frame = Rect(x: frame.minX * scale, y: frame.minY * scale, width: frame.width * scale, height: frame.height * scale)
@@ -33,7 +33,7 @@ extension AtspiServer {
 
     /// A point given in `coordinates` relative to `target`, in window points.
     private func windowPoint(x: Int, y: Int, in coordinates: Atspi.CoordinateType, of target: Target) -> Point {
-        let placement = windowPlacement()
+        let placement = self.placement(of: target)
         let scale = placement.unitsPerPoint.isFinite && placement.unitsPerPoint > 0 ? placement.unitsPerPoint : 1
         var point = Point(x: Double(x), y: Double(y))
         switch coordinates {
@@ -84,7 +84,7 @@ extension AtspiServer {
             let found = descendant(of: element, at: point)
             return .reply([found.map { reference(.element($0.id)) } ?? nullReference])
         case "GetLayer":
-            return .reply([.uint32(target.object == snapshot.windowID.map(AtspiObject.element) ? Atspi.layerWindow : Atspi.layerWidget)])
+            return .reply([.uint32(snapshot.isWindow(target.object) ? Atspi.layerWindow : Atspi.layerWidget)])
         case "GetMDIZOrder":
             return .reply([.int16(0)])
         case "GetAlpha":

@@ -44,7 +44,10 @@ final class AtspiServer {
     private(set) var placeholders: [Int: AccessibilityElement] = [:]
     /// The most placeholders kept; past it they are all dropped (each is made again on request).
     static let placeholderLimit = 4096
-    /// The window's place on the screen, read when a call needs screen coordinates.
+    /// The windows' places on the screen, by window element id (set by the bridge's loop as windows
+    /// come and go), read when a call needs screen coordinates or a window's `active` state.
+    var placements: [Int: WindowPlacement] = [:]
+    /// The place of a window not in `placements`.
     let windowPlacement: @Sendable () -> WindowPlacement.State
 
     init(busName: String, applicationName: String, toolkitVersion: String, locale: String,
@@ -54,6 +57,23 @@ final class AtspiServer {
         self.toolkitVersion = toolkitVersion
         self.locale = locale
         self.windowPlacement = windowPlacement
+    }
+
+    /// The place of the window holding `target` (the screen's origin for the application).
+    func placement(of target: Target) -> WindowPlacement.State {
+        guard let window = target.window else { return WindowPlacement.State() }
+        return placements[window]?.state ?? windowPlacement()
+    }
+
+    /// The window whose host answers `request`: the one whose tree holds its element (a list's
+    /// row: the list's); nil when none does.
+    func window(of request: AtspiUIRequest) -> Int? {
+        let id: Int
+        switch request {
+        case .perform(_, let element), .focus(let element), .replaceText(let element, _, _), .select(let element, _): id = element
+        case .placeholder(_, let list): id = list
+        }
+        return snapshot.windowID(containing: id)
     }
 
     /// Answers from `snapshot` from now on; placeholders of lists no longer in it are dropped.
@@ -83,6 +103,8 @@ final class AtspiServer {
         let parent: AtspiObject?
         let indexInParent: Int
         let isPlaceholder: Bool
+        /// The id of the window element whose tree holds the object; nil for the application.
+        var window: Int? = nil
 
         var interfaces: [String] {
             guard let element else { return [Atspi.accessible, Atspi.application] }
@@ -105,12 +127,12 @@ final class AtspiServer {
         case .element(let id):
             if let entry = snapshot.entry(id) {
                 return Target(object: object, element: entry.element, rows: entry.rows, parent: entry.parent,
-                              indexInParent: entry.indexInParent, isPlaceholder: false)
+                              indexInParent: entry.indexInParent, isPlaceholder: false, window: snapshot.windowID(containing: id))
             }
             if let placeholder = placeholders[id], let (list, row) = AccessibilityElement.placeholderRow(ofID: id),
                snapshot.entry(list) != nil {
                 return Target(object: object, element: placeholder, rows: nil, parent: .element(list), indexInParent: row,
-                              isPlaceholder: true)
+                              isPlaceholder: true, window: snapshot.windowID(containing: list))
             }
             return nil
         }
@@ -202,8 +224,8 @@ final class AtspiServer {
 
     func states(of target: Target) -> AtspiStateSet {
         guard let element = target.element else { return AtspiStateSet() }
-        return AtspiStateSet(element: element, isWindow: target.object == snapshot.windowID.map(AtspiObject.element),
-                             windowIsActive: windowPlacement().isActive, isPlaceholder: target.isPlaceholder)
+        return AtspiStateSet(element: element, isWindow: snapshot.isWindow(target.object),
+                             windowIsActive: placement(of: target).isActive, isPlaceholder: target.isPlaceholder)
     }
 
     func attributes(of target: Target) -> [String: String] {
@@ -357,7 +379,8 @@ final class AtspiServer {
         }
         guard call.arguments.isEmpty else { return .error(.invalidArguments("\(Atspi.cache).GetItems takes no arguments")) }
         var items: [DBusValue] = []
-        if let tree = snapshot.tree {
+        for window in snapshot.windows {
+            let tree = window.tree
             for element in [tree.root] + tree.root.allElements.dropFirst() {
                 guard let target = target(.element(element.id)) else { continue }
                 items.append(cacheItem(target))

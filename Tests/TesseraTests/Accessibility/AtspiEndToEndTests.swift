@@ -73,6 +73,23 @@ private final class CheckScreen: Node, @unchecked Sendable {
     }
 }
 
+/// The second window of the two-window check: a count and the buttons that raise it and close the window.
+private final class SecondWindowScreen: Node, @unchecked Sendable {
+    let count = TextNode("Second pressed 0 times")
+    let press = ButtonNode(title: "Press")
+    let close = ButtonNode(title: "Close")
+
+    override init() {
+        super.init()
+        backgroundColor = .white
+        for node in [count, press, close] as [Node] { addSubnode(node) }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack(spacing: 10, alignItems: .start) { [count, press, close] }.inset(16)
+    }
+}
+
 /// A screen reader's view of a Tessera app, from outside: under Xvfb and a private session bus
 /// (`dbus-run-session`), `atspi_client.py` starts the accessibility bus and registry, then this test
 /// binary as a windowed app, and reads and drives it with pyatspi, as Orca does: it finds the app
@@ -90,6 +107,28 @@ final class AtspiEndToEndTests: XCTestCase {
             try runApp()
             return
         }
+        try runScreenReader(test: "testAScreenReaderReadsAndDrivesTheApp", arguments: ["--title", Self.title],
+                            checks: ["found the app", "tree", "button", "switch", "text", "list", "extents", "focus", "events", "menus"])
+    }
+
+    static let secondTitle = "Tessera AT-SPI second window"
+
+    /// An app of two windows read from outside: two frames under the application, each with its
+    /// title and its own elements; a button of the second window pressed through its action counts
+    /// there and renames the window; another closes it, and one frame is left.
+    func testAScreenReaderSeesEveryWindow() async throws {
+        if ProcessInfo.processInfo.environment[Self.childVariable] != nil {
+            try runTwoWindowApp()
+            return
+        }
+        try runScreenReader(test: "testAScreenReaderSeesEveryWindow",
+                            arguments: ["--title", Self.title, "--windows", "--second-title", Self.secondTitle],
+                            checks: ["windows", "window trees", "window action", "window closed"])
+    }
+
+    /// Runs `atspi_client.py` with `arguments` under Xvfb and a private session bus, with this test
+    /// binary's `test` as the app (the child), and expects each of `checks` to pass.
+    private func runScreenReader(test: String, arguments: [String], checks: [String]) throws {
         let python = "/usr/bin/python3"
         var missing: [String] = []
         for tool in ["dbus-run-session", "xdotool"] where Xvfb.which(tool) == nil { missing.append(tool) }
@@ -105,8 +144,8 @@ final class AtspiEndToEndTests: XCTestCase {
         try Xvfb.withDisplay(numbers: 400..<500, screen: "1280x1024x24") { display in
             let client = Process()
             client.executableURL = URL(fileURLWithPath: Xvfb.which("dbus-run-session")!)
-            client.arguments = ["--", python, script.path, "--title", Self.title, "--",
-                                CommandLine.arguments[0], "TesseraTests.AtspiEndToEndTests/testAScreenReaderReadsAndDrivesTheApp"]
+            client.arguments = ["--", python, script.path] + arguments + ["--",
+                                CommandLine.arguments[0], "TesseraTests.AtspiEndToEndTests/\(test)"]
             var environment = ProcessInfo.processInfo.environment
             environment["DISPLAY"] = display
             environment["SDL_VIDEODRIVER"] = "x11"
@@ -132,7 +171,7 @@ final class AtspiEndToEndTests: XCTestCase {
             if said.contains("Sanitizer") { print(said) }
             XCTAssertEqual(client.terminationStatus, 0, "the screen reader's checks failed:\n\(log)")
             XCTAssertTrue(said.contains("all checks passed"), log)
-            for check in ["found the app", "tree", "button", "switch", "text", "list", "extents", "focus", "events", "menus"] {
+            for check in checks {
                 XCTAssertTrue(said.contains("ok \(check):"), "no '\(check)' check in:\n\(log)")
             }
         }
@@ -161,6 +200,29 @@ final class AtspiEndToEndTests: XCTestCase {
             Menu("Help") { MenuItem("About") {} },
         ])
         print("app running; accessibility \(String(describing: app.accessibilityBridge?.status))")
+        app.runEventLoop(forSeconds: 120)
+        app.close()
+    }
+
+    /// The child of `testAScreenReaderSeesEveryWindow`: a main window and a second one whose
+    /// "Press" counts and renames it and whose "Close" closes it, until the script ends it.
+    private func runTwoWindowApp() throws {
+        var configuration = Application.Configuration(title: Self.title, size: Size(width: 400, height: 300), headless: false,
+                                                      resizable: false)
+        configuration.accessibility = true
+        let main = TextNode("Main screen")
+        let app = try Application(configuration: configuration, rootNode: main)
+        let screen = SecondWindowScreen()
+        let second = try app.openWindow(configuration: .init(title: Self.secondTitle, size: Size(width: 320, height: 200)),
+                                        rootController: NodeController(node: screen))
+        var presses = 0
+        screen.press.addTarget(for: .primaryActionTriggered) { [weak second] _, _ in
+            presses += 1
+            screen.count.attributedText = AttributedText("Second pressed \(presses) \(presses == 1 ? "time" : "times")")
+            second?.setTitle("\(Self.secondTitle) (\(presses))")
+        }
+        screen.close.addTarget(for: .primaryActionTriggered) { [weak second] _, _ in second?.close() }
+        print("app of two windows running; accessibility \(String(describing: app.accessibilityBridge?.status))")
         app.runEventLoop(forSeconds: 120)
         app.close()
     }

@@ -10,6 +10,11 @@ the app, and uses pyatspi as Orca does: it finds the app by name in the desktop,
 reads and drives its button, switch, text field and list, compares extents with the window's place
 as the X server reports it, and follows the focus as Tab moves it. Every wait polls with a deadline.
 Prints "ok <check>: ..." per check and "all checks passed" at the end; exits 1 on the first failure.
+
+With --windows, the app shows two windows (the second titled --second-title, with a count, a "Press"
+button and a "Close" button) and the checks are of the windows: two frames under the application,
+each with its title and its own elements; "Press" pressed through its action counts in the second
+window and renames it; "Close" closes it, and one frame is left.
 """
 
 import argparse
@@ -360,9 +365,115 @@ def check(title, app_command):
                     process.kill()
 
 
+def check_windows(title, second_title, app_command):
+    processes = []
+    app = None
+    try:
+        start_buses(processes)
+        global pyatspi
+        import pyatspi
+        from gi.repository import GLib
+
+        context = GLib.MainContext.default()
+
+        def pump():
+            while context.iteration(False):
+                pass
+
+        events = []
+
+        def heard(event):
+            events.append((event.type, event.source.getRole() if event.source else None, event.detail1))
+
+        for kind in ("object:children-changed:add", "object:children-changed:remove", "window:activate"):
+            pyatspi.Registry.registerEventListener(heard, kind)
+
+        app = subprocess.Popen(app_command)
+        desktop = pyatspi.Registry.getDesktop(0)
+
+        def the_app():
+            if app.poll() is not None:
+                raise CheckFailed("the app exited with status %d" % app.returncode)
+            for index in range(desktop.childCount):
+                candidate = desktop.getChildAtIndex(index)
+                if candidate is not None and candidate.name == title:
+                    return candidate
+            return None
+
+        application = wait_until("the app named %r in the desktop" % title, the_app, timeout=60, pump=pump)
+
+        def frames():
+            return [application.getChildAtIndex(i) for i in range(application.childCount)]
+
+        wait_until("two frames under the application", lambda: len(frames()) == 2 and all(frames()), pump=pump)
+        first, second = frames()
+        for frame, name in ((first, title), (second, second_title)):
+            if frame.getRole() != pyatspi.ROLE_FRAME or frame.name != name:
+                raise CheckFailed("a child of the app is %s %r, not the frame %r" % (frame.getRoleName(), frame.name, name))
+            if frame.parent is None or frame.parent.getRole() != pyatspi.ROLE_APPLICATION:
+                raise CheckFailed("the frame %r's parent is not the application" % name)
+        if second.getIndexInParent() != 1:
+            raise CheckFailed("the second frame's index in the application is %d" % second.getIndexInParent())
+        say("ok windows: the application holds %s" % [(f.getRoleName(), f.name) for f in frames()])
+
+        first_elements = wait_until("the main window's elements", lambda: descendants(first), pump=pump)
+        second_elements = wait_until("the second window's elements",
+                                     lambda: [e for e in descendants(second) if e.getRole() == pyatspi.ROLE_PUSH_BUTTON]
+                                     and descendants(second), pump=pump)
+        find(first_elements, pyatspi.ROLE_LABEL, "Main screen")
+        press = find(second_elements, pyatspi.ROLE_PUSH_BUTTON, "Press")
+        close = find(second_elements, pyatspi.ROLE_PUSH_BUTTON, "Close")
+        count = find(second_elements, pyatspi.ROLE_LABEL, "Second pressed 0 times")
+        if [e for e in first_elements if e.name in ("Press", "Close")]:
+            raise CheckFailed("the main frame holds the second window's buttons: %s" % [(e.getRoleName(), e.name) for e in first_elements])
+        if press.parent is None or press.parent.name != second_title:
+            raise CheckFailed("the Press button's parent is %r" % (press.parent.name if press.parent else None))
+        say("ok window trees: the main frame holds %s; the second %s" % (
+            [(e.getRoleName(), e.name) for e in first_elements], [(e.getRoleName(), e.name) for e in second_elements]))
+
+        if not press.queryAction().doAction(0):
+            raise CheckFailed("DoAction on the second window's Press answered false")
+        wait_until("the second window's count to read 'Second pressed 1 time'", lambda: count.name == "Second pressed 1 time",
+                   pump=pump)
+        renamed = second_title + " (1)"
+        wait_until("the second frame to be renamed %r" % renamed, lambda: second.name == renamed, pump=pump)
+        if first.name != title:
+            raise CheckFailed("the main frame was renamed %r" % first.name)
+        say("ok window action: Press counted in the second window (%r) and renamed it %r" % (count.name, second.name))
+
+        if not close.queryAction().doAction(0):
+            raise CheckFailed("DoAction on the second window's Close answered false")
+        wait_until("one frame left", lambda: application.childCount == 1, pump=pump)
+        left = application.getChildAtIndex(0)
+        if left is None or left.name != title:
+            raise CheckFailed("the frame left is %r" % (left.name if left else None))
+        wait_until("the children-changed:remove on the application",
+                   lambda: [e for e in events if e[0] == "object:children-changed:remove" and e[1] == pyatspi.ROLE_APPLICATION],
+                   pump=pump)
+        say("ok window closed: one frame left, %r; the application said the second went" % left.name)
+        say("all checks passed")
+        return 0
+    except CheckFailed as failure:
+        say("FAILED: %s" % failure)
+        return 1
+    except Exception:
+        say("FAILED with an error:\n" + traceback.format_exc())
+        return 1
+    finally:
+        for process in ([app] if app else []) + list(reversed(processes)):
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--title", required=True, help="the app's name in the desktop (its window's title)")
+    parser.add_argument("--windows", action="store_true", help="check an app of two windows instead")
+    parser.add_argument("--second-title", default="", help="with --windows: the second window's title")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the app and its arguments")
     arguments = parser.parse_args()
     command = arguments.command[1:] if arguments.command[:1] == ["--"] else arguments.command
@@ -370,6 +481,8 @@ def main():
         parser.error("no app to start")
     if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
         parser.error("no session bus: run inside dbus-run-session")
+    if arguments.windows:
+        sys.exit(check_windows(arguments.title, arguments.second_title, command))
     sys.exit(check(arguments.title, command))
 
 
