@@ -64,4 +64,63 @@ static inline int tessera_sdl_x11_mark_modal(SDL_Window *window) {
     return done;
 }
 
+// A drag from another X client over a window (XDND), which SDL 2 answers but does not report
+// until the drop: its client messages, seen through SDL's window-system events. The layouts restate
+// SDL_SysWMmsg's X11 member (an XEvent) as far as an XClientMessageEvent goes, for the reason given
+// above (Xlib's names).
+struct tessera_x11_client_message {
+    int type;
+    unsigned long serial;
+    int send_event;
+    void *display;
+    unsigned long window;
+    unsigned long message_type;
+    int format;
+    long data[5];
+};
+struct tessera_sdl_syswm_msg {
+    SDL_version version;
+    int subsystem;
+    union {
+        struct tessera_x11_client_message client;
+        long pad[24];
+    } msg;
+};
+// What an XDND message says: `kind` 1 a drag came in (XdndEnter), 2 it is at (root_x, root_y) on the
+// screen (XdndPosition), 3 it left (XdndLeave), 4 it was dropped (XdndDrop); `window` is the X window
+// it is for. Returns 0 for any other event.
+struct tessera_xdnd_message {
+    int kind;
+    unsigned long window;
+    int root_x;
+    int root_y;
+};
+static inline int tessera_sdl_xdnd_message(const SDL_Event *event, struct tessera_xdnd_message *out) {
+    if (event->type != SDL_SYSWMEVENT || !event->syswm.msg) return 0;
+    const struct tessera_sdl_syswm_msg *msg = (const struct tessera_sdl_syswm_msg *)event->syswm.msg;
+    // SDL_SYSWM_X11 is 2; ClientMessage is 33.
+    if (msg->subsystem != 2 || msg->msg.client.type != 33 || msg->msg.client.format != 32 || !msg->msg.client.display) return 0;
+    void *x11 = dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (!x11) return 0;
+    typedef unsigned long (*intern_atom)(void *, const char *, int);
+    intern_atom intern = (intern_atom)dlsym(x11, "XInternAtom");
+    int kind = 0;
+    if (intern) {
+        // Only if they exist (SDL made them when it set XdndAware): no request to the server.
+        void *display = msg->msg.client.display;
+        unsigned long type = msg->msg.client.message_type;
+        if (type == intern(display, "XdndEnter", 1)) kind = 1;
+        else if (type == intern(display, "XdndPosition", 1)) kind = 2;
+        else if (type == intern(display, "XdndLeave", 1)) kind = 3;
+        else if (type == intern(display, "XdndDrop", 1)) kind = 4;
+    }
+    dlclose(x11);
+    out->kind = kind;
+    out->window = msg->msg.client.window;
+    long position = msg->msg.client.data[2];
+    out->root_x = (int)((position >> 16) & 0xFFFF);
+    out->root_y = (int)(position & 0xFFFF);
+    return kind != 0;
+}
+
 #endif

@@ -55,6 +55,24 @@ public enum InputEvent: Sendable, Equatable {
     /// The window gained (true) or lost (false) the keyboard focus: the user went to another window
     /// or came back. Menus and tooltips end when it goes.
     case windowFocusChanged(Bool)
+    /// A drag from another application (files or text) is over the window at this point, in window
+    /// points: it came in or moved. Reported where the window system says where a drag is (X11's
+    /// XDND); elsewhere only the drop comes.
+    case dragMoved(Point)
+    /// The drag over the window left it or was given up, without a drop.
+    case dragExited
+    /// Files or text from another application were dropped on the window: what was dropped, in the
+    /// order the application gave it, and where (window points; nil where the platform does not say).
+    case dropped([DroppedItem], at: Point?)
+}
+
+/// One thing dropped on a window from another application (`InputEvent.dropped`).
+/// - Thread: any (a value)
+public enum DroppedItem: Sendable, Hashable {
+    /// A local file, by its path (a file manager's drag; `file://` URIs become paths, others are left out).
+    case file(String)
+    /// Text (a line of a text drag: the platform splits dropped text at line ends).
+    case text(String)
 }
 
 extension InputEvent {
@@ -64,9 +82,10 @@ extension InputEvent {
     /// itself (a resize, a new scale, the focus, the pointer leaving) still comes.
     public var isUserInput: Bool {
         switch self {
-        case .pointerDown, .pointerUp, .pointerMoved, .wheel, .keyDown, .keyUp, .textInput, .textEditing, .closeRequested:
+        case .pointerDown, .pointerUp, .pointerMoved, .wheel, .keyDown, .keyUp, .textInput, .textEditing, .closeRequested,
+             .dragMoved, .dropped:
             return true
-        case .quit, .resized, .pointerLeftWindow, .contentsScaleChanged, .windowFocusChanged:
+        case .quit, .resized, .pointerLeftWindow, .contentsScaleChanged, .windowFocusChanged, .dragExited:
             return false
         }
     }

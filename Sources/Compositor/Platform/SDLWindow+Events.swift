@@ -422,7 +422,8 @@ extension SDLWindow {
         case SDL_TEXTEDITING:
             var text = event.edit.text
             return .input(.textEditing(Self.string(fromFixedUTF8: &text), cursor: Int(max(0, event.edit.start))))
-        default: return nil
+        default:
+            return translateDrop(event).map { .input($0) }
         }
     }
 

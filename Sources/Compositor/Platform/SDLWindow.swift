@@ -84,6 +84,10 @@ public final class SDLWindow: PlatformWindow {
     /// True for a popup window until its first frame is presented: it is shown then.
     /// (owner's thread only)
     private(set) var waitsForFirstPresent = false
+    /// Where a drag from another application was last seen over the window (window points), and
+    /// what a drop has brought so far. (owner's thread only)
+    var dragPoint: Point?
+    var droppedItems: [DroppedItem]?
     /// The window a dialog window is modal for (`Configuration.modalFor`), when it was open. (immutable)
     let modalParentID: UInt32?
     /// True once a dialog window was shown (`showAsModalDialog`).
@@ -237,9 +241,11 @@ public final class SDLWindow: PlatformWindow {
     func updateWindowSystemIdentifier() {
         let x11Window = tessera_sdl_x11_window_id(window)
         windowPlacement.windowSystemIdentifier = x11Window != 0 ? "x11:" + String(x11Window, radix: 16) : nil
+        registerForDrags(x11Window: UInt(x11Window))
     }
 
     deinit {
+        SDLDrags.unregister(window: windowID.rawValue)
         SDLTextEntry.unregister(windowID.rawValue)
         SDLEventRouting.close(windowID.rawValue)
         SDLTextInput.windowClosed(windowID.rawValue)
@@ -350,8 +356,9 @@ enum SDLEventRouting {
     /// window is put aside for it (false); one of no window is `window`'s and every other open
     /// window's (a copy is put aside for each); one of a window no longer open is dropped (false).
     static func route(_ event: SDL_Event, readBy window: UInt32) -> Bool {
-        // An event type registered at run time (a wake) only ends the wait of the window that read it.
-        if event.type >= SDL_USEREVENT.rawValue { return true }
+        // An event type registered at run time (a wake) only ends the wait of the window that read it;
+        // a drag is its window's.
+        if event.type >= SDL_USEREVENT.rawValue && event.type != SDLDrags.eventType { return true }
         let target = windowID(of: event)
         if target == window { return true }
         // A drop's text is SDL's allocation, freed by whoever takes the event: never copied.
@@ -392,7 +399,7 @@ enum SDLEventRouting {
         case SDL_MOUSEBUTTONDOWN, SDL_MOUSEBUTTONUP: return event.button.windowID
         case SDL_MOUSEWHEEL: return event.wheel.windowID
         case SDL_DROPFILE, SDL_DROPTEXT, SDL_DROPBEGIN, SDL_DROPCOMPLETE: return event.drop.windowID
-        default: return 0
+        default: return event.type == SDLDrags.eventType ? event.user.windowID : 0
         }
     }
 }

@@ -91,6 +91,8 @@ public final class NodeHost {
     /// The hovered chain, innermost first: the interactive node under the pointer and its event
     /// ancestors, kept while no button is down (see `NodeHost+Pointer.swift`). (main thread only)
     var hoveredChain: [Node] = []
+    /// The node whose drop target a drag from another application is over now.
+    weak var draggedOver: Node?
     /// True once this frame's events have brought the hovered chain up to date. (main thread only)
     var hoverIsCurrent = false
     /// The cursor shape last given to the backend (SDL starts with the arrow). (main thread only)
@@ -364,6 +366,12 @@ public final class NodeHost {
             _ = rootController?.handleKey(key, modifiers: modifiers)
         case let .contentsScaleChanged(scale):
             setContentsScale(scale)
+        case let .dragMoved(point):
+            dragMoved(to: point)
+        case .dragExited:
+            dragEnded()
+        case let .dropped(items, point):
+            drop(items, at: point)
         case .resized:
             viewportDidChange()
         case let .textInput(text):

@@ -112,6 +112,8 @@ open class Node: @unchecked Sendable {
     weak var eventParent: Node?
     /// The node's context menu (`Node.contextMenu`, `setContextMenu(_:)`). (UI thread only)
     @MainActor var contextMenuSource: ContextMenuSource?
+    /// What this node does with drags and drops from other applications (`dropTarget`).
+    @MainActor var dropTargetStorage: DropTarget?
     /// The host this node is the root of, while it is. (UI thread only)
     weak var rootHost: NodeHost?
     /// The host this node takes part in frames of, when it is a `FrameParticipant` with an interface

@@ -216,6 +216,40 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
         composer.onSubmit = { [weak self] text in self?.send(text) }
         screen.bar.attach.addTarget(for: .primaryActionTriggered) { [weak self] _, _ in self?.attachPhoto() }
         list.setContextMenu { [weak self] point in self?.contextMenu(at: point) }
+        // Images dragged from a file manager attach; text dragged from anywhere goes into the field.
+        let target = DropTarget(accepting: [.files, .text]) { [weak self] items, _ in self?.drop(items) ?? false }
+        target.onTargetedChange = { [weak bar = screen.bar] targeted in
+            bar?.themedBackgroundColor = targeted ? Palette.highlight : Palette.background
+            GalleryApp.report("gallery: composer \(targeted ? "targeted" : "untargeted") by a drag")
+        }
+        screen.bar.dropTarget = target
+    }
+
+    /// The image files extensions a drop on the composer attaches.
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif", "bmp"]
+
+    /// Files and text dropped on the composer: images are sent as photos, other files are refused
+    /// (said on standard output), text is added to the field. True when something was taken.
+    /// - Thread: main
+    @MainActor
+    func drop(_ items: [DroppedItem]) -> Bool {
+        var took = false
+        for path in items.files {
+            let name = (path as NSString).lastPathComponent
+            guard Self.imageExtensions.contains((name as NSString).pathExtension.lowercased()) else {
+                GalleryApp.report("gallery: dropped file is not an image: \(name)")
+                continue
+            }
+            sendPhoto(at: path)
+            took = true
+        }
+        let texts = items.texts
+        if !texts.isEmpty {
+            composer.text += texts.joined(separator: "\n")
+            GalleryApp.report("gallery: text dropped on the composer (\(texts.joined(separator: "\n").count) characters)")
+            took = true
+        }
+        return took
     }
 
     // MARK: A message's context menu

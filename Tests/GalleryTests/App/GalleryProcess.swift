@@ -17,6 +17,8 @@ final class GalleryProcess {
 
     let process = Process()
     private let pipe = Pipe()
+    /// The child's standard input.
+    private let input = Pipe()
     private(set) var output = ""
 
     init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
@@ -30,7 +32,13 @@ final class GalleryProcess {
         process.environment = env
         process.standardOutput = pipe
         process.standardError = pipe
+        process.standardInput = input
         try process.run()
+    }
+
+    /// Writes `line` and a line end to the child's standard input.
+    func writeLine(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
     /// Reads until the output holds `text` (true) or the child closes its output (false).

@@ -1,0 +1,157 @@
+internal import CSDL
+
+// Drags and drops from other applications. SDL 2 reports a drop (`SDL_DROPBEGIN`, a `SDL_DROPFILE`
+// or `SDL_DROPTEXT` per item, `SDL_DROPCOMPLETE`) but not the drag before it; on X11 it answers the
+// drag's XDND messages itself, and Tessera reads them too, through SDL's window-system events, to
+// say where the drag is (`InputEvent.dragMoved`, `.dragExited`) so that drop targets can show it.
+
+extension SDLWindow {
+    /// Translates a drop event, or a drag message for this window (the type `SDLDrags.eventType`),
+    /// keeping what a drop collects until it completes. Nil for an event that says nothing yet.
+    func translateDrop(_ event: SDL_Event) -> InputEvent? {
+        let type = event.type
+        if type == SDLDrags.eventType {
+            switch event.user.code {
+            case 1, 2:
+                // Screen coordinates (the window system's units) to window points.
+                let state = windowPlacement.state
+                let units = max(state.unitsPerPoint, 0.001)
+                let root = SDLDrags.unpack(event.user.data1)
+                let point = Point(x: (Double(root.x) - state.origin.x) / units, y: (Double(root.y) - state.origin.y) / units)
+                dragPoint = point
+                return .dragMoved(point)
+            case 3:
+                dragPoint = nil
+                return .dragExited
+            default:
+                // The drop itself: SDL's drop events follow, once it has read what was dropped.
+                return nil
+            }
+        }
+        switch SDL_EventType(type) {
+        case SDL_DROPBEGIN:
+            droppedItems = []
+            return nil
+        case SDL_DROPFILE, SDL_DROPTEXT:
+            guard let pointer = event.drop.file else { return nil }
+            let text = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+                                                           count: strlen(pointer)), as: UTF8.self)
+            let item: DroppedItem = SDL_EventType(type) == SDL_DROPFILE ? .file(text) : .text(text)
+            // Items without a begin (a platform that sends none, a test's push) collect all the same.
+            droppedItems = (droppedItems ?? []) + [item]
+            // A drop with no completion to follow (SDL before 2.0.5) would wait forever: none here.
+            return nil
+        case SDL_DROPCOMPLETE:
+            let items = droppedItems ?? []
+            droppedItems = nil
+            // Where the drag last was; else where the pointer is (the platform said nothing of the drag).
+            let point = dragPoint ?? pointerPositionInWindow()
+            dragPoint = nil
+            return items.isEmpty ? .dragExited : .dropped(items, at: point)
+        default:
+            return nil
+        }
+    }
+
+    /// The pointer's place in window points, read from the window system now; nil when it cannot say.
+    private func pointerPositionInWindow() -> Point? {
+        var x: Int32 = 0, y: Int32 = 0
+        _ = SDL_GetGlobalMouseState(&x, &y)
+        let state = windowPlacement.state
+        guard state.unitsPerPoint > 0 else { return nil }
+        let point = Point(x: (Double(x) - state.origin.x) / state.unitsPerPoint, y: (Double(y) - state.origin.y) / state.unitsPerPoint)
+        return videoDriverName == "dummy" ? nil : point
+    }
+
+    /// Puts a drag's place on SDL's queue as the window system would: `kind` 1 entered, 2 moved, 3
+    /// left, at `screenPoint` (the window system's units). Tests of drop targets use it.
+    package func pushDrag(kind: Int32, screenPoint: Point = .zero) {
+        var event = SDL_Event()
+        event.type = SDLDrags.eventType
+        event.user.code = kind
+        event.user.windowID = windowID.rawValue
+        event.user.data1 = SDLDrags.pack(x: Int(screenPoint.x.rounded()), y: Int(screenPoint.y.rounded()))
+        SDL_PushEvent(&event)
+    }
+
+    /// Puts a whole drop on SDL's queue (begin, the items, complete) as SDL sends one.
+    package func pushDrop(_ items: [DroppedItem]) {
+        func push(_ type: SDL_EventType, _ text: String?) {
+            var event = SDL_Event()
+            event.type = type.rawValue
+            event.drop.file = text.map { SDL_strdup($0) } ?? nil
+            event.drop.windowID = windowID.rawValue
+            SDL_PushEvent(&event)
+        }
+        push(SDL_DROPBEGIN, nil)
+        for item in items {
+            switch item {
+            case let .file(path): push(SDL_DROPFILE, path)
+            case let .text(text): push(SDL_DROPTEXT, text)
+            }
+        }
+        push(SDL_DROPCOMPLETE, nil)
+    }
+
+    /// Notes the window's X11 id for the drags the window system sends to it (0: none).
+    func registerForDrags(x11Window: UInt) {
+        SDLDrags.register(x11Window: x11Window, window: windowID.rawValue)
+    }
+}
+
+/// XDND messages turned into events of Tessera's own type for the window they are for: SDL's
+/// window-system events are turned on, and an event filter keeps only the drags among them (every
+/// other window-system event is dropped as SDL reads it, before it takes a place in the queue).
+/// - Thread: any
+enum SDLDrags {
+    /// The event type drags are reported with (`SDL_RegisterEvents`).
+    static let eventType: UInt32 = {
+        let type = SDL_RegisterEvents(1)
+        return type == UInt32.max ? UInt32(SDL_LASTEVENT.rawValue) : type
+    }()
+
+    /// X11 window ids to SDL's window ids.
+    private static let windows = Guarded<[UInt: UInt32]>([:])
+
+    private static let filter: Void = {
+        _ = eventType
+        SDL_SetEventFilter({ _, event in
+            guard let event, event.pointee.type == SDL_SYSWMEVENT.rawValue else { return 1 }
+            var message = tessera_xdnd_message()
+            guard tessera_sdl_xdnd_message(event, &message) != 0,
+                  let id = SDLDrags.windows.withLock({ $0[UInt(message.window)] }) else { return 0 }
+            var drag = SDL_Event()
+            drag.type = SDLDrags.eventType
+            drag.user.code = message.kind
+            drag.user.windowID = id
+            drag.user.data1 = SDLDrags.pack(x: Int(message.root_x), y: Int(message.root_y))
+            SDL_PushEvent(&drag)
+            return 0
+        }, nil)
+        _ = SDL_EventState(UInt32(SDL_SYSWMEVENT.rawValue), SDL_ENABLE)
+    }()
+
+    static func register(x11Window: UInt, window: UInt32) {
+        windows.withLock { windows in
+            for (key, value) in windows where value == window { windows[key] = nil }
+            if x11Window != 0 { windows[x11Window] = window }
+        }
+        if x11Window != 0 { _ = filter }
+    }
+
+    static func unregister(window: UInt32) {
+        windows.withLock { windows in
+            for (key, value) in windows where value == window { windows[key] = nil }
+        }
+    }
+
+    /// Two screen coordinates in a user event's pointer field.
+    static func pack(x: Int, y: Int) -> UnsafeMutableRawPointer? {
+        UnsafeMutableRawPointer(bitPattern: UInt(UInt32(truncatingIfNeeded: x)) << 32 | UInt(UInt32(truncatingIfNeeded: y)))
+    }
+
+    static func unpack(_ pointer: UnsafeMutableRawPointer?) -> (x: Int, y: Int) {
+        let bits = UInt(bitPattern: pointer)
+        return (Int(Int32(truncatingIfNeeded: bits >> 32)), Int(Int32(truncatingIfNeeded: bits & 0xFFFF_FFFF)))
+    }
+}
