@@ -444,6 +444,8 @@ public final class NodeHost {
         var node: Node? = hit
         while let current = node {
             recognizers.append(contentsOf: current.gestureRecognizers.filter { $0.receives(touch, on: hit) })
+            // A node that answers drags itself keeps them from the recognizers around it.
+            if current.handlesDragsItself { break }
             node = current.eventSupernode
         }
         touchRecognizers = recognizers

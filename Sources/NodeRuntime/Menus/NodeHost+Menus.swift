@@ -36,6 +36,8 @@ extension Node {
     /// The context menu for `point` (this node's coordinates), if the node offers one there.
     @MainActor
     func contextMenu(at point: Point) -> Menu? {
+        // A selectable text with a selection offers Copy and Select All first.
+        if let text = self as? TextNode, text.isSelectable, let menu = text.selectionMenu() { return menu }
         switch contextMenuSource {
         case .menu(let menu): return menu
         case .provider(let provider): return provider(point)

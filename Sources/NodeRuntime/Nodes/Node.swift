@@ -450,6 +450,11 @@ open class Node: @unchecked Sendable {
     /// - Thread: main
     @MainActor
     open var canBecomeFocused: Bool { false }
+    /// True for a node that answers a drag itself (a selectable text selects, a slider's thumb
+    /// moves): the gesture recognizers of the nodes around it (a list's or a scroll's pan) do not
+    /// receive touches that begin on it or inside it. - Thread: main
+    @MainActor
+    open var handlesDragsItself: Bool { false }
     /// The node became the host's focus owner. - Thread: main
     @MainActor
     open func didBecomeFocused() {}

@@ -77,7 +77,12 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         var pressedTarget: TextHit.Target?
         /// Blocks that were collapsed and have been expanded by a tap (a tap collapses them again).
         var expandedBlocks: Set<Int> = []
+        /// The text can be selected and copied (`isSelectable`).
+        var isSelectable = false
     }
+
+    /// The selection and the drag that makes it (`TextNode+Selection`). (main thread only)
+    @MainActor var selection = TextSelectionState()
 
     /// Text state, reached only through `textState`.
     private let lockedTextState: Locked<TextState>
@@ -224,6 +229,16 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
                 return state.linkTapHandler
             }
             withExtendedLifetime(old) {}
+        }
+    }
+
+    /// Whether the text can be selected with the pointer and the keyboard and copied (see
+    /// `TextNode+Selection`). Off by default. Setting it makes the node take input. - Thread: any
+    public var isSelectable: Bool {
+        get { textState.withLock { $0.isSelectable } }
+        set {
+            textState.withLock { $0.isSelectable = newValue }
+            if newValue { isUserInteractionEnabled = true }
         }
     }
 
@@ -493,13 +508,22 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
     public override func touchesBegan(_ touch: Touch) {
         let target = touch.button == .primary ? shownTextHit(at: convertFromRoot(touch.location))?.target : nil
         textState.withLock { $0.pressedTarget = target }
+        if isSelectable { selectionTouchBegan(touch) }
+    }
+
+    public override func touchesMoved(_ touch: Touch) {
+        guard isSelectable else { return }
+        // A drag that selects is no tap on a link.
+        if selectionTouchMoved(touch) { textState.withLock { $0.pressedTarget = nil } }
     }
 
     public override func touchesCancelled(_ touch: Touch) {
         textState.withLock { $0.pressedTarget = nil }
+        selection.dragAnchor = nil
     }
 
     public override func touchesEnded(_ touch: Touch) {
+        if isSelectable { selectionTouchEnded(touch) }
         let target = shownTextHit(at: convertFromRoot(touch.location))?.target
         let (pressed, handler) = textState.withLock { state -> (TextHit.Target?, ((String) -> Void)?) in
             defer { state.pressedTarget = nil }
@@ -514,6 +538,25 @@ public final class TextNode: Node, NodeDrawing, @unchecked Sendable {
         case let .block(index): toggleBlock(index)
         case .attachment: break
         }
+    }
+
+    // MARK: - Selection (main thread; see `TextNode+Selection`)
+
+    /// A selectable text takes the keyboard focus (a click focuses it; Tab reaches it). - Thread: main
+    public override var canBecomeFocused: Bool { isSelectable }
+
+    /// A selectable text's drag selects: the list or scroll around it does not take it. - Thread: main
+    public override var handlesDragsItself: Bool { isSelectable }
+
+    /// The selection's keys while the text has the focus. - Thread: main
+    public override func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool {
+        isSelectable && selectionKeyDown(key, modifiers: modifiers)
+    }
+
+    /// Places the selection's rectangles again for the new size. - Thread: main
+    public override func layout() {
+        super.layout()
+        if selection.range != nil { updateSelectionHighlight() }
     }
 
     // MARK: - Cursor (main thread)

@@ -13,6 +13,8 @@ final class TextSampleNode: Node, NodeDrawing, @unchecked Sendable {
         self.caption = TextNode(captionText, attributes: Palette.text(11, bold: true, color: Palette.secondary))
         self.sample = sample
         super.init()
+        // Every sample's text can be selected with the pointer or the keyboard and copied.
+        sample.isSelectable = true
         isTransactionContainer = true
         addSubnode(self.caption)
         addSubnode(sample)
