@@ -105,9 +105,10 @@ open class ProgressIndicatorNode: Node, @unchecked Sendable {
         }
     }
 
+    /// The fill moves (on the UI thread); the bar's size does not change, so no layout is measured
+    /// again.
     private func lookDidChange() {
         runtime.noteAccessibilityChange()
-        setNeedsLayout()
         runtime.mainQueue.performOrEnqueue { [self] in layoutParts() }
     }
 

@@ -183,7 +183,8 @@ open class SliderNode: ControlNode, @unchecked Sendable {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         var text = String(format: "%.3f", value)
         while text.hasSuffix("0") { text.removeLast() }
-        return text
+        if text.hasSuffix(".") { text.removeLast() }
+        return text == "-0" ? "0" : text
     }
 
     /// Changes the range or step; the value is clamped and snapped again.
@@ -209,13 +210,11 @@ open class SliderNode: ControlNode, @unchecked Sendable {
         return changed
     }
 
+    /// The thumb and the fill move (on the UI thread); the slider's size does not change, so no
+    /// layout is measured again.
     private func valueDidChange() {
         runtime.noteAccessibilityChange()
-        setNeedsLayout()
-        runtime.mainQueue.performOrEnqueue { [self] in
-            guard isNodeLoaded else { return }
-            layoutParts()
-        }
+        runtime.mainQueue.performOrEnqueue { [self] in layoutParts() }
     }
 
     /// A change by the user: sets the value and, when it changed, sends `.valueChanged`.
