@@ -189,6 +189,7 @@ struct AtspiStateSet: Hashable, Sendable {
             (.focused, .focused), (.focusable, .focusable), (.selected, .selected), (.selectable, .selectable),
             (.expanded, .expanded), (.expandable, .expandable), (.checked, .checked), (.checkable, .checkable),
             (.editable, .editable), (.multiLine, .multiLine), (.showing, .showing), (.modal, .modal),
+            (.busy, .busy),
         ]
         for (model, atspi) in map where states.contains(model) { insert(atspi) }
         if element.role == .textField && !states.contains(.multiLine) { insert(.singleLine) }

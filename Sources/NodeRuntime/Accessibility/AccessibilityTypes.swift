@@ -144,6 +144,8 @@ public struct AccessibilityStates: OptionSet, Sendable, Hashable {
     public static let showing = AccessibilityStates(rawValue: 1 << 11)
     /// Keeps the rest of the window out of reach until it ends (an alert, a sheet).
     public static let modal = AccessibilityStates(rawValue: 1 << 12)
+    /// Working on something of unknown length (an indeterminate progress bar).
+    public static let busy = AccessibilityStates(rawValue: 1 << 20)
 }
 
 /// Something a screen reader can ask an element to do.

@@ -17,7 +17,8 @@ extension NodeHost {
     /// Puts the ring around the focused node, or hides it. Runs every frame; a ring that does not
     /// move changes nothing the compositor sees.
     func updateFocusRing() {
-        guard showsFocusRing, let node = focusedNode, !(node is ShowsOwnFocus), let layer = node.layerIfLoaded,
+        let focused = focusedNode.map { ($0 as? EditableTextNode)?.focusRingTarget ?? $0 }
+        guard showsFocusRing, let node = focused, !(node is ShowsOwnFocus), let layer = node.layerIfLoaded,
               layer.superlayer != nil, node.interfaceState.contains(.visible) else {
             if let focusRing, !focusRing.isHidden { focusRing.isHidden = true }
             return

@@ -138,6 +138,15 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     @MainActor
     public var onSubmit: ((String) -> Void)?
 
+    /// Told when the field gains (true) or loses (false) the focus: a search field that holds it shows
+    /// its outline. (main thread only)
+    @MainActor var focusChanged: ((Bool) -> Void)?
+    /// The node the host's focus ring goes around while the field has the focus (a search field
+    /// around it); nil: the field itself. Held weakly. (main thread only)
+    @MainActor weak var focusRingTarget: Node?
+    /// True while the field may not take the focus (its search field is disabled). (main thread only)
+    @MainActor var refusesFocus = false
+
     /// Draws the lines laid out around the view.
     let textNode = TextLinesNode()
     let caretNode = Node()
@@ -298,11 +307,12 @@ public final class EditableTextNode: Node, @unchecked Sendable {
 
     // MARK: - Focus
 
-    public override var canBecomeFocused: Bool { true }
+    public override var canBecomeFocused: Bool { !refusesFocus }
 
     public override func didBecomeFocused() {
         caretEpoch = frameTime
         updateCaretAndSelection()
+        focusChanged?(true)
     }
 
     public override func didResignFocus() {
@@ -310,6 +320,7 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         marked = nil
         refreshDisplayedText()
         updateCaretAndSelection()
+        focusChanged?(false)
     }
 
     public override var textInputCaret: Rect? {
