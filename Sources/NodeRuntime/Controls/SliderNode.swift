@@ -358,6 +358,11 @@ open class SliderNode: ControlNode, @unchecked Sendable {
         super.didExitVisibleState()
     }
 
+    /// A drag on the slider moves its thumb: a list or scroll around it does not take it.
+    /// - Thread: main
+    @MainActor
+    open override var handlesDragsItself: Bool { true }
+
     // MARK: Keys (UI thread)
 
     /// Arrows step the value, Page Up and Page Down move it by 10% of the range, Home and End go to

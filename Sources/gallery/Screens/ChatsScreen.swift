@@ -1,31 +1,21 @@
 import Tessera
 import Foundation
 
-/// The search bar above the chat list: a single-line field in a rounded pill.
+/// The search bar above the chat list: the kit's search field (magnifier, placeholder, clear button).
 final class SearchBarNode: Node, @unchecked Sendable {
-    let field = EditableTextNode(attributes: Palette.text(15), placeholder: "Search")
-    let pill = Palette.makeFieldPill()
+    let search = SearchFieldNode(placeholder: "Search", attributes: Palette.text(15))
+    /// The field inside the search field.
+    var field: EditableTextNode { search.textField }
 
     override init() {
         super.init()
         themedBackgroundColor = Palette.background
-        Palette.restyle(field)
-        dependOnAppearance(.colors)
-        field.isMultiline = false
-        field.maximumVisibleLines = 1
-        field.debugName = "search"
-        addSubnode(pill)
-        addSubnode(field)
-    }
-
-    /// The field's caret keeps a fixed colour: it follows the appearance here.
-    override func appearanceDidChange(_ change: AppearanceChange) {
-        Palette.restyle(field)
-        super.appearanceDidChange(change)
+        search.textField.debugName = "search"
+        addSubnode(search)
     }
 
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
-        Palette.fieldInPill(field, pill).inset(EdgeInsets(top: 8, left: 10, bottom: 6, right: 10))
+        search.inset(EdgeInsets(top: 8, left: 10, bottom: 6, right: 10))
     }
 }
 
@@ -58,7 +48,7 @@ final class ChatsController: ListScreenController, ListDataSource {
             guard let self else { return }
             self.openChat?(self.data.chat(forRow: self.dataRow(row)))
         }
-        searchField.onChange = { [weak self] query in self?.filter(query) }
+        screen.bar.search.onTextChange = { [weak self] query in self?.filter(query) }
     }
 
     /// Shows only the rows whose chat title or last message contains `query` (ignoring case and

@@ -42,6 +42,8 @@ final class SettingsContentNode: Node, @unchecked Sendable {
     let notifications = SwitchNode(isOn: true)
     let previews = SwitchNode(isOn: true)
     let sounds = SwitchNode(isOn: false)
+    /// The text size, 80% to 160% in steps of 10%: the appearance's text scale.
+    let textSize = SliderNode(value: 1, minimum: 0.8, maximum: 1.6, step: 0.1)
     let clearCache = ButtonNode(title: "Clear image cache", attributes: Palette.text(15, color: Palette.onAccent))
     let signOut = ButtonNode(title: "Sign out", attributes: Palette.text(15, color: Palette.onAccent))
     let heading = TextNode("Settings", attributes: Palette.text(22, bold: true))
@@ -61,7 +63,10 @@ final class SettingsContentNode: Node, @unchecked Sendable {
     init(stickerPath: String?) {
         rows = [SettingsRowNode("Notifications", control: notifications),
                 SettingsRowNode("Message previews", control: previews),
-                SettingsRowNode("Sounds", control: sounds)]
+                SettingsRowNode("Sounds", control: sounds),
+                SettingsRowNode("Text size", control: textSize)]
+        textSize.preferredSize = Size(width: 180, height: 28)
+        textSize.accessibilityLabel = "Text size"
         chatRows = [("Send with Enter", true), ("Read receipts", true), ("Link previews", true),
                     ("Large emoji", true), ("Auto-download photos", true), ("Auto-play stickers", true),
                     ("Compact chat list", false), ("Spell check", true), ("Archive muted chats", false),
@@ -165,6 +170,18 @@ final class SettingsController: NodeController {
         let sticker = screen.content.sticker
         screen.content.autoPlayStickers.addTarget(for: .valueChanged) { control, _ in
             sticker.isAnimationPaused = (control as? SwitchNode)?.isOn != true
+        }
+        // The slider sets the text scale (the desktop's until it is moved); it follows the appearance.
+        let textSize = screen.content.textSize
+        textSize.value = Runtime.shared.appearance.textScale
+        textSize.addTarget(for: .valueChanged) { control, _ in
+            guard let slider = control as? SliderNode else { return }
+            var appearance = Runtime.shared.appearance
+            let scale = (slider.value * 10).rounded() / 10
+            guard appearance.textScale != scale else { return }
+            appearance.textScale = scale
+            Runtime.shared.setAppearance(appearance)
+            GalleryApp.report("gallery: text size \(Int((scale * 100).rounded()))%")
         }
         screen.clearCache.addTarget(for: .primaryActionTriggered) { _, _ in
             ImageCache.shared.removeAll()
