@@ -37,8 +37,7 @@ public final class CheckboxNode: ControlNode, NodeDrawing, @unchecked Sendable {
         applyTitle()
     }
 
-    /// On or off. Setting it clears `isMixed` when it changes nothing else, redraws, and sends
-    /// nothing. - Thread: any
+    /// On or off. Setting it clears `isMixed`, redraws, and sends nothing. - Thread: any
     public var isChecked: Bool {
         get { model.withLock { $0.isChecked } }
         set { change { $0.isChecked = newValue; $0.isMixed = false } }

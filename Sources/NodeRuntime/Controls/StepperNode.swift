@@ -103,10 +103,11 @@ public final class StepperNode: ControlNode, NodeDrawing, @unchecked Sendable {
         }
     }
 
-    /// Whether `newValue` may be taken; reports it when not.
+    /// Whether `newValue` may be taken for the property `name`; reports it when not.
     private func accept(_ newValue: Double, _ name: String, positive: Bool = false) -> Bool {
         guard newValue.isFinite, !positive || newValue > 0 else {
-            TesseraLog.app.warning("StepperNode.\(name) = \(newValue) refused: \(positive ? "a finite number above 0" : "a finite number") is needed; it stays \(name == "value" ? self.value : name == "stepValue" ? self.stepValue : name == "minimumValue" ? self.minimumValue : self.maximumValue)")
+            let needed = positive ? "a finite number above 0" : "a finite number"
+            TesseraLog.app.warning("StepperNode.\(name) = \(newValue) refused: it must be \(needed); the property keeps its value")
             return false
         }
         return true
@@ -274,12 +275,27 @@ public final class StepperNode: ControlNode, NodeDrawing, @unchecked Sendable {
         setNeedsDisplay()
     }
 
+    /// The press ended (`activate` has run if it ended inside): no button is pressed. - Thread: main
+    @MainActor
+    public override func touchesEnded(_ touch: Touch) {
+        super.touchesEnded(touch)
+        pressedPart = nil
+        setNeedsDisplay()
+    }
+
+    /// The press was taken away: no button is pressed. - Thread: main
+    @MainActor
+    public override func touchesCancelled(_ touch: Touch) {
+        super.touchesCancelled(touch)
+        pressedPart = nil
+        setNeedsDisplay()
+    }
+
     /// A press released inside steps the value by the button it began on (none for the value's part or
     /// for Space and Enter, which change nothing). - Thread: main
     @MainActor
     public override func activate() {
         guard let part = pressedPart else { return }
-        pressedPart = nil
         userStep(by: part == .decrement ? -1 : 1)
     }
 
@@ -296,7 +312,6 @@ public final class StepperNode: ControlNode, NodeDrawing, @unchecked Sendable {
         case .home: _ = userSet { $0.value = $0.minimumValue }
         case .end: _ = userSet { $0.value = $0.maximumValue }
         default:
-            pressedPart = nil
             return super.keyDown(key, modifiers: modifiers)
         }
         return true
@@ -306,7 +321,6 @@ public final class StepperNode: ControlNode, NodeDrawing, @unchecked Sendable {
     @MainActor
     public override func controlStateDidChange() {
         super.controlStateDidChange()
-        if !controlState.contains(.highlighted) && !isHighlighted { /* the press ended: activate has run */ }
         opacity = isEnabled ? 1 : ControlIndicators.disabledOpacity
         setNeedsDisplay()
     }

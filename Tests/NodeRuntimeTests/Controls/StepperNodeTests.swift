@@ -52,6 +52,23 @@ final class StepperNodeTests: XCTestCase {
         XCTAssertEqual(try harness.colour(plus.x + 10, plus.y), ThemeColors.standardLight[.fill], "the field's fill")
     }
 
+    func testAPressReleasedOutsideStepsNothingAndIsForgotten() async throws {
+        let stepper = StepperNode(value: 5, minimumValue: 0, maximumValue: 10)
+        let harness = try ControlHarness(stepper, size: Size(width: 240, height: 120))
+        defer { harness.tearDown() }
+        harness.frame([.pointerMoved(plus), .pointerDown(plus, button: 1)])
+        harness.frame([.pointerMoved(Point(x: 230, y: 110)), .pointerUp(Point(x: 230, y: 110), button: 1)])
+        XCTAssertEqual(stepper.value, 5)
+        let element = try XCTUnwrap(harness.host.accessibilityTree().root.children.first)
+        XCTAssertFalse(harness.host.performAccessibilityAction(.press, onElement: element.id) && stepper.value != 5,
+                       "a later press does not step by the forgotten button")
+        XCTAssertEqual(stepper.value, 5)
+        stepper.isEnabled = false
+        try harness.settle()
+        harness.click(plus)
+        XCTAssertEqual(stepper.value, 5, "disabled")
+    }
+
     func testKeysStepPageAndGoToTheEnds() async throws {
         let stepper = StepperNode(value: 50, minimumValue: 0, maximumValue: 100, stepValue: 2)
         let harness = try ControlHarness(stepper, size: size)
