@@ -117,6 +117,19 @@ final class CheckboxNodeTests: XCTestCase {
         XCTAssertEqual(element.value, "mixed")
     }
 
+    func testAShownBoxFollowsTheAppearance() async throws {
+        let box = CheckboxNode(title: "Dark", isChecked: true)
+        let harness = try ControlHarness(box, size: size)
+        defer { harness.tearDown() }
+        XCTAssertEqual(try harness.colour(19, 17), ThemeColors.standardLight[.accent])
+        Runtime.shared.setAppearance(Appearance(colorScheme: .dark))
+        try harness.settle()
+        XCTAssertEqual(try harness.colour(19, 17), ThemeColors.standardDark[.accent])
+        Runtime.shared.setAppearance(Appearance(accentColor: Color(rgb: 0xE01B24)))
+        try harness.settle()
+        XCTAssertEqual(try harness.colour(19, 17), Color(rgb: 0xE01B24), "the desktop's accent colour")
+    }
+
     private func strip() throws -> Bitmap {
         try ControlStrip.render(rows: 3, cell: Size(width: 110, height: 44)) { row in
             let box = CheckboxNode(title: "Option", isChecked: row == 1)

@@ -88,8 +88,18 @@ final class SegmentedControlNodeTests: XCTestCase {
         segments.selectedIndex = Int.min
         XCTAssertNil(segments.selectedIndex)
         XCTAssertNil(SegmentedControlNode(titles: ["A"], selectedIndex: 1).selectedIndex)
+        segments.title = "Period"
         let none = try XCTUnwrap(harness.host.accessibilityTree().root.children.first)
         XCTAssertFalse(none.children.contains { $0.states.contains(.checked) })
+        XCTAssertEqual(none.label, "Period")
+        // No segments at all: nothing to draw, choose or focus.
+        let empty = SegmentedControlNode(titles: [], selectedIndex: 0)
+        XCTAssertNil(empty.selectedIndex)
+        let emptyHarness = try ControlHarness(empty, size: size)
+        defer { emptyHarness.tearDown() }
+        XCTAssertEqual(empty.frame.size, Size(width: 0, height: 32))
+        emptyHarness.keys(.tab, .right)
+        XCTAssertNil(emptyHarness.host.focusedNode)
     }
 
     private func strip() throws -> Bitmap {
