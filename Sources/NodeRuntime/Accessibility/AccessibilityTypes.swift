@@ -23,6 +23,8 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
     /// An on/off control.
     case `switch`
     case checkBox
+    /// One of a group of options of which one is chosen (a radio button, a segment).
+    case radioButton
     /// Text the user can edit (one line or several).
     case textField
     case list
@@ -33,6 +35,8 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
     /// Content that scrolls (a scroll node, a pager).
     case scrollArea
     case slider
+    /// A number stepped up and down by buttons or keys, shown between them.
+    case spinButton
     case progressBar
     /// A window's bar of menus, a menu (a popup list of items) and its items: plain, with a check
     /// mark, or one of a group of which one is chosen.
@@ -63,6 +67,7 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
         case .button: return 43  // ATSPI_ROLE_PUSH_BUTTON
         case .switch: return 62  // ATSPI_ROLE_TOGGLE_BUTTON
         case .checkBox: return 7  // ATSPI_ROLE_CHECK_BOX
+        case .radioButton: return 44  // ATSPI_ROLE_RADIO_BUTTON
         case .textField: return 79  // ATSPI_ROLE_ENTRY
         case .list: return 31  // ATSPI_ROLE_LIST
         case .listItem: return 32  // ATSPI_ROLE_LIST_ITEM
@@ -70,6 +75,7 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
         case .tabList: return 38  // ATSPI_ROLE_PAGE_TAB_LIST
         case .scrollArea: return 49  // ATSPI_ROLE_SCROLL_PANE
         case .slider: return 51  // ATSPI_ROLE_SLIDER
+        case .spinButton: return 52  // ATSPI_ROLE_SPIN_BUTTON
         case .progressBar: return 42  // ATSPI_ROLE_PROGRESS_BAR
         case .menuBar: return 34  // ATSPI_ROLE_MENU_BAR
         case .menu: return 33  // ATSPI_ROLE_MENU
@@ -96,6 +102,7 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
         case .button: return "push button"
         case .switch: return "toggle button"
         case .checkBox: return "check box"
+        case .radioButton: return "radio button"
         case .textField: return "entry"
         case .list: return "list"
         case .listItem: return "list item"
@@ -103,6 +110,7 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
         case .tabList: return "page tab list"
         case .scrollArea: return "scroll pane"
         case .slider: return "slider"
+        case .spinButton: return "spin button"
         case .progressBar: return "progress bar"
         case .menuBar: return "menu bar"
         case .menu: return "menu"
