@@ -34,7 +34,7 @@ final class GalleryDropTests: XCTestCase {
             let x = ["DISPLAY": display]
             let gallery = try GalleryProcess(GalleryProcess.galleryBinary.path, ["--screen", "thread", "--frames", "3600"]
                                              + GalleryProcess.assetsArguments,
-                                             environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
+                                             environment: x.merging(["SDL_VIDEODRIVER": "x11", "TESSERA_APPEARANCE": "light"]) { $1 })
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
             XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
             let (_, found) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",

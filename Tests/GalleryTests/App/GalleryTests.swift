@@ -234,7 +234,16 @@ final class GalleryTests: XCTestCase {
         let thumb = centre(screen.sounds.thumb)
         XCTAssertEqual(Color(premultipliedARGB: pixels.pixel(x: Int(thumb.x), y: Int(thumb.y))), .white, "its thumb")
         XCTAssertGreaterThan(thumb.x, centre(screen.sounds).x, "at the right end")
-        // Tab goes on from the focused switch to the button; Space presses it; the disabled one is skipped.
+        // Tab goes on from the focused switch to the text size slider: Right makes the text 110%, Left
+        // brings it back.
+        frames(app, [.keyDown(.tab, modifiers: [])])
+        XCTAssertTrue(app.host.focusedNode === screen.content.textSize)
+        frames(app, [.keyDown(.right, modifiers: [])])
+        XCTAssertEqual(Runtime.shared.appearance.textScale, 1.1, accuracy: 0.001, "the slider sets the text scale")
+        frames(app, [.keyDown(.left, modifiers: [])])
+        XCTAssertEqual(Runtime.shared.appearance.textScale, 1, accuracy: 0.001)
+        try app.settle()
+        // Tab goes on to the button; Space presses it; the disabled one is skipped.
         frames(app, [.keyDown(.tab, modifiers: [])])
         XCTAssertTrue(app.host.focusedNode === screen.clearCache)
         frames(app, [.keyDown(.space, modifiers: [])])
