@@ -73,6 +73,32 @@ private final class CheckScreen: Node, @unchecked Sendable {
     }
 }
 
+/// One of each everyday control, for the controls check.
+private final class ControlsScreen: Node, @unchecked Sendable {
+    let box = CheckboxNode(title: "Remember me")
+    let sizes = RadioGroupNode(titles: ["Small", "Medium", "Large"], selectedIndex: 1, title: "Size")
+    let span = SegmentedControlNode(titles: ["Day", "Week", "Month"], selectedIndex: 1, title: "Span")
+    let volume = SliderNode(value: 40, minimum: 0, maximum: 100, step: 5)
+    let progress = ProgressIndicatorNode(progress: 0.3)
+    let copies = StepperNode(value: 2, minimumValue: 1, maximumValue: 10, stepValue: 1)
+    let search = SearchFieldNode(placeholder: "Search")
+
+    override init() {
+        super.init()
+        backgroundColor = .white
+        volume.accessibilityLabel = "Volume"
+        volume.preferredSize = Size(width: 200, height: 28)
+        progress.preferredSize = Size(width: 200, height: 8)
+        copies.accessibilityLabel = "Copies"
+        search.preferredSize = Size(width: 240, height: 34)
+        for node in [box, sizes, span, volume, progress, copies, search] as [Node] { addSubnode(node) }
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack(spacing: 12, alignItems: .start) { [box, sizes, span, volume, progress, copies, search] as [Node] }.inset(16)
+    }
+}
+
 /// The second window of the two-window check: a count and the buttons that raise it and close the window.
 private final class SecondWindowScreen: Node, @unchecked Sendable {
     let count = TextNode("Second pressed 0 times")
@@ -124,6 +150,27 @@ final class AtspiEndToEndTests: XCTestCase {
         try runScreenReader(test: "testAScreenReaderSeesEveryWindow",
                             arguments: ["--title", Self.title, "--windows", "--second-title", Self.secondTitle],
                             checks: ["windows", "window trees", "window action", "window closed"])
+    }
+
+    func testAScreenReaderReadsAndDrivesTheControls() async throws {
+        if ProcessInfo.processInfo.environment[Self.childVariable] != nil {
+            try runControlsApp()
+            return
+        }
+        try runScreenReader(test: "testAScreenReaderReadsAndDrivesTheControls", arguments: ["--title", Self.title, "--controls"],
+                            checks: ["check box", "radio buttons", "slider", "progress bar", "spin button", "search field"])
+    }
+
+    /// The child of `testAScreenReaderReadsAndDrivesTheControls`: one of each control, until the script ends it.
+    private func runControlsApp() throws {
+        var configuration = Application.Configuration(title: Self.title, size: Size(width: 480, height: 480), headless: false,
+                                                      resizable: false)
+        configuration.accessibility = true
+        let screen = ControlsScreen()
+        let app = try Application(configuration: configuration, rootNode: screen)
+        print("controls app running; accessibility \(String(describing: app.accessibilityBridge?.status))")
+        app.runEventLoop(forSeconds: 120)
+        app.close()
     }
 
     /// Runs `atspi_client.py` with `arguments` under Xvfb and a private session bus, with this test

@@ -15,6 +15,10 @@ With --windows, the app shows two windows (the second titled --second-title, wit
 button and a "Close" button) and the checks are of the windows: two frames under the application,
 each with its title and its own elements; "Press" pressed through its action counts in the second
 window and renames it; "Close" closes it, and one frame is left.
+
+With --controls, the app shows a check box, two radio groups (one of them linked segments), a
+slider, a progress bar, a spin button and a search field, and the checks read their roles, states
+and values (the Value interface's range and increment) and drive them by their actions.
 """
 
 import argparse
@@ -469,11 +473,117 @@ def check_windows(title, second_title, app_command):
                     process.kill()
 
 
+def check_controls(title, app_command):
+    """The everyday controls as a screen reader meets them: roles, names, states and values, and
+    their actions."""
+    processes = []
+    app = None
+    try:
+        start_buses(processes)
+        global pyatspi
+        import pyatspi
+        from gi.repository import GLib
+
+        context = GLib.MainContext.default()
+
+        def pump():
+            while context.iteration(False):
+                pass
+
+        app = subprocess.Popen(app_command)
+        desktop = pyatspi.Registry.getDesktop(0)
+
+        def the_app():
+            if app.poll() is not None:
+                raise CheckFailed("the app exited with status %d" % app.returncode)
+            for index in range(desktop.childCount):
+                candidate = desktop.getChildAtIndex(index)
+                if candidate is not None and candidate.name == title:
+                    return candidate
+            return None
+
+        application = wait_until("the app named %r in the desktop" % title, the_app, timeout=60, pump=pump)
+        frame = wait_until("the app's frame", lambda: application.getChildAtIndex(0), pump=pump)
+        elements = wait_until("the controls", lambda: [e for e in descendants(frame) if e.getRole() == pyatspi.ROLE_SPIN_BUTTON]
+                              and descendants(frame), pump=pump)
+
+        def value(accessible):
+            v = accessible.queryValue()
+            return (v.minimumValue, v.maximumValue, v.currentValue, v.minimumIncrement)
+
+        box = find(elements, pyatspi.ROLE_CHECK_BOX, "Remember me")
+        if states(box).contains(pyatspi.STATE_CHECKED):
+            raise CheckFailed("the check box starts checked")
+        if not box.queryAction().doAction(0):
+            raise CheckFailed("DoAction on the check box answered false")
+        wait_until("the check box to be checked", lambda: states(box).contains(pyatspi.STATE_CHECKED), pump=pump)
+        say("ok check box: %r is a check box, checked by its action" % box.name)
+
+        radios = [e for e in elements if e.getRole() == pyatspi.ROLE_RADIO_BUTTON]
+        checked = [r.name for r in radios if states(r).contains(pyatspi.STATE_CHECKED)]
+        names = [r.name for r in radios]
+        for expected in ("Small", "Medium", "Large", "Day", "Week", "Month"):
+            if expected not in names:
+                raise CheckFailed("no radio button %r among %s" % (expected, names))
+        if checked != ["Medium", "Week"]:
+            raise CheckFailed("the checked radio buttons are %s" % checked)
+        large = [r for r in radios if r.name == "Large"][0]
+        if not large.queryAction().doAction(0):
+            raise CheckFailed("DoAction on Large answered false")
+        wait_until("Large to be checked and Medium not",
+                   lambda: states(large).contains(pyatspi.STATE_CHECKED)
+                   and not states([r for r in radios if r.name == "Medium"][0]).contains(pyatspi.STATE_CHECKED), pump=pump)
+        say("ok radio buttons: %s, one checked per group; Large chosen by its action" % names)
+
+        slider = find(elements, pyatspi.ROLE_SLIDER, "Volume")
+        if value(slider) != (0.0, 100.0, 40.0, 5.0):
+            raise CheckFailed("the slider's value range is %s" % (value(slider),))
+        action = slider.queryAction()
+        increments = [i for i in range(action.nActions) if action.getName(i) == "increment"]
+        if not increments or not action.doAction(increments[0]):
+            raise CheckFailed("the slider has no increment action that answers")
+        wait_until("the slider at 45", lambda: value(slider)[2] == 45.0, pump=pump)
+        say("ok slider: %r from 0 to 100 by 5, at 40, incremented to %s" % (slider.name, value(slider)[2]))
+
+        progress = find(elements, pyatspi.ROLE_PROGRESS_BAR)
+        low, high, current, _ = value(progress)
+        if not (low == 0.0 and high == 1.0 and abs(current - 0.3) < 1e-9):
+            raise CheckFailed("the progress bar's value is %s" % (value(progress),))
+        say("ok progress bar: %s of %s to %s" % (current, low, high))
+
+        spin = find(elements, pyatspi.ROLE_SPIN_BUTTON, "Copies")
+        if value(spin) != (1.0, 10.0, 2.0, 1.0):
+            raise CheckFailed("the spin button's value range is %s" % (value(spin),))
+        say("ok spin button: %r from 1 to 10, at 2" % spin.name)
+
+        entry = [e for e in elements if e.getRole() == pyatspi.ROLE_ENTRY]
+        if not entry:
+            raise CheckFailed("no entry (the search field) among %s" % [(e.getRoleName(), e.name) for e in elements])
+        say("ok search field: an entry named %r" % entry[0].name)
+        say("all checks passed")
+        return 0
+    except CheckFailed as failure:
+        say("FAILED: %s" % failure)
+        return 1
+    except Exception:
+        say("FAILED with an error:\n" + traceback.format_exc())
+        return 1
+    finally:
+        for process in ([app] if app else []) + list(reversed(processes)):
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--title", required=True, help="the app's name in the desktop (its window's title)")
     parser.add_argument("--windows", action="store_true", help="check an app of two windows instead")
     parser.add_argument("--second-title", default="", help="with --windows: the second window's title")
+    parser.add_argument("--controls", action="store_true", help="check an app of everyday controls instead")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the app and its arguments")
     arguments = parser.parse_args()
     command = arguments.command[1:] if arguments.command[:1] == ["--"] else arguments.command
@@ -481,6 +591,8 @@ def main():
         parser.error("no app to start")
     if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
         parser.error("no session bus: run inside dbus-run-session")
+    if arguments.controls:
+        sys.exit(check_controls(arguments.title, command))
     if arguments.windows:
         sys.exit(check_windows(arguments.title, arguments.second_title, command))
     sys.exit(check(arguments.title, command))
