@@ -283,7 +283,7 @@ public final class Application {
     @discardableResult
     public func openWindow(configuration windowConfiguration: Window.Configuration = Window.Configuration(),
                            rootController: NodeController?, modalFor parent: Window? = nil) throws -> Window {
-        if let parent, !(parent.isOpen && windows.contains { $0 === parent }) {
+        if let parent, !(parent.isOpen && !parent.isClosing && windows.contains { $0 === parent }) {
             throw Failure("cannot open a modal window for \"\(parent.title)\": it is not an open window of this application")
         }
         let vsync = configuration.vsync && !windows.contains { $0.presentsInStepWithDisplay }

@@ -78,6 +78,9 @@ extension Application {
         public private(set) var frameCount = 0
         /// False once the window has closed.
         public private(set) var isOpen = true
+        /// True from the start of `close()`: its modal windows are closing, and no new one may open
+        /// over it (one that an `onClose` of theirs opens would outlive it).
+        private(set) var isClosing = false
         /// The window's title.
         public private(set) var title: String
         /// The last frame saw work under way off the UI thread that may end without a result to commit
@@ -180,9 +183,11 @@ extension Application {
             blockInput(by: modalWindows.last?.windowID)
         }
 
-        /// Tells the platform window (on the thread that owns it) which modal window its input waits for.
+        /// Tells the host whether its input is blocked, and the platform window (on the thread that
+        /// owns it) which modal window its input waits for.
         private func blockInput(by modal: WindowID?) {
             guard isOpen else { return }
+            host.isInputBlocked = !modalWindows.isEmpty
             if let backend {
                 backend.window.inputBlockedBy = modal
             } else {
@@ -207,7 +212,8 @@ extension Application {
         /// the window is let go. The application forgets it; its loop ends once no window is left
         /// (`Configuration.quitsWhenLastWindowCloses`). Harmless twice.
         public func close() {
-            guard isOpen else { return }
+            guard isOpen, !isClosing else { return }
+            isClosing = true
             // Its modal windows first, the newest first: none outlives the window it is a dialog of.
             for modal in modalWindows.reversed() { modal.close() }
             isOpen = false
