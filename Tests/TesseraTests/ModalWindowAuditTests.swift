@@ -218,4 +218,18 @@ final class ModalWindowAuditTests: XCTestCase {
         XCTAssertTrue(app.windows.isEmpty)
         XCTAssertFalse(app.mainWindow.isBlockedByModalWindow)
     }
+
+    /// A window opened modal for a window that is not open (closed meanwhile, or none of the
+    /// process's) is an app window, shown once its renderer is made: it never stays hidden, waiting
+    /// for a parent there is not.
+    func testADialogForAWindowThatIsNotThereIsShownAnyway() async throws {
+        var configuration = SDLRenderBackend.Configuration(title: "orphan", size: Size(width: 40, height: 30), scale: 1,
+                                                           headless: true, renderDriver: .software)
+        let gone = try SDLRenderBackend(SDLRenderBackend.Configuration(title: "gone", size: Size(width: 40, height: 30),
+                                                                       scale: 1, headless: true, renderDriver: .software))
+        configuration.modalFor = WindowID(rawValue: gone.window.windowID.rawValue &+ 1000)
+        let backend = try SDLRenderBackend(configuration)
+        XCTAssertTrue(backend.window.isShown, "no parent to wait for: shown")
+        withExtendedLifetime(gone) {}
+    }
 }
