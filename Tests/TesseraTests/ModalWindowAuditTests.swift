@@ -232,4 +232,23 @@ final class ModalWindowAuditTests: XCTestCase {
         XCTAssertTrue(backend.window.isShown, "no parent to wait for: shown")
         withExtendedLifetime(gone) {}
     }
+
+    /// A shortcut with Shift that opens a dialog: its release comes under the dialog, dropped, so the
+    /// window takes Shift as released as the dialog opens; a click after the dialog closed extends
+    /// no selection.
+    func testShiftHeldForTheShortcutThatOpensADialogIsNotLeftHeld() async throws {
+        let (app, _) = try makeApp(compositorThread: false)
+        defer { app.close() }
+        var dialog: Application.Window?
+        app.host.keyHandler = { key, modifiers in
+            guard key == .character("a"), modifiers.contains(.shift) else { return false }
+            dialog = try? app.openWindow(configuration: self.small("about"), rootController: nil, modalFor: app.mainWindow)
+            return true
+        }
+        app.frame(events: [.keyDown(.character("a"), modifiers: [.shift, .control])])
+        XCTAssertNotNil(dialog)
+        app.frame(events: [.keyUp(.character("a"), modifiers: [.shift, .control]), .keyUp(.character("a"), modifiers: [])])
+        dialog?.close()
+        XCTAssertFalse(app.host.isShiftDown, "Shift's release under the dialog was dropped: not taken as held after it")
+    }
 }

@@ -70,7 +70,8 @@ public final class NodeHost {
     var eventScrollUpdate: ScrollUpdate?
     /// True while a modal window is open over the host's window (`Application.Window.isBlockedByModalWindow`):
     /// no touch stays down (the one down as it is set is cancelled, and so is one a press read
-    /// before it began: its release would be dropped), the popups and tooltips end as when the window
+    /// before it began: its release would be dropped), no key is taken as held (Shift), the popups
+    /// and tooltips end as when the window
     /// loses the focus, and the pointer, keys and text its overlays' surfaces read are dropped.
     /// What the window itself reads is filtered where it is read. (main thread only)
     public var isInputBlocked = false {
@@ -78,6 +79,8 @@ public final class NodeHost {
             UIThread.precondition("NodeHost.isInputBlocked")
             guard isInputBlocked && !oldValue else { return }
             cancelTouchInProgress()
+            // The keys held now are released under the modal window, unheard: none is held here.
+            isShiftDown = false
             windowFocusChanged(false)
         }
     }
