@@ -279,7 +279,8 @@ public final class Application {
     /// Closing the dialog gives the input back (and the keyboard focus, if the dialog held it);
     /// closing the window under it closes the dialog first. Several can stack; the newest is in front.
     /// - Throws: `Failure` when the window or its renderer cannot be made, or `modalFor` is not an open
-    ///   window of this application.
+    ///   window of this application (one that is closing is not: a dialog an `onClose` opens over it
+    ///   would outlive it).
     @discardableResult
     public func openWindow(configuration windowConfiguration: Window.Configuration = Window.Configuration(),
                            rootController: NodeController?, modalFor parent: Window? = nil) throws -> Window {

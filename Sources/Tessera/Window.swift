@@ -97,7 +97,9 @@ extension Application {
         public var scale: Double { host.contentsScale }
         /// True while a modal window is open over this one: the user's input to this window is
         /// dropped as it is read (a press or its close button bring the modal window forward instead);
-        /// what the window system says of the window (resizes, focus) still comes.
+        /// what the window system says of the window (resizes, focus) still comes. As it begins, the
+        /// touch held in the window is cancelled and its menus and tooltips end; a screen reader's
+        /// actions on its elements do nothing (`NodeHost.isInputBlocked`).
         public var isBlockedByModalWindow: Bool { !modalWindows.isEmpty }
         /// Which window this is among the process's (SDL's id).
         public var windowID: WindowID? { compositor.window?.windowID }
