@@ -279,11 +279,12 @@ public final class Application {
     /// Closing the dialog gives the input back (and the keyboard focus, if the dialog held it);
     /// closing the window under it closes the dialog first. Several can stack; the newest is in front.
     /// - Throws: `Failure` when the window or its renderer cannot be made, or `modalFor` is not an open
-    ///   window of this application.
+    ///   window of this application (one that is closing is not: a dialog an `onClose` opens over it
+    ///   would outlive it).
     @discardableResult
     public func openWindow(configuration windowConfiguration: Window.Configuration = Window.Configuration(),
                            rootController: NodeController?, modalFor parent: Window? = nil) throws -> Window {
-        if let parent, !(parent.isOpen && windows.contains { $0 === parent }) {
+        if let parent, !(parent.isOpen && !parent.isClosing && windows.contains { $0 === parent }) {
             throw Failure("cannot open a modal window for \"\(parent.title)\": it is not an open window of this application")
         }
         let vsync = configuration.vsync && !windows.contains { $0.presentsInStepWithDisplay }

@@ -78,6 +78,9 @@ extension Application {
         public private(set) var frameCount = 0
         /// False once the window has closed.
         public private(set) var isOpen = true
+        /// True from the start of `close()`: its modal windows are closing, and no new one may open
+        /// over it (one that an `onClose` of theirs opens would outlive it).
+        private(set) var isClosing = false
         /// The window's title.
         public private(set) var title: String
         /// The last frame saw work under way off the UI thread that may end without a result to commit
@@ -94,7 +97,9 @@ extension Application {
         public var scale: Double { host.contentsScale }
         /// True while a modal window is open over this one: the user's input to this window is
         /// dropped as it is read (a press or its close button bring the modal window forward instead);
-        /// what the window system says of the window (resizes, focus) still comes.
+        /// what the window system says of the window (resizes, focus) still comes. As it begins, the
+        /// touch held in the window is cancelled and its menus and tooltips end; a screen reader's
+        /// actions on its elements do nothing (`NodeHost.isInputBlocked`).
         public var isBlockedByModalWindow: Bool { !modalWindows.isEmpty }
         /// Which window this is among the process's (SDL's id).
         public var windowID: WindowID? { compositor.window?.windowID }
@@ -180,9 +185,11 @@ extension Application {
             blockInput(by: modalWindows.last?.windowID)
         }
 
-        /// Tells the platform window (on the thread that owns it) which modal window its input waits for.
+        /// Tells the host whether its input is blocked, and the platform window (on the thread that
+        /// owns it) which modal window its input waits for.
         private func blockInput(by modal: WindowID?) {
             guard isOpen else { return }
+            host.isInputBlocked = !modalWindows.isEmpty
             if let backend {
                 backend.window.inputBlockedBy = modal
             } else {
@@ -207,7 +214,8 @@ extension Application {
         /// the window is let go. The application forgets it; its loop ends once no window is left
         /// (`Configuration.quitsWhenLastWindowCloses`). Harmless twice.
         public func close() {
-            guard isOpen else { return }
+            guard isOpen, !isClosing else { return }
+            isClosing = true
             // Its modal windows first, the newest first: none outlives the window it is a dialog of.
             for modal in modalWindows.reversed() { modal.close() }
             isOpen = false

@@ -140,16 +140,17 @@ public final class SDLWindow: PlatformWindow {
         let size = configuration.size.sanitizedForWindow
         let pixelWidth = Int32(clamping: PixelGeometry.nearestIndex(size.width * scale))
         let pixelHeight = Int32(clamping: PixelGeometry.nearestIndex(size.height * scale))
+        // The window a dialog is modal for; none found (closed, or none of the process's): an app window.
+        let modalParent = configuration.popup == nil ? configuration.modalFor.flatMap { SDL_GetWindowFromID($0.rawValue) } : nil
         // A popup is shown by its first present (no empty window before its first frame); a dialog
         // once its renderer is made (`showAsModalDialog`).
-        var flags = UInt32(configuration.popup != nil || configuration.modalFor != nil ? SDL_WINDOW_HIDDEN.rawValue
-                                                                                        : SDL_WINDOW_SHOWN.rawValue)
+        var flags = UInt32(configuration.popup != nil || modalParent != nil ? SDL_WINDOW_HIDDEN.rawValue
+                                                                            : SDL_WINDOW_SHOWN.rawValue)
         if configuration.resizable { flags |= UInt32(SDL_WINDOW_RESIZABLE.rawValue) }
         // A window whose scale follows its display asks for a full-density drawable.
         if forced == nil { flags |= UInt32(SDL_WINDOW_ALLOW_HIGHDPI.rawValue) }
         var x = Int32(bitPattern: UInt32(SDL_WINDOWPOS_CENTERED_MASK)), y = x
         // A dialog opens centred over the window it is modal for (the window system's units).
-        let modalParent = configuration.popup == nil ? configuration.modalFor.flatMap { SDL_GetWindowFromID($0.rawValue) } : nil
         if let modalParent {
             var parentX: Int32 = 0, parentY: Int32 = 0, parentWidth: Int32 = 0, parentHeight: Int32 = 0
             SDL_GetWindowPosition(modalParent, &parentX, &parentY)

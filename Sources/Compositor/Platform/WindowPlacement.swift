@@ -82,7 +82,10 @@ public final class WindowPlacement: @unchecked Sendable {
     /// runs while that thread reads events). Nil stops it.
     public func setObserver(_ observer: (@Sendable (State) -> Void)?) {
         lock.lock()
+        let replaced = self.observer
         self.observer = observer
         lock.unlock()
+        // The observer let go (and what it holds) is released outside the lock.
+        withExtendedLifetime(replaced) {}
     }
 }

@@ -87,6 +87,9 @@ extension NodeHost {
         for overlay in overlayStack {
             guard let surface = overlay.surface, let origin = overlay.surfaceFrame?.origin else { continue }
             for event in surface.takeEvents() {
+                // Under a modal window, the user's presses, keys and text on a menu of the window reach
+                // nothing; the wheel still scrolls it (its window's thread may have moved the scroll already).
+                if isInputBlocked && event.isUserInput, !Self.isWheel(event) { continue }
                 func moved(_ point: Point) -> Point { Point(x: point.x + origin.x, y: point.y + origin.y) }
                 switch event {
                 case let .pointerMoved(point): taken.append(.pointerMoved(moved(point)))
@@ -101,6 +104,11 @@ extension NodeHost {
             }
         }
         return taken
+    }
+
+    private static func isWheel(_ event: InputEvent) -> Bool {
+        if case .wheel = event { return true }
+        return false
     }
 
     /// True when a surface has input waiting or layers to draw. - Thread: main

@@ -327,8 +327,10 @@ extension NodeHost {
     var focusTrappingOverlay: Overlay? { overlayStack.last { $0.kind.takesFocus } }
 
     /// True when a modal overlay keeps `node` out of reach: it is under the top modal overlay (in the
-    /// root or a lower overlay), not in it or above it. Screen readers' actions stop there too.
+    /// root or a lower overlay), not in it or above it; or a modal window is open over the host's
+    /// window (`isInputBlocked`), which keeps every node out of reach. Screen readers' actions stop there too.
     func isBehindModalOverlay(_ node: Node) -> Bool {
+        if isInputBlocked { return true }
         guard let modal = overlayStack.lastIndex(where: { $0.kind == .modal }) else { return false }
         return !overlayStack[modal...].contains { $0.container.isAncestor(of: node) }
     }

@@ -68,6 +68,22 @@ public final class NodeHost {
     var eventTime = 0.0
     /// What the compositor thread did with the event being routed. (main thread only)
     var eventScrollUpdate: ScrollUpdate?
+    /// True while a modal window is open over the host's window (`Application.Window.isBlockedByModalWindow`):
+    /// no touch stays down (the one down as it is set is cancelled, and so is one a press read
+    /// before it began: its release would be dropped), no key is taken as held (Shift), the popups
+    /// and tooltips end as when the window
+    /// loses the focus, and the pointer, keys and text its overlays' surfaces read are dropped.
+    /// What the window itself reads is filtered where it is read. (main thread only)
+    public var isInputBlocked = false {
+        didSet {
+            UIThread.precondition("NodeHost.isInputBlocked")
+            guard isInputBlocked && !oldValue else { return }
+            cancelTouchInProgress()
+            // The keys held now are released under the modal window, unheard: none is held here.
+            isShiftDown = false
+            windowFocusChanged(false)
+        }
+    }
     /// Where the pointer was last seen, in window points: wheel events go to the node under it; nil
     /// once it has left the window. (main thread only)
     var pointerLocation: Point?
@@ -268,6 +284,9 @@ public final class NodeHost {
         }
         eventTime = time
         eventScrollUpdate = nil
+        // A press read before the window was blocked (a compositor thread's) has done what it does
+        // (a fling it stopped stays stopped); its touch ends here, as its release will not come.
+        if isInputBlocked { cancelTouchInProgress() }
         for recognizer in touchRecognizers { recognizer.frameDidAdvance(to: time) }
         claimTouchIfRecognized()
         updateFocus(at: time)
