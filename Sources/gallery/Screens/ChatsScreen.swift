@@ -74,6 +74,7 @@ final class ChatsController: ListScreenController, ListDataSource {
             }
         }
         list.reloadData()
+        GalleryApp.report("gallery: search \"\(query)\" shows \(matchingRows?.count ?? rows) chats")
     }
 
     private static func fold(_ text: String) -> String {
