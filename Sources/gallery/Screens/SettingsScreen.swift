@@ -75,7 +75,7 @@ final class SettingsContentNode: Node, @unchecked Sendable {
         super.init()
         themedBackgroundColor = Palette.groupedBackground
         colorButtons()
-        dependOnAppearance(.colors)
+        dependOnAppearance([.colors, .textScale])
         for button in [clearCache, signOut] { button.cornerRadius = 8 }
         addSubnode(heading)
         for row in rows { addSubnode(row) }
@@ -114,6 +114,8 @@ final class SettingsContentNode: Node, @unchecked Sendable {
     /// The buttons' colours are fixed per state: they follow the appearance here.
     override func appearanceDidChange(_ change: AppearanceChange) {
         if change.contains(.colors) { colorButtons() }
+        // The slider shows the text scale, whoever changed it (the desktop, the View menu, itself).
+        if change.contains(.textScale) { textSize.value = Runtime.shared.appearance.textScale }
         super.appearanceDidChange(change)
     }
 

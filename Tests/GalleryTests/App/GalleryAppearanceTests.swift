@@ -58,6 +58,35 @@ final class GalleryAppearanceTests: XCTestCase {
         try assertScreen(.chats, in: Appearance(textScale: 1.5), golden: "screen-chats-text-scale-1.5")
     }
 
+    /// A larger text scale while running lays every screen out again as a gallery started at that
+    /// scale does: the same pixels, row heights and label places included (the settings' rows and
+    /// buttons, inside a scroll, too).
+    func testALargerTextScaleWhileRunningMatchesAGalleryStartedAtIt() async throws {
+        for screen in [GalleryOptions.Screen.settings, .chats] {
+            Runtime.shared.setAppearance(Appearance(textScale: 1.3))
+            let started = try makeApp(screen: screen)
+            try started.settle()
+            let expected = try XCTUnwrap(OffscreenRender.capture(started.host))
+            started.host.setRootController(nil)
+            Runtime.shared.setAppearance(.standard)
+            let app = try makeApp(screen: screen)
+            defer { app.host.setRootController(nil) }
+            try app.settle()
+            Runtime.shared.setAppearance(Appearance(textScale: 1.3))
+            try app.settle()
+            let live = try XCTUnwrap(OffscreenRender.capture(app.host))
+            let differing = (0..<live.height).reduce(0) { count, y in
+                count + (0..<live.width).filter { live.pixel(x: $0, y: y) != expected.pixel(x: $0, y: y) }.count
+            }
+            if differing > 0 {
+                try? live.writePNG(to: GoldenImage.outputDirectory.appendingPathComponent("text-scale-live-\(screen.rawValue).png").path)
+                try? expected.writePNG(to: GoldenImage.outputDirectory.appendingPathComponent("text-scale-started-\(screen.rawValue).png").path)
+            }
+            XCTAssertEqual(differing, 0, "\(screen.rawValue): the live change shows what a start at 1.3 shows")
+            Runtime.shared.setAppearance(.standard)
+        }
+    }
+
     /// Dark while running: the rows on screen draw again in place (not made again), and the screen
     /// is the one a gallery started in dark shows; light again is the light golden.
     func testTheGalleryTurnsDarkWhileRunning() async throws {

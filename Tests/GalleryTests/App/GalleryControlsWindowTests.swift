@@ -50,8 +50,15 @@ final class GalleryControlsWindowTests: XCTestCase {
             mark = gallery.output.count
             XCTAssertEqual(try run(xdotool, ["key", "Left"], environment: x).status, 0)
             XCTAssertNotNil(gallery.readLine(containing: "gallery: text size 130%", after: mark), gallery.output)
-            if let shot = Xvfb.screenshot(display: display) {
-                try? Xvfb.writePNG(shot, to: GalleryProcess.outputFolder.appendingPathComponent("settings-slider-window.png").path)
+            // Once the screen stops changing (the text laid out again at 130%), it is kept to look at.
+            var previous = Xvfb.screenshot(display: display)
+            for _ in 0..<40 {
+                let shot = Xvfb.screenshot(display: display)
+                if let shot, let last = previous, shot.pixels == last.pixels { break }
+                previous = shot
+            }
+            if let previous {
+                try? Xvfb.writePNG(previous, to: GalleryProcess.outputFolder.appendingPathComponent("settings-slider-window.png").path)
             }
 
             // The Chats screen's search field: a click in it, typed letters filter; its clear button empties it.
