@@ -91,6 +91,23 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
         var naturalSizeRead: ImageSource?
         /// The source whose header could not be read: measured as zero until the source changes.
         var naturalSizeFailed: ImageSource?
+        /// Told when a load ends (`loadStateHandler`).
+        var loadStateHandler: (@MainActor @Sendable (LoadState) -> Void)?
+    }
+
+    /// Called on the UI thread each time a load of the source ends: `.loaded` with the image shown,
+    /// or `.failed` with the reason (a placeholder for a progress indicator while a picture comes by
+    /// URL: `isLoadingOverNetwork` says whether one is under way). Not called for a load that a newer
+    /// source replaced. - Thread: any (to set)
+    public var loadStateHandler: (@MainActor @Sendable (LoadState) -> Void)? {
+        get { imageState.withLock { $0.loadStateHandler } }
+        set {
+            let old = imageState.withLock { state in
+                defer { state.loadStateHandler = newValue }
+                return state.loadStateHandler
+            }
+            withExtendedLifetime(old) {}  // let go of after unlocking
+        }
     }
     private let lockedImageState = Locked(ImageState())
     /// The image state; out of a draw function's reach like all node state (checked).
@@ -535,6 +552,16 @@ public final class ImageNode: Node, NodeDrawing, @unchecked Sendable {
             return true
         }
         if stored { displayArgumentsDidChange() }
+        if stored, let handler = imageState.withLock({ $0.loadStateHandler }) {
+            let state: LoadState
+            switch result {
+            case .success: state = .loaded
+            case .failure(let error): state = .failed(error)
+            }
+            // On the UI thread, where results arrive (a cached image found while asked on another
+            // thread is told there too).
+            runtime.mainQueue.performOrEnqueue { handler(state) }
+        }
         if stored, case .success = result, let (source, target, limits) = animationRequest() {
             animationPlayer.stillImageDidLoad(source: source, target: target, limits: limits)
         }

@@ -37,6 +37,8 @@ final class MessageNode: Node, @unchecked Sendable {
     let replyAuthor: TextNode?
     let replyText: TextNode?
     let photo: ImageNode?
+    /// Over a photo that comes by URL, while it loads.
+    let photoProgress: ProgressIndicatorNode?
     let text: TextNode?
     let time: TextNode
     let outgoing: Bool
@@ -49,7 +51,10 @@ final class MessageNode: Node, @unchecked Sendable {
         AccessibilityDescription(role: .listItem, label: spokenLabel, exposesChildren: false)
     }
 
-    init(_ message: ChatData.Message, replyTo: ChatData.Message?, group: Bool, photoPath: String?) {
+    /// `photoPath`: the photo's file; with `served`, a photo of the dataset's is fetched from the
+    /// asset server instead (a progress indicator shows over it until it has come).
+    init(_ message: ChatData.Message, replyTo: ChatData.Message?, group: Bool, photoPath: String?,
+         served: (url: URL, loader: NetworkImageLoader)? = nil) {
         outgoing = message.out
         let tint = outgoing ? Palette.outgoingMeta : Palette.accent
         bubble.emptyColor = Palette.color(outgoing ? Palette.outgoingBubble : Palette.incomingBubble)
@@ -71,13 +76,27 @@ final class MessageNode: Node, @unchecked Sendable {
         }
         if let photoPath {
             let image = ImageNode()
-            image.source = .file(photoPath)
+            if let served {
+                image.networkLoader = served.loader
+                image.source = .url(served.url)
+                let progress = ProgressIndicatorNode(isIndeterminate: true)
+                progress.accessibilityLabel = "Loading photo"
+                photoProgress = progress
+                image.loadStateHandler = { [weak progress] state in
+                    progress?.isHidden = true
+                    GalleryApp.report("gallery: photo \(served.url.lastPathComponent) \(state == .loaded ? "loaded" : "failed")")
+                }
+            } else {
+                image.source = .file(photoPath)
+                photoProgress = nil
+            }
             image.contentMode = .aspectFill
             image.imageCornerRadii = CornerRadii(10)
             image.emptyColor = Palette.color(Palette.photoPlaceholder)
             photo = image
         } else {
             photo = nil
+            photoProgress = nil
         }
         text = message.text.isEmpty ? nil : TextNode(message.text, attributes: Palette.text(15))
         time = TextNode(Format.clockTime(message.time),
@@ -92,7 +111,7 @@ final class MessageNode: Node, @unchecked Sendable {
         isTransactionContainer = true
         dependOnAppearance(.colors)
         addSubnode(bubble)
-        for node in [author, replyBar, replyAuthor, replyText, photo, text, time].compactMap({ $0 }) { addSubnode(node) }
+        for node in [author, replyBar, replyAuthor, replyText, photo, photoProgress, text, time].compactMap({ $0 }) { addSubnode(node) }
     }
 
     /// The bubble and the photo's placeholder are image nodes' fixed colours: they follow here.
@@ -107,7 +126,12 @@ final class MessageNode: Node, @unchecked Sendable {
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
         let width = constrainedSize.max.width.isFinite ? constrainedSize.max.width : 480
         let maxBubble = min(460, width * 0.78)
-        let photoSpec: (any LayoutElement)? = photo.map { $0.size(Size(width: min(280, maxBubble - 20), height: 180)) }
+        let photoSpec: (any LayoutElement)? = photo.map { photo -> any LayoutElement in
+            let sized = photo.size(Size(width: min(280, maxBubble - 20), height: 180))
+            // A bar across the photo's lower part while it comes by URL.
+            guard let photoProgress else { return sized }
+            return sized.overlay(photoProgress.size(Size(width: 120, height: 4)).centered())
+        }
         let replySpec: (any LayoutElement)? = replyBar.flatMap { bar in
             guard let replyAuthor, let replyText else { return nil }
             return HStack(spacing: 6, alignItems: .stretch) {
@@ -450,13 +474,19 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
     func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
         let item = items[row]
         let data = data
+        let assets = servedHistory?.assets
         return {
             switch item {
             case .day(let day): return DaySeparatorNode(day)
             case let .message(message, replyTo, group):
                 // A photo attached from a file has an absolute path; the dataset's are relative to its assets.
+                let photo = message.photo
                 return MessageNode(message, replyTo: replyTo, group: group,
-                                   photoPath: message.photo.map { $0.hasPrefix("/") ? $0 : data.photoPath($0) })
+                                   photoPath: photo.map { $0.hasPrefix("/") ? $0 : data.photoPath($0) },
+                                   served: photo.flatMap { path in
+                                       guard !path.hasPrefix("/"), let assets else { return nil }
+                                       return (assets.url(forAsset: path), assets.imageLoader)
+                                   })
             }
         }
     }
