@@ -13,7 +13,7 @@ final class GalleryControlsWindowTests: XCTestCase {
     private let viewport = GalleryOptions().size
 
     private nonisolated func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
-        try GalleryProcess(executable, arguments, environment: environment).finish()
+        try GalleryProcess.run(executable, arguments, environment: environment)
     }
 
     /// The percentage in the last "text size N%" line after `mark`.
@@ -26,14 +26,9 @@ final class GalleryControlsWindowTests: XCTestCase {
         guard let xdotool = Xvfb.which("xdotool") else { throw XCTSkip("xdotool is not installed (make test installs it)") }
         try Xvfb.withDisplay(numbers: 1000..<1100) { display in
             let x = ["DISPLAY": display]
-            let gallery = try GalleryProcess(GalleryProcess.galleryBinary.path, ["--screen", "settings", "--frames", "3600"]
-                                             + GalleryProcess.assetsArguments,
-                                             environment: x.merging(["SDL_VIDEODRIVER": "x11", "TESSERA_APPEARANCE": "light"]) { $1 })
+            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "settings", "--frames", "3600"],
+                                                                     environment: ["TESSERA_APPEARANCE": "light"], xdotool: xdotool)
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
-            XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
-            let (_, found) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",
-                                                          "^Tessera gallery$"], environment: x)
-            let window = try XCTUnwrap(found.split(separator: "\n").first.map(String.init), "window not found")
 
             // The slider: 180 points wide at the row's right edge (16 in), in the fourth row; at 100%
             // its thumb (28 across) sits a quarter of the way along its travel (80–160%).

@@ -14,7 +14,7 @@ final class GalleryDropTests: XCTestCase {
     private var source: String { GoldenImage.repositoryRoot.appendingPathComponent("Tests/GalleryTests/App/xdnd_source.py").path }
 
     private nonisolated func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
-        try GalleryProcess(executable, arguments, environment: environment).finish()
+        try GalleryProcess.run(executable, arguments, environment: environment)
     }
 
     /// The colour of the screen's pixel at `point` (screen pixels), nil when xwd could not read it.
@@ -32,14 +32,9 @@ final class GalleryDropTests: XCTestCase {
         }
         try Xvfb.withDisplay(numbers: 800..<900) { display in
             let x = ["DISPLAY": display]
-            let gallery = try GalleryProcess(GalleryProcess.galleryBinary.path, ["--screen", "thread", "--frames", "3600"]
-                                             + GalleryProcess.assetsArguments,
-                                             environment: x.merging(["SDL_VIDEODRIVER": "x11", "TESSERA_APPEARANCE": "light"]) { $1 })
+            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "thread", "--frames", "3600"],
+                                                                     environment: ["TESSERA_APPEARANCE": "light"], xdotool: xdotool)
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
-            XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
-            let (_, found) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",
-                                                          "^Tessera gallery$"], environment: x)
-            let window = try XCTUnwrap(found.split(separator: "\n").first.map(String.init), "window not found")
             let geometry = try run(xdotool, ["getwindowgeometry", "--shell", window], environment: x).output
             func value(_ name: String) -> Int? {
                 geometry.split(separator: "\n").first { $0.hasPrefix(name + "=") }.flatMap { Int($0.dropFirst(name.count + 1)) }

@@ -88,3 +88,37 @@ final class GalleryProcess {
         return (process.terminationStatus, output)
     }
 }
+
+extension GalleryProcess {
+    /// Runs `executable` with `arguments` to its end: its status and what it wrote.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
+        try GalleryProcess(executable, arguments, environment: environment).finish()
+    }
+
+    /// Starts the gallery in a window on X display `display` with `arguments` (the repository's assets
+    /// added; `environment` over SDL's X11 driver), waits until it says its screen is ready, and finds
+    /// its window with xdotool. The caller ends the process (`terminate()` in a `defer`).
+    /// - Throws: when the gallery does not start or its window is not found in 20 s.
+    static func startInWindow(display: String, arguments: [String], environment extra: [String: String] = [:],
+                              xdotool: String) throws -> (gallery: GalleryProcess, window: String) {
+        let environment = ["DISPLAY": display, "SDL_VIDEODRIVER": "x11"].merging(extra) { $1 }
+        let gallery = try GalleryProcess(galleryBinary.path, arguments + assetsArguments, environment: environment)
+        guard gallery.read(until: "screen ready") else {
+            gallery.process.terminate()
+            throw GalleryWindowError(what: "the gallery did not start: \(gallery.output)")
+        }
+        let (_, found) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",
+                                                      "^Tessera gallery$"], environment: ["DISPLAY": display])
+        guard let window = found.split(separator: "\n").first.map(String.init) else {
+            gallery.process.terminate()
+            throw GalleryWindowError(what: "the gallery's window was not found")
+        }
+        return (gallery, window)
+    }
+}
+
+/// Why a gallery in a window could not be had.
+struct GalleryWindowError: Error, CustomStringConvertible {
+    let what: String
+    var description: String { what }
+}

@@ -9,7 +9,7 @@ import XCTest
 @MainActor
 final class GalleryTextSelectionTests: XCTestCase {
     private nonisolated func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
-        try GalleryProcess(executable, arguments, environment: environment).finish()
+        try GalleryProcess.run(executable, arguments, environment: environment)
     }
 
     func testADraggedSelectionCopiedWithCtrlCReachesTheClipboard() async throws {
@@ -17,14 +17,9 @@ final class GalleryTextSelectionTests: XCTestCase {
         guard let xclip = Xvfb.which("xclip") else { throw XCTSkip("xclip is not installed (make test installs it)") }
         try Xvfb.withDisplay(numbers: 900..<1000) { display in
             let x = ["DISPLAY": display]
-            let gallery = try GalleryProcess(GalleryProcess.galleryBinary.path, ["--screen", "text", "--frames", "3600"]
-                                             + GalleryProcess.assetsArguments,
-                                             environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
+            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "text", "--frames", "3600"],
+                                                                     environment: [:], xdotool: xdotool)
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
-            XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
-            let (_, found) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",
-                                                          "^Tessera gallery$"], environment: x)
-            let window = try XCTUnwrap(found.split(separator: "\n").first.map(String.init), "window not found")
             // The first sample's first line (below the menu bar and its caption): from its start across
             // a few words, then Ctrl+C.
             XCTAssertEqual(try run(xdotool, ["mousemove", "--window", window, "17", "70", "mousedown", "1",

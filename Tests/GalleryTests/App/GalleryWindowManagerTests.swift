@@ -12,7 +12,7 @@ import XCTest
 @MainActor
 final class GalleryWindowManagerTests: XCTestCase {
     private nonisolated func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
-        try GalleryProcess(executable, arguments, environment: environment).finish()
+        try GalleryProcess.run(executable, arguments, environment: environment)
     }
 
     func testAMenuAndTheModalAboutWindowUnderOpenbox() async throws {
@@ -30,14 +30,9 @@ final class GalleryWindowManagerTests: XCTestCase {
                 if !managed { usleep(50_000) }
             }
             XCTAssertTrue(managed, "openbox manages the screen")
-            let gallery = try GalleryProcess(GalleryProcess.galleryBinary.path,
-                                             ["--screen", "thread", "--frames", "3600"] + GalleryProcess.assetsArguments,
-                                             environment: x.merging(["SDL_VIDEODRIVER": "x11"]) { $1 })
+            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "thread", "--frames", "3600"],
+                                                                     xdotool: xdotool)
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
-            XCTAssertTrue(gallery.read(until: "screen ready"), gallery.output)
-            let (_, found) = try run("/usr/bin/timeout", ["20", xdotool, "search", "--sync", "--onlyvisible", "--name",
-                                                          "^Tessera gallery$"], environment: x)
-            let window = try XCTUnwrap(found.split(separator: "\n").first.map(String.init), "window not found")
             func focused() throws -> String {
                 try run(xdotool, ["getwindowfocus"], environment: x).output.trimmingCharacters(in: .whitespacesAndNewlines)
             }

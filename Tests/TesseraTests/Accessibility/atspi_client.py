@@ -122,44 +122,85 @@ def states(accessible):
     return accessible.getState()
 
 
-def check(title, app_command):
-    processes = []
-    app = None
-    try:
-        start_buses(processes)
+class Session:
+    """The buses, pyatspi's main loop and the app under check, found in the desktop by name."""
+
+    def __init__(self, title, app_command, listen=()):
+        self.title = title
+        self.app_command = app_command
+        self.listen = listen
+        self.processes = []
+        self.app = None
+        self.events = []
+        self.context = None
+
+    def pump(self):
+        while self.context is not None and self.context.iteration(False):
+            pass
+
+    def start(self):
+        """Starts the buses, listens for `listen`'s event kinds (into `events`: type, source, detail1,
+        detail2, any_data), starts the app and returns its application object."""
+        start_buses(self.processes)
         global pyatspi
         import pyatspi
         from gi.repository import GLib
 
-        context = GLib.MainContext.default()
-
-        def pump():
-            while context.iteration(False):
-                pass
-
-        events = []
+        self.context = GLib.MainContext.default()
 
         def heard(event):
-            events.append((event.type, event.source, event.detail1, event.detail2, event.any_data))
+            self.events.append((event.type, event.source, event.detail1, event.detail2, event.any_data))
 
-        for kind in ("object:state-changed:focused", "object:state-changed:checked", "focus:",
-                     "object:property-change:accessible-name", "object:text-changed:insert",
-                     "object:text-changed:delete", "object:children-changed:add", "object:text-caret-moved"):
+        for kind in self.listen:
             pyatspi.Registry.registerEventListener(heard, kind)
-
-        app = subprocess.Popen(app_command)
+        self.app = subprocess.Popen(self.app_command)
         desktop = pyatspi.Registry.getDesktop(0)
 
         def the_app():
-            if app.poll() is not None:
-                raise CheckFailed("the app exited with status %d" % app.returncode)
+            if self.app.poll() is not None:
+                raise CheckFailed("the app exited with status %d" % self.app.returncode)
             for index in range(desktop.childCount):
                 candidate = desktop.getChildAtIndex(index)
-                if candidate is not None and candidate.name == title:
+                if candidate is not None and candidate.name == self.title:
                     return candidate
             return None
 
-        application = wait_until("the app named %r in the desktop" % title, the_app, timeout=60, pump=pump)
+        return wait_until("the app named %r in the desktop" % self.title, the_app, timeout=60, pump=self.pump)
+
+    def stop(self):
+        for process in ([self.app] if self.app else []) + list(reversed(self.processes)):
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
+def run_checks(session, checks):
+    """Runs `checks(application)` in `session`; says the verdict and returns the exit status."""
+    try:
+        application = session.start()
+        checks(application)
+        say("all checks passed")
+        return 0
+    except CheckFailed as failure:
+        say("FAILED: %s" % failure)
+        return 1
+    except Exception:
+        say("FAILED with an error:\n" + traceback.format_exc())
+        return 1
+    finally:
+        session.stop()
+
+
+def check(title, app_command):
+    session = Session(title, app_command, listen=(
+        "object:state-changed:focused", "object:state-changed:checked", "focus:", "object:property-change:accessible-name",
+        "object:text-changed:insert", "object:text-changed:delete", "object:children-changed:add", "object:text-caret-moved"))
+    pump = session.pump
+
+    def checks(application):
         say("ok found the app: %r, toolkit %s %s, %d child" % (
             application.name, application.get_toolkit_name(), application.get_toolkit_version(), application.childCount))
         if application.get_toolkit_name() != "Tessera" or application.getRole() != pyatspi.ROLE_APPLICATION:
@@ -280,11 +321,11 @@ def check(title, app_command):
             box.x, box.y, box.width, box.height, button_box.x, button_box.y, button_box.width, button_box.height))
 
         # Focus: Tab from the keyboard moves it, and the screen reader hears where.
-        del events[:]
+        del session.events[:]
         subprocess.run(["xdotool", "windowfocus", "--sync", window, "key", "--window", window, "Tab"], check=True, timeout=20)
 
         def focused_event():
-            for kind, source, detail1, _, _ in events:
+            for kind, source, detail1, _, _ in session.events:
                 if kind == "object:state-changed:focused" and detail1 == 1:
                     return source
             return None
@@ -293,30 +334,30 @@ def check(title, app_command):
         if not states(source).contains(pyatspi.STATE_FOCUSED):
             raise CheckFailed("%r got a focus event but does not say it is focused" % source.name)
         first_focus = source.name
-        if not any(kind == "focus:" for kind, _, _, _, _ in events):
-            wait_until("the focus: event", lambda: any(kind == "focus:" for kind, _, _, _, _ in events), pump=pump)
-        del events[:]
+        if not any(kind == "focus:" for kind, _, _, _, _ in session.events):
+            wait_until("the focus: event", lambda: any(kind == "focus:" for kind, _, _, _, _ in session.events), pump=pump)
+        del session.events[:]
         subprocess.run(["xdotool", "key", "--window", window, "Tab"], check=True, timeout=20)
         second = wait_until("a second focus event after Tab", focused_event, pump=pump)
         say("ok focus: Tab focused %s %r, then %s %r" % (
             source.getRoleName(), first_focus, second.getRoleName(), second.name))
 
         # Events heard for what changed: the switch checked, the count renamed, text inserted, a row added.
-        del events[:]
+        del session.events[:]
         switch.queryAction().doAction(0)
         wait_until("state-changed:checked after the switch's click",
-                   lambda: any(k == "object:state-changed:checked" and d == 0 for k, _, d, _, _ in events), pump=pump)
+                   lambda: any(k == "object:state-changed:checked" and d == 0 for k, _, d, _, _ in session.events), pump=pump)
         action.doAction(0)
         wait_until("property-change:accessible-name for the count",
                    lambda: any(k == "object:property-change:accessible-name" and a == "Pressed 2 times"
-                               for k, _, _, _, a in events), pump=pump)
+                               for k, _, _, _, a in session.events), pump=pump)
         wait_until("children-changed:add on the list",
-                   lambda: any(k == "object:children-changed:add" for k, _, _, _, _ in events), pump=pump)
+                   lambda: any(k == "object:children-changed:add" for k, _, _, _, _ in session.events), pump=pump)
         editable.insertText(0, "A", 1)
         wait_until("text-changed:insert of 'A' at 0",
                    lambda: any(k == "object:text-changed:insert" and d1 == 0 and d2 == 1 and a == "A"
-                               for k, _, d1, d2, a in events), pump=pump)
-        say("ok events: %s" % sorted(set(k for k, _, _, _, _ in events)))
+                               for k, _, d1, d2, a in session.events), pump=pump)
+        say("ok events: %s" % sorted(set(k for k, _, _, _, _ in session.events)))
 
         # Menus and dialogs: the window's menu bar, a menu opened by its title's action, an item of it
         # activated, and the alert that item shows (modal), answered through its button.
@@ -351,61 +392,16 @@ def check(title, app_command):
         wait_until("the count to read 'Pressed 0 times' again", lambda: count.name == "Pressed 0 times", pump=pump)
         say("ok menus: the bar holds %s; File opened, %r activated, the alert %r answered" % (
             [t.name for t in titles], item_name, alert_name))
-        say("all checks passed")
-        return 0
-    except CheckFailed as failure:
-        say("FAILED: %s" % failure)
-        return 1
-    except Exception:
-        say("FAILED with an error:\n" + traceback.format_exc())
-        return 1
-    finally:
-        for process in ([app] if app else []) + list(reversed(processes)):
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+
+    return run_checks(session, checks)
 
 
 def check_windows(title, second_title, app_command):
-    processes = []
-    app = None
-    try:
-        start_buses(processes)
-        global pyatspi
-        import pyatspi
-        from gi.repository import GLib
+    session = Session(title, app_command, listen=("object:children-changed:add", "object:children-changed:remove",
+                                                   "window:activate"))
+    pump = session.pump
 
-        context = GLib.MainContext.default()
-
-        def pump():
-            while context.iteration(False):
-                pass
-
-        events = []
-
-        def heard(event):
-            events.append((event.type, event.source.getRole() if event.source else None, event.detail1))
-
-        for kind in ("object:children-changed:add", "object:children-changed:remove", "window:activate"):
-            pyatspi.Registry.registerEventListener(heard, kind)
-
-        app = subprocess.Popen(app_command)
-        desktop = pyatspi.Registry.getDesktop(0)
-
-        def the_app():
-            if app.poll() is not None:
-                raise CheckFailed("the app exited with status %d" % app.returncode)
-            for index in range(desktop.childCount):
-                candidate = desktop.getChildAtIndex(index)
-                if candidate is not None and candidate.name == title:
-                    return candidate
-            return None
-
-        application = wait_until("the app named %r in the desktop" % title, the_app, timeout=60, pump=pump)
-
+    def checks(application):
         def frames():
             return [application.getChildAtIndex(i) for i in range(application.childCount)]
 
@@ -452,57 +448,21 @@ def check_windows(title, second_title, app_command):
         if left is None or left.name != title:
             raise CheckFailed("the frame left is %r" % (left.name if left else None))
         wait_until("the children-changed:remove on the application",
-                   lambda: [e for e in events if e[0] == "object:children-changed:remove" and e[1] == pyatspi.ROLE_APPLICATION],
+                   lambda: [e for e in session.events if e[0] == "object:children-changed:remove"
+                           and e[1] is not None and e[1].getRole() == pyatspi.ROLE_APPLICATION],
                    pump=pump)
         say("ok window closed: one frame left, %r; the application said the second went" % left.name)
-        say("all checks passed")
-        return 0
-    except CheckFailed as failure:
-        say("FAILED: %s" % failure)
-        return 1
-    except Exception:
-        say("FAILED with an error:\n" + traceback.format_exc())
-        return 1
-    finally:
-        for process in ([app] if app else []) + list(reversed(processes)):
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+
+    return run_checks(session, checks)
 
 
 def check_controls(title, app_command):
     """The everyday controls as a screen reader meets them: roles, names, states and values, and
     their actions."""
-    processes = []
-    app = None
-    try:
-        start_buses(processes)
-        global pyatspi
-        import pyatspi
-        from gi.repository import GLib
+    session = Session(title, app_command)
+    pump = session.pump
 
-        context = GLib.MainContext.default()
-
-        def pump():
-            while context.iteration(False):
-                pass
-
-        app = subprocess.Popen(app_command)
-        desktop = pyatspi.Registry.getDesktop(0)
-
-        def the_app():
-            if app.poll() is not None:
-                raise CheckFailed("the app exited with status %d" % app.returncode)
-            for index in range(desktop.childCount):
-                candidate = desktop.getChildAtIndex(index)
-                if candidate is not None and candidate.name == title:
-                    return candidate
-            return None
-
-        application = wait_until("the app named %r in the desktop" % title, the_app, timeout=60, pump=pump)
+    def checks(application):
         frame = wait_until("the app's frame", lambda: application.getChildAtIndex(0), pump=pump)
         elements = wait_until("the controls", lambda: [e for e in descendants(frame) if e.getRole() == pyatspi.ROLE_SPIN_BUTTON]
                               and descendants(frame), pump=pump)
@@ -560,22 +520,8 @@ def check_controls(title, app_command):
         if not entry:
             raise CheckFailed("no entry (the search field) among %s" % [(e.getRoleName(), e.name) for e in elements])
         say("ok search field: an entry named %r" % entry[0].name)
-        say("all checks passed")
-        return 0
-    except CheckFailed as failure:
-        say("FAILED: %s" % failure)
-        return 1
-    except Exception:
-        say("FAILED with an error:\n" + traceback.format_exc())
-        return 1
-    finally:
-        for process in ([app] if app else []) + list(reversed(processes)):
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+
+    return run_checks(session, checks)
 
 
 def main():
