@@ -100,17 +100,17 @@ open class SliderNode: ControlNode, @unchecked Sendable {
     public static let trackThickness = 4.0
     public static let haloDiameter = 28.0
 
-    /// A slider at `value` in `minimum`…`maximum`, stepping by `step` (nil: continuous). Values that
-    /// are not finite fall back to 0…1 and the range's minimum; a reversed range becomes
-    /// `minimum`…`minimum`. - Thread: any
-    public init(value: Double = 0, minimum: Double = 0, maximum: Double = 1, step: Double? = nil) {
+    /// A slider at `value` in `minimumValue`…`maximumValue`, stepping by `stepValue` (nil:
+    /// continuous), as `StepperNode` takes them. Values that are not finite fall back to 0…1 and the
+    /// range's minimum; a reversed range becomes `minimumValue`…`minimumValue`. - Thread: any
+    public init(value: Double = 0, minimumValue: Double = 0, maximumValue: Double = 1, stepValue: Double? = nil) {
         super.init()
         model.withLock { m in
-            let lower = minimum.isFinite ? minimum : 0
-            var upper = maximum.isFinite ? maximum : max(1, lower)
+            let lower = minimumValue.isFinite ? minimumValue : 0
+            var upper = maximumValue.isFinite ? maximumValue : max(1, lower)
             if upper < lower { upper = lower }
             if !(upper - lower).isFinite { (m.minimum, m.maximum) = (0, 1) } else { (m.minimum, m.maximum) = (lower, upper) }
-            m.step = Self.checkedStep(step)
+            m.step = Self.checkedStep(stepValue)
             m.value = m.checked(value) ?? m.minimum
         }
         preferredSize = Size(width: 160, height: 28)

@@ -43,7 +43,7 @@ final class SettingsContentNode: Node, @unchecked Sendable {
     let previews = SwitchNode(isOn: true)
     let sounds = SwitchNode(isOn: false)
     /// The text size, 80% to 160% in steps of 10%: the appearance's text scale.
-    let textSize = SliderNode(value: 1, minimum: 0.8, maximum: 1.6, step: 0.1)
+    let textSize = SliderNode(value: 1, minimumValue: 0.8, maximumValue: 1.6, stepValue: 0.1)
     let clearCache = ButtonNode(title: "Clear image cache", attributes: Palette.text(15, color: Palette.onAccent))
     let signOut = ButtonNode(title: "Sign out", attributes: Palette.text(15, color: Palette.onAccent))
     let heading = TextNode("Settings", attributes: Palette.text(22, bold: true))

@@ -61,7 +61,7 @@ final class SliderNodeTests: XCTestCase {
     }
 
     func testAPressOnTheTrackJumpsThereAndGoesOnAsADrag() async throws {
-        let slider = SliderNode(value: 0.5, minimum: 0, maximum: 100)
+        let slider = SliderNode(value: 0.5, minimumValue: 0, maximumValue: 100)
         let harness = try show(slider)
         defer { harness.tearDown() }
         let events = record(slider)
@@ -97,7 +97,7 @@ final class SliderNodeTests: XCTestCase {
     }
 
     func testAStepSnapsTheDragAndTheKeys() async throws {
-        let slider = SliderNode(value: 0, minimum: 0, maximum: 1, step: 0.25)
+        let slider = SliderNode(value: 0, minimumValue: 0, maximumValue: 1, stepValue: 0.25)
         let harness = try show(slider)
         defer { harness.tearDown() }
         harness.frame([.pointerDown(Point(x: x(0.33), y: 24), button: 1)])
@@ -113,7 +113,7 @@ final class SliderNodeTests: XCTestCase {
     }
 
     func testKeysStepPageAndGoToTheEnds() async throws {
-        let slider = SliderNode(value: 100, minimum: 0, maximum: 200)
+        let slider = SliderNode(value: 100, minimumValue: 0, maximumValue: 200)
         let harness = try show(slider)
         defer { harness.tearDown() }
         let events = record(slider)
@@ -227,7 +227,7 @@ final class SliderNodeTests: XCTestCase {
             XCTAssertNil(slider.stepValue, "a step of \(step) is no step")
         }
 
-        let grid = SliderNode(value: 0, minimum: 0, maximum: 10, step: 3)
+        let grid = SliderNode(value: 0, minimumValue: 0, maximumValue: 10, stepValue: 3)
         grid.value = 8
         XCTAssertEqual(grid.value, 9, "snapped to the nearest step")
         grid.value = 9.8
@@ -235,12 +235,12 @@ final class SliderNodeTests: XCTestCase {
         grid.value = 4.4
         XCTAssertEqual(grid.value, 3)
 
-        let fallback = SliderNode(value: .nan, minimum: .nan, maximum: .infinity, step: .nan)
+        let fallback = SliderNode(value: .nan, minimumValue: .nan, maximumValue: .infinity, stepValue: .nan)
         XCTAssertEqual(fallback.minimumValue, 0)
         XCTAssertEqual(fallback.maximumValue, 1)
         XCTAssertEqual(fallback.value, 0, "NaN starts at the minimum")
         XCTAssertNil(fallback.stepValue)
-        let reversed = SliderNode(value: 3, minimum: 4, maximum: 2)
+        let reversed = SliderNode(value: 3, minimumValue: 4, maximumValue: 2)
         XCTAssertEqual(reversed.minimumValue, 4)
         XCTAssertEqual(reversed.maximumValue, 4, "a reversed range collapses to its minimum")
         XCTAssertEqual(reversed.value, 4)
@@ -249,7 +249,7 @@ final class SliderNodeTests: XCTestCase {
         XCTAssertEqual(SliderNode.format(2.5), "2.5")
         XCTAssertEqual(SliderNode.format(-40), "-40")
         XCTAssertEqual(SliderNode.format(1e20), "100000000000000000000")
-        let empty = SliderNode(value: 4, minimum: 4, maximum: 4)
+        let empty = SliderNode(value: 4, minimumValue: 4, maximumValue: 4)
         XCTAssertEqual(empty.value, 4)
         XCTAssertEqual(empty.accessibilityDefaults().valueRange?.step, 0)
     }

@@ -78,7 +78,7 @@ private final class ControlsScreen: Node, @unchecked Sendable {
     let box = CheckboxNode(title: "Remember me")
     let sizes = RadioGroupNode(titles: ["Small", "Medium", "Large"], selectedIndex: 1, title: "Size")
     let span = SegmentedControlNode(titles: ["Day", "Week", "Month"], selectedIndex: 1, title: "Span")
-    let volume = SliderNode(value: 40, minimum: 0, maximum: 100, step: 5)
+    let volume = SliderNode(value: 40, minimumValue: 0, maximumValue: 100, stepValue: 5)
     let progress = ProgressIndicatorNode(progress: 0.3)
     let copies = StepperNode(value: 2, minimumValue: 1, maximumValue: 10, stepValue: 1)
     let search = SearchFieldNode(placeholder: "Search")
