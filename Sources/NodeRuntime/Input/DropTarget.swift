@@ -22,14 +22,17 @@ public import Compositor
 /// - Thread: main, every member.
 @MainActor
 public final class DropTarget {
-    /// Kinds of dropped things.
+    /// Kinds of dropped things. - Thread: any (a value)
     public struct Kinds: OptionSet, Sendable, Hashable {
+        /// The kinds' bits. - Thread: any
         public let rawValue: Int
+        /// The kinds whose bits are `rawValue`. - Thread: any
         public init(rawValue: Int) { self.rawValue = rawValue }
-        /// Local files, by path.
+        /// Local files, by path. - Thread: any
         public static let files = Kinds(rawValue: 1 << 0)
-        /// Text.
+        /// Text. - Thread: any
         public static let text = Kinds(rawValue: 1 << 1)
+        /// Files and text. - Thread: any
         public static let all: Kinds = [.files, .text]
     }
 
