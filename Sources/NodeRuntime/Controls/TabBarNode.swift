@@ -285,7 +285,9 @@ final class TabItemNode: ControlNode, NodeDrawing, @unchecked Sendable {
     override func layout() {
         super.layout()
         let size = titleSize()
-        let width = min(size.width, max(0, bounds.width - 2 * Self.padding))
+        // The padding is what the bar asks for when it sizes itself; a title in a narrower tab may
+        // use it rather than be cut short.
+        let width = min(size.width, bounds.width)
         let frame = Rect(x: ((bounds.width - width) / 2).rounded(), y: ((bounds.height - size.height) / 2).rounded(),
                          width: width, height: size.height)
         if titleNode.frame != frame { titleNode.frame = frame }
