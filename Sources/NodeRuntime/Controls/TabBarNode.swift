@@ -61,9 +61,9 @@ public final class TabBarNode: ControlNode, NodeDrawing, @unchecked Sendable {
     /// One node per tab. (set once)
     let tabs: [TabItemNode]
     private let model: Locked<Model>  // guarded by its lock
-    /// The tab that takes the focus at the bar's Tab stop when it is not the chosen one: where the
-    /// arrows left it. Cleared by a choice. (main thread only)
-    @MainActor private var rovingIndex: Int?
+    /// The tab the arrows moved the focus to; it counts only while a tab has the focus. Cleared by a
+    /// choice. (main thread only)
+    @MainActor var rovingIndex: Int?
 
     /// Called on the UI thread with the tab's index when the user chooses a tab (before the targets
     /// hear `.valueChanged`). - Thread: main
@@ -132,11 +132,14 @@ public final class TabBarNode: ControlNode, NodeDrawing, @unchecked Sendable {
 
     // MARK: Choosing (UI thread)
 
-    /// The tab Tab stops at: where the arrows left the focus, else the chosen one, else the first
-    /// enabled one. - Thread: main
+    /// The tab that may take the focus: while a tab has it, where the arrows moved it; else (the
+    /// focus coming from outside the bar) the chosen one, else the first enabled one. - Thread: main
     @MainActor
     func focusIndex() -> Int? {
-        if let rovingIndex, tabs.indices.contains(rovingIndex), tabs[rovingIndex].isEnabled { return rovingIndex }
+        if let rovingIndex, tabs.indices.contains(rovingIndex), tabs[rovingIndex].isEnabled,
+           let focused = nodeHost?.focusedNode, tabs.contains(where: { $0 === focused }) {
+            return rovingIndex
+        }
         if let index = selectedIndex, tabs[index].isEnabled { return index }
         return tabs.first { $0.isEnabled }?.index
     }
@@ -320,6 +323,12 @@ final class TabItemNode: ControlNode, NodeDrawing, @unchecked Sendable {
 
     /// Only the bar's Tab stop takes focus: the bar is one stop, and the arrows move within it.
     override var canBecomeFocused: Bool { isEnabled && bar?.focusIndex() == index }
+
+    /// Focus that came other than by the arrows (Tab, a click) forgets where they had moved it.
+    override func didBecomeFocused() {
+        super.didBecomeFocused()
+        if let bar, bar.rovingIndex != index { bar.rovingIndex = nil }
+    }
 
     override func activate() {
         bar?.userChose(index)

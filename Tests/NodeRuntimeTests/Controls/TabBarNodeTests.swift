@@ -81,8 +81,14 @@ final class TabBarNodeTests: XCTestCase {
         harness.keys(.up, .down)
         XCTAssertTrue(harness.host.focusedNode === tabs.tabs[2], "Up and Down are not the bar's")
         XCTAssertEqual(chosen, [1, 2])
+        harness.keys(.left)
+        XCTAssertTrue(harness.host.focusedNode === tabs.tabs[1])
         harness.keys(.tab)
         XCTAssertTrue(harness.host.focusedNode === after, "one stop")
+        harness.frame([.keyDown(.tab, modifiers: .shift), .keyUp(.tab, modifiers: .shift)])
+        XCTAssertTrue(harness.host.focusedNode === tabs.tabs[2], "coming back, the focus lands on the chosen tab")
+        harness.keys(.tab)
+        XCTAssertTrue(harness.host.focusedNode === after)
         tabs.isEnabled = false
         try harness.settle()
         harness.keys(.tab)
@@ -121,6 +127,16 @@ final class TabBarNodeTests: XCTestCase {
         try harness.settle()
         XCTAssertTrue(tabs.tabs[2].isSelected)
         XCTAssertEqual(chosen, [0])
+    }
+
+    func testATitleInANarrowTabUsesItsPadding() async throws {
+        let tabs = TabBarNode(titles: ["Settings", "Notifications"], title: "Narrow")
+        let harness = try ControlHarness(tabs, size: Size(width: 190, height: 80))
+        defer { harness.tearDown() }
+        let tab = tabs.tabs[1]
+        let needed = tab.titleSize().width
+        XCTAssertGreaterThan(needed + 2 * TabItemNode.padding, tab.frame.width, "narrower than the title and its padding")
+        XCTAssertEqual(tab.titleNode.frame.width, min(needed, tab.frame.width), "the whole title, not cut short")
     }
 
     private func strip() throws -> Bitmap {
