@@ -8,9 +8,11 @@ import Foundation
 ///
 /// The back button shows when `showsBackButton`; pressing it (a click, Space or Enter while it is
 /// focused, a screen reader's press) or Alt+Left given to `handleKey(_:modifiers:)` calls `onBack`.
-/// Escape is left to whoever owns the screen (a `NavigationController` pops on it). To follow a
-/// navigation stack, set `title`, `backTitle` and `showsBackButton` when it changes and pop in
-/// `onBack`.
+/// Escape is left to whoever owns the screen (a `NavigationController` pops on it).
+///
+/// Given to `NavigationController.navigationBar`, it follows that stack: the top controller's
+/// `title`, a back button titled by the one below, popping when pressed. Otherwise the app sets
+/// `title`, `backTitle` and `showsBackButton` and pops in `onBack`.
 ///
 /// A screen reader reads a tool bar labelled by the title, holding the title as a heading, the back
 /// button as a button named "Back", and the trailing items.

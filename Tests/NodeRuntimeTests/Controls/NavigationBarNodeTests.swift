@@ -85,6 +85,34 @@ final class NavigationBarNodeTests: XCTestCase {
         XCTAssertEqual(plain.children.map(\.label), ["Chats", "Call"], "a hidden back button is not read")
     }
 
+    func testABarFollowsANavigationStack() async throws {
+        let chats = NodeController(node: Node())
+        chats.title = "Chats"
+        let navigation = NavigationController(rootController: chats)
+        let bar = NavigationBarNode()
+        navigation.navigationBar = bar
+        XCTAssertEqual(bar.title, "Chats")
+        XCTAssertFalse(bar.showsBackButton, "nothing to go back to")
+        let thread = NodeController(node: Node())
+        thread.title = "Alice"
+        navigation.push(thread, animated: false)
+        XCTAssertEqual(bar.title, "Alice")
+        XCTAssertTrue(bar.showsBackButton)
+        XCTAssertEqual(bar.backTitle, "Chats", "the back button names the screen below")
+        thread.title = "Alice Smith"
+        XCTAssertEqual(bar.title, "Alice Smith", "a title set later shows")
+        bar.onBack?()
+        XCTAssertEqual(navigation.viewControllers.count, 1, "the back button pops")
+        XCTAssertEqual(bar.title, "Chats")
+        XCTAssertFalse(bar.showsBackButton)
+        navigation.push(thread, animated: false)
+        XCTAssertTrue(navigation.handleKey(.left, modifiers: .alt), "Alt+Left pops")
+        XCTAssertEqual(navigation.viewControllers.count, 1)
+        XCTAssertFalse(navigation.handleKey(.left, modifiers: .alt), "not at the root")
+        navigation.navigationBar = nil
+        XCTAssertNil(bar.onBack, "a bar given up stops following")
+    }
+
     /// Rows: a bar without a back button, one with it and a trailing item; columns: at rest, the back
     /// button hovered, pressed, focused.
     private func strip() throws -> Bitmap {
