@@ -53,6 +53,8 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
     case alert
     /// Text shown beside what the pointer rests on.
     case toolTip
+    /// A bar of a screen's title and its buttons (a navigation bar, a header bar).
+    case toolBar
 
     /// AT-SPI's number for the role (`AtspiRole` in at-spi2-core's atspi-constants.h).
     public var atspiRole: UInt32 {
@@ -86,6 +88,7 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
         case .dialog: return 16  // ATSPI_ROLE_DIALOG
         case .alert: return 2  // ATSPI_ROLE_ALERT
         case .toolTip: return 64  // ATSPI_ROLE_TOOL_TIP
+        case .toolBar: return 63  // ATSPI_ROLE_TOOL_BAR
         }
     }
 
@@ -121,6 +124,7 @@ public enum AccessibilityRole: String, Sendable, Hashable, CaseIterable {
         case .dialog: return "dialog"
         case .alert: return "alert"
         case .toolTip: return "tool tip"
+        case .toolBar: return "tool bar"
         }
     }
 }

@@ -43,6 +43,27 @@ public final class NavigationController: NodeController {
 
     private var container: NavigationContainerNode { node as! NavigationContainerNode }
 
+    /// A bar that follows the stack: it shows the top controller's `title`, a back button while more
+    /// than one controller is on the stack (titled by the one below), and pressing it, or Alt+Left,
+    /// pops. The app places the bar (over the navigation controller's node, as a rule); a bar given
+    /// up stops following.
+    /// - Thread: main
+    public var navigationBar: NavigationBarNode? {
+        didSet {
+            if let oldValue, oldValue !== navigationBar { oldValue.onBack = nil }
+            navigationBar?.onBack = { [weak self] in self?.popController(animated: true) }
+            updateNavigationBar()
+        }
+    }
+
+    /// Shows the stack's state in `navigationBar`.
+    func updateNavigationBar() {
+        guard let navigationBar else { return }
+        navigationBar.title = topController?.title ?? ""
+        navigationBar.showsBackButton = viewControllers.count > 1
+        navigationBar.backTitle = viewControllers.count > 1 ? viewControllers[viewControllers.count - 2].title : nil
+    }
+
     /// Makes a navigation controller with `rootController` (if any) at the bottom of its stack.
     /// - Thread: main
     @MainActor
@@ -75,6 +96,7 @@ public final class NavigationController: NodeController {
         let outgoing = topController
         controller.navigationController = self
         viewControllers.append(controller)
+        updateNavigationBar()
         guard isPresented else {
             hideOffscreen(outgoing)
             return
@@ -103,6 +125,7 @@ public final class NavigationController: NodeController {
         finishTransitionNow()
         let outgoing = viewControllers.removeLast()
         let incoming = viewControllers[viewControllers.count - 1]
+        updateNavigationBar()
         guard isPresented else {
             hideOffscreen(outgoing)
             outgoing.navigationController = nil
@@ -122,8 +145,9 @@ public final class NavigationController: NodeController {
         return outgoing
     }
 
-    /// Pops when Escape is pressed and there is something to go back to; every other key (and Escape at
-    /// the root) goes to the top controller.
+    /// Pops when Escape is pressed and there is something to go back to, and on Alt+Left when it has a
+    /// `navigationBar` with its back button shown; every other key (and Escape at the root) goes to the
+    /// top controller.
     /// - Thread: main
     @MainActor
     override public func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
@@ -132,6 +156,7 @@ public final class NavigationController: NodeController {
             popController(animated: true)
             return true
         }
+        if navigationBar?.handleKey(key, modifiers: modifiers) == true { return true }
         return topController?.handleKey(key, modifiers: modifiers) ?? false
     }
 

@@ -37,6 +37,12 @@ open class NodeController {
     public internal(set) weak var presentedSheet: Sheet?
     /// The sheet that shows this controller, while it does.
     public internal(set) weak var sheet: Sheet?
+    /// The screen's title: what the navigation bar of the controller's navigation stack shows while it
+    /// is on top, and the back button's text while the one above it is. nil for none.
+    /// - Thread: main
+    public var title: String? {
+        didSet { navigationController?.updateNavigationBar() }
+    }
 
     /// Makes a controller for `node`. Nothing is loaded until the node is first shown.
     /// - Thread: main

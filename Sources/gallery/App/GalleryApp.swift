@@ -107,13 +107,18 @@ final class GalleryApp {
         photos = try PhotosController(data: data)
         let text = TextShowcaseController(data: data)
         settings = SettingsController(stickerPath: data.photoPath("stickers/sun.gif"))
-        tabBar = TabBarNode(titles: ["Chats", "Thread", "Photos", "Text", "Settings"])
+        // The kit's tab bar: "1  Chats" on the tab, "Chats" to a screen reader, "Show Chats (1)" as the
+        // tooltip (the digit is the tab controller's key), the gallery's own hairline over it.
+        tabBar = TabBarNode(items: ["Chats", "Thread", "Photos", "Text", "Settings"].enumerated().map { index, title in
+            TabBarNode.Item(title: title, shortcut: "\(index + 1)", displayTitle: "\(index + 1)  \(title)")
+        }, title: "Screens")
+        tabBar.hairlineColor = Palette.tabBarLine
         tabs = TabController(controllers: [chatsNavigation, firstThread, photos, text, settings], tabBar: tabBar, tabBarHeight: 48,
                              selectedIndex: GalleryOptions.Screen.allCases.firstIndex(of: options.screen) ?? 0)
-        tabBar.select(tabs.selectedIndex)
+        tabBar.selectedIndex = tabs.selectedIndex
         tabBar.onSelect = { [weak self] index in self?.tabs.select(index) }
         tabs.selectionDidChange = { [weak self] index in
-            self?.tabBar.select(index)
+            self?.tabBar.selectedIndex = index
             self?.refreshMenus()
         }
         chats.openChat = { [weak self] chat in

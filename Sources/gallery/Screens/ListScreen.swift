@@ -28,7 +28,8 @@ class ListScreenController: NodeController {
 /// bar, a thread's composer): the bar takes its own height and the list the rest.
 ///
 /// The subnodes are in the order they appear from the top, so Tab reaches a bar above the list
-/// before the list's rows, and a bar below after them.
+/// before the list's rows, and a bar below after them. An optional `header` (a thread's navigation
+/// bar) sits over everything, `NavigationBarNode.height` tall.
 final class BarListScreenNode<Bar: Node>: Node, @unchecked Sendable {
     enum BarPosition: Sendable {
         case top, bottom
@@ -37,22 +38,27 @@ final class BarListScreenNode<Bar: Node>: Node, @unchecked Sendable {
     let bar: Bar
     let list: ListNode
     let barPosition: BarPosition
+    let header: Node?
 
-    init(list: ListNode, bar: Bar, at barPosition: BarPosition) {
+    init(list: ListNode, bar: Bar, at barPosition: BarPosition, header: Node? = nil) {
         self.list = list
         self.bar = bar
         self.barPosition = barPosition
+        self.header = header
         super.init()
         let ordered: [Node] = barPosition == .top ? [bar, list] : [list, bar]
-        ordered.forEach { addSubnode($0) }
+        ([header].compactMap { $0 } + ordered).forEach { addSubnode($0) }
     }
 
     override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
         let barSpec = bar.flexShrink(0)
         let listSpec = list.flexGrow(1).flexShrink(1)
+        var children: [any LayoutElement] = []
+        if let header { children.append(header.height(.points(NavigationBarNode.height)).flexShrink(0)) }
         switch barPosition {
-        case .top: return VStack { barSpec; listSpec }
-        case .bottom: return VStack { listSpec; barSpec }
+        case .top: children += [barSpec, listSpec]
+        case .bottom: children += [listSpec, barSpec]
         }
+        return StackSpec(direction: .vertical, children: children)
     }
 }

@@ -202,6 +202,9 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
     let chat: ChatData.Chat
     let data: ChatData
     let screen: BarListScreenNode<ComposerNode>
+    /// The chat's title over the thread, with a back button to the chat list when the thread was
+    /// opened from it. (set once)
+    let navigationBar: NavigationBarNode
     private(set) var items: [ThreadItem]
     /// The history above what the list holds, loaded a batch at a time as the user scrolls up (the
     /// list's batch fetching at its top). (main thread only)
@@ -229,7 +232,8 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
         self.items = Array(items.suffix(shown))
         olderItems = Array(items.dropLast(shown))
         let list = ListNode()
-        screen = BarListScreenNode(list: list, bar: ComposerNode(), at: .bottom)
+        navigationBar = NavigationBarNode(title: chat.title, backTitle: "Chats")
+        screen = BarListScreenNode(list: list, bar: ComposerNode(), at: .bottom, header: navigationBar)
         super.init(list: list, node: screen, debugName: "thread-\(chat.id)", backgroundColor: Palette.chatBackground,
                    estimatedRowHeight: 64)
         list.stacksFromBottom = true
@@ -238,6 +242,7 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
         list.leadingScreensForBatching = 1
         list.batchFetchingDelegate = self
         composer.onSubmit = { [weak self] text in self?.send(text) }
+        navigationBar.onBack = { [weak self] in self?.navigationController?.popController(animated: true) }
         screen.bar.attach.addTarget(for: .primaryActionTriggered) { [weak self] _, _ in self?.attachPhoto() }
         list.setContextMenu { [weak self] point in self?.contextMenu(at: point) }
         // Images dragged from a file manager attach; text dragged from anywhere goes into the field.
@@ -247,6 +252,17 @@ final class ThreadController: ListScreenController, ListDataSource, ListBatchFet
             GalleryApp.report("gallery: composer \(targeted ? "targeted" : "untargeted") by a drag")
         }
         screen.bar.dropTarget = target
+    }
+
+    /// The back button shows when there is a screen to go back to (the chat list).
+    override func viewWillAppear() {
+        super.viewWillAppear()
+        navigationBar.showsBackButton = (navigationController?.viewControllers.count ?? 0) > 1
+    }
+
+    /// Alt+Left goes back to the chat list; other keys scroll the list.
+    override func handleKey(_ key: Key, modifiers: KeyModifiers) -> Bool {
+        navigationBar.handleKey(key, modifiers: modifiers) || super.handleKey(key, modifiers: modifiers)
     }
 
     /// The image files extensions a drop on the composer attaches.

@@ -86,6 +86,23 @@ final class GalleryTests: XCTestCase {
         let thread = try XCTUnwrap(app.chatsNavigation.topController as? ThreadController)
         XCTAssertEqual(thread.chat.id, app.data.chat(forRow: 1).id)
         XCTAssertTrue(thread.list.stacksFromBottom)
+        XCTAssertEqual(thread.navigationBar.title, thread.chat.title, "the navigation bar shows the chat's title")
+        XCTAssertTrue(thread.navigationBar.showsBackButton, "and a back button to the list")
+        let rowPoint = Point(x: 300, y: -chatsOrigin.y + chats.list.frameOfRow(1).midY - chats.list.contentOffset)
+
+        // Alt+Left goes back; so does the bar's back button.
+        frames(app, [.keyDown(.left, modifiers: .alt)], count: 30)
+        XCTAssertEqual(app.chatsNavigation.viewControllers.count, 1)
+        click(app, at: rowPoint)
+        frames(app, count: 30)
+        let reopened = try XCTUnwrap(app.chatsNavigation.topController as? ThreadController)
+        let barOrigin = reopened.navigationBar.convertFromRoot(.zero)
+        click(app, at: Point(x: -barOrigin.x + 30, y: -barOrigin.y + NavigationBarNode.height / 2))
+        frames(app, count: 30)
+        XCTAssertEqual(app.chatsNavigation.viewControllers.count, 1, "the back button pops")
+        click(app, at: rowPoint)
+        frames(app, count: 30)
+        XCTAssertEqual(app.chatsNavigation.viewControllers.count, 2)
 
         // Escape goes back.
         frames(app, [.keyDown(.escape, modifiers: [])], count: 30)
@@ -94,7 +111,7 @@ final class GalleryTests: XCTestCase {
         // Keys 1–5 and the tab bar switch screens.
         frames(app, [.keyDown(.character("3"), modifiers: [])])
         XCTAssertEqual(app.tabs.selectedIndex, 2)
-        XCTAssertTrue(app.tabBar.buttons[2].isSelected)
+        XCTAssertEqual(app.tabBar.selectedIndex, 2)
         click(app, at: Point(x: 640 * 7 / 10, y: 480 - 24))
         XCTAssertEqual(app.tabs.selectedIndex, 3, "the fourth tab button selects the text screen")
 
