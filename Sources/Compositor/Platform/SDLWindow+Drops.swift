@@ -24,8 +24,10 @@ extension SDLWindow {
                 dragPoint = nil
                 return .dragExited
             default:
-                // The drop itself: SDL's drop events follow, once it has read what was dropped.
-                return nil
+                // The drop itself: the drag over the window ends here. SDL's drop events follow, once
+                // it has read what was dropped, at the drag's last place (kept); or none at all, when
+                // SDL took none of the drag's types or the source gave nothing.
+                return .dragExited
             }
         }
         switch SDL_EventType(type) {
@@ -33,12 +35,20 @@ extension SDLWindow {
             droppedItems = []
             return nil
         case SDL_DROPFILE, SDL_DROPTEXT:
-            guard let pointer = event.drop.file else { return nil }
-            let text = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
-                                                           count: strlen(pointer)), as: UTF8.self)
-            let item: DroppedItem = SDL_EventType(type) == SDL_DROPFILE ? .file(text) : .text(text)
             // Items without a begin (a platform that sends none, a test's push) collect all the same.
-            droppedItems = (droppedItems ?? []) + [item]
+            if droppedItems == nil { droppedItems = [] }
+            guard let pointer = event.drop.file, pointer.pointee != 0 else { return nil }  // nothing dropped
+            let item: DroppedItem
+            if SDL_EventType(type) == SDL_DROPFILE {
+                // A name that is not UTF-8 would name another file once decoded: left out.
+                guard let path = String(validatingCString: pointer) else { return nil }
+                item = .file(path)
+            } else {
+                item = .text(String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+                                                                  count: strlen(pointer)), as: UTF8.self))
+            }
+            // In place: a drop of many thousands of files is gathered in linear time.
+            droppedItems!.append(item)
             // A drop with no completion to follow (SDL before 2.0.5) would wait forever: none here.
             return nil
         case SDL_DROPCOMPLETE:
@@ -70,7 +80,11 @@ extension SDLWindow {
         event.type = SDLDrags.eventType
         event.user.code = kind
         event.user.windowID = windowID.rawValue
-        event.user.data1 = SDLDrags.pack(x: Int(screenPoint.x.rounded()), y: Int(screenPoint.y.rounded()))
+        // As the window system's 16-bit coordinates are: within Int32 (no trap for any value given).
+        func coordinate(_ value: Double) -> Int {
+            value.isNaN ? 0 : Int(min(max(value.rounded(), Double(Int32.min)), Double(Int32.max)))
+        }
+        event.user.data1 = SDLDrags.pack(x: coordinate(screenPoint.x), y: coordinate(screenPoint.y))
         SDL_PushEvent(&event)
     }
 
@@ -153,5 +167,23 @@ enum SDLDrags {
     static func unpack(_ pointer: UnsafeMutableRawPointer?) -> (x: Int, y: Int) {
         let bits = UInt(bitPattern: pointer)
         return (Int(Int32(truncatingIfNeeded: bits >> 32)), Int(Int32(truncatingIfNeeded: bits & 0xFFFF_FFFF)))
+    }
+}
+
+extension SDLWindow {
+    /// Puts one part of a drop on SDL's queue as SDL sends it: 0 its begin, 1 a file's name, 2 a
+    /// text, 3 its completion; `bytes` the name or text as the platform gave them (not necessarily
+    /// UTF-8). Tests of drops read in pieces use it.
+    func pushDropPart(_ part: Int, bytes: [UInt8]? = nil) {
+        var event = SDL_Event()
+        event.type = [SDL_DROPBEGIN, SDL_DROPFILE, SDL_DROPTEXT, SDL_DROPCOMPLETE][part].rawValue
+        if let bytes {
+            let copy = SDL_malloc(bytes.count + 1)!.assumingMemoryBound(to: UInt8.self)
+            copy.initialize(from: bytes, count: bytes.count)
+            copy[bytes.count] = 0
+            event.drop.file = UnsafeMutableRawPointer(copy).assumingMemoryBound(to: CChar.self)
+        }
+        event.drop.windowID = windowID.rawValue
+        SDL_PushEvent(&event)
     }
 }

@@ -79,7 +79,9 @@ extension Node {
     public var dropTarget: DropTarget? {
         get { dropTargetStorage }
         set {
-            if newValue == nil { dropTargetStorage?.isTargeted = false }
+            // The target replaced (or taken away) is no longer under a drag; a new one is targeted by
+            // the drag's next place.
+            if newValue !== dropTargetStorage { dropTargetStorage?.isTargeted = false }
             dropTargetStorage = newValue
             if newValue != nil { isUserInteractionEnabled = true }
         }
@@ -104,6 +106,10 @@ extension NodeHost {
 
     /// A drag from another application is at `point`: the nearest target there is targeted.
     func dragMoved(to point: Point) {
+        // Under a modal window nothing is targeted (a move read before the window was blocked included).
+        guard !isInputBlocked else { return dragEnded() }
+        dragLocation = point
+        dragChangeCount = Layer.changeCount
         let target = dropTargets(at: point).first
         if let current = draggedOver, current !== target { current.dropTargetStorage?.isTargeted = false }
         draggedOver = target
@@ -114,6 +120,15 @@ extension NodeHost {
     func dragEnded() {
         draggedOver?.dropTargetStorage?.isTargeted = false
         draggedOver = nil
+        dragLocation = nil
+    }
+
+    /// Content that moved or went away under a drag that has not moved (XDND tells a drag's place
+    /// only as it moves) changes what it targets, as it changes what the pointer hovers: looked at
+    /// again once a frame's events are routed, when the layers changed since the last look.
+    func updateDragTarget() {
+        guard let dragLocation, Layer.changeCount != dragChangeCount else { return }
+        dragMoved(to: dragLocation)
     }
 
     /// A drop of `items` at `point`: the targets from the node under it outwards are offered the
