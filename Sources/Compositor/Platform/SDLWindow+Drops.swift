@@ -129,6 +129,23 @@ enum SDLDrags {
 
     private static let filter: Void = {
         _ = eventType
+        // SDL 2 discards every queued event as a filter is set (the window's first events, another
+        // thread's wake, a drop with its allocated names): taken out first and put back after, as
+        // they were (an event pushed by another thread in between may come before them).
+        var queued: [SDL_Event] = []
+        var chunk = [SDL_Event](repeating: SDL_Event(), count: 256)
+        while true {
+            let count = SDL_PeepEvents(&chunk, Int32(chunk.count), SDL_GETEVENT, SDL_FIRSTEVENT.rawValue, SDL_LASTEVENT.rawValue)
+            guard count > 0 else { break }
+            queued += chunk.prefix(Int(count))
+        }
+        defer {
+            if !queued.isEmpty {
+                let added = SDL_PeepEvents(&queued, Int32(queued.count), SDL_ADDEVENT, SDL_FIRSTEVENT.rawValue, SDL_LASTEVENT.rawValue)
+                // What SDL's full queue could not take back (its 65535 events): its allocations freed.
+                queued.dropFirst(Int(max(0, added))).forEach(SDLEventRouting.release)
+            }
+        }
         SDL_SetEventFilter({ _, event in
             guard let event, event.pointee.type == SDL_SYSWMEVENT.rawValue else { return 1 }
             var message = tessera_xdnd_message()

@@ -110,4 +110,15 @@ final class DropAuditTests: XCTestCase {
         window.pushDrag(kind: 3)
         XCTAssertEqual(dragAndDrops(inputs(window)), [.dragExited])
     }
+
+    /// The drag filter is put in place as the first window with an X window is registered; the
+    /// events on SDL's queue then (the window's own, another thread's wake, a drop's items) are read
+    /// all the same. SDL 2's `SDL_SetEventFilter` discards what is queued as it sets a filter.
+    func testPuttingTheDragFilterInPlaceLosesNoQueuedEvent() async throws {
+        let window = try window("filter")
+        window.pushDrop([.file("/tmp/queued")])
+        SDLDrags.register(x11Window: 0x7E55_E7A, window: window.windowID.rawValue)
+        defer { SDLDrags.unregister(window: window.windowID.rawValue) }
+        XCTAssertEqual(dragAndDrops(inputs(window)), [.dropped([.file("/tmp/queued")], at: nil)])
+    }
 }
