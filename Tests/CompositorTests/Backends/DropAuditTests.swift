@@ -121,4 +121,21 @@ final class DropAuditTests: XCTestCase {
         defer { SDLDrags.unregister(window: window.windowID.rawValue) }
         XCTAssertEqual(dragAndDrops(inputs(window)), [.dropped([.file("/tmp/queued")], at: nil)])
     }
+
+    /// A popup window hidden before its first frame is not shown by that frame's present (a popup
+    /// is shown at its first present, `showForFirstPresent`); one presented once stays as it is.
+    func testAPopupHiddenBeforeItsFirstFrameStaysHidden() async throws {
+        var configuration = SDLRenderBackend.Configuration(title: "popup", size: Size(width: 40, height: 30), scale: 1,
+                                                           headless: true, renderDriver: .software)
+        configuration.window.popup = .menu
+        let backend = try SDLRenderBackend(configuration)
+        let compositor = Compositor(backend: backend, scale: 1)
+        let layer = Layer()
+        layer.frame = Rect(x: 0, y: 0, width: 40, height: 30)
+        layer.backgroundColor = Color(rgb: 0x3050D0)
+        backend.window.hide()
+        _ = compositor.render(layer)
+        XCTAssertFalse(backend.window.isShown, "hidden, it stays hidden")
+        XCTAssertFalse(backend.window.waitsForFirstPresent)
+    }
 }
