@@ -109,8 +109,8 @@ public final class NodeHost {
     /// The hovered chain, innermost first: the interactive node under the pointer and its event
     /// ancestors, kept while no button is down (see `NodeHost+Pointer.swift`). (main thread only)
     var hoveredChain: [Node] = []
-    /// The node whose drop target a drag from another application is over now.
-    weak var draggedOver: Node?
+    /// The drop target a drag from another application is over now (its node may be gone since).
+    var draggedOver: DropTarget?
     /// Where that drag was last seen (window points), nil when none is over the window, and
     /// `Layer.changeCount` when its target was last worked out. (main thread only)
     var dragLocation: Point?

@@ -110,15 +110,16 @@ extension NodeHost {
         guard !isInputBlocked else { return dragEnded() }
         dragLocation = point
         dragChangeCount = Layer.changeCount
-        let target = dropTargets(at: point).first
-        if let current = draggedOver, current !== target { current.dropTargetStorage?.isTargeted = false }
+        let target = dropTargets(at: point).first?.dropTargetStorage
+        // The target itself is kept: its node may have been let go, or given another target, since.
+        if let current = draggedOver, current !== target { current.isTargeted = false }
         draggedOver = target
-        target?.dropTargetStorage?.isTargeted = true
+        target?.isTargeted = true
     }
 
     /// The drag left the window or was given up.
     func dragEnded() {
-        draggedOver?.dropTargetStorage?.isTargeted = false
+        draggedOver?.isTargeted = false
         draggedOver = nil
         dragLocation = nil
     }

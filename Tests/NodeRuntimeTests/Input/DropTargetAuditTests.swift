@@ -102,4 +102,23 @@ final class DropTargetAuditTests: XCTestCase {
         XCTAssertEqual(log, ["left on", "left off"])
         host.isInputBlocked = false
     }
+
+    /// A targeted node taken out of the tree and let go (its target kept by the app, as a view
+    /// model may keep it) leaves its target untargeted: the target hears it went.
+    func testATargetedNodeLetGoLeavesItsTargetUntargeted() async throws {
+        var node: Node? = Node()
+        let kept = target("kept")
+        node!.dropTarget = kept
+        screen.addSubnode(node!)
+        node!.frame = Rect(x: 0, y: 110, width: 50, height: 30)
+        frame([.dragMoved(Point(x: 20, y: 120))])
+        XCTAssertTrue(kept.isTargeted)
+        weak var gone = node
+        node!.removeFromSupernode()
+        node = nil
+        XCTAssertNil(gone, "let go")
+        frame()
+        XCTAssertFalse(kept.isTargeted)
+        XCTAssertEqual(log, ["kept on", "kept off"])
+    }
 }
