@@ -18,7 +18,8 @@ public import Compositor
 /// goes on outwards) and the point in the node's coordinates. Where the platform does not say where
 /// a drag is before the drop (Wayland, and any drop SDL reports alone), only the drop comes: at the
 /// pointer's place, or, when the platform does not say that either, to the focused node's target,
-/// then the root's.
+/// then the root's. Under a modal overlay only the targets in it take drops (a place-less drop goes
+/// to the focused node in it, else its content); under a modal window, none.
 /// - Thread: main, every member.
 @MainActor
 public final class DropTarget {
@@ -92,7 +93,14 @@ extension NodeHost {
     /// The nodes with a drop target from the node under `point` (window points) outwards.
     private func dropTargets(at point: Point?) -> [Node] {
         var node: Node?
-        if let point { node = hitNode(at: point) } else { node = focusedNode ?? rootNode }
+        if let point {
+            node = hitNode(at: point)
+        } else if let modal = overlayStack.last(where: { $0.kind == .modal }) {
+            // A place-less drop under a modal overlay: the focused node in it, else its content.
+            node = focusedNode.flatMap { modal.container.isAncestor(of: $0) ? $0 : nil } ?? modal.content
+        } else {
+            node = focusedNode ?? rootNode
+        }
         var chain: [Node] = []
         while let current = node {
             if current.dropTargetStorage != nil { chain.append(current) }
@@ -101,7 +109,8 @@ extension NodeHost {
         if point == nil, let root = rootNode, root.dropTargetStorage != nil, !chain.contains(where: { $0 === root }) {
             chain.append(root)
         }
-        return chain
+        // Nothing behind a modal overlay (or under a modal window) takes a drop.
+        return chain.filter { !isBehindModalOverlay($0) }
     }
 
     /// A drag from another application is at `point`: the nearest target there is targeted.

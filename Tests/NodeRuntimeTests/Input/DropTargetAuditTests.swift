@@ -121,4 +121,19 @@ final class DropTargetAuditTests: XCTestCase {
         XCTAssertFalse(kept.isTargeted)
         XCTAssertEqual(log, ["kept on", "kept off"])
     }
+
+    /// Under a modal overlay (an in-window dialog) the targets behind it take no drop: not by the
+    /// drop's place, not as the fallback of a drop the platform gives no place (the root's target).
+    func testTargetsBehindAModalOverlayTakeNoDrop() async throws {
+        screen.dropTarget = target("screen")
+        let dialog = Node()
+        dialog.frame = Rect(x: 50, y: 50, width: 60, height: 40)
+        let overlay = host.presentOverlay(dialog, kind: .modal)
+        frame([.dropped([.text("a")], at: nil), .dropped([.text("b")], at: Point(x: 20, y: 20))])
+        XCTAssertEqual(log, [], "nothing behind the dialog takes a drop")
+        dialog.dropTarget = target("dialog")
+        frame([.dropped([.text("c")], at: nil)])
+        XCTAssertEqual(log, ["dialog drop 1"], "the dialog's own target does")
+        overlay.dismiss()
+    }
 }
