@@ -138,4 +138,17 @@ final class DropAuditTests: XCTestCase {
         XCTAssertFalse(backend.window.isShown, "hidden, it stays hidden")
         XCTAssertFalse(backend.window.waitsForFirstPresent)
     }
+
+    /// A drop for a window closed before it was read reaches no other window (its names freed as
+    /// the other window reads them, `SDLEventRouting.release`), nor does a drag for it.
+    func testADropForAWindowClosedBeforeItIsReadReachesNoOtherWindow() async throws {
+        let other = try window("other")
+        var closing: SDLWindow? = try window("closing")
+        closing!.pushDrag(kind: 2, screenPoint: Point(x: 10, y: 10))
+        closing!.pushDrop([.file("/tmp/lost"), .text("lost")])
+        closing = nil
+        XCTAssertEqual(dragAndDrops(inputs(other)), [])
+        other.pushDrop([.text("kept")])
+        XCTAssertEqual(dragAndDrops(inputs(other)), [.dropped([.text("kept")], at: nil)])
+    }
 }
