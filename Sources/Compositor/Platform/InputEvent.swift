@@ -59,7 +59,9 @@ public enum InputEvent: Sendable, Equatable {
     /// points: it came in or moved. Reported where the window system says where a drag is (X11's
     /// XDND); elsewhere only the drop comes.
     case dragMoved(Point)
-    /// The drag over the window left it or was given up, without a drop.
+    /// The drag over the window left it, was given up, or ended in a drop: on X11 it comes as the
+    /// drag is dropped, before the `dropped` that follows (if the platform took any of what was
+    /// dragged; else it is all that comes).
     case dragExited
     /// Files or text from another application were dropped on the window: what was dropped, in the
     /// order the application gave it, and where (window points; nil where the platform does not say).

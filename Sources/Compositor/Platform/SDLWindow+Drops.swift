@@ -24,8 +24,10 @@ extension SDLWindow {
                 dragPoint = nil
                 return .dragExited
             default:
-                // The drop itself: SDL's drop events follow, once it has read what was dropped.
-                return nil
+                // The drop itself: the drag over the window ends here. SDL's drop events follow, once
+                // it has read what was dropped, at the drag's last place (kept); or none at all, when
+                // SDL took none of the drag's types or the source gave nothing.
+                return .dragExited
             }
         }
         switch SDL_EventType(type) {
@@ -33,12 +35,20 @@ extension SDLWindow {
             droppedItems = []
             return nil
         case SDL_DROPFILE, SDL_DROPTEXT:
-            guard let pointer = event.drop.file else { return nil }
-            let text = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
-                                                           count: strlen(pointer)), as: UTF8.self)
-            let item: DroppedItem = SDL_EventType(type) == SDL_DROPFILE ? .file(text) : .text(text)
             // Items without a begin (a platform that sends none, a test's push) collect all the same.
-            droppedItems = (droppedItems ?? []) + [item]
+            if droppedItems == nil { droppedItems = [] }
+            guard let pointer = event.drop.file, pointer.pointee != 0 else { return nil }  // nothing dropped
+            let item: DroppedItem
+            if SDL_EventType(type) == SDL_DROPFILE {
+                // A name that is not UTF-8 would name another file once decoded: left out.
+                guard let path = String(validatingCString: pointer) else { return nil }
+                item = .file(path)
+            } else {
+                item = .text(String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+                                                                  count: strlen(pointer)), as: UTF8.self))
+            }
+            // In place: a drop of many thousands of files is gathered in linear time.
+            droppedItems!.append(item)
             // A drop with no completion to follow (SDL before 2.0.5) would wait forever: none here.
             return nil
         case SDL_DROPCOMPLETE:
@@ -70,7 +80,11 @@ extension SDLWindow {
         event.type = SDLDrags.eventType
         event.user.code = kind
         event.user.windowID = windowID.rawValue
-        event.user.data1 = SDLDrags.pack(x: Int(screenPoint.x.rounded()), y: Int(screenPoint.y.rounded()))
+        // As the window system's 16-bit coordinates are: within Int32 (no trap for any value given).
+        func coordinate(_ value: Double) -> Int {
+            value.isNaN ? 0 : Int(min(max(value.rounded(), Double(Int32.min)), Double(Int32.max)))
+        }
+        event.user.data1 = SDLDrags.pack(x: coordinate(screenPoint.x), y: coordinate(screenPoint.y))
         SDL_PushEvent(&event)
     }
 
@@ -115,6 +129,23 @@ enum SDLDrags {
 
     private static let filter: Void = {
         _ = eventType
+        // SDL 2 discards every queued event as a filter is set (the window's first events, another
+        // thread's wake, a drop with its allocated names): taken out first and put back after, as
+        // they were (an event pushed by another thread in between may come before them).
+        var queued: [SDL_Event] = []
+        var chunk = [SDL_Event](repeating: SDL_Event(), count: 256)
+        while true {
+            let count = SDL_PeepEvents(&chunk, Int32(chunk.count), SDL_GETEVENT, SDL_FIRSTEVENT.rawValue, SDL_LASTEVENT.rawValue)
+            guard count > 0 else { break }
+            queued += chunk.prefix(Int(count))
+        }
+        defer {
+            if !queued.isEmpty {
+                let added = SDL_PeepEvents(&queued, Int32(queued.count), SDL_ADDEVENT, SDL_FIRSTEVENT.rawValue, SDL_LASTEVENT.rawValue)
+                // What SDL's full queue could not take back (its 65535 events): its allocations freed.
+                queued.dropFirst(Int(max(0, added))).forEach(SDLEventRouting.release)
+            }
+        }
         SDL_SetEventFilter({ _, event in
             guard let event, event.pointee.type == SDL_SYSWMEVENT.rawValue else { return 1 }
             var message = tessera_xdnd_message()
@@ -153,5 +184,23 @@ enum SDLDrags {
     static func unpack(_ pointer: UnsafeMutableRawPointer?) -> (x: Int, y: Int) {
         let bits = UInt(bitPattern: pointer)
         return (Int(Int32(truncatingIfNeeded: bits >> 32)), Int(Int32(truncatingIfNeeded: bits & 0xFFFF_FFFF)))
+    }
+}
+
+extension SDLWindow {
+    /// Puts one part of a drop on SDL's queue as SDL sends it: 0 its begin, 1 a file's name, 2 a
+    /// text, 3 its completion; `bytes` the name or text as the platform gave them (not necessarily
+    /// UTF-8). Tests of drops read in pieces use it.
+    func pushDropPart(_ part: Int, bytes: [UInt8]? = nil) {
+        var event = SDL_Event()
+        event.type = [SDL_DROPBEGIN, SDL_DROPFILE, SDL_DROPTEXT, SDL_DROPCOMPLETE][part].rawValue
+        if let bytes {
+            let copy = SDL_malloc(bytes.count + 1)!.assumingMemoryBound(to: UInt8.self)
+            copy.initialize(from: bytes, count: bytes.count)
+            copy[bytes.count] = 0
+            event.drop.file = UnsafeMutableRawPointer(copy).assumingMemoryBound(to: CChar.self)
+        }
+        event.drop.windowID = windowID.rawValue
+        SDL_PushEvent(&event)
     }
 }

@@ -281,6 +281,8 @@ public final class SDLWindow: PlatformWindow {
     /// Hides the window (an application's closed window that something still holds).
     public func hide() {
         owner.precondition("SDLWindow.hide")
+        // A popup hidden before its first frame stays hidden as that frame is presented.
+        waitsForFirstPresent = false
         SDL_HideWindow(window)
     }
 

@@ -79,6 +79,8 @@ public final class NodeHost {
             UIThread.precondition("NodeHost.isInputBlocked")
             guard isInputBlocked && !oldValue else { return }
             cancelTouchInProgress()
+            // A drag over the window targets nothing under the modal window: its moves and drop are dropped.
+            dragEnded()
             // The keys held now are released under the modal window, unheard: none is held here.
             isShiftDown = false
             windowFocusChanged(false)
@@ -107,8 +109,12 @@ public final class NodeHost {
     /// The hovered chain, innermost first: the interactive node under the pointer and its event
     /// ancestors, kept while no button is down (see `NodeHost+Pointer.swift`). (main thread only)
     var hoveredChain: [Node] = []
-    /// The node whose drop target a drag from another application is over now.
-    weak var draggedOver: Node?
+    /// The drop target a drag from another application is over now (its node may be gone since).
+    var draggedOver: DropTarget?
+    /// Where that drag was last seen (window points), nil when none is over the window, and
+    /// `Layer.changeCount` when its target was last worked out. (main thread only)
+    var dragLocation: Point?
+    var dragChangeCount = -1
     /// True once this frame's events have brought the hovered chain up to date. (main thread only)
     var hoverIsCurrent = false
     /// The cursor shape last given to the backend (SDL starts with the arrow). (main thread only)
@@ -293,6 +299,7 @@ public final class NodeHost {
         // Content that moved under a still pointer (a scroll, a new screen) changes what it hovers;
         // with nothing moved since the last look, the hover is still right.
         if !hoverIsCurrent && Layer.changeCount != hoverChangeCount { updateHover() }
+        updateDragTarget()
         record.eventsMilliseconds = lap()
 
         record.mainQueueItems = runtime.mainQueue.drain()

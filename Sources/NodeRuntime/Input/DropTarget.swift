@@ -18,7 +18,8 @@ public import Compositor
 /// goes on outwards) and the point in the node's coordinates. Where the platform does not say where
 /// a drag is before the drop (Wayland, and any drop SDL reports alone), only the drop comes: at the
 /// pointer's place, or, when the platform does not say that either, to the focused node's target,
-/// then the root's.
+/// then the root's. Under a modal overlay only the targets in it take drops (a place-less drop goes
+/// to the focused node in it, else its content); under a modal window, none.
 /// - Thread: main, every member.
 @MainActor
 public final class DropTarget {
@@ -82,7 +83,9 @@ extension Node {
     public var dropTarget: DropTarget? {
         get { dropTargetStorage }
         set {
-            if newValue == nil { dropTargetStorage?.isTargeted = false }
+            // The target replaced (or taken away) is no longer under a drag; a new one is targeted by
+            // the drag's next place.
+            if newValue !== dropTargetStorage { dropTargetStorage?.isTargeted = false }
             dropTargetStorage = newValue
             if newValue != nil { isUserInteractionEnabled = true }
         }
@@ -93,7 +96,14 @@ extension NodeHost {
     /// The nodes with a drop target from the node under `point` (window points) outwards.
     private func dropTargets(at point: Point?) -> [Node] {
         var node: Node?
-        if let point { node = hitNode(at: point) } else { node = focusedNode ?? rootNode }
+        if let point {
+            node = hitNode(at: point)
+        } else if let modal = overlayStack.last(where: { $0.kind == .modal }) {
+            // A place-less drop under a modal overlay: the focused node in it, else its content.
+            node = focusedNode.flatMap { modal.container.isAncestor(of: $0) ? $0 : nil } ?? modal.content
+        } else {
+            node = focusedNode ?? rootNode
+        }
         var chain: [Node] = []
         while let current = node {
             if current.dropTargetStorage != nil { chain.append(current) }
@@ -102,21 +112,36 @@ extension NodeHost {
         if point == nil, let root = rootNode, root.dropTargetStorage != nil, !chain.contains(where: { $0 === root }) {
             chain.append(root)
         }
-        return chain
+        // Nothing behind a modal overlay (or under a modal window) takes a drop.
+        return chain.filter { !isBehindModalOverlay($0) }
     }
 
     /// A drag from another application is at `point`: the nearest target there is targeted.
     func dragMoved(to point: Point) {
-        let target = dropTargets(at: point).first
-        if let current = draggedOver, current !== target { current.dropTargetStorage?.isTargeted = false }
+        // Under a modal window nothing is targeted (a move read before the window was blocked included).
+        guard !isInputBlocked else { return dragEnded() }
+        dragLocation = point
+        dragChangeCount = Layer.changeCount
+        let target = dropTargets(at: point).first?.dropTargetStorage
+        // The target itself is kept: its node may have been let go, or given another target, since.
+        if let current = draggedOver, current !== target { current.isTargeted = false }
         draggedOver = target
-        target?.dropTargetStorage?.isTargeted = true
+        target?.isTargeted = true
     }
 
     /// The drag left the window or was given up.
     func dragEnded() {
-        draggedOver?.dropTargetStorage?.isTargeted = false
+        draggedOver?.isTargeted = false
         draggedOver = nil
+        dragLocation = nil
+    }
+
+    /// Content that moved or went away under a drag that has not moved (XDND tells a drag's place
+    /// only as it moves) changes what it targets, as it changes what the pointer hovers: looked at
+    /// again once a frame's events are routed, when the layers changed since the last look.
+    func updateDragTarget() {
+        guard let dragLocation, Layer.changeCount != dragChangeCount else { return }
+        dragMoved(to: dragLocation)
     }
 
     /// A drop of `items` at `point`: the targets from the node under it outwards are offered the
