@@ -28,8 +28,12 @@ final class GalleryTextSelectionTests: XCTestCase {
                                              "key", "ctrl+c"], environment: x).status, 0)
             let lorem = "Nodes are measured on any thread, drawn on background workers"
             var copied = ""
+            // As UTF-8 text (xclip's default target depends on the locale); until the copy has happened.
             for _ in 0..<50 where copied.isEmpty {
-                copied = (try? run(xclip, ["-o", "-selection", "clipboard"], environment: x).output) ?? ""
+                if let read = try? run(xclip, ["-o", "-selection", "clipboard", "-t", "UTF8_STRING"], environment: x),
+                   read.status == 0 {
+                    copied = read.output
+                }
                 if copied.isEmpty { usleep(100_000) }
             }
             if let shot = Xvfb.screenshot(display: display) {
