@@ -113,7 +113,7 @@ final class DropTargetAuditTests: XCTestCase {
         node!.frame = Rect(x: 0, y: 110, width: 50, height: 30)
         frame([.dragMoved(Point(x: 20, y: 120))])
         XCTAssertTrue(kept.isTargeted)
-        weak var gone = node
+        weak let gone = node
         node!.removeFromSupernode()
         node = nil
         XCTAssertNil(gone, "let go")
