@@ -303,6 +303,9 @@ final class PortalAuditTests: XCTestCase {
             try await fake.run { fake in try fake.changeSetting("org.freedesktop.appearance", "color-scheme", .uint32(scheme)) }
             try await waitUntil("change \(index)") { reader.changesReceived == index + 1 }
         }
+        // The count is taken as a signal arrives, before the appearance is made from it: wait for the
+        // appearance the three end in (dark), which the waiting hand-off then applies.
+        try await waitUntil("the appearance the changes end in") { reader.latestAppearance?.colorScheme == .dark }
         XCTAssertEqual(held.withLock { $0.count }, 1, "folded into the one waiting")
         for work in held.withLock({ state in defer { state.removeAll() }; return state }) { work() }
         XCTAssertEqual(applied.withLock { $0 }, [reader.latestAppearance!])
