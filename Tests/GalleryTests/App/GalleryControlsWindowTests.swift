@@ -26,7 +26,7 @@ final class GalleryControlsWindowTests: XCTestCase {
         guard let xdotool = Xvfb.which("xdotool") else { throw XCTSkip("xdotool is not installed (make test installs it)") }
         try Xvfb.withDisplay(numbers: 1000..<1100) { display in
             let x = ["DISPLAY": display]
-            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "settings", "--frames", "3600"],
+            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "settings", "--frames", "36000"],
                                                                      environment: ["TESSERA_APPEARANCE": "light"], xdotool: xdotool)
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
 

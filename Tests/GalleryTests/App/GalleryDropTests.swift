@@ -32,7 +32,9 @@ final class GalleryDropTests: XCTestCase {
         }
         try Xvfb.withDisplay(numbers: 800..<900) { display in
             let x = ["DISPLAY": display]
-            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "thread", "--frames", "3600"],
+            // `--frames` also ends the run after that many frame intervals: ten minutes, so that screenshots
+            // slowed by a loaded machine never outlast the gallery (3,600 frames, a minute, once did).
+            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "thread", "--frames", "36000"],
                                                                      environment: ["TESSERA_APPEARANCE": "light"], xdotool: xdotool)
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
             let geometry = try run(xdotool, ["getwindowgeometry", "--shell", window], environment: x).output

@@ -17,7 +17,7 @@ final class GalleryTextSelectionTests: XCTestCase {
         guard let xclip = Xvfb.which("xclip") else { throw XCTSkip("xclip is not installed (make test installs it)") }
         try Xvfb.withDisplay(numbers: 900..<1000) { display in
             let x = ["DISPLAY": display]
-            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "text", "--frames", "3600"],
+            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "text", "--frames", "36000"],
                                                                      environment: [:], xdotool: xdotool)
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
             // The first sample's first line (below the menu bar and its caption): from its start across

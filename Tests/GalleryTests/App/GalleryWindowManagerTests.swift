@@ -30,7 +30,7 @@ final class GalleryWindowManagerTests: XCTestCase {
                 if !managed { usleep(50_000) }
             }
             XCTAssertTrue(managed, "openbox manages the screen")
-            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "thread", "--frames", "3600"],
+            let (gallery, window) = try GalleryProcess.startInWindow(display: display, arguments: ["--screen", "thread", "--frames", "36000"],
                                                                      xdotool: xdotool)
             defer { if gallery.process.isRunning { gallery.process.terminate() } }
             func focused() throws -> String {
