@@ -50,7 +50,7 @@ struct Gallery: ParsableCommand {
     @Option(help: "Rows in the chat list (the dataset repeats). Default: 1000; 10000 for --bench fling.")
     var rows: Int?
 
-    @Option(help: "Output pixels per point (1 or 2), overriding the window's (its drawable size over its size).")
+    @Option(help: "Output pixels per point, 1 to 4 (1.25, 1.5 and 1.75 too), overriding the desktop's scale (GDK_SCALE, Xft.dpi on X11; the output's on Wayland).")
     var scale: Double?
 
     @Option(help: "The window's size in points, WIDTHxHEIGHT (default 960x720).")
@@ -157,7 +157,9 @@ struct Gallery: ParsableCommand {
 
     func validate() throws {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1 (got \(frames))") }
-        if let scale, scale != 1 && scale != 2 { throw ValidationError("--scale must be 1 or 2 (got \(scale))") }
+        if let scale, !(scale.isFinite && (1...4).contains(scale)) {
+            throw ValidationError("--scale must be in 1...4 (got \(scale))")
+        }
         if let rows, !(1...1_000_000).contains(rows) { throw ValidationError("--rows must be in 1...1000000 (got \(rows))") }
         guard layers >= 1 && layers <= 10_000 else { throw ValidationError("--layers must be in 1...10000 (got \(layers))") }
         guard (10...1_000_000).contains(messageLength) else {
