@@ -103,10 +103,10 @@ struct ParagraphLineBreaker {
     /// although the sum of their one-by-one widths does not: each measurement rounds, and a word
     /// shaped beside the one before can be narrower, so a line measured whole (a label's own width)
     /// would otherwise wrap its last word when laid out again at that width. Shaped only when the sum
-    /// is over by no more than the rounding could account for.
+    /// is over by no more than its rounding could account for (half a pixel a segment).
     private func fitsShaped(_ groups: [[TextSegment]], adding group: [TextSegment], sum: Int) -> Bool {
         let segments = groups.flatMap { $0 } + group.reversed().drop { $0.kind == .space }.reversed()
-        guard sum - width <= segments.count else { return false }
+        guard sum - width <= (segments.count + 1) / 2 else { return false }
         return measurer.shape(segments, paragraphIsRightToLeft: rightToLeft).reduce(0, { $0 + $1.width }) <= width
     }
 
