@@ -15,9 +15,9 @@ internal import CSDL
 /// 1 and 8: a DPI under 96 draws at 1, nothing smaller. Layout stays in points; text and images are
 /// drawn at the pixel size of the scale, fractional ones included.
 ///
-/// `TESSERA_SCALE` (a number from 1 to 8, fractions allowed) overrides both. A window opened with a
-/// scale of its own (`SDLWindow.Configuration.scale`) ignores the desktop's; on Wayland the output's
-/// scale applies instead (the drawable is larger than the window there).
+/// A window opened with a scale of its own (`SDLWindow.Configuration.scale`; an app's
+/// `TESSERA_SCALE`, the gallery's `--scale`) ignores the desktop's; on Wayland the output's scale
+/// applies instead (the drawable is larger than the window there).
 ///
 /// The desktop's scale is read once per process, as the first window opens: a later change applies
 /// to windows opened after a restart.
@@ -26,8 +26,6 @@ public struct DesktopScale: Sendable, Equatable, CustomStringConvertible {
     /// Where a desktop scale came from.
     /// - Thread: any (a value)
     public enum Source: Sendable, Equatable {
-        /// `TESSERA_SCALE` in the environment.
-        case tesseraScale
         /// `GDK_SCALE` in the environment.
         case gdkScale
         /// `Xft.dpi` in the X server's resource database, with the DPI it gave.
@@ -45,7 +43,6 @@ public struct DesktopScale: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         let number = scale == scale.rounded() ? String(Int(scale)) : String(scale)
         switch source {
-        case .tesseraScale: return "\(number) from TESSERA_SCALE"
         case .gdkScale: return "\(number) from GDK_SCALE"
         case let .xftDPI(dpi):
             return "\(number) from Xft.dpi \(dpi == dpi.rounded() ? String(Int(dpi)) : String(dpi))"
@@ -56,9 +53,7 @@ public struct DesktopScale: Sendable, Equatable, CustomStringConvertible {
     /// they ask for none (or only for 1). Unreadable values are ignored, never guessed at.
     public static func resolve(environment: [String: String], resources: String?) -> DesktopScale? {
         let result: DesktopScale?
-        if let value = environment["TESSERA_SCALE"].flatMap(number), let scale = snapped(value) {
-            result = DesktopScale(scale: scale, source: .tesseraScale)
-        } else if let text = environment["GDK_SCALE"]?.trimmingSpaces, let whole = Int(text), (1...8).contains(whole) {
+        if let text = environment["GDK_SCALE"]?.trimmingSpaces, let whole = Int(text), (1...8).contains(whole) {
             // GDK_SCALE=1 says 1, whatever Xft.dpi says.
             result = whole == 1 ? nil : DesktopScale(scale: Double(whole), source: .gdkScale)
         } else if let dpi = resources.flatMap(xftDPI(in:)), let scale = snapped(dpi / 96) {

@@ -1,7 +1,7 @@
 import Compositor
 import XCTest
 
-/// What a desktop's settings make of a window's scale on X11: `TESSERA_SCALE`, then `GDK_SCALE`, then
+/// What a desktop's settings make of a window's scale on X11: `GDK_SCALE`, then
 /// `Xft.dpi` over 96, on a grid of eighths between 1 and 8, and nothing from a value that is no scale.
 final class DesktopScaleTests: XCTestCase {
     private func scale(_ environment: [String: String] = [:], _ resources: String? = nil) -> Double? {
@@ -58,19 +58,10 @@ final class DesktopScaleTests: XCTestCase {
         XCTAssertNil(scale(["GDK_SCALE": "1"], "Xft.dpi: 144"), "GDK_SCALE=1 says 1, whatever Xft.dpi says")
     }
 
-    func testTesseraScaleOverridesBothAndTakesFractions() {
-        XCTAssertEqual(scale(["TESSERA_SCALE": "1.25", "GDK_SCALE": "2"], "Xft.dpi: 192"), 1.25)
-        XCTAssertEqual(scale(["TESSERA_SCALE": "1.3"]), 1.25, "held to eighths")
-        XCTAssertEqual(scale(["TESSERA_SCALE": "20"]), 8)
-        XCTAssertEqual(scale(["TESSERA_SCALE": "nan", "GDK_SCALE": "2"]), 2, "an unreadable override is ignored")
-        XCTAssertEqual(DesktopScale.resolve(environment: ["TESSERA_SCALE": "1.75"], resources: nil)?.description,
-                       "1.75 from TESSERA_SCALE")
-    }
-
     /// Under SDL's dummy driver (no X11) the desktop's scale is not read: a window is 1×.
     func testAHeadlessWindowIgnoresTheDesktopScale() throws {
-        setenv("TESSERA_SCALE", "2", 1)
-        defer { unsetenv("TESSERA_SCALE") }
+        setenv("GDK_SCALE", "2", 1)
+        defer { unsetenv("GDK_SCALE") }
         let window = try SDLWindow(.init(size: Size(width: 40, height: 30), headless: true))
         XCTAssertNil(window.desktopScale)
         XCTAssertEqual(window.scale, 1)
