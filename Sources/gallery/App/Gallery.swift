@@ -34,6 +34,7 @@ struct Gallery: ParsableCommand {
         case idle
         case stall
         case latency
+        case memory
     }
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
@@ -98,7 +99,7 @@ struct Gallery: ParsableCommand {
     @Option(help: "With --bench fling: run each mode this many times, interleaved, and report medians and worst ratios.")
     var runs: Int = 1
 
-    @Option(help: "With --bench idle: seconds each screen stays at rest (default 10); with --bench stall: seconds of flinging per mode (default 4).")
+    @Option(help: "With --bench idle: seconds each screen stays at rest (default 10); with --bench stall: seconds of flinging per mode (default 4); with --bench memory: seconds at rest before measuring (default 3).")
     var seconds: Double = 10
 
     @Option(help: "Layers in the compositor benchmark.")
@@ -308,6 +309,14 @@ struct Gallery: ParsableCommand {
         case .idle:
             let result = try IdleBenchmark(assets: assetsFolder, seconds: seconds, output: output)
                 .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            print(result.table)
+            try writeJSON(result.report)
+        case .memory:
+            guard let memoryScreen = GalleryOptions.Screen(rawValue: screen.rawValue), screen != .layers else {
+                throw ValidationError("--bench memory measures one of the app's screens, not --screen layers")
+            }
+            let result = try MemoryBenchmark(assets: assetsFolder, screen: memoryScreen, seconds: seconds == 10 ? 3 : seconds,
+                                             output: output).run()
             print(result.table)
             try writeJSON(result.report)
         case .stall:
