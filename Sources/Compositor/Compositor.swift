@@ -126,6 +126,10 @@ public final class Compositor {
     /// content textures. (main thread only)
     private var cornerPieces = LRUCache<CornerPieceKey, CornerPiece>()
     private var pendingResets = 0
+    /// True after `releaseTextures` until a frame is drawn: that frame is drawn whole.
+    private var texturesReleased = false
+    /// True after `setNeedsWholeFrame` until a frame is drawn: one is drawn, whole.
+    private var wholeFrameRequested = false
     /// The clip currently set on the backend, to avoid redundant calls. (main thread only)
     private var currentClip: PixelRect?
     /// Statistics of the frame being rendered. (main thread only)
@@ -244,12 +248,34 @@ public final class Compositor {
         delivery.rendererReset(self)
     }
 
-    /// Drops every texture of this compositor's renderer (see `handleRendererReset`).
-    func dropTextures() {
-        requireRenderer("Compositor.handleRendererReset")
+    /// Lets go of every texture, as a window out of sight does: nothing is drawn for it now; the
+    /// next frame drawn (for a change, or the window shown again) is drawn whole, uploading the
+    /// layers' committed contents again. Nothing the layers hold is lost.
+    public func releaseTextures() {
+        owner.precondition("Compositor.releaseTextures")
+        delivery.releaseTextures(self)
+    }
+
+    /// Draws the next frame whole, now, though nothing changed: a window shown again after it was out
+    /// of sight (its textures released, what the window system kept of it perhaps lost).
+    public func setNeedsWholeFrame() {
+        owner.precondition("Compositor.setNeedsWholeFrame")
+        delivery.requestWholeFrame(self)
+    }
+
+    /// Marks the next frame to be drawn whole and drawn (`setNeedsWholeFrame`), on the renderer's thread.
+    func requestWholeFrame() {
+        requireRenderer("Compositor.setNeedsWholeFrame")
+        wholeFrameRequested = true
+    }
+
+    /// Drops every texture of this compositor's renderer (see `handleRendererReset`); a renderer's
+    /// reset is counted and draws at once, a release (`releaseTextures`) waits for a reason to draw.
+    func dropTextures(countingReset: Bool = true) {
+        requireRenderer(countingReset ? "Compositor.handleRendererReset" : "Compositor.releaseTextures")
         textureCache.removeAll(backend: backend)
         cornerPieces.removeAll().forEach { backend.destroyTexture($0.value.texture) }
-        pendingResets += 1
+        if countingReset { pendingResets += 1 } else { texturesReleased = true }
     }
 
     // MARK: Frames
@@ -307,7 +333,8 @@ public final class Compositor {
         requireRenderer("Compositor.renderIfChanged(snapshot:)")
         guard needsRender(snapshot: root, at: time) else { return skippedFrame() }
         let (w, h) = backend.outputPixelSize
-        let wholeFrameNeeded = root?.id != drawnRootSerial || pendingResets > 0 || frameIndex == 0
+        let wholeFrameNeeded = root?.id != drawnRootSerial || pendingResets > 0 || texturesReleased || wholeFrameRequested
+            || frameIndex == 0
             || w != drawnOutputSize.width || h != drawnOutputSize.height
         let region = changedRegion(root, at: time)
         if !wholeFrameNeeded && (region?.isEmpty ?? true) {
@@ -371,7 +398,7 @@ public final class Compositor {
     public func needsRender(snapshot: LayerSnapshot?, at time: Double? = nil) -> Bool {
         requireRenderer("Compositor.needsRender(snapshot:)")
         let (w, h) = backend.outputPixelSize
-        if snapshot !== drawnSnapshot || pendingResets > 0 || frameIndex == 0
+        if snapshot !== drawnSnapshot || pendingResets > 0 || wholeFrameRequested || frameIndex == 0
             || w != drawnOutputSize.width || h != drawnOutputSize.height { return true }
         guard let time, let snapshot, let drawnTime, time != drawnTime else { return false }
         return snapshot.isAnimating(at: drawnTime)
@@ -424,6 +451,8 @@ public final class Compositor {
         statistics.frameIndex = frameIndex
         statistics.rendererResets = pendingResets
         pendingResets = 0
+        texturesReleased = false
+        wholeFrameRequested = false
         lastDrawList.removeAll(keepingCapacity: true)
         lastDrawTexture = nil
 

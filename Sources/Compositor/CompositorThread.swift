@@ -172,6 +172,19 @@ public final class CompositorThread: Sendable {
         }
     }
 
+    /// Lets go of the window's textures on the compositor thread (`Compositor.releaseTextures`); the
+    /// statistics say so at once (no frame is drawn for it).
+    func releaseTextures() {
+        core.perform { [core] drawer, _ in
+            drawer.releaseTextures()
+            core.write { state in
+                state.lastStatistics.liveTextures = 0
+                state.lastStatistics.liveTextureBytes = 0
+                state.lastStatistics.cornerPieceBytes = 0
+            }
+        }
+    }
+
     /// Runs `command` on the compositor thread, before its next frame.
     public func perform(_ command: @escaping @Sendable (Compositor, SDLRenderBackend) -> Void) {
         core.perform(command)

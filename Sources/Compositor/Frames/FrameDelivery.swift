@@ -27,6 +27,10 @@ protocol FrameDelivery: AnyObject {
     func configurationChanged(_ compositor: Compositor)
     /// The renderer lost its textures (or a test says so).
     func rendererReset(_ compositor: Compositor)
+    /// The window is out of sight: its textures go (`Compositor.releaseTextures`).
+    func releaseTextures(_ compositor: Compositor)
+    /// The next frame is drawn whole, though nothing changed (`Compositor.setNeedsWholeFrame`).
+    func requestWholeFrame(_ compositor: Compositor)
 }
 
 /// Frames drawn by the compositor itself on its renderer, events read from its window.
@@ -67,6 +71,8 @@ final class InlineDelivery: FrameDelivery {
     func configurationChanged(_ compositor: Compositor) {}
 
     func rendererReset(_ compositor: Compositor) { compositor.dropTextures() }
+    func releaseTextures(_ compositor: Compositor) { compositor.dropTextures(countingReset: false) }
+    func requestWholeFrame(_ compositor: Compositor) { compositor.requestWholeFrame() }
 }
 
 /// Frames handed to a compositor thread as snapshots, with the input taken in so far; events are the
@@ -160,4 +166,7 @@ final class ThreadedDelivery: FrameDelivery {
     func rendererReset(_ compositor: Compositor) {
         thread.perform { drawer, _ in drawer.handleRendererReset() }
     }
+
+    func releaseTextures(_ compositor: Compositor) { thread.releaseTextures() }
+    func requestWholeFrame(_ compositor: Compositor) { thread.perform { drawer, _ in drawer.setNeedsWholeFrame() } }
 }

@@ -298,6 +298,10 @@ extension SDLWindow {
             event.type = SDL_WINDOWEVENT.rawValue
             event.window.event = UInt8(SDL_WINDOWEVENT_CLOSE.rawValue)
             event.window.windowID = windowID.rawValue
+        case let .input(.windowVisibilityChanged(visible)):
+            event.type = SDL_WINDOWEVENT.rawValue
+            event.window.event = UInt8(visible ? SDL_WINDOWEVENT_RESTORED.rawValue : SDL_WINDOWEVENT_MINIMIZED.rawValue)
+            event.window.windowID = windowID.rawValue
         case let .input(.keyDown(key, modifiers)), let .input(.keyUp(key, modifiers)):
             guard let code = Self.keycode(of: key) else { return }
             if case .input(.keyDown) = kind {
@@ -392,6 +396,14 @@ extension SDLWindow {
             if event.window.event == UInt8(SDL_WINDOWEVENT_LEAVE.rawValue) { return .input(.pointerLeftWindow) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_CLOSE.rawValue) { return .input(.closeRequested) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_GAINED.rawValue) { return .input(.windowFocusChanged(true)) }
+            if event.window.event == UInt8(SDL_WINDOWEVENT_MINIMIZED.rawValue)
+                || event.window.event == UInt8(SDL_WINDOWEVENT_HIDDEN.rawValue) {
+                return .input(.windowVisibilityChanged(false))
+            }
+            if event.window.event == UInt8(SDL_WINDOWEVENT_RESTORED.rawValue)
+                || event.window.event == UInt8(SDL_WINDOWEVENT_SHOWN.rawValue) {
+                return .input(.windowVisibilityChanged(true))
+            }
             if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_LOST.rawValue) {
                 return focusLeftTheApplication ? .input(.windowFocusChanged(false)) : nil
             }

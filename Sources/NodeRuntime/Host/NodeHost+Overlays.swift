@@ -317,6 +317,24 @@ extension NodeHost {
     }
 
     /// The window lost or gained the keyboard focus: losing it ends the popups and tooltips.
+    /// The window went out of sight (minimized or hidden) or came back. Out of sight, the host lets
+    /// go of what it can rebuild without a blank frame when the window comes back: its menus and
+    /// tooltips end, its renderer's textures go (uploaded again from the layers at the next frame
+    /// drawn), its lists keep only their minimum ranges' rows drawn, and the process's image and text
+    /// layout caches are emptied. What is on screen keeps its bitmaps: shown again, the window is
+    /// drawn whole at once, the same frame.
+    func windowVisibilityChanged(_ visible: Bool) {
+        guard visible != isWindowVisible else { return }
+        isWindowVisible = visible
+        // Shown again: drawn whole at once from the bitmaps kept (what the window system kept of the
+        // window may be gone).
+        guard !visible else { return compositor.setNeedsWholeFrame() }
+        windowFocusChanged(false)
+        compositor.releaseTextures()
+        ImageCache.shared.removeAll()
+        TextLayoutCache.shared.removeAll()
+    }
+
     func windowFocusChanged(_ focused: Bool) {
         guard !focused else { return }
         dismissOverlays(ofKind: .tooltip, reason: .focusLost)

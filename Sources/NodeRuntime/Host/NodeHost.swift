@@ -11,6 +11,9 @@ public final class NodeHost {
     public let runtime: Runtime
     /// The node that fills the window. (main thread only)
     public private(set) var rootNode: Node?
+    /// False while the window is minimized or hidden (`InputEvent.windowVisibilityChanged`): the host
+    /// has let go of what it can rebuild (see `windowVisibilityChanged(_:)`). (main thread only)
+    public internal(set) var isWindowVisible = true
     /// The nodes of the last accessibility tree, by element id, for the actions a screen reader asks
     /// for (weak: the tree does not keep a node alive). (main thread only)
     var accessibilityNodes: [Int: AccessibilityNodeReference] = [:]
@@ -425,6 +428,8 @@ public final class NodeHost {
             updateHover()
         case let .windowFocusChanged(focused):
             windowFocusChanged(focused)
+        case let .windowVisibilityChanged(visible):
+            windowVisibilityChanged(visible)
         case let .wheel(dx, dy):
             // The compositor thread moved a scroll for this event already: that scroll takes its
             // motion over (the screen shows it), unless it changed its own since.

@@ -26,7 +26,7 @@ extension ListNode {
     }
 
     var currentRangeMode: ListRangeMode {
-        guard interfaceState.contains(.visible), hasScrolledSinceAppearing else { return .minimum }
+        guard interfaceState.contains(.visible), hasScrolledSinceAppearing, nodeHost?.isWindowVisible != false else { return .minimum }
         if let delay = idleRangeDelay, !isScrolling, now - lastScrollTime > delay { return .minimum }
         return .full
     }

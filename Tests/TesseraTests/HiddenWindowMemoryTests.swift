@@ -1,0 +1,91 @@
+import Compositor
+import Foundation
+import NodeRuntime
+import XCTest
+@testable import Tessera
+
+/// Rows of text, each drawn into a bitmap of its own.
+private final class TextRows: ListDataSource {
+    func numberOfRows(in list: ListNode) -> Int { 400 }
+    func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
+        { TextNode("Row \(row): a line of text that the list draws ahead of the scroll",
+                   attributes: TextAttributes(font: .system(size: 15))) }
+    }
+}
+
+/// A window out of sight (minimized, hidden) lets go of what it can rebuild, counted in bytes: its
+/// renderer's textures, its lists' rows drawn ahead, the image and text layout caches. Shown again,
+/// it shows the same frame.
+@MainActor
+final class HiddenWindowMemoryTests: XCTestCase {
+    private func drawnAheadBytes(_ list: ListNode) -> Int {
+        list.rowNodes.filter { $0.interfaceState.contains(.display) && !$0.interfaceState.contains(.visible) }
+            .compactMap { $0.layerIfLoaded?.contents?.byteCount }.reduce(0, +)
+    }
+
+    func testAHiddenWindowsTexturesRowsAheadAndCachesGoAndComeBackShownTheSame() async throws {
+        try checkHidingAndShowing(threaded: false)
+    }
+
+    /// The same with a compositor thread: the textures go on that thread, and the statistics the UI
+    /// thread reads say so without a frame drawn.
+    func testOnACompositorThreadTheTexturesGoThere() async throws {
+        try checkHidingAndShowing(threaded: true)
+    }
+
+    private func checkHidingAndShowing(threaded: Bool) throws {
+        let list = ListNode()
+        let rows = TextRows()
+        list.dataSource = rows
+        list.idleRangeDelay = nil
+        var configuration = Application.Configuration.headless(size: Size(width: 320, height: 240))
+        configuration.compositorThread = threaded
+        let app = try Application(configuration: configuration, rootNode: list)
+        try app.settle()
+        list.setContentOffset(2000, animated: false)
+        try app.settle()
+        XCTAssertEqual(list.rangeMode, .full, "scrolled and visible: the full range is drawn")
+        let before = try app.capture()
+        let texturesBefore = app.compositor.liveTextureBytes
+        let aheadBefore = drawnAheadBytes(list)
+        XCTAssertGreaterThan(texturesBefore, 0)
+        XCTAssertGreaterThan(aheadBefore, 0, "rows are drawn ahead of the scroll")
+        XCTAssertGreaterThan(TextLayoutCache.shared.statistics.bytes, 0)
+        let visibleBytes = list.rowNodes.filter { $0.interfaceState.contains(.visible) }
+            .compactMap { $0.layerIfLoaded?.contents?.byteCount }.reduce(0, +)
+
+        app.frame(events: [.windowVisibilityChanged(false)])
+        try app.settle()
+        XCTAssertFalse(app.host.isWindowVisible)
+        let deadline = Date().addingTimeInterval(10)
+        while app.compositor.liveTextureBytes > 0 && Date() < deadline { app.frame() }
+        XCTAssertEqual(app.compositor.liveTextureBytes, 0, "the renderer's textures went")
+        XCTAssertEqual(list.rangeMode, .minimum)
+        XCTAssertLessThan(drawnAheadBytes(list), aheadBefore, "fewer rows drawn ahead")
+        XCTAssertEqual(TextLayoutCache.shared.statistics.bytes, 0)
+        XCTAssertEqual(ImageCache.shared.byteCount, 0)
+        let visibleAfter = list.rowNodes.filter { $0.interfaceState.contains(.visible) }
+            .compactMap { $0.layerIfLoaded?.contents?.byteCount }.reduce(0, +)
+        XCTAssertEqual(visibleAfter, visibleBytes, "what is on screen keeps its bitmaps")
+
+        app.frame(events: [.windowVisibilityChanged(true)])
+        try app.settle()
+        XCTAssertTrue(app.host.isWindowVisible)
+        let after = try app.capture()
+        XCTAssertEqual(after.pixels, before.pixels, "shown again, the same frame")
+        XCTAssertGreaterThan(app.compositor.liveTextureBytes, 0, "uploaded again")
+    }
+
+    /// SDL's minimize and restore reach the host as `windowVisibilityChanged`.
+    func testSDLsMinimizeAndRestoreAreTranslated() async throws {
+        let window = try SDLWindow(.init(size: Size(width: 40, height: 30), headless: true))
+        _ = window.pollEvents()  // its being shown
+        window.pushEvent(.input(.windowVisibilityChanged(false)))
+        window.pushEvent(.input(.windowVisibilityChanged(true)))
+        let events = window.pollEvents().compactMap { event -> Bool? in
+            if case let .input(.windowVisibilityChanged(visible)) = event { return visible }
+            return nil
+        }
+        XCTAssertEqual(events, [false, true])
+    }
+}
