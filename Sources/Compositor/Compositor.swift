@@ -248,7 +248,7 @@ public final class Compositor {
         delivery.rendererReset(self)
     }
 
-    /// Lets go of every texture, as a window out of sight does: nothing is drawn for it now; the
+    /// Lets go of every texture, as a window out of sight (minimized) does: nothing is drawn for it now; the
     /// next frame drawn (for a change, or the window shown again) is drawn whole, uploading the
     /// layers' committed contents again. Nothing the layers hold is lost.
     public func releaseTextures() {

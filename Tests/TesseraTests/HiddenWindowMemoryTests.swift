@@ -79,8 +79,9 @@ final class HiddenWindowMemoryTests: XCTestCase {
     /// SDL's minimize and restore reach the host as `windowVisibilityChanged`.
     func testSDLsMinimizeAndRestoreAreTranslated() async throws {
         let window = try SDLWindow(.init(size: Size(width: 40, height: 30), headless: true))
-        _ = window.pollEvents()  // its being shown
+        window.pushEvent(.input(.windowVisibilityChanged(true)))  // restored when not minimized: no change
         window.pushEvent(.input(.windowVisibilityChanged(false)))
+        window.pushEvent(.input(.windowVisibilityChanged(false)))  // minimized twice: said once
         window.pushEvent(.input(.windowVisibilityChanged(true)))
         let events = window.pollEvents().compactMap { event -> Bool? in
             if case let .input(.windowVisibilityChanged(visible)) = event { return visible }

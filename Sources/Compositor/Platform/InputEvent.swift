@@ -55,8 +55,8 @@ public enum InputEvent: Sendable, Equatable {
     /// The window gained (true) or lost (false) the keyboard focus: the user went to another window
     /// or came back. Menus and tooltips end when it goes.
     case windowFocusChanged(Bool)
-    /// The window was minimized or hidden (false), or shown again (true). A host lets go of what it
-    /// can rebuild while its window is out of sight (`NodeHost.isWindowVisible`).
+    /// The window was minimized (false), or restored (true). A host lets go of what it can rebuild
+    /// while its window is out of sight (`NodeHost.isWindowVisible`).
     case windowVisibilityChanged(Bool)
     /// A drag from another application (files or text) is over the window at this point, in window
     /// points: it came in or moved. Reported where the window system says where a drag is (X11's

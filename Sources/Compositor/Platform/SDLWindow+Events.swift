@@ -396,12 +396,16 @@ extension SDLWindow {
             if event.window.event == UInt8(SDL_WINDOWEVENT_LEAVE.rawValue) { return .input(.pointerLeftWindow) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_CLOSE.rawValue) { return .input(.closeRequested) }
             if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_GAINED.rawValue) { return .input(.windowFocusChanged(true)) }
-            if event.window.event == UInt8(SDL_WINDOWEVENT_MINIMIZED.rawValue)
-                || event.window.event == UInt8(SDL_WINDOWEVENT_HIDDEN.rawValue) {
+            // Minimized and back, each change said once; a popup window's are its menu's. (SDL also
+            // says "hidden" and "shown" as a renderer makes a window anew: those are not the user's.)
+            if event.window.event == UInt8(SDL_WINDOWEVENT_MINIMIZED.rawValue) {
+                guard !isOutOfSight, !isPopup else { return nil }
+                isOutOfSight = true
                 return .input(.windowVisibilityChanged(false))
             }
-            if event.window.event == UInt8(SDL_WINDOWEVENT_RESTORED.rawValue)
-                || event.window.event == UInt8(SDL_WINDOWEVENT_SHOWN.rawValue) {
+            if event.window.event == UInt8(SDL_WINDOWEVENT_RESTORED.rawValue) {
+                guard isOutOfSight, !isPopup else { return nil }
+                isOutOfSight = false
                 return .input(.windowVisibilityChanged(true))
             }
             if event.window.event == UInt8(SDL_WINDOWEVENT_FOCUS_LOST.rawValue) {

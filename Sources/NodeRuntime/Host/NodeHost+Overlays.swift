@@ -317,11 +317,11 @@ extension NodeHost {
     }
 
     /// The window lost or gained the keyboard focus: losing it ends the popups and tooltips.
-    /// The window went out of sight (minimized or hidden) or came back. Out of sight, the host lets
+    /// The window went out of sight (minimized) or came back. Out of sight, the host lets
     /// go of what it can rebuild without a blank frame when the window comes back: its menus and
     /// tooltips end, its renderer's textures go (uploaded again from the layers at the next frame
     /// drawn), its lists keep only their minimum ranges' rows drawn, and the process's image and text
-    /// layout caches are emptied. What is on screen keeps its bitmaps: shown again, the window is
+    /// layout caches are emptied when no other window is in sight. What is on screen keeps its bitmaps: shown again, the window is
     /// drawn whole at once, the same frame.
     func windowVisibilityChanged(_ visible: Bool) {
         guard visible != isWindowVisible else { return }
@@ -331,8 +331,11 @@ extension NodeHost {
         guard !visible else { return compositor.setNeedsWholeFrame() }
         windowFocusChanged(false)
         compositor.releaseTextures()
-        ImageCache.shared.removeAll()
-        TextLayoutCache.shared.removeAll()
+        // The process's caches serve every window: emptied when none is in sight.
+        if !NodeHost.liveHosts.contains(where: { $0.host?.isWindowVisible == true }) {
+            ImageCache.shared.removeAll()
+            TextLayoutCache.shared.removeAll()
+        }
     }
 
     func windowFocusChanged(_ focused: Bool) {

@@ -11,7 +11,7 @@ public final class NodeHost {
     public let runtime: Runtime
     /// The node that fills the window. (main thread only)
     public private(set) var rootNode: Node?
-    /// False while the window is minimized or hidden (`InputEvent.windowVisibilityChanged`): the host
+    /// False while the window is minimized (`InputEvent.windowVisibilityChanged`): the host
     /// has let go of what it can rebuild (see `windowVisibilityChanged(_:)`). (main thread only)
     public internal(set) var isWindowVisible = true
     /// The nodes of the last accessibility tree, by element id, for the actions a screen reader asks
@@ -148,6 +148,15 @@ public final class NodeHost {
         self.runtime = .shared
         runtime.display.uploadAlphaLayout = compositor.uploadAlphaLayout
         rootLayer.frame = Rect(origin: .zero, size: compositor.viewportSize)
+        NodeHost.liveHosts.removeAll { $0.host == nil }
+        NodeHost.liveHosts.append(WeakHost(host: self))
+    }
+
+    /// The hosts made so far that are still alive (weak), to tell whether any window is in sight.
+    static var liveHosts: [WeakHost] = []
+
+    struct WeakHost {
+        weak var host: NodeHost?
     }
 
     /// The window's size in points.
