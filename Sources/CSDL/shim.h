@@ -123,4 +123,58 @@ static inline int tessera_sdl_xdnd_message(const SDL_Event *event, struct tesser
     return kind != 0;
 }
 
+// How many wl_seat globals the Wayland compositor at `display_name` (NULL: $WAYLAND_DISPLAY)
+// advertises: -2 when libwayland-client cannot be loaded, -1 when no compositor answers, else the
+// count. SDL 2.26's Wayland driver dereferences the seat's input state while it starts, so on a
+// compositor with no seat (weston's headless backend) it crashes in SDL_VideoInit: the window asks
+// here first. libwayland-client is loaded the way SDL loads it (dlopen), so a build without Wayland
+// headers still runs, and one round trip reads the registry.
+struct tessera_wl_registry_listener {
+    void (*global)(void *data, void *registry, uint32_t name, const char *interface, uint32_t version);
+    void (*global_remove)(void *data, void *registry, uint32_t name);
+};
+static inline void tessera_wl_registry_global(void *data, void *registry, uint32_t name,
+                                              const char *interface, uint32_t version) {
+    (void)registry; (void)name; (void)version;
+    if (interface && SDL_strcmp(interface, "wl_seat") == 0) *(int *)data += 1;
+}
+static inline void tessera_wl_registry_global_remove(void *data, void *registry, uint32_t name) {
+    (void)data; (void)registry; (void)name;
+}
+static inline int tessera_wayland_seat_count(const char *display_name) {
+    void *wayland = dlopen("libwayland-client.so.0", RTLD_LAZY | RTLD_LOCAL);
+    if (!wayland) return -2;
+    typedef void *(*connect_fn)(const char *);
+    typedef void (*disconnect_fn)(void *);
+    typedef int (*roundtrip_fn)(void *);
+    typedef void *(*marshal_constructor_fn)(void *, uint32_t, const void *, ...);
+    typedef int (*add_listener_fn)(void *, void (**)(void), void *);
+    typedef void (*destroy_fn)(void *);
+    connect_fn connect_display = (connect_fn)dlsym(wayland, "wl_display_connect");
+    disconnect_fn disconnect_display = (disconnect_fn)dlsym(wayland, "wl_display_disconnect");
+    roundtrip_fn roundtrip = (roundtrip_fn)dlsym(wayland, "wl_display_roundtrip");
+    marshal_constructor_fn marshal = (marshal_constructor_fn)dlsym(wayland, "wl_proxy_marshal_constructor");
+    add_listener_fn add_listener = (add_listener_fn)dlsym(wayland, "wl_proxy_add_listener");
+    destroy_fn destroy = (destroy_fn)dlsym(wayland, "wl_proxy_destroy");
+    const void *registry_interface = dlsym(wayland, "wl_registry_interface");
+    if (!connect_display || !disconnect_display || !roundtrip || !marshal || !add_listener || !destroy
+        || !registry_interface) return -2;
+    void *display = connect_display(display_name);
+    if (!display) return -1;
+    // wl_display_get_registry: request 1 of wl_display, a new wl_registry.
+    void *registry = marshal(display, 1, registry_interface, NULL);
+    int seats = -1;
+    if (registry) {
+        static const struct tessera_wl_registry_listener listener = {
+            tessera_wl_registry_global, tessera_wl_registry_global_remove
+        };
+        int count = 0;
+        add_listener(registry, (void (**)(void))&listener, &count);
+        if (roundtrip(display) >= 0) seats = count;
+        destroy(registry);
+    }
+    disconnect_display(display);
+    return seats;
+}
+
 #endif
