@@ -97,7 +97,8 @@ final class GalleryWaylandTests: XCTestCase {
     }
 
     /// With both WAYLAND_DISPLAY and DISPLAY (Xvfb) set, the gallery runs on Wayland (SDL alone would
-    /// take X11), and at scale 1 its window equals the headless render; SDL_VIDEODRIVER=x11 still wins.
+    /// take X11), and at scale 1 its window equals the headless render; SDL_VIDEODRIVER=x11 (or the
+    /// gallery's `--video-driver x11`) still wins.
     func testWaylandIsPreferredOverX11AndTheWindowMatchesTheHeadlessRenderAtScale1() async throws {
         try Xvfb.withDisplay(numbers: 800..<900) { display in
             let (window, headless, report) = try capture(scale: 1, renderer: nil, name: "chats-scale1",
@@ -111,6 +112,12 @@ final class GalleryWaylandTests: XCTestCase {
                 environment: try sway().environment.merging(["DISPLAY": display, "SDL_VIDEODRIVER": "x11"]) { $1 })
             XCTAssertEqual(status, 0, output)
             XCTAssertTrue(output.contains("video driver x11"), "the user's SDL_VIDEODRIVER wins: " + output)
+            // The gallery's own switch does the same.
+            let (optionStatus, optionOutput) = try GalleryProcess.run(
+                galleryBinary.path, arguments + ["--frames", "5", "--video-driver", "x11"],
+                environment: try sway().environment.merging(["DISPLAY": display]) { $1 })
+            XCTAssertEqual(optionStatus, 0, optionOutput)
+            XCTAssertTrue(optionOutput.contains("video driver x11"), "--video-driver x11: " + optionOutput)
         }
     }
 
