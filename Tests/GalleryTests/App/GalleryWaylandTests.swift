@@ -97,7 +97,7 @@ final class GalleryWaylandTests: XCTestCase {
     }
 
     /// With both WAYLAND_DISPLAY and DISPLAY (Xvfb) set, the gallery runs on Wayland (SDL alone would
-    /// take X11), and at scale 1 its window equals the headless render; SDL_VIDEODRIVER=x11 (or the
+    /// take X11), and at scale 1 its window equals the headless render (OpenGL and software); SDL_VIDEODRIVER=x11 (or the
     /// gallery's `--video-driver x11`) still wins.
     func testWaylandIsPreferredOverX11AndTheWindowMatchesTheHeadlessRenderAtScale1() async throws {
         try Xvfb.withDisplay(numbers: 800..<900) { display in
@@ -106,6 +106,10 @@ final class GalleryWaylandTests: XCTestCase {
             XCTAssertTrue(report.contains("renderer opengl, video driver wayland"), report)
             XCTAssertTrue(report.contains("at 1x (the window's)"), report)
             assertMatches(window, headless, "chats-scale1")
+            // The software renderer at scale 1 draws through SDL's own stand-in for a window surface.
+            let software = try capture(scale: 1, renderer: "software", name: "chats-scale1-software")
+            XCTAssertTrue(software.report.contains("renderer software, video driver wayland"), software.report)
+            assertMatches(software.window, software.headless, "chats-scale1-software")
 
             let (status, output) = try GalleryProcess.run(
                 galleryBinary.path, arguments + ["--frames", "5"],
