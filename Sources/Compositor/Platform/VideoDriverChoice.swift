@@ -24,10 +24,20 @@ public struct VideoDriverChoice: Equatable, Sendable {
     /// window's error.
     public var failure: String?
 
-    /// The choice for `environment`; `seatCount` asks the Wayland compositor the environment names
-    /// how many seats it has (-1: none answered, -2: no libwayland-client), and is called only when
-    /// the answer matters.
-    public static func make(environment: [String: String], seatCount: () -> Int) -> VideoDriverChoice {
+    /// What a Wayland compositor says of its seats: how many (-1: none answered, -2: no
+    /// libwayland-client) and whether any has a keyboard or a pointer.
+    public struct Seats: Equatable, Sendable {
+        public var count: Int
+        public var hasKeyboardOrPointer: Bool
+        public init(count: Int, hasKeyboardOrPointer: Bool) {
+            self.count = count; self.hasKeyboardOrPointer = hasKeyboardOrPointer
+        }
+    }
+
+    /// The choice for `environment`; `seats` asks the Wayland compositor the environment names of its
+    /// seats, and is called only when the answer matters. On a compositor whose seats have neither a
+    /// keyboard nor a pointer (a headless one) the window opens on Wayland without input, and says so.
+    public static func make(environment: [String: String], seats: () -> Seats) -> VideoDriverChoice {
         let asked = environment["SDL_VIDEODRIVER"].flatMap { $0.isEmpty ? nil : $0.lowercased() }
         let waylandDisplay = environment["WAYLAND_DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
         let hasX11 = !(environment["DISPLAY"] ?? "").isEmpty
@@ -36,8 +46,12 @@ public struct VideoDriverChoice: Equatable, Sendable {
         if asked != nil && !asksWayland { return VideoDriverChoice() }
         // Nothing asked and no Wayland compositor named: SDL's own order (X11).
         if asked == nil && waylandDisplay == nil { return VideoDriverChoice() }
-        let seats = seatCount()
+        let answer = seats()
+        let seats = answer.count
         let name = waylandDisplay ?? "wayland-0"
+        let noInput = seats > 0 && !answer.hasKeyboardOrPointer
+            ? "tessera: the Wayland compositor at \(name) has a seat with no keyboard and no pointer: the window "
+              + "opens without input (none is read until a device appears)" : nil
         if seats == 0 {
             let why = "the Wayland compositor at \(name) offers no seat (no keyboard, no pointer), where SDL 2.26's "
                 + "Wayland driver crashes as it starts"
@@ -48,22 +62,26 @@ public struct VideoDriverChoice: Equatable, Sendable {
             return VideoDriverChoice(failure: why + ", and DISPLAY is not set for X11")
         }
         // The user asked for Wayland: theirs, as asked.
-        if asksWayland { return VideoDriverChoice() }
+        if asksWayland { return VideoDriverChoice(notice: noInput) }
         // A compositor that does not answer (or no libwayland-client): SDL's own order.
         if seats < 0 { return VideoDriverChoice() }
-        return VideoDriverChoice(driver: "wayland", fallback: hasX11 ? "x11" : nil)
+        return VideoDriverChoice(driver: "wayland", fallback: hasX11 ? "x11" : nil, notice: noInput)
     }
 
     /// The choice for this process's environment, its compositor asked through libwayland-client.
     static func forProcess() -> VideoDriverChoice {
-        make(environment: ProcessInfo.processInfo.environment, seatCount: { waylandSeatCount() })
+        make(environment: ProcessInfo.processInfo.environment, seats: { waylandSeats() })
     }
 
-    /// How many `wl_seat` globals the compositor at `WAYLAND_DISPLAY` (or `display`) advertises:
-    /// -1 when none answers, -2 when libwayland-client cannot be loaded.
+    /// What the compositor at `WAYLAND_DISPLAY` (or `display`: a socket's name or path) says of its
+    /// seats (`wl_seat` globals and their capabilities); a count of -1 when none answers, -2 when
+    /// libwayland-client cannot be loaded.
     /// - Thread: any
-    public static func waylandSeatCount(display: String? = nil) -> Int {
-        Int(tessera_wayland_seat_count(display))
+    public static func waylandSeats(display: String? = nil) -> Seats {
+        var capabilities: UInt32 = 0
+        let count = Int(tessera_wayland_seats(display, &capabilities))
+        // WL_SEAT_CAPABILITY_POINTER 1, _KEYBOARD 2.
+        return Seats(count: count, hasKeyboardOrPointer: capabilities & 3 != 0)
     }
 
     /// Starts SDL's video (and events) subsystem with this choice: the driver, then the fallback when

@@ -9,9 +9,12 @@ import XCTest
 @MainActor
 final class VideoDriverChoiceTests: XCTestCase {
     /// The choice for `environment` with a compositor that has `seats` seats, and whether it was asked.
-    private func choice(_ environment: [String: String], seats: Int) -> (VideoDriverChoice, asked: Bool) {
+    private func choice(_ environment: [String: String], seats: Int, input: Bool = true) -> (VideoDriverChoice, asked: Bool) {
         var asked = false
-        let made = VideoDriverChoice.make(environment: environment, seatCount: { asked = true; return seats })
+        let made = VideoDriverChoice.make(environment: environment, seats: {
+            asked = true
+            return .init(count: seats, hasKeyboardOrPointer: input)
+        })
         return (made, asked)
     }
 
@@ -62,6 +65,16 @@ final class VideoDriverChoiceTests: XCTestCase {
         let runtime = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-no-wayland-\(getpid())")
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: runtime) }
-        XCTAssertEqual(VideoDriverChoice.waylandSeatCount(display: runtime.appendingPathComponent("none").path), -1)
+        XCTAssertEqual(VideoDriverChoice.waylandSeats(display: runtime.appendingPathComponent("none").path).count, -1)
+    }
+
+    func testASeatWithoutKeyboardOrPointerOpensWithoutInputAndSaysSo() async {
+        let found = choice(["WAYLAND_DISPLAY": "wayland-1", "DISPLAY": ":0"], seats: 1, input: false).0
+        XCTAssertEqual(found.driver, "wayland")
+        XCTAssertTrue(found.notice?.contains("no keyboard and no pointer") == true, found.notice ?? "no notice")
+        let asked = choice(["SDL_VIDEODRIVER": "wayland", "WAYLAND_DISPLAY": "wayland-1"], seats: 1, input: false).0
+        XCTAssertNil(asked.driver)
+        XCTAssertTrue(asked.notice?.contains("without input") == true, asked.notice ?? "no notice")
+        XCTAssertNil(choice(["WAYLAND_DISPLAY": "wayland-1"], seats: 1, input: true).0.notice, "a seat with devices: nothing said")
     }
 }

@@ -38,7 +38,7 @@ final class GalleryWaylandTests: XCTestCase {
     /// once it equals the headless render at that scale (or at the 20 s deadline), and that render.
     /// Both are written to the output folder as `<name>-wayland.png` and `<name>-headless.png`.
     private func capture(scale: Int, renderer: String?, name: String, extraEnvironment: [String: String] = [:])
-        throws -> (window: Bitmap, headless: Bitmap, report: String) {
+        throws -> (window: Bitmap, headless: Bitmap, report: String, output: String) {
         guard let grim = Xvfb.which("grim") else { throw XCTSkip("grim is not installed (make test installs it)") }
         let sway = try sway()
         try sway.setScale(scale)
@@ -73,7 +73,7 @@ final class GalleryWaylandTests: XCTestCase {
             }
             usleep(100_000)
         } while Date() < deadline
-        return (try XCTUnwrap(window, "the gallery's window is in sway's tree: " + sway.output), headless, report)
+        return (try XCTUnwrap(window, "the gallery's window is in sway's tree: " + sway.output), headless, report, gallery.output)
     }
 
     private func differingFraction(_ a: Bitmap, _ b: Bitmap) -> Double {
@@ -101,21 +101,23 @@ final class GalleryWaylandTests: XCTestCase {
     /// gallery's `--video-driver x11`) still wins.
     func testWaylandIsPreferredOverX11AndTheWindowMatchesTheHeadlessRenderAtScale1() async throws {
         try Xvfb.withDisplay(numbers: 800..<900) { display in
-            let (window, headless, report) = try capture(scale: 1, renderer: nil, name: "chats-scale1",
+            let (window, headless, report, output) = try capture(scale: 1, renderer: nil, name: "chats-scale1",
                                                          extraEnvironment: ["DISPLAY": display])
             XCTAssertTrue(report.contains("renderer opengl, video driver wayland"), report)
             XCTAssertTrue(report.contains("at 1x (the window's)"), report)
             assertMatches(window, headless, "chats-scale1")
+            XCTAssertEqual(output.components(separatedBy: "no keyboard and no pointer").count - 1, 1,
+                           "sway's seat without devices is said once")
             // The software renderer at scale 1 draws through SDL's own stand-in for a window surface.
             let software = try capture(scale: 1, renderer: "software", name: "chats-scale1-software")
             XCTAssertTrue(software.report.contains("renderer software, video driver wayland"), software.report)
             assertMatches(software.window, software.headless, "chats-scale1-software")
 
-            let (status, output) = try GalleryProcess.run(
+            let (status, x11Output) = try GalleryProcess.run(
                 galleryBinary.path, arguments + ["--frames", "5"],
                 environment: try sway().environment.merging(["DISPLAY": display, "SDL_VIDEODRIVER": "x11"]) { $1 })
-            XCTAssertEqual(status, 0, output)
-            XCTAssertTrue(output.contains("video driver x11"), "the user's SDL_VIDEODRIVER wins: " + output)
+            XCTAssertEqual(status, 0, x11Output)
+            XCTAssertTrue(x11Output.contains("video driver x11"), "the user's SDL_VIDEODRIVER wins: " + x11Output)
             // The gallery's own switch does the same.
             let (optionStatus, optionOutput) = try GalleryProcess.run(
                 galleryBinary.path, arguments + ["--frames", "5", "--video-driver", "x11"],
@@ -130,7 +132,7 @@ final class GalleryWaylandTests: XCTestCase {
     func testAtScale2BothRenderersAreSharp() async throws {
         for renderer in ["opengl", "software"] {
             let name = "chats-scale2-\(renderer)"
-            let (window, headless, report) = try capture(scale: 2, renderer: renderer, name: name)
+            let (window, headless, report, _) = try capture(scale: 2, renderer: renderer, name: name)
             XCTAssertTrue(report.contains("renderer \(renderer), video driver wayland"), report)
             XCTAssertTrue(report.contains("at 2x (the window's)"), report)
             assertMatches(window, headless, name)
@@ -171,12 +173,13 @@ final class GalleryWaylandTests: XCTestCase {
     /// says so once and opens its window through X11 when DISPLAY is set, and ends with an error (not
     /// a crash) when it is not. sway's seat (with no devices) is seen as one.
     func testASeatlessCompositorSendsTheGalleryToX11WithoutACrash() async throws {
-        XCTAssertEqual(VideoDriverChoice.waylandSeatCount(
-            display: try sway().runtimeDirectory.appendingPathComponent(try sway().socket).path), 1, "sway has seat0")
+        XCTAssertEqual(VideoDriverChoice.waylandSeats(
+            display: try sway().runtimeDirectory.appendingPathComponent(try sway().socket).path),
+                       .init(count: 1, hasKeyboardOrPointer: false), "sway has seat0, with no devices")
         let weston = try HeadlessWayland(.weston)
         defer { weston.stop() }
-        XCTAssertEqual(VideoDriverChoice.waylandSeatCount(
-            display: weston.runtimeDirectory.appendingPathComponent(weston.socket).path), 0, "weston headless has no seat")
+        XCTAssertEqual(VideoDriverChoice.waylandSeats(
+            display: weston.runtimeDirectory.appendingPathComponent(weston.socket).path).count, 0, "weston headless has no seat")
         let notice = "offers no seat"
         try Xvfb.withDisplay(numbers: 900..<1000) { display in
             let gallery = try GalleryProcess(galleryBinary.path, arguments + ["--frames", "5"],
