@@ -123,6 +123,32 @@ static inline int tessera_sdl_xdnd_message(const SDL_Event *event, struct tesser
     return kind != 0;
 }
 
+// The X server's resource database as `xrdb` loaded it (the root window's RESOURCE_MANAGER
+// property, where a desktop puts `Xft.dpi`), copied with SDL_strdup (the caller SDL_frees it), or
+// NULL when there is none or no X11 in the process. Read through the libX11 SDL itself loaded (never
+// loaded here) over a connection of its own, opened and closed for the read.
+static inline char *tessera_x11_resource_database(void) {
+    void *x11 = dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (!x11) return NULL;
+    typedef void *(*open_display)(const char *);
+    typedef char *(*resource_manager_string)(void *);
+    typedef int (*close_display)(void *);
+    open_display open = (open_display)dlsym(x11, "XOpenDisplay");
+    resource_manager_string resources = (resource_manager_string)dlsym(x11, "XResourceManagerString");
+    close_display close = (close_display)dlsym(x11, "XCloseDisplay");
+    char *copy = NULL;
+    if (open && resources && close) {
+        void *display = open(NULL);
+        if (display) {
+            const char *database = resources(display);
+            if (database) copy = SDL_strdup(database);
+            close(display);
+        }
+    }
+    dlclose(x11);
+    return copy;
+}
+
 // How many wl_seat globals the Wayland compositor at `display_name` (NULL: $WAYLAND_DISPLAY)
 // advertises: -2 when libwayland-client cannot be loaded, -1 when no compositor answers, else the
 // count; `capabilities` (when not NULL) gets the union of the seats' capabilities (1: a pointer,

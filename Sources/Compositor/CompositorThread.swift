@@ -37,6 +37,8 @@ public final class CompositorThread: Sendable {
         public var outputPixelSize: (width: Int, height: Int)
         /// The window's pixels per point.
         public var scale: Double
+        /// The desktop's scale the window was opened at (`SDLWindow.desktopScale`), if any.
+        public var desktopScale: DesktopScale? = nil
         public var maximumTextureSize: Int
         public var uploadAlphaLayout: Bitmap.AlphaLayout
         /// The display's refresh rate, where SDL knows it.

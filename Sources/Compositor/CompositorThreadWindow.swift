@@ -46,13 +46,14 @@ final class LoopWindow {
     /// The window's facts for the UI thread, published again when they change (a resize, a new scale).
     private func publishInfo() {
         let window = backend.window
-        let info = CompositorThread.Info(
+        var info = CompositorThread.Info(
             windowID: window.windowID,
             rendererName: backend.rendererName, videoDriverName: window.videoDriverName,
             graphicsDeviceName: backend.graphicsDeviceName, outputPixelSize: backend.outputPixelSize,
             scale: window.scale, maximumTextureSize: backend.maximumTextureSize,
             uploadAlphaLayout: backend.uploadAlphaLayout, refreshRate: window.refreshRate,
             retainsFrames: backend.retainsFrames, windowPlacement: window.windowPlacement)
+        info.desktopScale = window.desktopScale
         core.write { $0.info = info }
     }
 

@@ -529,6 +529,8 @@ public struct RendererDescription: Sendable {
     public let videoDriverName: String
     public let graphicsDeviceName: String?
     public let scale: Double
+    /// Where `scale` came from when the desktop set it (X11's `GDK_SCALE` or `Xft.dpi`), else nil.
+    public var desktopScale: DesktopScale? = nil
     public let refreshRate: Double?
     public let compositorThread: Bool
 }

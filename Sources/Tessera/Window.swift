@@ -140,9 +140,10 @@ extension Application {
                     throw Failure("cannot open the window: \(error)")
                 }
                 let info = thread.info
-                let renderer = RendererDescription(rendererName: info.rendererName, videoDriverName: info.videoDriverName,
+                var renderer = RendererDescription(rendererName: info.rendererName, videoDriverName: info.videoDriverName,
                                                    graphicsDeviceName: info.graphicsDeviceName, scale: info.scale,
                                                    refreshRate: info.refreshRate, compositorThread: true)
+                renderer.desktopScale = info.desktopScale
                 let host = NodeHost(compositor: Compositor(thread: thread, configuration: compositorConfiguration))
                 if settings.showsPopupWindows(videoDriver: info.videoDriverName) {
                     host.overlaySurfaceProvider = PopupWindowProvider(parent: thread, backend: backendConfiguration,
@@ -161,9 +162,10 @@ extension Application {
                 throw Failure("cannot open the window: \(error)")
             }
             let window = made.window
-            let renderer = RendererDescription(rendererName: made.rendererName, videoDriverName: window.videoDriverName,
+            var renderer = RendererDescription(rendererName: made.rendererName, videoDriverName: window.videoDriverName,
                                                graphicsDeviceName: made.graphicsDeviceName, scale: window.scale,
                                                refreshRate: window.refreshRate, compositorThread: false)
+            renderer.desktopScale = window.desktopScale
             let host = NodeHost(compositor: Compositor(backend: made, scale: window.scale, configuration: compositorConfiguration))
             return Window(host: host, backend: made, compositorThread: nil, renderer: renderer,
                           presentsInStepWithDisplay: vsync, title: configuration.title, application: nil)

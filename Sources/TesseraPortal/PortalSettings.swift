@@ -51,7 +51,8 @@ public struct PortalSettings: Hashable, Sendable {
 
     /// The appearance these settings give, falling back key by key: the portal's
     /// `org.freedesktop.appearance` value, then GNOME's, then the environment (`GTK_THEME` ending in
-    /// `:dark` for dark, containing `HighContrast` for high contrast), else the standard value (light,
+    /// `:dark` for dark, containing `HighContrast` for high contrast; `GDK_DPI_SCALE` for the text
+    /// scale, brought into `Appearance.textScaleRange`), else the standard value (light,
     /// normal contrast, no accent, text scale 1, motion). `TESSERA_APPEARANCE` is not applied here.
     public func appearance(environment: [String: String]) -> Appearance {
         var result = Appearance.standard
@@ -80,7 +81,13 @@ public struct PortalSettings: Hashable, Sendable {
             }
         }
         result.accentColor = accentColor
-        if let textScalingFactor { result.textScale = textScalingFactor }
+        if let textScalingFactor {
+            result.textScale = textScalingFactor
+        } else if let factor = environment["GDK_DPI_SCALE"].flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }),
+                  factor.isFinite, factor > 0 {
+            // GTK's text-only scale (fonts, not the window's density).
+            result.textScale = factor
+        }
         switch reducedMotion {
         case 1: result.reducedMotion = true
         case 0: result.reducedMotion = false

@@ -14,8 +14,10 @@ public enum Xvfb {
     }
 
     /// Runs `body` with a fresh Xvfb on the first free display number in `numbers` (no lock file, no
-    /// socket) and stops the server after. Skips the test when Xvfb is not installed.
-    public static func withDisplay(numbers: Range<Int>, screen: String = "1280x1024x24",
+    /// socket) and stops the server after. Skips the test when Xvfb is not installed. `keepsState`
+    /// keeps the server's root window properties (what `xrdb` loads) when its last client leaves
+    /// (`-noreset`; an X server otherwise starts over then).
+    public static func withDisplay(numbers: Range<Int>, screen: String = "1280x1024x24", keepsState: Bool = false,
                                    _ body: (_ display: String) throws -> Void) throws {
         guard let xvfb = which("Xvfb") else {
             throw XCTSkip("Xvfb is not installed (make test installs it)")
@@ -27,7 +29,7 @@ public enum Xvfb {
         let display = ":\(number)"
         let server = Process()
         server.executableURL = URL(fileURLWithPath: xvfb)
-        server.arguments = [display, "-screen", "0", screen, "-nolisten", "tcp"]
+        server.arguments = [display, "-screen", "0", screen, "-nolisten", "tcp"] + (keepsState ? ["-noreset"] : [])
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()

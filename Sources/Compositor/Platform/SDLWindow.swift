@@ -19,7 +19,9 @@ public final class SDLWindow: PlatformWindow {
         public var title: String
         /// The window's size in points.
         public var size: Size
-        /// Output pixels per point, forced; nil takes the window's own: its drawable size over its size.
+        /// Output pixels per point, forced; nil takes the desktop's on X11 (`DesktopScale`: `GDK_SCALE`,
+        /// `Xft.dpi`), else the window's own: its drawable size over its size (the output's scale on
+        /// Wayland).
         public var scale: Double?
         /// Force SDL's dummy video driver (no display needed).
         public var headless: Bool
@@ -60,6 +62,9 @@ public final class SDLWindow: PlatformWindow {
     let windowUnitsPerPoint: Double
     /// True when the scale follows the window's display. (immutable)
     let followsDisplayScale: Bool
+    /// The desktop's scale the window was opened at (X11: `GDK_SCALE`, `Xft.dpi`; see `DesktopScale`),
+    /// or nil when it has a scale of its own or follows its display's. (immutable)
+    public let desktopScale: DesktopScale?
     /// Where the window is on the screen and whether it has the keyboard focus, for other threads;
     /// updated as the window's events are read. (any thread)
     public let windowPlacement = WindowPlacement()
@@ -123,11 +128,6 @@ public final class SDLWindow: PlatformWindow {
     /// Opens a window, starting SDL's video the first time.
     /// - Throws: `SDLBackendError` when SDL cannot start video or open the window.
     public init(_ configuration: Configuration) throws {
-        let forced = configuration.scale.flatMap { $0.isFinite && $0 > 0 ? min($0, 8) : nil }
-        let scale = forced ?? 1
-        self.scale = scale
-        windowUnitsPerPoint = scale
-        followsDisplayScale = forced == nil
         if configuration.headless { setenv("SDL_VIDEODRIVER", "dummy", 1) }
         // A click that brings the window the focus acts too, as in GTK's apps: without this SDL drops
         // a button press that comes within 10 ms of the window's focus-in on X11.
@@ -138,6 +138,16 @@ public final class SDLWindow: PlatformWindow {
             let choice = configuration.headless ? VideoDriverChoice() : VideoDriverChoice.forProcess()
             try choice.startVideo()
         }
+        let forced = configuration.scale.flatMap { $0.isFinite && $0 > 0 ? min($0, 8) : nil }
+        // On X11 the drawable is the window's size: the desktop's scale is applied here, as a forced
+        // one is (the window made that many pixels per point, events read in them).
+        let desktop = forced == nil && SDL_GetCurrentVideoDriver().map({ String(cString: $0) }) == "x11"
+            ? DesktopScale.currentX11() : nil
+        desktopScale = desktop
+        let scale = forced ?? desktop?.scale ?? 1
+        self.scale = scale
+        windowUnitsPerPoint = scale
+        followsDisplayScale = forced == nil && desktop == nil
         let size = configuration.size.sanitizedForWindow
         let pixelWidth = Int32(clamping: PixelGeometry.nearestIndex(size.width * scale))
         let pixelHeight = Int32(clamping: PixelGeometry.nearestIndex(size.height * scale))

@@ -465,6 +465,14 @@ public class ListNode: Node, @unchecked Sendable {
         return records[row]?.node
     }
 
+    /// The nodes of the rows that have one (the measure range's), which are not among `subnodes`
+    /// (for accounting that walks a tree). - Thread: main
+    @MainActor
+    package var rowNodes: [Node] {
+        UIThread.precondition("ListNode.rowNodes")
+        return records.values.compactMap(\.node)
+    }
+
     /// The interface state of `row`'s node; empty for rows without one. - Thread: main
     @MainActor
     public func interfaceStateOfRow(_ row: Int) -> InterfaceState {

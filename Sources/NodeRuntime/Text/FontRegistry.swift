@@ -45,8 +45,9 @@ struct FontFileLocation: Hashable, Sendable {
     var faceIndex: Int = 0
 }
 
-/// The bytes of one font file, read once and shared by every thread's font objects (each opens its own
-/// FreeType face over them, so the bytes are only ever read).
+/// The bytes of one font file, mapped once (read-only, shared with every other process that maps it,
+/// and only the pages glyphs come from resident) and shared by every thread's font objects (each
+/// opens its own FreeType face over them, so the bytes are only ever read).
 /// - Thread: any (immutable)
 final class FontFile: @unchecked Sendable {
     /// Distinguishes files in per-thread caches; never reused.
@@ -54,33 +55,65 @@ final class FontFile: @unchecked Sendable {
     let path: String
     /// Which face of the file to open (0 unless the file is a collection).
     let faceIndex: Int
-    /// Owned; freed when the last font object made from it is gone.
-    let bytes: UnsafeMutableRawBufferPointer
+    /// The file's mapping, owned: unmapped when the last font object made from it is gone.
+    let bytes: UnsafeRawBufferPointer
     /// HarfBuzz's face over `bytes` (an `hb_face_t`, immutable, so any thread may use it), for the
     /// places of shaped clusters; destroyed before the bytes.
     let shapingFace: OpaquePointer
 
     private static let nextIdentity = Atomic<Int>(1)
 
-    init(path: String, faceIndex: Int = 0, data: Data) {
+    private init(path: String, faceIndex: Int, bytes: UnsafeRawBufferPointer, byteCount: Int) {
         identity = FontFile.nextIdentity.add(1, ordering: .relaxed).oldValue
         self.path = path
         self.faceIndex = faceIndex
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, data.count), alignment: 16)
-        data.withUnsafeBytes { source in
-            if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: data.count) }
-        }
-        bytes = storage
-        byteCount = data.count
-        shapingFace = tessera_hb_face_create(storage.baseAddress, UInt32(clamping: data.count), UInt32(clamping: max(0, faceIndex)))
+        self.bytes = bytes
+        self.byteCount = byteCount
+        shapingFace = tessera_hb_face_create(bytes.baseAddress, UInt32(clamping: byteCount), UInt32(clamping: max(0, faceIndex)))
     }
 
-    /// The file's size in bytes (`bytes` may be one byte larger for an empty file).
+    /// The largest font file opened (the largest fonts in use, colour emoji and CJK collections, are
+    /// 10 to 30 MB).
+    static let maximumByteCount = 512 << 20
+
+    /// Maps the regular file at `path`, read-only; an error for anything else (a directory, a FIFO
+    /// or device, which a read would wait on forever, an empty or absurdly large file).
+    ///
+    /// A mapped file that another program truncates while it is in use would fault on its lost
+    /// pages, as it would in any program that maps its fonts (FreeType, fontconfig): font files are
+    /// installed, not edited in place.
+    static func mapped(path: String, faceIndex: Int) -> Result<FontFile, FontError> {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            return .failure(errno == ENOENT ? .missingFile(path: path) : .unreadableFile(path: path, reason: reason))
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            return .failure(.unreadableFile(path: path, reason: String(cString: strerror(errno))))
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            return .failure(.unreadableFile(path: path, reason: "not a regular file"))
+        }
+        let size = Int(status.st_size)
+        guard size > 0 else { return .failure(.corruptFile(path: path, reason: "empty file")) }
+        guard size <= maximumByteCount else {
+            return .failure(.unreadableFile(path: path, reason: "\(size) bytes, over the \(maximumByteCount >> 20) MB a font may have"))
+        }
+        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), base != MAP_FAILED else {
+            return .failure(.unreadableFile(path: path, reason: "cannot map it: " + String(cString: strerror(errno))))
+        }
+        return .success(FontFile(path: path, faceIndex: faceIndex, bytes: UnsafeRawBufferPointer(start: base, count: size),
+                                 byteCount: size))
+    }
+
+    /// The file's size in bytes.
     let byteCount: Int
 
     deinit {
         hb_face_destroy(shapingFace)
-        bytes.deallocate()
+        munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
     }
 }
 
@@ -483,21 +516,11 @@ public final class FontRegistry: Sendable {
     /// Reads `location`'s file and checks that it opens as a font.
     private func readFile(at location: FontFileLocation) -> Result<FontFile, FontError> {
         let path = location.path
-        let result: Result<FontFile, FontError>
-        if !FileManager.default.fileExists(atPath: path) {
-            result = .failure(.missingFile(path: path))
-        } else if let data = FileManager.default.contents(atPath: path) {
+        return FontFile.mapped(path: path, faceIndex: location.faceIndex).flatMap { file in
             TextWorkCounters.countFileRead()
-            let file = FontFile(path: path, faceIndex: location.faceIndex, data: data)
-            if let reason = FontLibrary.probe(file) {
-                result = .failure(.corruptFile(path: path, reason: reason))
-            } else {
-                result = .success(file)
-            }
-        } else {
-            result = .failure(.unreadableFile(path: path, reason: "read failed"))
+            if let reason = FontLibrary.probe(file) { return .failure(.corruptFile(path: path, reason: reason)) }
+            return .success(file)
         }
-        return result
     }
 
     /// Keeps the failures not met before and returns them (empty when reporting is off).

@@ -73,7 +73,7 @@ struct ParagraphLineBreaker {
             // Spaces that end the group hang past the line's end; any inside it count.
             let spaceWidth = group.reversed().prefix { $0.kind == .space }.reduce(0) { $0 + $1.width }
             let wordWidth = group.reduce(0) { $0 + $1.width } - spaceWidth
-            if used + wordWidth <= width {
+            if used + wordWidth <= width || (!groups.isEmpty && fitsShaped(groups, adding: group, sum: used + wordWidth)) {
                 groups.append(group)
                 used += wordWidth + spaceWidth
             } else if groups.isEmpty {
@@ -97,6 +97,17 @@ struct ParagraphLineBreaker {
         if line.isEmpty && producedLine { return nil }
         producedLine = true
         return LineDraft(segments: line, fallbackRun: line.first?.run ?? paragraphRun, emptyPosition: paragraphStart)
+    }
+
+    /// True when the line's groups and `group` (its ending spaces hanging) fit shaped as one line
+    /// although the sum of their one-by-one widths does not: each measurement rounds, and a word
+    /// shaped beside the one before can be narrower, so a line measured whole (a label's own width)
+    /// would otherwise wrap its last word when laid out again at that width. Shaped only when the sum
+    /// is over by no more than its rounding could account for (half a pixel a segment).
+    private func fitsShaped(_ groups: [[TextSegment]], adding group: [TextSegment], sum: Int) -> Bool {
+        let segments = groups.flatMap { $0 } + group.reversed().drop { $0.kind == .space }.reversed()
+        guard sum - width <= (segments.count + 1) / 2 else { return false }
+        return measurer.shape(segments, paragraphIsRightToLeft: rightToLeft).reduce(0, { $0 + $1.width }) <= width
     }
 
     private mutating func peek() -> TextSegment? {

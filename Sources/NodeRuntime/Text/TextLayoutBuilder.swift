@@ -44,7 +44,10 @@ struct TextLayoutBuilder {
         constrainedWidth = width
         // An unconstrained width still wraps at the widest bitmap that can be drawn.
         let limit = Double(Bitmap.maximumSide)
-        widthPx = Int(min(limit, (width * scale).rounded(.down)))
+        // A width measured at this scale (whole pixels over the scale) comes back in whole pixels,
+        // not a hair under them.
+        let pixels = width * scale
+        widthPx = Int(min(limit, abs(pixels - pixels.rounded()) < 1e-6 ? pixels.rounded() : pixels.rounded(.down)))
         measurer = TextMeasurer(runs: text.runs.map(\.attributes), registry: registry, scale: scale)
         self.registry = registry
         let requested = options.maximumNumberOfLines > 0 ? options.maximumNumberOfLines : Int.max

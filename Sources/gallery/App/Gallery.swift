@@ -34,6 +34,7 @@ struct Gallery: ParsableCommand {
         case idle
         case stall
         case latency
+        case memory
     }
 
     @Flag(help: "Use SDL's dummy video driver even when a display exists.")
@@ -55,7 +56,7 @@ struct Gallery: ParsableCommand {
     @Option(help: "Rows in the chat list (the dataset repeats). Default: 1000; 10000 for --bench fling.")
     var rows: Int?
 
-    @Option(help: "Output pixels per point (1 or 2), overriding the window's (its drawable size over its size).")
+    @Option(help: "Output pixels per point, 1 to 4 (1.25, 1.5 and 1.75 too), overriding the desktop's scale (GDK_SCALE, Xft.dpi on X11; the output's on Wayland).")
     var scale: Double?
 
     @Option(help: "The window's size in points, WIDTHxHEIGHT (default 960x720).")
@@ -103,7 +104,7 @@ struct Gallery: ParsableCommand {
     @Option(help: "With --bench fling: run each mode this many times, interleaved, and report medians and worst ratios.")
     var runs: Int = 1
 
-    @Option(help: "With --bench idle: seconds each screen stays at rest (default 10); with --bench stall: seconds of flinging per mode (default 4).")
+    @Option(help: "With --bench idle: seconds each screen stays at rest (default 10); with --bench stall: seconds of flinging per mode (default 4); with --bench memory: seconds at rest before measuring (default 3).")
     var seconds: Double = 10
 
     @Option(help: "Layers in the compositor benchmark.")
@@ -162,7 +163,9 @@ struct Gallery: ParsableCommand {
 
     func validate() throws {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1 (got \(frames))") }
-        if let scale, scale != 1 && scale != 2 { throw ValidationError("--scale must be 1 or 2 (got \(scale))") }
+        if let scale, !(scale.isFinite && (1...4).contains(scale)) {
+            throw ValidationError("--scale must be in 1...4 (got \(scale))")
+        }
         if let rows, !(1...1_000_000).contains(rows) { throw ValidationError("--rows must be in 1...1000000 (got \(rows))") }
         guard layers >= 1 && layers <= 10_000 else { throw ValidationError("--layers must be in 1...10000 (got \(layers))") }
         guard (10...1_000_000).contains(messageLength) else {
@@ -313,6 +316,14 @@ struct Gallery: ParsableCommand {
         case .idle:
             let result = try IdleBenchmark(assets: assetsFolder, seconds: seconds, output: output)
                 .run { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            print(result.table)
+            try writeJSON(result.report)
+        case .memory:
+            guard let memoryScreen = GalleryOptions.Screen(rawValue: screen.rawValue), screen != .layers else {
+                throw ValidationError("--bench memory measures one of the app's screens, not --screen layers")
+            }
+            let result = try MemoryBenchmark(assets: assetsFolder, screen: memoryScreen, seconds: seconds == 10 ? 3 : seconds,
+                                             output: output).run()
             print(result.table)
             try writeJSON(result.report)
         case .stall:

@@ -213,7 +213,8 @@ final class GalleryApp {
         // Tests read this line to tell a real window (x11, opengl) from the dummy driver's.
         report("gallery: renderer \(renderer.rendererName), video driver \(renderer.videoDriverName), " +
                "\(Int(options.size.width))×\(Int(options.size.height)) points at " +
-               String(format: "%gx", renderer.scale) + (options.scale == nil ? " (the window's)" : " (forced)")
+               String(format: "%gx", renderer.scale)
+               + (options.scale != nil ? " (forced)" : renderer.desktopScale.map { " (the desktop's: \($0))" } ?? " (the window's)")
                + (renderer.compositorThread ? ", compositor thread" : ""))
         report("gallery: appearance \(Runtime.shared.appearance)"
                + (application.settingsPortal.map { " (settings portal: \($0.status))" } ?? " (not following the desktop)"))

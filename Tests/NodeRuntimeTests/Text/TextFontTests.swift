@@ -82,6 +82,49 @@ final class TextFontTests: XCTestCase {
         XCTAssertEqual(registry.errors.count, 2)
     }
 
+    /// A "font" that is a FIFO (a read would wait forever for a writer), a folder, or a file larger
+    /// than any font is refused with its reason and the text falls back; none of it hangs or is read.
+    func testNonRegularAndAbsurdlyLargeFilesAreRefusedAndFallBack() async throws {
+        let registry = registry()
+        let fifo = temporaryFolder.appendingPathComponent("Pipe.ttf").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let folder = temporaryFolder.appendingPathComponent("Folder.ttf")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // Sparse: the size is there, no disk blocks are.
+        let huge = temporaryFolder.appendingPathComponent("Huge.ttf").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: huge, contents: nil))
+        XCTAssertEqual(truncate(huge, off_t(FontFile.maximumByteCount + 1)), 0)
+        for (family, path, words) in [("Pipe", fifo, "not a regular file"), ("Folder", folder.path, "not a regular file"),
+                                      ("Huge", huge, "over the 512 MB")] {
+            registry.register(family: family, regular: path)
+            XCTAssertThrowsError(try registry.validate(TextFont(family: family))) { error in
+                guard case let .unreadableFile(reportedPath, reason)? = error as? FontError else {
+                    return XCTFail("\(family): expected unreadableFile, got \(error)")
+                }
+                XCTAssertEqual(reportedPath, path)
+                XCTAssertTrue(reason.contains(words), "\(family): \(reason)")
+            }
+            XCTAssertEqual(width(of: "fallback text", family: family, in: registry),
+                           width(of: "fallback text", family: TextFont.sansFamily, in: registry), family)
+        }
+    }
+
+    /// Font files are mapped, not read into the process's own memory: after a layout in an emoji
+    /// and a CJK face the process holds no anonymous copy of them (their bytes are file pages, shared).
+    func testFontFilesAreMappedNotCopied() async throws {
+        let registry = registry()
+        let face = try XCTUnwrap(registry.resolve(TextFont()))
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        XCTAssertTrue(maps.contains(face.file.path), "\(face.file.path) is a mapping of the process")
+        let base = UInt(bitPattern: face.file.bytes.baseAddress)
+        let mapping = maps.split(separator: "\n").first { line in
+            let range = line.split(separator: " ")[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
+            return range.count == 2 && range[0] <= base && base < range[1]
+        }
+        XCTAssertTrue(mapping?.hasSuffix(face.file.path) == true, "the bytes HarfBuzz and FreeType read are the file's pages: \(mapping ?? "none")")
+        XCTAssertTrue(mapping?.contains(" r--p ") == true, "read-only: \(mapping ?? "none")")
+    }
+
     func testAFolderWithoutTheFilesFallsBackToTheSystemsFonts() async throws {
         let registry = FontRegistry(fontsFolder: temporaryFolder.path)
         registry.reportsErrorsToStandardError = false

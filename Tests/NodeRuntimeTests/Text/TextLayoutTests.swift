@@ -50,6 +50,26 @@ final class TextLayoutTests: XCTestCase {
         XCTAssertEqual(lineTexts(layout).joined(separator: " "), TextFixtures.lorem)
     }
 
+    /// At a fractional scale a text's measured width (whole pixels over the scale) is not a whole
+    /// number of points; laid out again at that width it must fit on the lines it was measured on
+    /// (a width read back a hair short in pixels wrapped a menu's "Edit" at 1.5×).
+    func testTextLaidOutAtItsOwnMeasuredWidthKeepsItsLinesAtEveryScale() async {
+        let words = ["Edit", "View", "Help", "File", "Settings", "Chats", "Thread", "Photos", "Text", "OK",
+                     "Cancel", "Открыть", "王小明", "مرحبا", "Über Tessera"]
+        for scale in [1, 1.25, 1.5, 1.75, 2, 2.5, 3] {
+            for size in [11.0, 13, 14, 15, 17] {
+                for word in words {
+                    let text = plain(word, size: size)
+                    let measured = measure(text, width: .infinity, scale: scale)
+                    XCTAssertEqual(measured.lineCount, 1)
+                    let again = measure(text, width: measured.size.width, scale: scale)
+                    XCTAssertEqual(again.lineCount, 1, "\(word) at \(size) pt, scale \(scale): width \(measured.size.width)")
+                    XCTAssertFalse(again.isTruncated, "\(word) at \(size) pt, scale \(scale)")
+                }
+            }
+        }
+    }
+
     func testBreaksInsideAWordOnlyWhenTheWordAloneIsTooWide() async {
         let long = String(repeating: "x", count: 80)
         let layout = measure(plain("short \(long) end"), width: 150)

@@ -167,6 +167,21 @@ final class SettingsPortalTests: XCTestCase {
         XCTAssertEqual(PortalSettings().appearance(environment: ["GTK_THEME": "Adwaita:dark"]).colorScheme, .dark)
     }
 
+    /// GTK's text-only scale in the environment sizes text when the desktop's text-scaling-factor is
+    /// not known; an unreadable one is ignored, an absurd one kept in range, and the portal's wins.
+    func testGDKDPIScaleIsTheTextScaleWhenTheDesktopSaysNone() async {
+        XCTAssertEqual(PortalSettings().appearance(environment: ["GDK_DPI_SCALE": "1.25"]).textScale, 1.25)
+        XCTAssertEqual(PortalSettings().appearance(environment: ["GDK_DPI_SCALE": " 0.5 "]).textScale, 0.5)
+        XCTAssertEqual(PortalSettings().appearance(environment: ["GDK_DPI_SCALE": "40"]).textScale,
+                       Appearance.textScaleRange.upperBound)
+        for value in ["", "big", "nan", "inf", "-1", "0"] {
+            XCTAssertEqual(PortalSettings().appearance(environment: ["GDK_DPI_SCALE": value]).textScale, 1, value)
+        }
+        var settings = PortalSettings()
+        settings.textScalingFactor = 1.5
+        XCTAssertEqual(settings.appearance(environment: ["GDK_DPI_SCALE": "2"]).textScale, 1.5)
+    }
+
     /// A bus without a portal: the environment decides; a portal that comes later is followed.
     func testWithoutAPortalTheEnvironmentDecidesUntilOneSpeaks() async throws {
         let bus = try PrivateBus()
