@@ -26,6 +26,7 @@ public struct VideoDriverChoice: Equatable, Sendable {
 
     /// What a Wayland compositor says of its seats: how many (-1: none answered, -2: no
     /// libwayland-client) and whether any has a keyboard or a pointer.
+    /// - Thread: any (a value)
     public struct Seats: Equatable, Sendable {
         public var count: Int
         public var hasKeyboardOrPointer: Bool
