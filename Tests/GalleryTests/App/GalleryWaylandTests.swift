@@ -100,7 +100,7 @@ final class GalleryWaylandTests: XCTestCase {
     /// take X11), and at scale 1 its window equals the headless render (OpenGL and software); SDL_VIDEODRIVER=x11 (or the
     /// gallery's `--video-driver x11`) still wins.
     func testWaylandIsPreferredOverX11AndTheWindowMatchesTheHeadlessRenderAtScale1() async throws {
-        try Xvfb.withDisplay(numbers: 800..<900) { display in
+        try Xvfb.withDisplay(numbers: 1300..<1400) { display in
             let (window, headless, report, output) = try capture(scale: 1, renderer: nil, name: "chats-scale1",
                                                          extraEnvironment: ["DISPLAY": display])
             XCTAssertTrue(report.contains("renderer opengl, video driver wayland"), report)
@@ -181,7 +181,7 @@ final class GalleryWaylandTests: XCTestCase {
         XCTAssertEqual(VideoDriverChoice.waylandSeats(
             display: weston.runtimeDirectory.appendingPathComponent(weston.socket).path).count, 0, "weston headless has no seat")
         let notice = "offers no seat"
-        try Xvfb.withDisplay(numbers: 900..<1000) { display in
+        try Xvfb.withDisplay(numbers: 1400..<1500) { display in
             let gallery = try GalleryProcess(galleryBinary.path, arguments + ["--frames", "5"],
                                              environment: weston.environment.merging(["DISPLAY": display]) { $1 })
             let (status, output) = gallery.finish()
