@@ -20,6 +20,8 @@ public struct VideoDriverChoice: Equatable, Sendable {
     public var fallback: String?
     /// Why the choice differs from what the environment asked for, said once on standard error.
     public var notice: String?
+    /// Said once on standard error when SDL's Wayland driver did start: that the window has no input.
+    public var inputNotice: String?
     /// Set when no driver can open a window here without crashing: the reason, thrown as the
     /// window's error.
     public var failure: String?
@@ -63,10 +65,10 @@ public struct VideoDriverChoice: Equatable, Sendable {
             return VideoDriverChoice(failure: why + ", and DISPLAY is not set for X11")
         }
         // The user asked for Wayland: theirs, as asked.
-        if asksWayland { return VideoDriverChoice(notice: noInput) }
+        if asksWayland { return VideoDriverChoice(inputNotice: noInput) }
         // A compositor that does not answer (or no libwayland-client): SDL's own order.
         if seats < 0 { return VideoDriverChoice() }
-        return VideoDriverChoice(driver: "wayland", fallback: hasX11 ? "x11" : nil, notice: noInput)
+        return VideoDriverChoice(driver: "wayland", fallback: hasX11 ? "x11" : nil, inputNotice: noInput)
     }
 
     /// The choice for this process's environment, its compositor asked through libwayland-client.
@@ -94,7 +96,10 @@ public struct VideoDriverChoice: Equatable, Sendable {
         let subsystems = UInt32(SDL_INIT_VIDEO) | UInt32(SDL_INIT_EVENTS)
         if let driver { SDL_SetHintWithPriority(SDL_HINT_VIDEODRIVER, driver, SDL_HINT_OVERRIDE) }
         defer { if driver != nil { SDL_ResetHint(SDL_HINT_VIDEODRIVER) } }
-        if SDL_InitSubSystem(subsystems) == 0 { return }
+        if SDL_InitSubSystem(subsystems) == 0 {
+            sayInputNotice()
+            return
+        }
         let error = String(cString: SDL_GetError())
         guard let driver else { throw SDLBackendError(message: "SDL could not start video: \(error)") }
         FileHandle.standardError.write(Data(("tessera: SDL's \(driver) video driver did not start (\(error)); "
@@ -107,5 +112,12 @@ public struct VideoDriverChoice: Equatable, Sendable {
         guard SDL_InitSubSystem(subsystems) == 0 else {
             throw SDLBackendError(message: "SDL could not start video: \(String(cString: SDL_GetError()))")
         }
+        sayInputNotice()
+    }
+
+    /// The input notice, when the driver that started is Wayland's.
+    private func sayInputNotice() {
+        guard let inputNotice, SDL_GetCurrentVideoDriver().map({ String(cString: $0) }) == "wayland" else { return }
+        FileHandle.standardError.write(Data((inputNotice + "\n").utf8))
     }
 }

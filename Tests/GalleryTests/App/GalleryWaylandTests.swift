@@ -98,7 +98,7 @@ final class GalleryWaylandTests: XCTestCase {
 
     /// With both WAYLAND_DISPLAY and DISPLAY (Xvfb) set, the gallery runs on Wayland (SDL alone would
     /// take X11), and at scale 1 its window equals the headless render (OpenGL and software); SDL_VIDEODRIVER=x11 (or the
-    /// gallery's `--video-driver x11`) still wins.
+    /// gallery's `--video-driver x11`) still wins, and X11 takes over when SDL's Wayland driver fails.
     func testWaylandIsPreferredOverX11AndTheWindowMatchesTheHeadlessRenderAtScale1() async throws {
         try Xvfb.withDisplay(numbers: 1300..<1400) { display in
             let (window, headless, report, output) = try capture(scale: 1, renderer: nil, name: "chats-scale1",
@@ -118,6 +118,17 @@ final class GalleryWaylandTests: XCTestCase {
                 environment: try sway().environment.merging(["DISPLAY": display, "SDL_VIDEODRIVER": "x11"]) { $1 })
             XCTAssertEqual(status, 0, x11Output)
             XCTAssertTrue(x11Output.contains("video driver x11"), "the user's SDL_VIDEODRIVER wins: " + x11Output)
+            // SDL's Wayland driver failing to start (no XKB data for its keyboard context: a real
+            // failure of SDL_VideoInit, after the compositor answered): X11 takes over, no input notice.
+            let missing = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-no-xkb-\(getpid())").path
+            let (fallbackStatus, fallbackOutput) = try GalleryProcess.run(
+                galleryBinary.path, arguments + ["--frames", "5"],
+                environment: try sway().environment.merging(["DISPLAY": display, "XKB_CONFIG_ROOT": missing,
+                                                             "HOME": missing]) { $1 })
+            XCTAssertEqual(fallbackStatus, 0, fallbackOutput)
+            XCTAssertTrue(fallbackOutput.contains("wayland video driver did not start"), fallbackOutput)
+            XCTAssertTrue(fallbackOutput.contains("video driver x11"), "X11 is the fallback: " + fallbackOutput)
+            XCTAssertFalse(fallbackOutput.contains("no keyboard and no pointer"), fallbackOutput)
             // The gallery's own switch does the same.
             let (optionStatus, optionOutput) = try GalleryProcess.run(
                 galleryBinary.path, arguments + ["--frames", "5", "--video-driver", "x11"],
