@@ -86,9 +86,9 @@ final class GalleryWaylandTests: XCTestCase {
         guard window.width == headless.width && window.height == headless.height else { return }
         XCTAssertGreaterThan(Set(window.pixels.prefix(200_000)).count, 200, "\(name): the window is not blank", file: file, line: line)
         let (difference, diff) = GoldenImage.compare(window, headless, tolerance: 24)
-        if difference.differingPixels > 0, let diff {
-            try? diff.writePNG(to: outputFolder.appendingPathComponent("\(name)-diff.png").path)
-        }
+        let diffFile = outputFolder.appendingPathComponent("\(name)-diff.png").path
+        try? FileManager.default.removeItem(atPath: diffFile)
+        if difference.differingPixels > 0, let diff { try? diff.writePNG(to: diffFile) }
         // A picture scaled up from window units differs at every text edge; the renderers' own
         // rounding differs in a sliver.
         XCTAssertLessThan(Double(difference.differingPixels) / Double(window.width * window.height), 0.01,
