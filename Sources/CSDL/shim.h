@@ -149,4 +149,91 @@ static inline char *tessera_x11_resource_database(void) {
     return copy;
 }
 
+// How many wl_seat globals the Wayland compositor at `display_name` (NULL: $WAYLAND_DISPLAY)
+// advertises: -2 when libwayland-client cannot be loaded, -1 when no compositor answers, else the
+// count; `capabilities` (when not NULL) gets the union of the seats' capabilities (1: a pointer,
+// 2: a keyboard, 4: touch). SDL 2.26's Wayland driver dereferences the seat's input state while it
+// starts, so on a compositor with no seat (weston's headless backend) it crashes in SDL_VideoInit:
+// the window asks here first. libwayland-client is loaded the way SDL loads it (dlopen), so a build
+// without Wayland headers still runs; two round trips read the registry and the seats' capabilities.
+struct tessera_wl_listener { void (*calls[2])(void); };
+struct tessera_wl_probe { int seats; uint32_t capabilities; void *bound[8]; int bound_count; void *registry;
+                          void *(*bind)(void *, uint32_t, const void *, uint32_t, ...); const void *seat_interface;
+                          int (*add_listener)(void *, void (**)(void), void *); };
+static inline void tessera_wl_seat_capabilities(void *data, void *seat, uint32_t capabilities) {
+    (void)seat;
+    ((struct tessera_wl_probe *)data)->capabilities |= capabilities;
+}
+static inline void tessera_wl_seat_name(void *data, void *seat, const char *name) {
+    (void)data; (void)seat; (void)name;
+}
+static inline void tessera_wl_registry_global(void *data, void *registry, uint32_t name,
+                                              const char *interface, uint32_t version) {
+    (void)registry; (void)version;
+    struct tessera_wl_probe *probe = (struct tessera_wl_probe *)data;
+    if (!interface || SDL_strcmp(interface, "wl_seat") != 0) return;
+    probe->seats += 1;
+    if (probe->bound_count >= 8) return;
+    // wl_registry_bind (request 0) of wl_seat at version 1: its capabilities event is all that is read.
+    void *seat = probe->bind(probe->registry, 0, probe->seat_interface, 1, name, "wl_seat", 1u, NULL);
+    if (!seat) return;
+    static const struct tessera_wl_listener seat_listener = {
+        { (void (*)(void))tessera_wl_seat_capabilities, (void (*)(void))tessera_wl_seat_name }
+    };
+    probe->add_listener(seat, (void (**)(void))&seat_listener, probe);
+    probe->bound[probe->bound_count++] = seat;
+}
+static inline void tessera_wl_registry_global_remove(void *data, void *registry, uint32_t name) {
+    (void)data; (void)registry; (void)name;
+}
+static inline int tessera_wayland_seats(const char *display_name, uint32_t *capabilities) {
+    if (capabilities) *capabilities = 0;
+    void *wayland = dlopen("libwayland-client.so.0", RTLD_LAZY | RTLD_LOCAL);
+    if (!wayland) return -2;
+    typedef void *(*connect_fn)(const char *);
+    typedef void (*disconnect_fn)(void *);
+    typedef int (*roundtrip_fn)(void *);
+    typedef void *(*marshal_constructor_fn)(void *, uint32_t, const void *, ...);
+    typedef void *(*marshal_versioned_fn)(void *, uint32_t, const void *, uint32_t, ...);
+    typedef int (*add_listener_fn)(void *, void (**)(void), void *);
+    typedef void (*destroy_fn)(void *);
+    connect_fn connect_display = (connect_fn)dlsym(wayland, "wl_display_connect");
+    disconnect_fn disconnect_display = (disconnect_fn)dlsym(wayland, "wl_display_disconnect");
+    roundtrip_fn roundtrip = (roundtrip_fn)dlsym(wayland, "wl_display_roundtrip");
+    marshal_constructor_fn marshal = (marshal_constructor_fn)dlsym(wayland, "wl_proxy_marshal_constructor");
+    marshal_versioned_fn bind = (marshal_versioned_fn)dlsym(wayland, "wl_proxy_marshal_constructor_versioned");
+    add_listener_fn add_listener = (add_listener_fn)dlsym(wayland, "wl_proxy_add_listener");
+    destroy_fn destroy = (destroy_fn)dlsym(wayland, "wl_proxy_destroy");
+    const void *registry_interface = dlsym(wayland, "wl_registry_interface");
+    const void *seat_interface = dlsym(wayland, "wl_seat_interface");
+    if (!connect_display || !disconnect_display || !roundtrip || !marshal || !bind || !add_listener || !destroy
+        || !registry_interface || !seat_interface) return -2;
+    void *display = connect_display(display_name);
+    if (!display) return -1;
+    // wl_display_get_registry: request 1 of wl_display, a new wl_registry.
+    void *registry = marshal(display, 1, registry_interface, NULL);
+    int seats = -1;
+    if (registry) {
+        static const struct tessera_wl_listener registry_listener = {
+            { (void (*)(void))tessera_wl_registry_global, (void (*)(void))tessera_wl_registry_global_remove }
+        };
+        struct tessera_wl_probe probe;
+        SDL_memset(&probe, 0, sizeof(probe));
+        probe.registry = registry;
+        probe.bind = bind;
+        probe.seat_interface = seat_interface;
+        probe.add_listener = add_listener;
+        add_listener(registry, (void (**)(void))&registry_listener, &probe);
+        // The first round trip lists the globals (binding the seats), the second brings their capabilities.
+        if (roundtrip(display) >= 0 && roundtrip(display) >= 0) {
+            seats = probe.seats;
+            if (capabilities) *capabilities = probe.capabilities;
+        }
+        for (int i = 0; i < probe.bound_count; i++) destroy(probe.bound[i]);
+        destroy(registry);
+    }
+    disconnect_display(display);
+    return seats;
+}
+
 #endif

@@ -123,7 +123,7 @@ public final class SDLWindow: PlatformWindow {
     /// answered on the UI thread, ends it itself.
     var endsProvisionalTextInputAtNextRead = true
 
-    /// Name of the SDL video driver in use ("dummy", "x11", …).
+    /// Name of the SDL video driver in use ("dummy", "x11", "wayland", …).
     public var videoDriverName: String {
         SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "none"
     }
@@ -136,9 +136,10 @@ public final class SDLWindow: PlatformWindow {
         // a button press that comes within 10 ms of the window's focus-in on X11.
         SDL_SetHint(SDL_HINT_MOUSE_FOCUS_CLICKTHROUGH, "1")
         if SDL_WasInit(UInt32(SDL_INIT_VIDEO)) == 0 {
-            guard SDL_InitSubSystem(UInt32(SDL_INIT_VIDEO) | UInt32(SDL_INIT_EVENTS)) == 0 else {
-                throw SDLBackendError(message: "SDL could not start video: \(String(cString: SDL_GetError()))")
-            }
+            // Wayland where a compositor is named (X11 the fallback), never a seatless compositor
+            // (see `VideoDriverChoice`); headless, the dummy driver as set above.
+            let choice = configuration.headless ? VideoDriverChoice() : VideoDriverChoice.forProcess()
+            try choice.startVideo()
         }
         let forced = configuration.scale.flatMap { $0.isFinite && $0 > 0 ? min($0, 8) : nil }
         // On X11 the drawable is the window's size: the desktop's scale is applied here, as a forced

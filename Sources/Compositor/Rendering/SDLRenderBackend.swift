@@ -75,6 +75,9 @@ public final class SDLRenderBackend: RenderBackend {
     /// The thread that made the backend, the only one that may use it.
     public let owner = ThreadOwner()
     let renderer: OpaquePointer
+    /// Where the software renderer draws at the drawable's size when SDL would give it a
+    /// window-unit-sized surface (Wayland at a scale above 1; see `SDLPixelSurface`); nil elsewhere.
+    private var pixelSurface: SDLPixelSurface?
     /// The retained frame (a render-target texture the size of the output) and whether the frame
     /// being drawn goes into it.
     var retainedFrame: OpaquePointer?
@@ -138,9 +141,16 @@ public final class SDLRenderBackend: RenderBackend {
         // 3–5 ms to show even a few pixels). Asked for by name, the software renderer gets the window
         // system's own surface instead (shared-memory images on X11: a whole 960×720 frame shown in
         // 0.3 ms, a line of text in 0.1 ms). The environment's `SDL_FRAMEBUFFER_ACCELERATION` still wins.
-        if renderDriver == .software { SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0") }
+        // SDL 2.26's Wayland driver has no surface of its own: there the software renderer draws into
+        // SDL's texture framebuffer (drawable-sized, so sharp at the output's scale), which the hint
+        // would forbid, leaving SDL to hand out its OpenGL renderer instead.
+        if renderDriver == .software && window.videoDriverName != "wayland" {
+            SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0")
+        }
         let rendererFlags = vsync ? UInt32(SDL_RENDERER_PRESENTVSYNC.rawValue) : 0
-        guard let renderer = SDL_CreateRenderer(window.window, -1, rendererFlags) else {
+        let pixelSurface = renderDriver == .software ? SDLPixelSurface.make(for: window, vsync: vsync) : nil
+        let made = pixelSurface.map { SDL_CreateSoftwareRenderer($0.surface) } ?? SDL_CreateRenderer(window.window, -1, rendererFlags)
+        guard let renderer = made else {
             throw SDLBackendError(message: "SDL could not create a renderer: \(String(cString: SDL_GetError()))")
         }
         // A renderer that needs another visual made the X window anew, under a new id (and, without a
@@ -161,6 +171,7 @@ public final class SDLRenderBackend: RenderBackend {
         }
         self.window = window
         self.renderer = renderer
+        self.pixelSurface = pixelSurface
         self.rendererName = rendererName
         self.graphicsDeviceName = rendererName.hasPrefix("opengl") ? Self.currentGLRendererString() : nil
         let side = Int(min(info.max_texture_width, info.max_texture_height))
@@ -180,7 +191,7 @@ public final class SDLRenderBackend: RenderBackend {
         SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
         // The software renderer draws into the window's surface, which the window sends again when
         // the window system lost what it showed; a device reset takes the retained frame with it.
-        window.presentsThroughSurface = rendererName == "software"
+        window.presentsThroughSurface = rendererName == "software" && pixelSurface == nil
         window.deviceResetHandler = { [unowned self] in
             if let texture = retainedFrame { SDL_DestroyTexture(texture) }
             retainedFrame = nil
@@ -203,9 +214,11 @@ public final class SDLRenderBackend: RenderBackend {
         window.presentsThroughSurface = false
         // Textures belong to the renderer; destroying it frees them. The window goes after it.
         SDL_DestroyRenderer(renderer)
+        pixelSurface = nil
     }
 
     public var outputPixelSize: (width: Int, height: Int) {
+        if let pixelSurface { return pixelSurface.visibleSize }
         var w: Int32 = 0, h: Int32 = 0
         SDL_GetRendererOutputSize(renderer, &w, &h)
         return (Int(w), Int(h))
@@ -252,7 +265,16 @@ public final class SDLRenderBackend: RenderBackend {
         SDL_DestroyTexture(texture)
     }
 
+    /// On a pixel surface, the renderer draws within the drawable's size of the moment.
+    private func fitViewportToDrawable() {
+        guard let pixelSurface else { return }
+        let size = pixelSurface.visibleSize
+        var viewport = SDL_Rect(x: 0, y: 0, w: Int32(size.width), h: Int32(size.height))
+        SDL_RenderSetViewport(renderer, &viewport)
+    }
+
     public func beginFrame(clearColor: Color) {
+        fitViewportToDrawable()
         drawsRegionInPlace = false
         if drawsIntoRetainedFrame {
             SDL_SetRenderTarget(renderer, nil)
@@ -381,6 +403,7 @@ public final class SDLRenderBackend: RenderBackend {
     public func beginRetainedFrame(clearColor: Color, region: PixelRect?) -> Bool {
         regionWasInexact = false
         if retainsFramesInOutput {
+            fitViewportToDrawable()
             SDL_RenderSetClipRect(renderer, nil)
             SDL_SetRenderDrawColor(renderer, clearColor.red, clearColor.green, clearColor.blue, clearColor.alpha)
             guard let region else {
@@ -456,9 +479,18 @@ public final class SDLRenderBackend: RenderBackend {
             let clipped = region.intersection(PixelRect(x: 0, y: 0, width: width, height: height))
             SDL_RenderFlush(renderer)
             guard !clipped.isEmpty else { return }
+            if let pixelSurface {
+                pixelSurface.present(region: clipped)
+                return
+            }
             var rect = SDL_Rect(x: Int32(clamping: clipped.x), y: Int32(clamping: clipped.y),
                                 w: Int32(clamping: clipped.width), h: Int32(clamping: clipped.height))
             SDL_UpdateWindowSurfaceRects(window.window, &rect, 1)
+            return
+        }
+        if let pixelSurface {
+            SDL_RenderFlush(renderer)
+            pixelSurface.present(region: nil)
             return
         }
         SDL_RenderPresent(renderer)

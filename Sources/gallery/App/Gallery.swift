@@ -45,6 +45,11 @@ struct Gallery: ParsableCommand {
         discussion: "Sets SDL_HINT_RENDER_DRIVER; the dummy video driver (--headless) has only software."))
     var renderer: RenderDriver = .auto
 
+    @Option(help: ArgumentHelp(
+        "SDL's video driver for the window: wayland, x11 (default: Wayland where WAYLAND_DISPLAY names a compositor, else X11).",
+        discussion: "Sets SDL_VIDEODRIVER, as the environment's would; --headless uses the dummy driver."))
+    var videoDriver: String?
+
     @Option(help: "The screen to start on: \(Screen.allCases.map(\.rawValue).joined(separator: ", ")).")
     var screen: Screen = .chats
 
@@ -218,6 +223,8 @@ struct Gallery: ParsableCommand {
     @MainActor
     private func runOnUIThread() throws {
         applyDebugSwitches()
+        // The user's driver, as SDL_VIDEODRIVER in the environment would name it (it wins over Tessera's choice).
+        if let videoDriver, !headless { setenv("SDL_VIDEODRIVER", videoDriver, 1) }
         let assetsFolder = try AssetLocator.locate(explicit: assets)
         let runHeadless = headless || !Application.Configuration.displayIsAvailable
         if runHeadless && !headless {

@@ -1,0 +1,96 @@
+internal import CSDL
+
+/// The software renderer's output where SDL 2.26 would give it a window surface at window-unit size:
+/// on Wayland, whose driver has no surface of its own, SDL's stand-in (its texture framebuffer) is
+/// `window->w × window->h`, so at an output scale of 2 the renderer drew a quarter of the frame into
+/// it and the compositor scaled that up, blurry. Here the software renderer draws into a surface of
+/// the window's drawable size (allocated for the largest drawable the window's display allows, and
+/// used up to the drawable's size of the moment), and each present uploads what changed into a
+/// drawable-sized streaming texture of an accelerated renderer on the window, which shows it pixel
+/// for pixel: the same path SDL's stand-in takes, at the right size.
+/// - Thread: the backend's (its owner's)
+final class SDLPixelSurface {
+    let surface: UnsafeMutablePointer<SDL_Surface>
+    private let presenter: OpaquePointer
+    private var texture: OpaquePointer?
+    private var textureSize = (width: 0, height: 0)
+    private let window: OpaquePointer
+
+    /// A pixel surface for `window` where it needs one (the Wayland driver, a drawable larger than
+    /// the window's size); nil elsewhere, or when no accelerated renderer shows it.
+    static func make(for window: SDLWindow, vsync: Bool) -> SDLPixelSurface? {
+        guard window.videoDriverName == "wayland" else { return nil }
+        var windowWidth: Int32 = 0, windowHeight: Int32 = 0
+        SDL_GetWindowSize(window.window, &windowWidth, &windowHeight)
+        let (pixelWidth, pixelHeight) = window.pixelSize
+        guard windowWidth > 0, windowHeight > 0, pixelWidth > Int(windowWidth) || pixelHeight > Int(windowHeight) else {
+            return nil
+        }
+        // As large as the window can grow on its display, at its density.
+        let ratio = Double(pixelWidth) / Double(windowWidth)
+        var bounds = SDL_Rect()
+        var width = pixelWidth, height = pixelHeight
+        if SDL_GetDisplayBounds(max(0, SDL_GetWindowDisplayIndex(window.window)), &bounds) == 0 {
+            width = max(width, Int((Double(bounds.w) * ratio).rounded(.up)))
+            height = max(height, Int((Double(bounds.h) * ratio).rounded(.up)))
+        }
+        return SDLPixelSurface(window: window.window, width: width, height: height, vsync: vsync)
+    }
+
+    private init?(window: OpaquePointer, width: Int, height: Int, vsync: Bool) {
+        self.window = window
+        // The backend asked SDL for its software renderer by name (a hint over the environment's):
+        // the renderer that shows the frame is an accelerated one.
+        let asked = SDL_GetHint(SDL_HINT_RENDER_DRIVER).map { String(cString: $0) }
+        SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, "opengl", SDL_HINT_OVERRIDE)
+        defer { if let asked { SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, asked, SDL_HINT_OVERRIDE) } }
+        let flags = UInt32(SDL_RENDERER_ACCELERATED.rawValue) | (vsync ? UInt32(SDL_RENDERER_PRESENTVSYNC.rawValue) : 0)
+        guard let presenter = SDL_CreateRenderer(window, -1, flags) else { return nil }
+        guard let surface = SDL_CreateRGBSurfaceWithFormat(0, Int32(width), Int32(height), 32,
+                                                           SDL_PIXELFORMAT_ARGB8888.rawValue) else {
+            SDL_DestroyRenderer(presenter)
+            return nil
+        }
+        self.presenter = presenter
+        self.surface = surface
+    }
+
+    /// The part of the surface in use: the window's drawable size (within the surface).
+    var visibleSize: (width: Int, height: Int) {
+        var w: Int32 = 0, h: Int32 = 0
+        SDL_GetRendererOutputSize(presenter, &w, &h)
+        return (min(Int(w), Int(surface.pointee.w)), min(Int(h), Int(surface.pointee.h)))
+    }
+
+    /// Shows the surface's visible part: only `region` uploaded when the texture already holds the
+    /// rest (nil: all of it).
+    func present(region: PixelRect?) {
+        let size = visibleSize
+        guard size.width > 0, size.height > 0 else { return }
+        var region = region
+        if texture == nil || textureSize != size {
+            if let texture { SDL_DestroyTexture(texture) }
+            texture = SDL_CreateTexture(presenter, SDL_PIXELFORMAT_ARGB8888.rawValue, Int32(SDL_TEXTUREACCESS_STREAMING.rawValue),
+                                        Int32(size.width), Int32(size.height))
+            if let texture { SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_NONE) }
+            textureSize = size
+            region = nil
+        }
+        guard let texture else { return }
+        let whole = PixelRect(x: 0, y: 0, width: size.width, height: size.height)
+        let upload = region.map { $0.intersection(whole) } ?? whole
+        if !upload.isEmpty, let pixels = surface.pointee.pixels {
+            let pitch = Int(surface.pointee.pitch)
+            var rect = SDL_Rect(x: Int32(upload.x), y: Int32(upload.y), w: Int32(upload.width), h: Int32(upload.height))
+            SDL_UpdateTexture(texture, &rect, pixels + upload.y * pitch + upload.x * 4, Int32(pitch))
+        }
+        SDL_RenderCopy(presenter, texture, nil, nil)
+        SDL_RenderPresent(presenter)
+    }
+
+    deinit {
+        if let texture { SDL_DestroyTexture(texture) }
+        SDL_DestroyRenderer(presenter)
+        SDL_FreeSurface(surface)
+    }
+}
