@@ -88,6 +88,14 @@ public struct MemoryReport: Codable, Sendable {
 }
 
 extension MemoryReport {
+    /// The process's resident and anonymous bytes now (`VmRSS`, `RssAnon`): the two figures a
+    /// frame-rate overlay shows, without the walk of `measure`.
+    /// - Thread: any
+    public static func processFigures() -> (residentBytes: Int, anonymousBytes: Int) {
+        let memory = ProcessMemory.readStatus()
+        return (memory.rssBytes, memory.anonymousBytes)
+    }
+
     /// The report for this process, with the windows' nodes and renderers of `windows` (each
     /// window's tree, its overlays' included) and what the app says it holds (`appData`: a key and
     /// a number of bytes, e.g. `["chatDataset": 1_200_000]`).
@@ -174,6 +182,15 @@ struct ProcessMemory {
     }
 
     static func read() -> ProcessMemory {
+        var memory = readStatus()
+        if let smaps = readWhole("/proc/self/smaps") {
+            memory.take(mappings: parse(smaps))
+        }
+        return memory
+    }
+
+    /// The figures of `/proc/self/status` alone.
+    static func readStatus() -> ProcessMemory {
         var memory = ProcessMemory()
         if let status = readWhole("/proc/self/status") {
             for line in status.split(separator: "\n") {
@@ -188,9 +205,6 @@ struct ProcessMemory {
                 default: break
                 }
             }
-        }
-        if let smaps = readWhole("/proc/self/smaps") {
-            memory.take(mappings: parse(smaps))
         }
         return memory
     }

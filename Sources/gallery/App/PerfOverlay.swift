@@ -108,7 +108,7 @@ final class PerfOverlayNode: Node, @unchecked Sendable {
         legend.attributedText = legendText
     }
 
-    static let size = Size(width: 560, height: 240)
+    static let size = Size(width: 560, height: 254)
 
     /// The overlay's frame in a viewport of `viewportSize`: the top right corner.
     static func frame(in viewportSize: Size) -> Rect {
@@ -162,6 +162,9 @@ final class PerfOverlayNode: Node, @unchecked Sendable {
                    Self.bytes(ImageDecoder.decodeMemoryUsage.inUse) as NSString,
                    Self.bytes(ImageDecoder.decodeMemoryUsage.peak) as NSString),
         ]
+        let memory = MemoryReport.processFigures()
+        lines.append("process: resident \(Self.bytes(memory.residentBytes)), anonymous \(Self.bytes(memory.anonymousBytes))"
+                     + "  (gallery --bench memory says by whom)")
         if let compositorThread { lines.insert(Self.compositorFigures(compositorThread), at: 2) }
         figures.attributedText = AttributedText(lines.joined(separator: "\n"),
                                                 attributes: TextAttributes(font: .monospaced(size: 10), color: Color(rgb: 0xE6EDF3)))
