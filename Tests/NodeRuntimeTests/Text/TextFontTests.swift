@@ -114,7 +114,10 @@ final class TextFontTests: XCTestCase {
     func testFontFilesAreMappedNotCopied() async throws {
         let registry = registry()
         let face = try XCTUnwrap(registry.resolve(TextFont()))
-        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        // Read to its end: /proc files say they are empty, and a sized read stops short.
+        let handle = try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/self/maps"))
+        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        try handle.close()
         XCTAssertTrue(maps.contains(face.file.path), "\(face.file.path) is a mapping of the process")
         let base = UInt(bitPattern: face.file.bytes.baseAddress)
         let mapping = maps.split(separator: "\n").first { line in
