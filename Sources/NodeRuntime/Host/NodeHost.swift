@@ -95,9 +95,9 @@ public final class NodeHost {
     public private(set) var isShiftDown = false
     /// The node that receives keys and text first; see `focus(_:)`. (main thread only)
     public internal(set) var focusedNode: Node?
-    /// The text-input caret last given to the platform, in window points; nil while text input is
-    /// off. (main thread only)
-    var textInputCaret: Rect?
+    /// The text-input caret last given to the platform (where the input method places its
+    /// candidate window), in window points; nil while text input is off. (main thread only)
+    public internal(set) var textInputCaret: Rect?
     /// The focus owner shows an input method's composition (marked text). (main thread only)
     var composing = false
 

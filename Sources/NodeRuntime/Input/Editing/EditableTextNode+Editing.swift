@@ -13,7 +13,20 @@ extension EditableTextNode {
         composedSinceCommit = false
         marked = nil
         markedSelection = 0
-        replaceSelection(with: text, coalescing: !committed)
+        if committed {
+            replaceSelection(with: text, coalescing: false)
+            commitFrame = frameTime
+        } else if commitFrame == frameTime {
+            // The rest of a commit that SDL cut into pieces (32 bytes at most), read with it: the
+            // same undo step.
+            typingCoalesces = true
+            replaceSelection(with: text, coalescing: true)
+        } else {
+            commitFrame = nil
+            replaceSelection(with: text, coalescing: true)
+        }
+        // Typing after a commit is a step of its own.
+        if commitFrame != nil { typingCoalesces = false }
         return true
     }
 

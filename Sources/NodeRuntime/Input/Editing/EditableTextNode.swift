@@ -88,6 +88,8 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     /// A composition was shown since the last text taken: the commit that ends it is an undo step
     /// of its own. (main thread only)
     var composedSinceCommit = false
+    /// The frame (its time) of the last commit, while text taken in that frame continues it. (main thread only)
+    var commitFrame: Double?
     /// The x a run of Up/Down keys keeps to. (main thread only)
     var goalX: Double?
     /// Undo and redo steps. (main thread only)

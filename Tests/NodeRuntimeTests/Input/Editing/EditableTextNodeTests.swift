@@ -167,6 +167,17 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.text, "東京")
         key(harness, .character("z"), .control)
         XCTAssertEqual(field.text, "")
+        // SDL cuts a long commit into text events of 32 bytes at most, read together: still one step,
+        // and the typing after it another.
+        type(harness, "go ")
+        send(harness, [.textEditing("にほんごのにゅうりょくをためすためのながいぶんしょうです", cursor: 28)])
+        send(harness, [.textInput("日本語の入力を試すた"), .textInput("めの長い文章です"), .textEditing("", cursor: 0)])
+        XCTAssertEqual(field.text, "go 日本語の入力を試すための長い文章です")
+        type(harness, "x")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "go 日本語の入力を試すための長い文章です")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "go ", "the commit's pieces are undone together")
     }
 
     /// The input method's caret and selection (its highlighted segment) show in the composition:
