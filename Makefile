@@ -21,7 +21,7 @@ RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turb
 # the accessibility bus and registry (at-spi2-core) and Python's pyatspi.
 # Tools/input-latency.py measures input latency from outside (XTest in, X DAMAGE out) with python3-xlib.
 # LoopbackServerTests speak HTTP/2 and TLS to the server through curl.
-TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp dbus-bin dbus-daemon at-spi2-core python3-pyatspi python3-xlib python3-dbus python3-gi curl openbox xclip
+TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp dbus-bin dbus-daemon at-spi2-core python3-pyatspi python3-xlib python3-dbus python3-gi fcitx5 curl openbox xclip
 # Arguments passed to the gallery, e.g. make gallery ARGS="--frames 300".
 ARGS ?=
 
