@@ -300,6 +300,46 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.caretNode.frame.maxY, field.bounds.height, accuracy: 1.5, "the caret is in view")
     }
 
+    /// The rectangle the input method places its candidate window at follows the caret (window
+    /// points): down as the field grows line by line, kept on the last line shown once the field
+    /// scrolls, and down again when a composition wraps onto a new line.
+    func testTheInputMethodsWindowFollowsTheCaretAsTheFieldGrowsAndScrolls() async throws {
+        let harness = makeHarness { $0.maximumVisibleLines = 3 }
+        let field = harness.fields[0]
+        let platform = try XCTUnwrap(harness.host.compositor.textInputPlatform as? RecordingRenderBackend)
+        click(harness, field)
+        func caretInWindow() -> Rect {
+            let origin = field.convertFromRoot(.zero)
+            let caret = try! XCTUnwrap(field.textInputCaret)
+            return Rect(x: caret.minX - origin.x, y: caret.minY - origin.y, width: caret.width, height: caret.height)
+        }
+        let oneLine = field.frame.height
+        let first = try XCTUnwrap(platform.textInputCaret)
+        XCTAssertEqual(first, caretInWindow())
+        var ys = [first.minY]
+        for line in 1..<5 {
+            key(harness, .enter, .shift)
+            type(harness, "line \(line)")
+            XCTAssertEqual(platform.textInputCaret, caretInWindow(), "line \(line)")
+            ys.append(try XCTUnwrap(platform.textInputCaret).minY)
+        }
+        XCTAssertEqual(ys[1] - ys[0], oneLine, accuracy: 1, "down a line as the field grows")
+        XCTAssertEqual(ys[2] - ys[1], oneLine, accuracy: 1)
+        XCTAssertEqual(ys[3], ys[2], accuracy: 1, "the field scrolls: the caret stays on its last line shown")
+        XCTAssertEqual(ys[4], ys[2], accuracy: 1)
+        XCTAssertGreaterThan(field.scrollOffset, 0)
+        // Up to the first line: the field scrolls back, and the input method's window goes with the caret.
+        key(harness, .home, .control)
+        XCTAssertEqual(field.scrollOffset, 0, accuracy: 0.5)
+        XCTAssertEqual(try XCTUnwrap(platform.textInputCaret).minY, ys[0], accuracy: 1)
+        XCTAssertEqual(platform.textInputCaret, caretInWindow())
+        // A composition long enough to wrap takes the caret (at its end) onto the next line.
+        key(harness, .end)
+        send(harness, [.textEditing(String(repeating: "とうきょう", count: 8), cursor: 40)])
+        XCTAssertEqual(platform.textInputCaret, caretInWindow())
+        XCTAssertGreaterThan(try XCTUnwrap(platform.textInputCaret).minY, ys[0] + oneLine / 2, "on a line below")
+    }
+
     func testTabMovesFocusAndKeysGoToTheFocusedField() async {
         let harness = makeHarness(fields: 3)
         let fields = harness.fields
