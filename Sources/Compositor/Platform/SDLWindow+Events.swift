@@ -437,19 +437,25 @@ extension SDLWindow {
             var text = event.text.text
             return .input(.textInput(Self.string(fromFixedUTF8: &text)))
         case SDL_TEXTEDITING:
-            var text = event.edit.text
-            return .input(.textEditing(Self.string(fromFixedUTF8: &text), cursor: Int(max(0, event.edit.start)),
-                                       selected: Int(max(0, event.edit.length))))
+            var field = event.edit.text
+            let text = Self.string(fromFixedUTF8: &field)
+            return .input(.textEditing(text, cursor: Self.cursor(event.edit.start, in: text), selected: Int(max(0, event.edit.length))))
         case SDL_TEXTEDITING_EXT:
             // A composition too long for SDL_TEXTEDITING (extended text is asked for at start): the
             // text is SDL's allocation, freed once the event is read (`SDLEventRouting.release`).
             // (Invalid bytes become U+FFFD.)
             let text = event.editExt.text.map { String(cString: $0) } ?? ""
-            return .input(.textEditing(text, cursor: Int(max(0, event.editExt.start)),
+            return .input(.textEditing(text, cursor: Self.cursor(event.editExt.start, in: text),
                                        selected: Int(max(0, event.editExt.length))))
         default:
             return translateDrop(event).map { .input($0) }
         }
+    }
+
+    /// A composition's cursor as SDL gives it: where the input method says, or at the end of `text`
+    /// where it says nothing (SDL's -1).
+    private static func cursor(_ start: Int32, in text: String) -> Int {
+        start < 0 ? text.unicodeScalars.count : Int(start)
     }
 
     /// The NUL-terminated UTF-8 in one of SDL's fixed-size text fields; invalid bytes become U+FFFD.

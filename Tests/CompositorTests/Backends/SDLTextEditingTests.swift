@@ -44,6 +44,9 @@ final class SDLTextEditingTests: XCTestCase {
         // No selection from the input method (SDL's -1) is none.
         pushExtended(Self.sixtyBytes, start: 20, length: -1, windowID: a.windowID.rawValue)
         XCTAssertEqual(a.pollEvents(), [.input(.textEditing(Self.sixtyBytes, cursor: 20, selected: 0))])
+        // No cursor (SDL's -1, as IBus sends for a composition without one): at the end.
+        pushExtended(Self.sixtyBytes, start: -1, length: -1, windowID: a.windowID.rawValue)
+        XCTAssertEqual(a.pollEvents(), [.input(.textEditing(Self.sixtyBytes, cursor: 20, selected: 0))])
     }
 
     func testAShortCompositionKeepsTheInputMethodsSelection() async throws {
