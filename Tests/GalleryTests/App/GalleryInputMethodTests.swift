@@ -124,6 +124,21 @@ final class GalleryInputMethodTests: XCTestCase {
         return count
     }
 
+    /// Waits (20 s at most) for the gallery to end after Ctrl+Q, ending it when it does not (a failure
+    /// then); its status and output.
+    private func quitted(_ gallery: GalleryProcess) -> (status: Int32, output: String) {
+        let deadline = Date().addingTimeInterval(20)
+        while gallery.process.isRunning && Date() < deadline {
+            _ = gallery.drainAvailable()
+            usleep(20_000)
+        }
+        if gallery.process.isRunning {
+            XCTFail("the gallery did not quit: \(gallery.output)")
+            gallery.process.terminate()
+        }
+        return gallery.finish()
+    }
+
     /// A session bus of the test's own that starts no services (a folder of its own holds its
     /// socket): the running daemon, its address, and the folder, which the caller removes.
     private func sessionBus(display: String, daemon: String) throws -> (GalleryProcess, String, URL) {
@@ -297,10 +312,61 @@ final class GalleryInputMethodTests: XCTestCase {
             XCTAssertNotNil(self.line(of: gallery, after: mark, containing: "gallery: no composition"), gallery.output)
 
             XCTAssertEqual(try run(xdotool, ["key", "ctrl+q"], environment: x).status, 0)
-            let (status, output) = gallery.finish()
+            let (status, output) = quitted(gallery)
             XCTAssertEqual(status, 0, output)
             ime.writeLine("quit")
             XCTAssertEqual(ime.finish().status, 0, ime.output)
+        }
+    }
+
+    /// At two window pixels a point (`--scale 2`) the rectangle given to the input method is the
+    /// caret's in pixels: twice its place and size in points, from the window's origin.
+    func testTheCandidateRectangleIsInWindowPixelsAtScaleTwo() async throws {
+        guard let xdotool = Xvfb.which("xdotool") else { throw XCTSkip("xdotool is not installed (make test installs it)") }
+        guard let busDaemon = Xvfb.which("dbus-daemon") else { throw XCTSkip("dbus-daemon is not installed (make test installs dbus)") }
+        guard try run(python, ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"],
+                      environment: [:]).status == 0 else {
+            throw XCTSkip("python3-dbus or python3-gi is not installed (make test installs them)")
+        }
+        signal(SIGPIPE, SIG_IGN)
+        try Xvfb.withDisplay(numbers: 700..<800, screen: "2560x1600x24") { display in
+            let x = ["DISPLAY": display]
+            let (bus, address, folder) = try sessionBus(display: display, daemon: busDaemon)
+            defer {
+                if bus.process.isRunning { bus.process.terminate() }
+                try? FileManager.default.removeItem(at: folder)
+            }
+            let session = ["DBUS_SESSION_BUS_ADDRESS": address]
+            let ime = try GalleryProcess(python, [fake], environment: session)
+            defer { if ime.process.isRunning { ime.process.terminate() } }
+            XCTAssertNotNil(line(of: ime, after: 0, containing: "ready"), "the input method started: \(ime.output)")
+            let (gallery, window) = try GalleryProcess.startInWindow(
+                display: display, arguments: ["--screen", "thread", "--frames", "36000", "--report-text-input", "--scale", "2"],
+                environment: session.merging(["TESSERA_APPEARANCE": "light", "SDL_IM_MODULE": "fcitx"]) { $1 }, xdotool: xdotool)
+            defer { if gallery.process.isRunning { gallery.process.terminate() } }
+            let composer = try XCTUnwrap(line(of: gallery, after: 0, containing: "gallery: composer at ").flatMap(rect(in:)),
+                                         gallery.output)
+            let origin = try origin(of: window, display: display, xdotool: xdotool)
+            let mark = gallery.output.count, imeMark = ime.output.count
+            XCTAssertEqual(try run(xdotool, ["mousemove", "--window", window, "\(Int(composer.minX + 20) * 2)", "\(Int(composer.midY * 2))",
+                                             "click", "1"], environment: x).status, 0)
+            XCTAssertNotNil(line(of: gallery, after: mark) { $0.hasPrefix("gallery: composer at ") && $0.hasSuffix(", focused") },
+                            gallery.output)
+            ime.writeLine("preedit 9 ぺきん")
+            XCTAssertNotNil(line(of: gallery, after: mark, containing: "gallery: composition \"ぺきん\""), gallery.output)
+            var caret: Rect?
+            let placed = line(of: ime, after: imeMark) { line in
+                guard let now = self.lastCaret(of: gallery, after: mark), now.minX > composer.minX + 20 else { return false }
+                caret = now
+                return line == "SetCursorRect \(origin.x + Int((now.minX * 2).rounded())) \(origin.y + Int((now.minY * 2).rounded())) "
+                    + "\(Int((now.width * 2).rounded())) \(Int((now.height * 2).rounded()))"
+            }
+            XCTAssertNotNil(placed, "the candidate rectangle at twice the caret (\(String(describing: caret))) from \(origin): \(ime.output)")
+            // Committed first: while the input method composes, the field takes every key it leaves (Ctrl+Q too).
+            ime.writeLine("commit 北京")
+            XCTAssertNotNil(line(of: gallery, after: mark, containing: "gallery: composer text \"北京\""), gallery.output)
+            XCTAssertEqual(try run(xdotool, ["key", "ctrl+q"], environment: x).status, 0)
+            XCTAssertEqual(quitted(gallery).status, 0, gallery.output)
         }
     }
 
@@ -359,7 +425,7 @@ final class GalleryInputMethodTests: XCTestCase {
             XCTAssertTrue(info.contains("program:gallery frontend:dbus") && info.contains("focus:1"), info)
 
             XCTAssertEqual(try run(xdotool, ["key", "ctrl+q"], environment: x).status, 0)
-            let (status, output) = gallery.finish()
+            let (status, output) = quitted(gallery)
             XCTAssertEqual(status, 0, output)
         }
     }
