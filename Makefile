@@ -23,8 +23,9 @@ RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turb
 # LoopbackServerTests speak HTTP/2 and TLS to the server through curl.
 # The Wayland window tests run the gallery under headless sway (wlroots' headless backend; grim takes
 # its screenshots) and headless weston (a compositor with no seat); SDL loads libwayland-client and,
-# for client-side decorations, libdecor with its cairo plugin.
-TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp dbus-bin dbus-daemon at-spi2-core python3-pyatspi python3-xlib curl openbox xclip x11-xserver-utils sway grim weston libwayland-client0 libdecor-0-0 libdecor-0-plugin-1-cairo
+# for client-side decorations, libdecor with its cairo plugin. The input method tests speak fcitx5's
+# D-Bus API from a scripted input method (python3-dbus, python3-gi) and type through the real fcitx5.
+TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp dbus-bin dbus-daemon at-spi2-core python3-pyatspi python3-xlib python3-dbus python3-gi fcitx5 curl openbox xclip x11-xserver-utils sway grim weston libwayland-client0 libdecor-0-0 libdecor-0-plugin-1-cairo
 # Arguments passed to the gallery, e.g. make gallery ARGS="--frames 300".
 ARGS ?=
 

@@ -49,9 +49,11 @@ public enum InputEvent: Sendable, Equatable {
     /// Text typed, or committed by an input method (`SDL_TEXTINPUT`). A key that types a character
     /// also arrives as `keyDown`; an editor takes the text from here.
     case textInput(String)
-    /// An input method's composition in progress (`SDL_TEXTEDITING`): the marked text, and where its
-    /// cursor is in it, in Unicode scalars. Empty text ends the composition.
-    case textEditing(String, cursor: Int)
+    /// An input method's composition in progress (`SDL_TEXTEDITING`, or `SDL_TEXTEDITING_EXT` for a
+    /// composition longer than SDL's 32-byte event): the marked text, where its cursor is in it, and
+    /// how much of it from the cursor on the input method selects (its highlighted segment; 0: none),
+    /// in Unicode scalars. Empty text ends the composition.
+    case textEditing(String, cursor: Int, selected: Int = 0)
     /// The window gained (true) or lost (false) the keyboard focus: the user went to another window
     /// or came back. Menus and tooltips end when it goes.
     case windowFocusChanged(Bool)
@@ -108,6 +110,9 @@ public protocol TextInputPlatform: AnyObject {
     func setTextInputCaret(_ caret: Rect)
     /// Stops text input (the input method closes).
     func stopTextInput()
+    /// Ends the input method's composition without letting it commit it (the field that showed it
+    /// lost the focus to another field): its preedit is dropped and text input stays on.
+    func cancelComposition()
     /// The clipboard's text, nil when it holds none.
     func clipboardText() -> String?
     /// Puts `text` on the clipboard.

@@ -38,6 +38,10 @@ final class RemoteWindow: PlatformWindow {
         thread.perform { _, backend in backend.window.stopTextInput() }
     }
 
+    func cancelComposition() {
+        thread.perform { _, backend in backend.window.cancelComposition() }
+    }
+
     func clipboardText() -> String? {
         thread.performAndWait { _, backend in backend.window.clipboardText() } ?? nil
     }

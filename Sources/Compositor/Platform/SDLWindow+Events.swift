@@ -165,14 +165,31 @@ extension SDLWindow {
                 fill(&event.text.text, with: Array(piece.utf8))
                 SDL_PushEvent(&event)
             }
-        case let .textEditing(text, cursor):
+        case let .textEditing(text, cursor, selected):
             var event = SDL_Event()
-            event.type = SDL_TEXTEDITING.rawValue
-            event.edit.windowID = windowID.rawValue
-            fill(&event.edit.text, with: Array(text.utf8))
-            event.edit.start = Int32(clamping: cursor)
-            event.edit.length = 0
-            SDL_PushEvent(&event)
+            let bytes = Array(text.utf8)
+            if bytes.count >= MemoryLayout.size(ofValue: event.edit.text) {
+                // Too long for SDL's event: as SDL sends it with extended text on, the text in an
+                // allocation of SDL's that whoever reads the event frees.
+                guard let copy = SDL_malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else { return }
+                bytes.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { copy.update(from: $0.baseAddress!, count: bytes.count) }
+                }
+                copy[bytes.count] = 0
+                event.type = SDL_TEXTEDITING_EXT.rawValue
+                event.editExt.windowID = windowID.rawValue
+                event.editExt.text = copy
+                event.editExt.start = Int32(clamping: cursor)
+                event.editExt.length = Int32(clamping: selected)
+                if SDL_PushEvent(&event) != 1 { SDL_free(copy) }
+            } else {
+                event.type = SDL_TEXTEDITING.rawValue
+                event.edit.windowID = windowID.rawValue
+                fill(&event.edit.text, with: bytes)
+                event.edit.start = Int32(clamping: cursor)
+                event.edit.length = Int32(clamping: selected)
+                SDL_PushEvent(&event)
+            }
         default:
             return
         }
@@ -436,11 +453,25 @@ extension SDLWindow {
             var text = event.text.text
             return .input(.textInput(Self.string(fromFixedUTF8: &text)))
         case SDL_TEXTEDITING:
-            var text = event.edit.text
-            return .input(.textEditing(Self.string(fromFixedUTF8: &text), cursor: Int(max(0, event.edit.start))))
+            var field = event.edit.text
+            let text = Self.string(fromFixedUTF8: &field)
+            return .input(.textEditing(text, cursor: Self.cursor(event.edit.start, in: text), selected: Int(max(0, event.edit.length))))
+        case SDL_TEXTEDITING_EXT:
+            // A composition too long for SDL_TEXTEDITING (extended text is asked for at start): the
+            // text is SDL's allocation, freed once the event is read (`SDLEventRouting.release`).
+            // (Invalid bytes become U+FFFD.)
+            let text = event.editExt.text.map { String(cString: $0) } ?? ""
+            return .input(.textEditing(text, cursor: Self.cursor(event.editExt.start, in: text),
+                                       selected: Int(max(0, event.editExt.length))))
         default:
             return translateDrop(event).map { .input($0) }
         }
+    }
+
+    /// A composition's cursor as SDL gives it: where the input method says, or at the end of `text`
+    /// where it says nothing (SDL's -1).
+    private static func cursor(_ start: Int32, in text: String) -> Int {
+        start < 0 ? text.unicodeScalars.count : Int(start)
     }
 
     /// The NUL-terminated UTF-8 in one of SDL's fixed-size text fields; invalid bytes become U+FFFD.
@@ -507,6 +538,14 @@ extension SDLWindow {
                             w: Int32(clamping: PixelGeometry.nearestIndex(max(1, caret.width * units))),
                             h: Int32(clamping: PixelGeometry.nearestIndex(max(1, caret.height * units))))
         SDL_SetTextInputRect(&rect)
+    }
+
+    /// Ends the input method's composition without its commit: SDL has the input method reset
+    /// (fcitx's and IBus's `Reset`), and text input stays on.
+    public func cancelComposition() {
+        owner.precondition("SDLWindow.cancelComposition")
+        guard SDLTextInput.takesText(windowID.rawValue) else { return }
+        SDLTextInput.resetInputMethod()
     }
 
     /// Stops text input for this window; SDL's goes off when no other window's field wants it.

@@ -135,6 +135,9 @@ public final class SDLWindow: PlatformWindow {
         // A click that brings the window the focus acts too, as in GTK's apps: without this SDL drops
         // a button press that comes within 10 ms of the window's focus-in on X11.
         SDL_SetHint(SDL_HINT_MOUSE_FOCUS_CLICKTHROUGH, "1")
+        // An input method's composition of any length arrives whole (`SDL_TEXTEDITING_EXT` past 32
+        // bytes), with the input method's cursor and selection; without this SDL cuts it in pieces.
+        SDL_SetHint(SDL_HINT_IME_SUPPORT_EXTENDED_TEXT, "1")
         if SDL_WasInit(UInt32(SDL_INIT_VIDEO)) == 0 {
             // Wayland where a compositor is named (X11 the fallback), never a seatless compositor
             // (see `VideoDriverChoice`); headless, the dummy driver as set above.
@@ -378,8 +381,9 @@ enum SDLEventRouting {
         if event.type >= SDL_USEREVENT.rawValue && event.type != SDLDrags.eventType { return true }
         let target = windowID(of: event)
         if target == window { return true }
-        // A drop's text is SDL's allocation, freed by whoever takes the event: never copied.
-        if target == 0 && isDrop(event) { return true }
+        // A drop's text (or a long composition's) is SDL's allocation, freed by whoever takes the
+        // event: never copied.
+        if target == 0 && holdsAllocation(event) { return true }
         let kept = pending.withLock { pending -> Bool in
             if target == 0 {
                 for id in pending.keys where id != window { pending[id]!.append(event) }
@@ -400,9 +404,17 @@ enum SDLEventRouting {
         }
     }
 
-    /// Frees what SDL allocated for `event` (a drop's file name or text), once it has been read.
+    /// True for an event that holds an allocation of SDL's (a drop's file name or text, a long
+    /// composition's text).
+    static func holdsAllocation(_ event: SDL_Event) -> Bool {
+        isDrop(event) || SDL_EventType(event.type) == SDL_TEXTEDITING_EXT
+    }
+
+    /// Frees what SDL allocated for `event` (a drop's file name or text, a long composition's text),
+    /// once it has been read.
     static func release(_ event: SDL_Event) {
         if isDrop(event), let file = event.drop.file { SDL_free(file) }
+        if SDL_EventType(event.type) == SDL_TEXTEDITING_EXT, let text = event.editExt.text { SDL_free(text) }
     }
 
     /// The window an event is stamped with; 0 for none.
@@ -411,6 +423,7 @@ enum SDLEventRouting {
         case SDL_WINDOWEVENT: return event.window.windowID
         case SDL_KEYDOWN, SDL_KEYUP: return event.key.windowID
         case SDL_TEXTEDITING: return event.edit.windowID
+        case SDL_TEXTEDITING_EXT: return event.editExt.windowID
         case SDL_TEXTINPUT: return event.text.windowID
         case SDL_MOUSEMOTION: return event.motion.windowID
         case SDL_MOUSEBUTTONDOWN, SDL_MOUSEBUTTONUP: return event.button.windowID
@@ -469,6 +482,15 @@ enum SDLTextInput {
     static func startField(_ window: UInt32) { run(change { $0.fields.insert(window); $0.provisional.remove(window) }) }
     /// `window`'s field takes text no more.
     static func stopField(_ window: UInt32) { run(change { $0.fields.remove(window) }) }
+    /// The input method drops its composition: SDL resets it (`SDL_IME_Reset`) only as text input
+    /// stops, so text input is stopped and started again while a field takes text (what SDL had
+    /// queued of the composition and typed text goes with it). Nothing happens while none does.
+    static func resetInputMethod() {
+        let on = state.withLock { $0.started && !$0.fields.isEmpty }
+        guard on else { return }
+        SDL_StopTextInput()
+        SDL_StartTextInput()
+    }
     /// A window's first reader settles SDL's switch (SDL starts with text input on).
     static func settle() { run(change { _ in }) }
     /// `window` is gone, with its field and what its presses started.

@@ -29,6 +29,9 @@ public final class RecordingRenderBackend: RenderBackend, PlatformWindow {
     public private(set) var cursorChanges: [Cursor] = []
     /// The caret text input was last started or moved to; nil while it is stopped.
     public private(set) var textInputCaret: Rect?
+    /// How many times the host ended an input method's composition (`cancelComposition()`).
+    /// - Thread: the recorder's
+    public private(set) var cancelledCompositions = 0
     /// What the clipboard holds.
     public var clipboard: String?
     public let windowID = WindowID(rawValue: 0)
@@ -102,6 +105,7 @@ public final class RecordingRenderBackend: RenderBackend, PlatformWindow {
     public func startTextInput(caret: Rect) { textInputCaret = caret }
     public func setTextInputCaret(_ caret: Rect) { if textInputCaret != nil { textInputCaret = caret } }
     public func stopTextInput() { textInputCaret = nil }
+    public func cancelComposition() { cancelledCompositions += 1 }
     public func clipboardText() -> String? { clipboard }
     public func setClipboardText(_ text: String) { clipboard = text }
 }

@@ -98,9 +98,11 @@ public final class NodeHost {
     public private(set) var isShiftDown = false
     /// The node that receives keys and text first; see `focus(_:)`. (main thread only)
     public internal(set) var focusedNode: Node?
-    /// The text-input caret last given to the platform, in window points; nil while text input is
-    /// off. (main thread only)
-    var textInputCaret: Rect?
+    /// The text-input caret last given to the platform (where the input method places its
+    /// candidate window), in window points; nil while text input is off. (main thread only)
+    public internal(set) var textInputCaret: Rect?
+    /// The focus owner shows an input method's composition (marked text). (main thread only)
+    var composing = false
 
     /// The node under the pointer while it is down, and the recognizers watching it. (main thread only)
     private var touchedNode: Node?
@@ -413,9 +415,11 @@ public final class NodeHost {
         case .resized:
             viewportDidChange()
         case let .textInput(text):
+            composing = false
             _ = focusChainHandles { $0.insertText(text) }
-        case let .textEditing(text, cursor):
-            _ = focusChainHandles { $0.setMarkedText(text, cursor: cursor) }
+        case let .textEditing(text, cursor, selected):
+            let taken = focusChainHandles { $0.setMarkedText(text, cursor: cursor, selected: selected) }
+            composing = taken && !text.isEmpty
         case let .pointerDown(point, button, clicks):
             pointerLocation = point
             showsFocusRing = false

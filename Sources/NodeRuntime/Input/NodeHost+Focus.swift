@@ -19,9 +19,15 @@ extension NodeHost {
         node?.focusHost = self
         old?.didResignFocus()
         if textInputCaret != nil, node?.textInputCaret == nil {
+            // Stopping text input resets the input method (its composition goes).
             compositor.textInputPlatform?.stopTextInput()
             textInputCaret = nil
+        } else if composing, textInputCaret != nil {
+            // Another field takes the text: the old one kept the composition (`didResignFocus`), and
+            // the input method must not commit it again into the new one.
+            compositor.textInputPlatform?.cancelComposition()
         }
+        composing = false
         node?.didBecomeFocused()
         updateTextInput()
         // A focused node inside scroll nodes is scrolled into view (Tab reaching a control below the

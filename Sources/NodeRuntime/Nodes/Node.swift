@@ -474,6 +474,11 @@ open class Node: @unchecked Sendable {
     /// `cursor` is in Unicode scalars of `text`. True when taken. - Thread: main
     @MainActor
     open func setMarkedText(_ text: String, cursor: Int) -> Bool { false }
+    /// An input method's composition with its selection: `selected` Unicode scalars from `cursor` on
+    /// are the segment the input method highlights (0: none, only its caret). The host calls this;
+    /// by default it is `setMarkedText(_:cursor:)`. True when taken. - Thread: main
+    @MainActor
+    open func setMarkedText(_ text: String, cursor: Int, selected: Int) -> Bool { setMarkedText(text, cursor: cursor) }
     /// Called once a frame while the node has focus, with the frame's time (a caret blinks here).
     /// - Thread: main
     @MainActor

@@ -140,6 +140,9 @@ struct Gallery: ParsableCommand {
     @Option(help: "Open the chat at this row of the chat list in a window of its own at start (as Ctrl+Enter on a chat does).")
     var openChatWindow: Int?
 
+    @Flag(help: "Say on standard output where the input method's caret is, and where the thread's composer is, its text and its composition, as they change (for tests driving the gallery from outside).")
+    var reportTextInput = false
+
     /// How the display workers share the machine with the UI thread.
     enum WorkerPolicyChoice: String, ExpressibleByArgument, CaseIterable {
         /// At most cores / 2 workers active, nice 5 (the default).
@@ -259,6 +262,7 @@ struct Gallery: ParsableCommand {
         options.trustedCertificates = trustCertificate.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map { [$0] } ?? []
         options.replyDelay = replyAfter
         options.chatWindowRow = openChatWindow
+        options.reportsTextInput = reportTextInput
         do {
             try GalleryApp.make(options: options, assets: assetsFolder).run()
         } catch let error as ChatData.LoadError {

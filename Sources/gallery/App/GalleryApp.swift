@@ -32,6 +32,8 @@ struct GalleryOptions {
     var replyDelay: Double?
     /// The chat list's row whose chat opens in a window of its own at start (`--open-chat-window`).
     var chatWindowRow: Int?
+    /// Say where the input method's caret is and what the focused field holds (`--report-text-input`).
+    var reportsTextInput = false
 }
 
 /// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
@@ -306,6 +308,34 @@ final class GalleryApp {
         reportedSurfaces = shown
     }
 
+    /// What `reportTextInput` last said. (main thread only)
+    private var reportedTextInput: [String: String] = [:]
+
+    /// Says on standard output, as each changes: where the input method's caret is (the rectangle
+    /// given to the platform, in window points), and the thread screen's composer: where it is (window
+    /// points) and whether it has the focus, its text and its composition; for a test driving an input
+    /// method from outside.
+    private func reportTextInput() {
+        func format(_ rect: Rect) -> String {
+            String(format: "%.1f,%.1f %.1f×%.1f", rect.minX, rect.minY, rect.width, rect.height)
+        }
+        var lines: [String: String] = [:]
+        lines["caret"] = host.textInputCaret.map { "text input caret at \(format($0))" } ?? "text input off"
+        if let thread = tabs.selectedController as? ThreadController, thread.composer.interfaceState.contains(.visible) {
+            let field = thread.composer
+            let origin = field.convertFromRoot(.zero)
+            lines["composer"] = "composer at \(format(Rect(x: -origin.x, y: -origin.y, width: field.bounds.width, height: field.bounds.height)))"
+                + (host.focusedNode === field ? ", focused" : "")
+            lines["text"] = "composer text \"\(field.text)\""
+            lines["composition"] = field.markedText.map { "composition \"\($0)\"" } ?? "no composition"
+        }
+        for key in ["composer", "text", "composition", "caret"] {
+            guard let line = lines[key], reportedTextInput[key] != line else { continue }
+            reportedTextInput[key] = line
+            Self.report("gallery: \(line)")
+        }
+    }
+
     private func didRunFrame(_ record: FrameRecord) {
         history.append(record, workerMilliseconds: workerTime.millisecondsSinceLastReading(Runtime.shared.scheduler.statistics),
                        wallTime: Double(MonotonicClock.nanoseconds()) / 1e9)
@@ -320,6 +350,7 @@ final class GalleryApp {
             Self.report("gallery: appearance \(Runtime.shared.appearance)")
         }
         reportSurfaces()
+        if options.reportsTextInput { reportTextInput() }
         // A compositor thread presents on its own: its first present, however long ago it was.
         let threadPresented = application.compositorThread?.firstPresentNanoseconds
         if !reportedFirstPresent && (record.compositor.presented || threadPresented != nil) {

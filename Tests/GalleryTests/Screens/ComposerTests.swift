@@ -115,6 +115,56 @@ final class ComposerTests: XCTestCase {
         app.host.setRootController(nil)
     }
 
+    /// A 60-byte composition through SDL's queue (`SDL_TEXTEDITING_EXT`, past the 32 bytes of
+    /// `SDL_TEXTEDITING`) shows whole in the composer: drawn underlined from the text before it to the
+    /// caret, where the input method's window is placed.
+    func testALongCompositionShowsWholeUnderlinedUpToTheCaret() async throws {
+        let (app, thread, backend) = try makeApp()
+        try clickComposer(app, thread)
+        try pushThroughSDL(app, backend, [.textInput("Hi")])
+        let before = try XCTUnwrap(app.host.textInputCaret)
+        let sixty = "にほんごのにゅうりょくをためすためのなが"
+        XCTAssertEqual(sixty.utf8.count, 60)
+        try pushThroughSDL(app, backend, [.textEditing(sixty, cursor: 20)])
+        XCTAssertEqual(thread.composer.markedText, sixty, "the whole composition, not its first 32 bytes")
+        XCTAssertEqual(thread.composer.text, "Hi")
+        let caret = try XCTUnwrap(app.host.textInputCaret)
+        XCTAssertEqual(caret.minY, before.minY)
+        XCTAssertGreaterThan(caret.minX, before.minX + 200, "the caret after twenty glyphs")
+
+        // The underline: the longest run along a row under the text of pixels far from the field's
+        // background (its right end's colour).
+        let bitmap = try capture(app)
+        let scale = Double(bitmap.width) / 640
+        let field = thread.composer
+        let origin = field.convertFromRoot(.zero)
+        let top = Int(-origin.y * scale), bottom = Int((-origin.y + field.bounds.height) * scale) + 3
+        let left = Int(-origin.x * scale), right = Int((-origin.x + field.bounds.width) * scale)
+        let background = bitmap.pixel(x: right - 4, y: (top + bottom) / 2)
+        func differs(_ pixel: UInt32) -> Bool {
+            let a = [(pixel >> 16) & 0xFF, (pixel >> 8) & 0xFF, pixel & 0xFF].map(Int.init)
+            let b = [(background >> 16) & 0xFF, (background >> 8) & 0xFF, background & 0xFF].map(Int.init)
+            return zip(a, b).map { abs($0 - $1) }.max()! > 80
+        }
+        var best: (y: Int, x: ClosedRange<Int>)?
+        for y in top..<min(bottom, bitmap.height) {
+            var start: Int?
+            for x in left...right {
+                let on = x < right && differs(bitmap.pixel(x: x, y: y))
+                if on, start == nil { start = x }
+                if !on, let first = start {
+                    if x - first > (best?.x.count ?? 0) { best = (y, first...(x - 1)) }
+                    start = nil
+                }
+            }
+        }
+        let underline = try XCTUnwrap(best)
+        XCTAssertEqual(Double(underline.x.lowerBound) / scale, before.midX, accuracy: 3, "from where the caret was")
+        XCTAssertEqual(Double(underline.x.upperBound) / scale, caret.midX, accuracy: 3, "to the caret")
+        GoldenImage.assertMatches(bitmap, named: "composer-long-composition", in: "GalleryTests", tolerance: 6)
+        app.host.setRootController(nil)
+    }
+
     func testRightToLeftTypingStartsAtTheRight() async throws {
         let (app, thread, backend) = try makeApp()
         try clickComposer(app, thread)

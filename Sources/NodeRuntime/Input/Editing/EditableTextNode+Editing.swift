@@ -8,19 +8,40 @@ extension EditableTextNode {
     // MARK: - Text input
 
     func takeText(_ text: String) -> Bool {
+        // An input method's commit (what it composed) is an undo step of its own.
+        let committed = composedSinceCommit || !(marked?.text.isEmpty ?? true)
+        composedSinceCommit = false
         marked = nil
-        replaceSelection(with: text, coalescing: true)
+        markedSelection = 0
+        if committed {
+            replaceSelection(with: text, coalescing: false)
+            commitFrame = frameTime
+        } else if commitFrame == frameTime {
+            // The rest of a commit that SDL cut into pieces (32 bytes at most), read with it: the
+            // same undo step.
+            typingCoalesces = true
+            replaceSelection(with: text, coalescing: true)
+        } else {
+            commitFrame = nil
+            replaceSelection(with: text, coalescing: true)
+        }
+        // Typing after a commit is a step of its own.
+        if commitFrame != nil { typingCoalesces = false }
         return true
     }
 
-    func takeMarkedText(_ text: String, cursor: Int) -> Bool {
+    func takeMarkedText(_ text: String, cursor: Int, selected: Int = 0) -> Bool {
         if text.isEmpty {
             marked = nil
+            markedSelection = 0
         } else {
-            // The cursor comes in Unicode scalars; positions here are UTF-16.
+            // The cursor and selection come in Unicode scalars; positions here are UTF-16.
             let scalars = text.unicodeScalars
             let index = scalars.index(scalars.startIndex, offsetBy: min(max(0, cursor), scalars.count))
+            let end = scalars.index(index, offsetBy: min(max(0, selected), scalars.distance(from: index, to: scalars.endIndex)))
             marked = (text, text.utf16.distance(from: text.startIndex, to: index))
+            markedSelection = text.utf16.distance(from: index, to: end)
+            composedSinceCommit = true
         }
         refreshDisplayedText()
         caretMoved()

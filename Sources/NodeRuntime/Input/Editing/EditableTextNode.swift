@@ -83,6 +83,13 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     var anchor = 0
     /// The input method's composition and its cursor (UTF-16 offset into it). (main thread only)
     var marked: (text: String, cursor: Int)?
+    /// How much of the composition from its cursor the input method selects (UTF-16). (main thread only)
+    var markedSelection = 0
+    /// A composition was shown since the last text taken: the commit that ends it is an undo step
+    /// of its own. (main thread only)
+    var composedSinceCommit = false
+    /// The frame (its time) of the last commit, while text taken in that frame continues it. (main thread only)
+    var commitFrame: Double?
     /// The x a run of Up/Down keys keeps to. (main thread only)
     var goalX: Double?
     /// Undo and redo steps. (main thread only)
@@ -192,6 +199,8 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     @MainActor
     private func textWasReplaced(length: Int) {
         marked = nil
+        markedSelection = 0
+        composedSinceCommit = false
         undoStack = []
         redoStack = []
         selection = length..<length
@@ -318,6 +327,7 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     public override func didResignFocus() {
         if let marked, !marked.text.isEmpty { _ = takeText(marked.text) }
         marked = nil
+        markedSelection = 0
         refreshDisplayedText()
         updateCaretAndSelection()
         focusChanged?(false)
@@ -341,7 +351,9 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         frameTime = time
         guard selection.isEmpty else { return }
         let phase = (time - caretEpoch).truncatingRemainder(dividingBy: 1.0)
-        let hidden = !caretIsPlaced || (time - caretEpoch > 0.5 && phase >= 0.5)
+        // The input method's selection in its composition shows instead of the caret.
+        let imeSelects = markedSelection > 0 && !(marked?.text.isEmpty ?? true)
+        let hidden = !caretIsPlaced || imeSelects || (time - caretEpoch > 0.5 && phase >= 0.5)
         if caretNode.isHidden != hidden { caretNode.isHidden = hidden }
     }
 
@@ -352,6 +364,9 @@ public final class EditableTextNode: Node, @unchecked Sendable {
 
     public override func insertText(_ text: String) -> Bool { takeText(text) }
     public override func setMarkedText(_ text: String, cursor: Int) -> Bool { takeMarkedText(text, cursor: cursor) }
+    public override func setMarkedText(_ text: String, cursor: Int, selected: Int) -> Bool {
+        takeMarkedText(text, cursor: cursor, selected: selected)
+    }
     public override func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool { takeKey(key, modifiers: modifiers) }
     public override func touchesBegan(_ touch: Touch) { pointerWentDown(touch) }
     public override func touchesMoved(_ touch: Touch) { pointerMoved(touch) }
@@ -436,8 +451,10 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     func displayedPositions(isPlaceholder: Bool) -> (caret: Int, selection: Range<Int>) {
         if isPlaceholder { return (0, 0..<0) }
         if let marked, !marked.text.isEmpty {
-            let caret = selection.lowerBound + min(marked.cursor, marked.text.utf16.count)
-            return (caret, caret..<caret)
+            let length = marked.text.utf16.count
+            let cursor = min(marked.cursor, length)
+            let caret = selection.lowerBound + cursor
+            return (caret, caret..<(caret + min(markedSelection, length - cursor)))
         }
         let caret = selection.lowerBound == anchor ? selection.upperBound : selection.lowerBound
         return (caret, selection)

@@ -143,6 +143,92 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.selectedRange, 8..<8)
     }
 
+    /// An input method's commit is one undo step of its own: typing before it and after it are others.
+    func testACommitReplacingTheCompositionIsOneUndoStep() async {
+        let harness = makeHarness()
+        let field = harness.fields[0]
+        click(harness, field)
+        type(harness, "a")
+        type(harness, "b")
+        send(harness, [.textEditing("にほんご", cursor: 4)])
+        send(harness, [.textEditing("", cursor: 0), .textInput("日本語")])
+        type(harness, "c")
+        XCTAssertEqual(field.text, "ab日本語c")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "ab日本語", "the typing after the commit is a step of its own")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "ab", "one undo takes the commit back whole, and only it")
+        XCTAssertNil(field.markedText)
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "")
+        // A commit that comes while the composition still shows replaces it in one step too.
+        send(harness, [.textEditing("とうきょう", cursor: 5)])
+        send(harness, [.textInput("東京")])
+        XCTAssertEqual(field.text, "東京")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "")
+        // SDL cuts a long commit into text events of 32 bytes at most, read together: still one step,
+        // and the typing after it another.
+        type(harness, "go ")
+        send(harness, [.textEditing("にほんごのにゅうりょくをためすためのながいぶんしょうです", cursor: 28)])
+        send(harness, [.textInput("日本語の入力を試すた"), .textInput("めの長い文章です"), .textEditing("", cursor: 0)])
+        XCTAssertEqual(field.text, "go 日本語の入力を試すための長い文章です")
+        type(harness, "x")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "go 日本語の入力を試すための長い文章です")
+        key(harness, .character("z"), .control)
+        XCTAssertEqual(field.text, "go ", "the commit's pieces are undone together")
+    }
+
+    /// The input method's caret and selection (its highlighted segment) show in the composition:
+    /// the field's displayed caret and selection are the input method's, offset by the text before.
+    func testTheInputMethodsCaretAndSelectionShowInTheComposition() async {
+        let harness = makeHarness(text: "Go to ")
+        let field = harness.fields[0]
+        click(harness, field)
+        key(harness, .end)
+        send(harness, [.textEditing("とうきょうえき", cursor: 2, selected: 3)])
+        var shown = field.displayedPositions(isPlaceholder: false)
+        XCTAssertEqual(shown.selection, 8..<11, "the input method's selection, after the text before it")
+        XCTAssertEqual(field.selectedRange, 6..<6, "the field's own selection stays where the composition is")
+        send(harness, [.textEditing("とうきょうえき", cursor: 4)])
+        shown = field.displayedPositions(isPlaceholder: false)
+        XCTAssertEqual(shown.caret, 10)
+        XCTAssertEqual(shown.selection, 10..<10, "no selection: the input method's caret")
+        // A selection past the composition's end is cut at its end.
+        send(harness, [.textEditing("えき", cursor: 1, selected: 9)])
+        XCTAssertEqual(field.displayedPositions(isPlaceholder: false).selection, 7..<8)
+    }
+
+    /// Focus moving to another field while the input method composes ends the composition: the
+    /// field that showed it keeps the text, the input method is told to drop its own (so it commits
+    /// nothing into the next field), and text typed next goes to the new field only.
+    func testFocusMovingToAnotherFieldEndsTheComposition() async throws {
+        let harness = makeHarness(fields: 2)
+        let platform = try XCTUnwrap(harness.host.compositor.textInputPlatform as? RecordingRenderBackend)
+        let (first, second) = (harness.fields[0], harness.fields[1])
+        click(harness, first)
+        click(harness, second)
+        XCTAssertEqual(platform.cancelledCompositions, 0, "no composition, nothing to end")
+        click(harness, first)
+        send(harness, [.textEditing("ぺきん", cursor: 3)])
+        XCTAssertEqual(first.markedText, "ぺきん")
+        click(harness, second)
+        XCTAssertEqual(platform.cancelledCompositions, 1, "the input method is told to drop its composition")
+        XCTAssertNil(first.markedText)
+        XCTAssertEqual(first.text, "ぺきん", "the field that showed the composition keeps it")
+        XCTAssertNotNil(platform.textInputCaret, "text input stays on for the new field")
+        type(harness, "x")
+        XCTAssertEqual(second.text, "x")
+        XCTAssertEqual(first.text, "ぺきん")
+        // Focus leaving for no field stops text input (which resets the input method) instead.
+        send(harness, [.textEditing("しゃんはい", cursor: 5)])
+        harness.host.focus(nil)
+        XCTAssertNil(platform.textInputCaret)
+        XCTAssertEqual(platform.cancelledCompositions, 1)
+        XCTAssertEqual(second.text, "xしゃんはい")
+    }
+
     func testCopyCutPasteAndUndoRedo() async {
         let harness = makeHarness()
         let field = harness.fields[0]
@@ -212,6 +298,46 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.textNode.frame.minY, Double(firstLaidOut) * oneLine - field.scrollOffset, accuracy: 1.5,
                        "the lines laid out sit where they are in the text")
         XCTAssertEqual(field.caretNode.frame.maxY, field.bounds.height, accuracy: 1.5, "the caret is in view")
+    }
+
+    /// The rectangle the input method places its candidate window at follows the caret (window
+    /// points): down as the field grows line by line, kept on the last line shown once the field
+    /// scrolls, and down again when a composition wraps onto a new line.
+    func testTheInputMethodsWindowFollowsTheCaretAsTheFieldGrowsAndScrolls() async throws {
+        let harness = makeHarness { $0.maximumVisibleLines = 3 }
+        let field = harness.fields[0]
+        let platform = try XCTUnwrap(harness.host.compositor.textInputPlatform as? RecordingRenderBackend)
+        click(harness, field)
+        func caretInWindow() -> Rect {
+            let origin = field.convertFromRoot(.zero)
+            let caret = try! XCTUnwrap(field.textInputCaret)
+            return Rect(x: caret.minX - origin.x, y: caret.minY - origin.y, width: caret.width, height: caret.height)
+        }
+        let oneLine = field.frame.height
+        let first = try XCTUnwrap(platform.textInputCaret)
+        XCTAssertEqual(first, caretInWindow())
+        var ys = [first.minY]
+        for line in 1..<5 {
+            key(harness, .enter, .shift)
+            type(harness, "line \(line)")
+            XCTAssertEqual(platform.textInputCaret, caretInWindow(), "line \(line)")
+            ys.append(try XCTUnwrap(platform.textInputCaret).minY)
+        }
+        XCTAssertEqual(ys[1] - ys[0], oneLine, accuracy: 1, "down a line as the field grows")
+        XCTAssertEqual(ys[2] - ys[1], oneLine, accuracy: 1)
+        XCTAssertEqual(ys[3], ys[2], accuracy: 1, "the field scrolls: the caret stays on its last line shown")
+        XCTAssertEqual(ys[4], ys[2], accuracy: 1)
+        XCTAssertGreaterThan(field.scrollOffset, 0)
+        // Up to the first line: the field scrolls back, and the input method's window goes with the caret.
+        key(harness, .home, .control)
+        XCTAssertEqual(field.scrollOffset, 0, accuracy: 0.5)
+        XCTAssertEqual(try XCTUnwrap(platform.textInputCaret).minY, ys[0], accuracy: 1)
+        XCTAssertEqual(platform.textInputCaret, caretInWindow())
+        // A composition long enough to wrap takes the caret (at its end) onto the next line.
+        key(harness, .end)
+        send(harness, [.textEditing(String(repeating: "とうきょう", count: 8), cursor: 40)])
+        XCTAssertEqual(platform.textInputCaret, caretInWindow())
+        XCTAssertGreaterThan(try XCTUnwrap(platform.textInputCaret).minY, ys[0] + oneLine / 2, "on a line below")
     }
 
     func testTabMovesFocusAndKeysGoToTheFocusedField() async {
