@@ -121,7 +121,8 @@ public final class Application {
 
         /// The configuration with what the environment sets: `TESSERA_HEADLESS=1` runs headless,
         /// `TESSERA_FRAMES=N` stops after N frames, `TESSERA_SCREENSHOT=FILE.png` writes the settled
-        /// screen there at the end, `TESSERA_SCALE=2` forces the scale. Values that do not parse are
+        /// screen there at the end, `TESSERA_SCALE=2` forces the scale, `TESSERA_RENDERER=software`
+        /// (`opengl`, `opengles2`, `auto`) chooses the renderer. Values that do not parse are
         /// reported and ignored. `Application.run` applies it, so any app can be run headless and
         /// photographed without code of its own.
         public func applyingEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Configuration {
@@ -133,6 +134,11 @@ public final class Application {
                 }
             }
             if let value = environment["TESSERA_SCREENSHOT"], !value.isEmpty { result.screenshot = value }
+            if let value = environment["TESSERA_RENDERER"], !value.isEmpty {
+                if let driver = RenderDriver(rawValue: value) { result.renderer = driver } else {
+                    TesseraLog.app.warning("TESSERA_RENDERER=\(value) is not one of \(RenderDriver.allCases.map(\.rawValue).joined(separator: ", ")); ignored")
+                }
+            }
             if let value = environment["TESSERA_SCALE"], !value.isEmpty {
                 if let scale = Double(value), scale.isFinite, scale > 0, scale <= 8 { result.scale = scale } else {
                     TesseraLog.app.warning("TESSERA_SCALE=\(value) is not a scale in (0, 8]; ignored")

@@ -291,5 +291,8 @@ final class ApplicationTests: XCTestCase {
         XCTAssertNil(ignored.frames)
         XCTAssertNil(ignored.scale)
         XCTAssertEqual(ignored.headless, false)
+        XCTAssertEqual(base.applyingEnvironment(["TESSERA_RENDERER": "software"]).renderer, .software)
+        XCTAssertEqual(base.applyingEnvironment(["TESSERA_RENDERER": "opengl"]).renderer, .opengl)
+        XCTAssertEqual(base.applyingEnvironment(["TESSERA_RENDERER": "vulkan"]).renderer, base.renderer, "unknown: ignored")
     }
 }

@@ -1,4 +1,5 @@
 internal import CSDL
+import Foundation
 
 /// Why the SDL backend could not start.
 /// - Thread: any (a value)
@@ -10,8 +11,8 @@ public struct SDLBackendError: Error, CustomStringConvertible {
 /// Which of SDL's renderers a backend asks for, by the name SDL gives it (`SDL_HINT_RENDER_DRIVER`).
 /// - Thread: any (a value)
 public enum RenderDriver: String, Sendable, CaseIterable {
-    /// SDL's own choice (or the `SDL_RENDER_DRIVER` environment variable's): OpenGL in an X11 window,
-    /// software under the dummy video driver.
+    /// SDL's own choice (or the `SDL_RENDER_DRIVER` environment variable's; `software` there is taken
+    /// as `software` here): OpenGL in an X11 window, software under the dummy video driver.
     case auto
     /// SDL's CPU renderer, on the window's surface (the only one the dummy video driver has).
     case software
@@ -127,7 +128,11 @@ public final class SDLRenderBackend: RenderBackend {
 
     /// Makes a renderer on `window` (one renderer per window; each window of an application has its own).
     /// - Throws: `SDLBackendError` when SDL gives no renderer, or another than `renderDriver`.
-    public init(window: SDLWindow, renderDriver: RenderDriver = .auto, vsync: Bool = false) throws {
+    public init(window: SDLWindow, renderDriver asked: RenderDriver = .auto, vsync: Bool = false) throws {
+        // SDL's choice left to the environment, which names the software renderer: taken as asked for
+        // by name, so that it draws on the window system's surface, with no OpenGL loaded for it.
+        let renderDriver = asked == .auto && getenv("SDL_RENDER_DRIVER").map({ String(cString: $0) }) == "software"
+            ? RenderDriver.software : asked
         // The hint is process-wide: set (or reset to the environment's) for every backend made, so one
         // backend's choice never carries over to the next.
         if renderDriver == .auto {

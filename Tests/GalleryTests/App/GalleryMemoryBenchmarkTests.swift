@@ -48,6 +48,11 @@ final class GalleryMemoryBenchmarkTests: XCTestCase {
             let software = try measure(["--renderer", "software"], environment: environment, name: "window-software")
             XCTAssertFalse(software.mapsOpenGL, "the software renderer in a window maps no OpenGL library")
             XCTAssertGreaterThan(software.owners["bitmapsOnScreen"] ?? 0, 1_000_000)
+            // SDL's choice left to the environment, which names the software renderer: no OpenGL either.
+            var chosenBySDL = environment
+            chosenBySDL["SDL_RENDER_DRIVER"] = "software"
+            let environmentSoftware = try measure([], environment: chosenBySDL, name: "window-sdl-render-driver")
+            XCTAssertFalse(environmentSoftware.mapsOpenGL, "SDL_RENDER_DRIVER=software maps no OpenGL library")
             let opengl = try measure(["--renderer", "opengl"], environment: environment, name: "window-opengl")
             XCTAssertTrue(opengl.mapsOpenGL, "the OpenGL renderer maps Mesa's libraries, and the report says so")
         }
