@@ -1,0 +1,107 @@
+import Compositor
+import Foundation
+@testable import NodeRuntime
+import XCTest
+@testable import Tessera
+
+/// Rows of text, each drawn into a bitmap of its own.
+private final class AuditRows: ListDataSource {
+    func numberOfRows(in list: ListNode) -> Int { 300 }
+    func nodeBlockForRow(at row: Int, in list: ListNode) -> ListNode.RowNodeBlock {
+        { TextNode("Audit row \(row): text drawn into a bitmap of its own",
+                   attributes: TextAttributes(font: .system(size: 15))) }
+    }
+}
+
+/// A list under a swatch whose colour changes while the window is minimized.
+private final class ListAndSwatch: Node {
+    let list = ListNode()
+    let swatch = Node()
+    let rows = AuditRows()
+
+    override init() {
+        super.init()
+        list.frame = Rect(x: 0, y: 40, width: 320, height: 200)
+        swatch.frame = Rect(x: 0, y: 0, width: 320, height: 40)
+        swatch.backgroundColor = Color(rgb: 0x3366CC)
+        addSubnode(list)
+        addSubnode(swatch)
+    }
+}
+
+/// Audit of a window taken out of sight (minimized) and back: what changes while it is out of sight,
+/// several windows, the compositor's hand-offs.
+@MainActor
+final class WindowVisibilityAuditTests: XCTestCase {
+    private func waitUntil(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            RunLoop.current.run(until: Date().addingTimeInterval(0.002))
+        }
+        return true
+    }
+
+    /// The bytes of texture the renderer holds, read where the renderer is (on the compositor thread
+    /// after the frame it may be drawing, for a threaded app).
+    private func rendererTextureBytes(_ app: Application) -> Int {
+        guard let thread = app.mainWindow.compositorThread else { return app.compositor.liveTextureBytes }
+        return thread.performAndWait(timeout: 5) { compositor, _ in compositor.liveTextureBytes } ?? -1
+    }
+
+    /// Runs frames until the tree settles; with `changed`, until the compositor thread has also taken
+    /// the new commit in (what it shows is another snapshot).
+    private func settle(_ app: Application, changed: Bool) throws {
+        let shownBefore = app.mainWindow.compositorThread?.shownSnapshot
+        try app.settle()
+        if changed, let thread = app.mainWindow.compositorThread {
+            XCTAssertTrue(waitUntil { app.frame(); return thread.shownSnapshot !== shownBefore },
+                          "the compositor thread took the change in")
+        }
+    }
+
+    /// A change while the window is minimized (a caret's blink, an animation, data arriving) draws
+    /// nothing: the textures let go of stay gone until the window is restored; restored, it shows the
+    /// change, drawn whole.
+    func testAChangeWhileMinimizedUploadsNoTexturesAndTheRestoredWindowShowsIt() async throws {
+        try checkChangeWhileMinimized(threaded: false)
+    }
+
+    /// The same with a compositor thread.
+    func testOnACompositorThreadAChangeWhileMinimizedUploadsNoTextures() async throws {
+        try checkChangeWhileMinimized(threaded: true)
+    }
+
+    private func checkChangeWhileMinimized(threaded: Bool) throws {
+        let root = ListAndSwatch()
+        root.list.dataSource = root.rows
+        root.list.idleRangeDelay = nil
+        var configuration = Application.Configuration.headless(size: Size(width: 320, height: 240))
+        configuration.compositorThread = threaded
+        let app = try Application(configuration: configuration, rootNode: root)
+        try app.settle()
+        root.list.setContentOffset(1200, animated: false)
+        try app.settle()
+        XCTAssertTrue(waitUntil { app.frame(); return rendererTextureBytes(app) > 0 })
+
+        app.frame(events: [.windowVisibilityChanged(false)])
+        try settle(app, changed: false)
+        XCTAssertEqual(rendererTextureBytes(app), 0, "minimized: the renderer's textures went")
+        XCTAssertEqual(app.compositor.liveTextureBytes, 0)
+
+        // Changes while minimized: a colour, and the list scrolled by the program.
+        root.swatch.backgroundColor = Color(rgb: 0xCC3300)
+        root.list.setContentOffset(1500, animated: false)
+        try settle(app, changed: true)
+        XCTAssertEqual(rendererTextureBytes(app), 0, "nothing is drawn (nor uploaded) for a minimized window")
+        XCTAssertEqual(app.compositor.liveTextureBytes, 0, "the statistics say so")
+
+        app.frame(events: [.windowVisibilityChanged(true)])
+        try settle(app, changed: false)
+        XCTAssertTrue(waitUntil { app.frame(); return rendererTextureBytes(app) > 0 }, "restored: drawn again")
+        let screen = try app.capture()
+        XCTAssertEqual(Color(premultipliedARGB: screen.pixel(x: 160, y: 20)), Color(rgb: 0xCC3300),
+                       "restored, the window shows what changed while it was minimized")
+    }
+}
+
