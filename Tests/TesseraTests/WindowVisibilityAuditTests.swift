@@ -105,3 +105,43 @@ final class WindowVisibilityAuditTests: XCTestCase {
     }
 }
 
+/// Hostile `/proc` text: a mapping that ends before it starts, figures too large to be bytes. None of
+/// them stops the process; none is taken as a figure.
+final class MemoryReportHostileProcAuditTests: XCTestCase {
+    func testAMappingEndingBeforeItStartsIsNotOne() {
+        // The first mapping ends before it starts, right where the next one starts (a stack's guard
+        // page and its stack, as a reader would take them).
+        let smaps = """
+        7f0000001000-7f0000000800 ---p 00000000 00:00 0
+        Rss:                   4 kB
+        7f0000000800-7f0000002000 rw-p 00000000 00:00 0
+        Rss:                   8 kB
+        """
+        var memory = ProcessMemory()
+        memory.take(mappings: ProcessMemory.parse(smaps))
+        XCTAssertEqual(memory.stackBytes, 0, "no guard page made up from a mapping that is not one")
+    }
+
+    func testFiguresTooLargeForBytesAreNotTaken() {
+        let huge = "\(Int.max / 512)"
+        let smaps = """
+        7f3000000000-7f3000a00000 r--p 00000000 fe:00 21 /usr/share/fonts/a.ttf
+        Rss:                 \(huge) kB
+        7f3000a00000-7f3000b00000 r--p 00000000 fe:00 22 /usr/share/fonts/b.ttf
+        Rss:                 \(Int.max / 2048) kB
+        7f3000b00000-7f3000c00000 r--p 00000000 fe:00 23 /usr/share/fonts/c.ttf
+        Rss:                 \(Int.max / 2048) kB
+        7f3000c00000-7f3000d00000 r--p 00000000 fe:00 24 /usr/share/fonts/d.ttf
+        Rss:                 \(Int.max / 2048) kB
+        """
+        var memory = ProcessMemory()
+        memory.take(mappings: ProcessMemory.parse(smaps))
+        XCTAssertGreaterThanOrEqual(memory.fontBytes, 0)
+        var status = ProcessMemory()
+        status.take(status: "VmRSS:\t\(huge) kB\nRssAnon:\t-5 kB\nRssFile:\t12 kB\nThreads:\t3\n")
+        XCTAssertEqual(status.rssBytes, 0, "a figure too large for bytes is not taken")
+        XCTAssertEqual(status.anonymousBytes, 0, "nor a negative one")
+        XCTAssertEqual(status.fileBytes, 12 * 1024)
+        XCTAssertEqual(status.threads, 3)
+    }
+}
