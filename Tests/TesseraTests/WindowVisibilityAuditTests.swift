@@ -145,3 +145,34 @@ final class MemoryReportHostileProcAuditTests: XCTestCase {
         XCTAssertEqual(status.threads, 3)
     }
 }
+
+/// Several windows: the process's caches empty when no window is in sight, and a window closed is
+/// none in sight, though the app keeps its `Window`.
+@MainActor
+final class SeveralWindowsVisibilityAuditTests: XCTestCase {
+    func testAClosedWindowKeptByTheAppDoesNotKeepTheCachesFromEmptying() async throws {
+        let text = TextNode(String(repeating: "Cached layout of a window. ", count: 8),
+                            attributes: TextAttributes(font: .system(size: 15)))
+        text.frame = Rect(x: 0, y: 0, width: 300, height: 200)
+        let root = Node()
+        root.addSubnode(text)
+        let app = try Application(configuration: .headless(size: Size(width: 300, height: 200)), rootNode: root)
+        let side = try app.openWindow(configuration: .init(title: "side", size: Size(width: 80, height: 60), scale: 1),
+                                      rootController: NodeController(node: Node()))
+        try app.settle()
+        side.close()
+        try app.settle()
+        // Hosts of other tests still alive are taken out of sight for this test, and back after.
+        let others = NodeHost.liveHosts.compactMap(\.host)
+            .filter { $0 !== app.host && $0 !== side.host && $0.isWindowVisible }
+        for host in others { host.isWindowVisible = false }
+        defer { for host in others { host.isWindowVisible = true } }
+        XCTAssertGreaterThan(TextLayoutCache.shared.statistics.bytes, 0)
+
+        app.frame(events: [.windowVisibilityChanged(false)])
+        try app.settle()
+        XCTAssertEqual(TextLayoutCache.shared.statistics.bytes, 0,
+                       "the last window open minimized: no window is in sight (the closed one is none)")
+        withExtendedLifetime(side) {}
+    }
+}

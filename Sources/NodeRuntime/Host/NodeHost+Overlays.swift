@@ -234,12 +234,18 @@ extension NodeHost {
 
     /// The host's window is closing: every overlay ends (`.hostReset`) and its surface closes, root or
     /// no root, and the surface provider is let go first, so that no popup window of the host (one an
-    /// `onDismiss` presents meanwhile included) outlives its window. Harmless twice.
+    /// `onDismiss` presents meanwhile included) outlives its window. The host is out of sight from
+    /// then on (`isWindowVisible` false). Harmless twice.
     /// - Thread: main
     public func windowWillClose() {
         UIThread.precondition("NodeHost.windowWillClose")
         overlaySurfaceProvider = nil
         dismissAllOverlays(reason: .hostReset)
+        // A window closed is in sight no more, though its host lives on (an app keeping its
+        // `Window`): it does not keep the process's caches from emptying when the others go out
+        // of sight.
+        isWindowVisible = false
+        NodeHost.liveHosts.removeAll { $0.host == nil || $0.host === self }
     }
 
     private func tearDown(_ overlay: Overlay, reason: Overlay.DismissReason) {
