@@ -105,6 +105,80 @@ final class WindowVisibilityAuditTests: XCTestCase {
     }
 }
 
+/// A seeded generator (SplitMix64), so that a failing sequence replays.
+private struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension WindowVisibilityAuditTests {
+    /// Minimizes, restores, changes, scrolls and renderer resets in seeded orders: minimized and
+    /// settled, the renderer holds no texture; in sight and settled, the screen shows the last change.
+    func testSeededMinimizeRestoreAndChangesKeepTheScreenAndTexturesRight() async throws {
+        for seed in [UInt64(1), 7, 42] {
+            try replay(seed: seed, threaded: false)
+        }
+    }
+
+    func testSeededMinimizeRestoreAndChangesOnACompositorThread() async throws {
+        for seed in [UInt64(3), 11] {
+            try replay(seed: seed, threaded: true)
+        }
+    }
+
+    private func replay(seed: UInt64, threaded: Bool) throws {
+        var random = SplitMix(state: seed)
+        let root = ListAndSwatch()
+        root.list.dataSource = root.rows
+        root.list.idleRangeDelay = nil
+        var configuration = Application.Configuration.headless(size: Size(width: 320, height: 240))
+        configuration.compositorThread = threaded
+        let app = try Application(configuration: configuration, rootNode: root)
+        try app.settle()
+        var visible = true
+        var color: UInt32 = 0x3366CC
+        for step in 0..<30 {
+            let what = "seed \(seed) step \(step)"
+            var changed = false
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0:
+                app.frame(events: [.windowVisibilityChanged(false)])
+                visible = false
+            case 1:
+                app.frame(events: [.windowVisibilityChanged(true)])
+                visible = true
+            case 2:
+                // Out and back in one batch.
+                app.frame(events: [.windowVisibilityChanged(false), .windowVisibilityChanged(true)])
+                visible = true
+            case 3:
+                color = UInt32.random(in: 0..<0x100_0000, using: &random) | 0x80_0000
+                root.swatch.backgroundColor = Color(rgb: color)
+                changed = true
+            case 4:
+                root.list.setContentOffset(Double(Int.random(in: 0..<4000, using: &random)), animated: false)
+            default:
+                app.compositor.handleRendererReset()
+            }
+            try settle(app, changed: changed)
+            if visible {
+                XCTAssertTrue(waitUntil { app.frame(); return rendererTextureBytes(app) > 0 }, "in sight: drawn, \(what)")
+                let screen = try app.capture()
+                XCTAssertEqual(Color(premultipliedARGB: screen.pixel(x: 160, y: 20)), Color(rgb: color), what)
+            } else {
+                XCTAssertEqual(rendererTextureBytes(app), 0, "minimized: no texture, \(what)")
+                XCTAssertEqual(app.compositor.liveTextureBytes, 0, "minimized: the statistics say none, \(what)")
+            }
+        }
+    }
+}
+
 /// Hostile `/proc` text: a mapping that ends before it starts, figures too large to be bytes. None of
 /// them stops the process; none is taken as a figure.
 final class MemoryReportHostileProcAuditTests: XCTestCase {
