@@ -322,13 +322,13 @@ extension NodeHost {
         return false
     }
 
-    /// The window lost or gained the keyboard focus: losing it ends the popups and tooltips.
     /// The window went out of sight (minimized) or came back. Out of sight, the host lets
     /// go of what it can rebuild without a blank frame when the window comes back: its menus and
-    /// tooltips end, its renderer's textures go (uploaded again from the layers at the next frame
-    /// drawn), its lists keep only their minimum ranges' rows drawn, and the process's image and text
-    /// layout caches are emptied when no other window is in sight. What is on screen keeps its bitmaps: shown again, the window is
-    /// drawn whole at once, the same frame.
+    /// tooltips end, its renderer's textures go (nothing is drawn for it until it comes back, a
+    /// change meanwhile included), its lists keep only their minimum ranges' rows drawn, and the
+    /// process's image and text layout caches are emptied when no other window is in sight (a closed
+    /// window is none). What is on screen keeps its bitmaps: shown again, the window is drawn whole
+    /// at once, uploading them again, the same frame.
     func windowVisibilityChanged(_ visible: Bool) {
         guard visible != isWindowVisible else { return }
         isWindowVisible = visible
@@ -344,6 +344,7 @@ extension NodeHost {
         }
     }
 
+    /// The window lost or gained the keyboard focus: losing it ends the popups and tooltips.
     func windowFocusChanged(_ focused: Bool) {
         guard !focused else { return }
         dismissOverlays(ofKind: .tooltip, reason: .focusLost)
