@@ -250,3 +250,21 @@ final class SeveralWindowsVisibilityAuditTests: XCTestCase {
         withExtendedLifetime(side) {}
     }
 }
+
+/// A popup window's minimize and restore are its menu's: no visibility change of its own.
+@MainActor
+final class PopupVisibilityAuditTests: XCTestCase {
+    func testAPopupWindowsMinimizeAndRestoreSayNothing() async throws {
+        var configuration = SDLWindow.Configuration(size: Size(width: 40, height: 30), headless: true)
+        configuration.popup = .menu
+        configuration.position = Point(x: 10, y: 10)
+        let popup = try SDLWindow(configuration)
+        popup.pushEvent(.input(.windowVisibilityChanged(false)))
+        popup.pushEvent(.input(.windowVisibilityChanged(true)))
+        let events = popup.pollEvents().filter {
+            if case .input(.windowVisibilityChanged) = $0 { return true }
+            return false
+        }
+        XCTAssertTrue(events.isEmpty, "\(events)")
+    }
+}
