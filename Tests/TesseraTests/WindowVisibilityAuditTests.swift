@@ -1,4 +1,5 @@
 import Compositor
+import CSDL
 import Foundation
 @testable import NodeRuntime
 import XCTest
@@ -266,5 +267,31 @@ final class PopupVisibilityAuditTests: XCTestCase {
             return false
         }
         XCTAssertTrue(events.isEmpty, "\(events)")
+    }
+}
+
+/// A minimized window comes back with no restore of its own (maximized straight from the taskbar, or
+/// exposed: the window system wants it drawn): it is back in sight, since nothing is drawn for a window
+/// out of sight.
+@MainActor
+final class BackInSightAuditTests: XCTestCase {
+    func testAWindowMaximizedOrExposedStraightFromMinimizedIsBackInSight() async throws {
+        for back in [SDL_WINDOWEVENT_MAXIMIZED, SDL_WINDOWEVENT_EXPOSED] {
+            let window = try SDLWindow(.init(size: Size(width: 40, height: 30), headless: true))
+            window.pushEvent(.input(.windowVisibilityChanged(false)))
+            var event = SDL_Event()
+            event.type = SDL_WINDOWEVENT.rawValue
+            event.window.event = UInt8(back.rawValue)
+            event.window.windowID = window.windowID.rawValue
+            SDL_PushEvent(&event)
+            let events = window.pollEvents().compactMap { event -> Bool? in
+                if case let .input(.windowVisibilityChanged(visible)) = event { return visible }
+                return nil
+            }
+            XCTAssertEqual(events, [false, true], "\(back)")
+            // The restore after it: said no more.
+            window.pushEvent(.input(.windowVisibilityChanged(true)))
+            XCTAssertFalse(window.pollEvents().contains(.input(.windowVisibilityChanged(true))))
+        }
     }
 }
