@@ -295,3 +295,32 @@ final class BackInSightAuditTests: XCTestCase {
         }
     }
 }
+
+extension SeveralWindowsVisibilityAuditTests {
+    /// A minimize in the same batch as the window's close, and a restore after it closed: the
+    /// release goes before the close (on the compositor thread too), the restore draws nothing, and
+    /// the main window goes on drawing.
+    func testAMinimizeWithTheCloseAndARestoreAfterItAreHarmless() async throws {
+        for threaded in [false, true] {
+            var configuration = Application.Configuration.headless(size: Size(width: 120, height: 80))
+            configuration.compositorThread = threaded
+            let square = Node()
+            square.backgroundColor = Color(rgb: 0x22AA44)
+            square.frame = Rect(x: 0, y: 0, width: 120, height: 80)
+            let root = Node()
+            root.addSubnode(square)
+            let app = try Application(configuration: configuration, rootNode: root)
+            let side = try app.openWindow(configuration: .init(title: "side", size: Size(width: 80, height: 60), scale: 1),
+                                          rootController: NodeController(node: TextNode("side")))
+            try app.settle()
+            app.frame(side, events: [.windowVisibilityChanged(false), .closeRequested])
+            XCTAssertFalse(side.isOpen)
+            side.frame(events: [.windowVisibilityChanged(true)])
+            XCTAssertFalse(side.host.isWindowVisible, "a closed window stays out of sight")
+            square.backgroundColor = Color(rgb: 0xAA2244)
+            try app.settle()
+            let screen = try app.capture()
+            XCTAssertEqual(Color(premultipliedARGB: screen.pixel(x: 60, y: 40)), Color(rgb: 0xAA2244), "threaded \(threaded)")
+        }
+    }
+}

@@ -245,6 +245,7 @@ extension NodeHost {
         // `Window`): it does not keep the process's caches from emptying when the others go out
         // of sight.
         isWindowVisible = false
+        windowHasClosed = true
         NodeHost.liveHosts.removeAll { $0.host == nil || $0.host === self }
     }
 
@@ -330,7 +331,8 @@ extension NodeHost {
     /// window is none). What is on screen keeps its bitmaps: shown again, the window is drawn whole
     /// at once, uploading them again, the same frame.
     func windowVisibilityChanged(_ visible: Bool) {
-        guard visible != isWindowVisible else { return }
+        // A closed window is out of sight for good: a restore said after its close changes nothing.
+        guard visible != isWindowVisible, !windowHasClosed else { return }
         isWindowVisible = visible
         // Shown again: drawn whole at once from the bitmaps kept (what the window system kept of the
         // window may be gone).
