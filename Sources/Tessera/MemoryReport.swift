@@ -62,7 +62,7 @@ public struct MemoryReport: Codable, Sendable {
     public var mapsOpenGL: Bool
 
     /// Each owner's bytes by key (what `--json` readers look up).
-    public var bytesByOwner: [String: Int] { Dictionary(owners.map { ($0.key, $0.bytes) }, uniquingKeysWith: +) }
+    public var bytesByOwner: [String: Int] { Dictionary(owners.map { ($0.key, $0.bytes) }, uniquingKeysWith: ProcessMemory.sum) }
 
     /// The report as a table for a terminal.
     public var table: String {

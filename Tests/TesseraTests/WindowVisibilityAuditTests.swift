@@ -219,6 +219,15 @@ final class MemoryReportHostileProcAuditTests: XCTestCase {
         XCTAssertEqual(status.fileBytes, 12 * 1024)
         XCTAssertEqual(status.threads, 3)
     }
+
+    /// An app's own figures, however large, stop nothing either.
+    @MainActor
+    func testAnAppsHugeFiguresAreSummedWithoutOverflow() async {
+        let report = MemoryReport.measure(windows: [], appData: ["a": .max, "b": .max, "textures": .max])
+        XCTAssertEqual(report.bytesByOwner["a"], .max)
+        XCTAssertEqual(report.bytesByOwner["textures"], .max, "an app's key that is also an owner's: summed, saturated")
+        XCTAssertEqual(report.bytesByOwner["heapOther"], 0)
+    }
 }
 
 /// Several windows: the process's caches empty when no window is in sight, and a window closed is
