@@ -333,3 +333,14 @@ extension SeveralWindowsVisibilityAuditTests {
         }
     }
 }
+
+/// The desktop's scale from hostile X resources: said without stopping the process.
+final class DesktopScaleHostileAuditTests: XCTestCase {
+    func testAHugeXftDPIIsSaid() {
+        for text in ["Xft.dpi: 1e20", "Xft.dpi:\t1e300", "Xft*dpi: 9223372036854775808"] {
+            let scale = DesktopScale.resolve(environment: [:], resources: text)
+            XCTAssertEqual(scale?.scale, 8, text)
+            XCTAssertFalse(scale?.description.isEmpty ?? true, text)
+        }
+    }
+}
