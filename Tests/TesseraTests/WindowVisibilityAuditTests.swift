@@ -43,6 +43,11 @@ final class WindowVisibilityAuditTests: XCTestCase {
         return true
     }
 
+    private func drawnAheadBytes(_ list: ListNode) -> Int {
+        list.rowNodes.filter { $0.interfaceState.contains(.display) && !$0.interfaceState.contains(.visible) }
+            .compactMap { $0.layerIfLoaded?.contents?.byteCount }.reduce(0, +)
+    }
+
     /// The bytes of texture the renderer holds, read where the renderer is (on the compositor thread
     /// after the frame it may be drawing, for a threaded app).
     private func rendererTextureBytes(_ app: Application) -> Int {
@@ -96,6 +101,7 @@ final class WindowVisibilityAuditTests: XCTestCase {
         try settle(app, changed: true)
         XCTAssertEqual(rendererTextureBytes(app), 0, "nothing is drawn (nor uploaded) for a minimized window")
         XCTAssertEqual(app.compositor.liveTextureBytes, 0, "the statistics say so")
+        let aheadMinimized = drawnAheadBytes(root.list)
 
         app.frame(events: [.windowVisibilityChanged(true)])
         try settle(app, changed: false)
@@ -103,6 +109,8 @@ final class WindowVisibilityAuditTests: XCTestCase {
         let screen = try app.capture()
         XCTAssertEqual(Color(premultipliedARGB: screen.pixel(x: 160, y: 20)), Color(rgb: 0xCC3300),
                        "restored, the window shows what changed while it was minimized")
+        XCTAssertEqual(root.list.rangeMode, .full)
+        XCTAssertGreaterThan(drawnAheadBytes(root.list), aheadMinimized, "restored, the list draws ahead of the scroll again (not stuck in its minimum range)")
     }
 }
 
