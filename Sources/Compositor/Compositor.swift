@@ -134,7 +134,7 @@ public final class Compositor {
     /// `renderIfChanged` draws nothing for it (a change is taken as seen; the window shown again is
     /// drawn whole), so that a change while minimized (a caret's blink, an animation, data arriving)
     /// uploads no texture again.
-    private var outOfSight = false
+    private(set) var outOfSight = false
     /// The clip currently set on the backend, to avoid redundant calls. (main thread only)
     private var currentClip: PixelRect?
     /// Statistics of the frame being rendered. (main thread only)

@@ -114,6 +114,49 @@ final class WindowVisibilityAuditTests: XCTestCase {
     }
 }
 
+extension WindowVisibilityAuditTests {
+    /// CPU seconds this process has used, user and system.
+    private func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1_000_000
+    }
+
+    /// An animation running in a minimized window on a compositor thread: nothing is drawn, and the
+    /// thread does not look again and again either (it waits at rest). The process's CPU time over
+    /// half a second of the UI thread idle is the measure (a thread looking without end takes it all).
+    func testOnACompositorThreadAnAnimationWhileMinimizedKeepsTheThreadAtRest() async throws {
+        let square = Node()
+        square.backgroundColor = Color(rgb: 0x22AA44)
+        square.frame = Rect(x: 0, y: 0, width: 120, height: 80)
+        let root = Node()
+        root.addSubnode(square)
+        var configuration = Application.Configuration.headless(size: Size(width: 120, height: 80))
+        configuration.compositorThread = true
+        let app = try Application(configuration: configuration, rootNode: root)
+        try app.settle()
+        let thread = try XCTUnwrap(app.mainWindow.compositorThread)
+        app.frame(events: [.windowVisibilityChanged(false)])
+        try app.settle()
+        let shownBefore = thread.shownSnapshot
+        let layer = try XCTUnwrap(square.layerIfLoaded)
+        layer.animations = [.interpolating(.opacity, from: 0.2, to: 1, start: thread.now, duration: 120, curve: .linear)]
+        XCTAssertTrue(waitUntil { app.frame(); return thread.shownSnapshot !== shownBefore }, "the thread took the animation in")
+        let presentsBefore = thread.presentCount
+        let cpuBefore = processCPUSeconds()
+        usleep(500_000)  // the UI thread idle: what the compositor thread takes meanwhile is measured
+        let cpu = processCPUSeconds() - cpuBefore
+        XCTAssertEqual(thread.presentCount, presentsBefore, "nothing presented while minimized")
+        XCTAssertLessThan(cpu, 0.2, "the compositor thread rests while its only window is minimized")
+        XCTAssertEqual(rendererTextureBytes(app), 0)
+
+        app.frame(events: [.windowVisibilityChanged(true)])
+        XCTAssertTrue(waitUntil { app.frame(); return thread.presentCount > presentsBefore + 2 },
+                      "restored, the animation is drawn at the display's pace again")
+    }
+}
+
 /// A seeded generator (SplitMix64), so that a failing sequence replays.
 private struct SplitMix: RandomNumberGenerator {
     var state: UInt64
