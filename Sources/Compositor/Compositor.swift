@@ -130,6 +130,11 @@ public final class Compositor {
     private var texturesReleased = false
     /// True after `setNeedsWholeFrame` until a frame is drawn: one is drawn, whole.
     private var wholeFrameRequested = false
+    /// True after `releaseTextures` until `setNeedsWholeFrame`: the window is out of sight, and
+    /// `renderIfChanged` draws nothing for it (a change is taken as seen; the window shown again is
+    /// drawn whole), so that a change while minimized (a caret's blink, an animation, data arriving)
+    /// uploads no texture again.
+    private(set) var outOfSight = false
     /// The clip currently set on the backend, to avoid redundant calls. (main thread only)
     private var currentClip: PixelRect?
     /// Statistics of the frame being rendered. (main thread only)
@@ -248,9 +253,9 @@ public final class Compositor {
         delivery.rendererReset(self)
     }
 
-    /// Lets go of every texture, as a window out of sight (minimized) does: nothing is drawn for it now; the
-    /// next frame drawn (for a change, or the window shown again) is drawn whole, uploading the
-    /// layers' committed contents again. Nothing the layers hold is lost.
+    /// Lets go of every texture, as a window out of sight (minimized) does: nothing is drawn for it
+    /// from now until `setNeedsWholeFrame` (a change meanwhile uploads nothing), and that frame is
+    /// drawn whole, uploading the layers' committed contents again. Nothing the layers hold is lost.
     public func releaseTextures() {
         owner.precondition("Compositor.releaseTextures")
         delivery.releaseTextures(self)
@@ -267,6 +272,7 @@ public final class Compositor {
     func requestWholeFrame() {
         requireRenderer("Compositor.setNeedsWholeFrame")
         wholeFrameRequested = true
+        outOfSight = false
     }
 
     /// Drops every texture of this compositor's renderer (see `handleRendererReset`); a renderer's
@@ -275,7 +281,16 @@ public final class Compositor {
         requireRenderer(countingReset ? "Compositor.handleRendererReset" : "Compositor.releaseTextures")
         textureCache.removeAll(backend: backend)
         cornerPieces.removeAll().forEach { backend.destroyTexture($0.value.texture) }
-        if countingReset { pendingResets += 1 } else { texturesReleased = true }
+        if countingReset {
+            pendingResets += 1
+        } else {
+            texturesReleased = true
+            outOfSight = true
+        }
+        // Skipped frames report the textures held now (none), not those of the last frame drawn.
+        localFrameStatistics.liveTextures = 0
+        localFrameStatistics.liveTextureBytes = 0
+        localFrameStatistics.cornerPieceBytes = 0
     }
 
     // MARK: Frames
@@ -332,6 +347,12 @@ public final class Compositor {
         owner.precondition("Compositor.renderIfChanged")
         requireRenderer("Compositor.renderIfChanged(snapshot:)")
         guard needsRender(snapshot: root, at: time) else { return skippedFrame() }
+        if outOfSight {
+            // Out of sight (minimized): nothing drawn, no texture uploaded again. The change is taken
+            // as seen; the window shown again is drawn whole (`setNeedsWholeFrame`).
+            noteDrawn(root, at: time)
+            return skippedFrame()
+        }
         let (w, h) = backend.outputPixelSize
         let wholeFrameNeeded = root?.id != drawnRootSerial || pendingResets > 0 || texturesReleased || wholeFrameRequested
             || frameIndex == 0
@@ -397,6 +418,8 @@ public final class Compositor {
     /// snapshot, another output size, lost textures, or animations that were running at the last frame.
     public func needsRender(snapshot: LayerSnapshot?, at time: Double? = nil) -> Bool {
         requireRenderer("Compositor.needsRender(snapshot:)")
+        // Out of sight, only another snapshot is looked at (and not drawn): no animation's pace.
+        if outOfSight { return snapshot !== drawnSnapshot }
         let (w, h) = backend.outputPixelSize
         if snapshot !== drawnSnapshot || pendingResets > 0 || wholeFrameRequested || frameIndex == 0
             || w != drawnOutputSize.width || h != drawnOutputSize.height { return true }

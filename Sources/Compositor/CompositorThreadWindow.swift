@@ -102,6 +102,8 @@ final class LoopWindow {
 
     /// Seconds until this window's next frame is due while something in it moves; nil at rest.
     func timeUntilNextFrame() -> Double? {
+        // Out of sight (minimized), nothing moves on screen: at rest until a commit or a command.
+        if compositor.outOfSight { return nil }
         let now = core.now
         let stillMoving = shown?.isAnimating(at: now) == true || compositor.needsRender(snapshot: shown, at: now)
         return stillMoving ? max(0, nextFrame - now) : nil

@@ -62,7 +62,7 @@ public struct MemoryReport: Codable, Sendable {
     public var mapsOpenGL: Bool
 
     /// Each owner's bytes by key (what `--json` readers look up).
-    public var bytesByOwner: [String: Int] { Dictionary(owners.map { ($0.key, $0.bytes) }, uniquingKeysWith: +) }
+    public var bytesByOwner: [String: Int] { Dictionary(owners.map { ($0.key, $0.bytes) }, uniquingKeysWith: ProcessMemory.sum) }
 
     /// The report as a table for a terminal.
     public var table: String {
@@ -145,7 +145,7 @@ extension MemoryReport {
         for (key, bytes) in appData.sorted(by: { $0.key < $1.key }) {
             owners.append(Owner(key: key, name: "app: \(key)", bytes: max(0, bytes), kind: .anonymous, detail: "as the app counts it"))
         }
-        let counted = owners.reduce(0) { $0 + $1.bytes }
+        let counted = owners.reduce(0) { ProcessMemory.sum($0, $1.bytes) }
         owners.append(Owner(key: "heapOther", name: "heap and other anonymous", bytes: max(0, report.anonymousBytes - counted),
                             kind: .anonymous, detail: "nodes, strings, layouts, glyph caches, the allocator's free space"))
         owners.append(Owner(key: "sharedFrames", name: "window system shared memory", bytes: report.sysVBytes, kind: .shared,
@@ -192,25 +192,45 @@ struct ProcessMemory {
     /// The figures of `/proc/self/status` alone.
     static func readStatus() -> ProcessMemory {
         var memory = ProcessMemory()
-        if let status = readWhole("/proc/self/status") {
-            for line in status.split(separator: "\n") {
-                let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-                guard parts.count >= 2, let kilobytes = Int(parts[1]) else { continue }
-                switch parts[0] {
-                case "VmRSS:": memory.rssBytes = kilobytes * 1024
-                case "RssAnon:": memory.anonymousBytes = kilobytes * 1024
-                case "RssFile:": memory.fileBytes = kilobytes * 1024
-                case "RssShmem:": memory.sharedMemoryBytes = kilobytes * 1024
-                case "Threads:": memory.threads = kilobytes
-                default: break
-                }
-            }
-        }
+        if let status = readWhole("/proc/self/status") { memory.take(status: status) }
         return memory
     }
 
     /// A file of `/proc` read to its end (they report a size of 0, so it is read until a read returns
     /// nothing), or nil.
+    /// Takes the resident figures and the thread count from `/proc/self/status`'s text.
+    mutating func take(status: String) {
+        for line in status.split(separator: "\n") {
+            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard parts.count >= 2, let count = Int(parts[1]), count >= 0 else { continue }
+            let kilobytes = Self.bytes(kilobytes: parts[1])
+            switch parts[0] {
+            case "VmRSS:": rssBytes = kilobytes
+            case "RssAnon:": anonymousBytes = kilobytes
+            case "RssFile:": fileBytes = kilobytes
+            case "RssShmem:": sharedMemoryBytes = kilobytes
+            case "Threads:": threads = count
+            default: break
+            }
+        }
+    }
+
+    /// The most bytes one figure of `/proc` is taken as (a petabyte): a figure over it, or one that
+    /// is no count, is taken as 0, so that no sum of figures overflows.
+    static let largestFigure = 1 << 50
+
+    /// `text`, a count of kilobytes, in bytes; 0 for a figure that is no count or over `largestFigure`.
+    static func bytes(kilobytes text: Substring) -> Int {
+        guard let kilobytes = Int(text), kilobytes >= 0, kilobytes <= largestFigure / 1024 else { return 0 }
+        return kilobytes * 1024
+    }
+
+    /// `a + b`, or `Int.max` where that overflows (hostile figures, an app's own).
+    static func sum(_ a: Int, _ b: Int) -> Int {
+        let (total, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b < 0 ? Int.min : Int.max) : total
+    }
+
     static func readWhole(_ path: String) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
@@ -229,41 +249,46 @@ struct ProcessMemory {
     /// The mappings of an smaps text, with their resident bytes.
     static func parse(_ smaps: String) -> [Mapping] {
         var mappings: [Mapping] = []
+        // Whether the last header read was a mapping's (its Rss lines are its own).
+        var takesRss = false
         for line in smaps.split(separator: "\n") {
             if line.hasPrefix("Rss:") {
                 let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-                if parts.count >= 2, let kilobytes = Int(parts[1]), !mappings.isEmpty { mappings[mappings.count - 1].rss = kilobytes * 1024 }
+                if takesRss, parts.count >= 2 { mappings[mappings.count - 1].rss = bytes(kilobytes: parts[1]) }
                 continue
             }
             // A mapping's header: "start-end perms offset dev inode [path]".
             let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
-            guard fields.count >= 5, let dash = fields[0].firstIndex(of: "-"),
-                  let start = UInt64(fields[0][..<dash], radix: 16),
-                  let end = UInt64(fields[0][fields[0].index(after: dash)...], radix: 16) else { continue }
+            guard fields.count >= 5, let dash = fields[0].firstIndex(of: "-") else { continue }
+            // A header that is not a mapping's (or one ending before it starts): its lines go to none.
+            guard let start = UInt64(fields[0][..<dash], radix: 16),
+                  let end = UInt64(fields[0][fields[0].index(after: dash)...], radix: 16), start <= end else {
+                takesRss = false
+                continue
+            }
             let path = fields.count == 6 ? Substring(fields[5].drop { $0 == " " }) : ""
             mappings.append(Mapping(start: start, end: end, permissions: fields[1], path: path))
+            takesRss = true
         }
         return mappings
     }
 
-    /// Sums the mappings by owner. A thread's stack is an anonymous read-write mapping right above an
-    /// anonymous guard mapping (no access) of at most 64 KB, as glibc makes them.
     mutating func take(mappings: [Mapping]) {
         var files: [Substring: Int] = [:]
         for (index, mapping) in mappings.enumerated() {
             let path = mapping.path
             if path == "[stack]" {
-                stackBytes += mapping.rss
+                stackBytes = Self.sum(stackBytes, mapping.rss)
             } else if path.isEmpty {
                 if index > 0, mapping.permissions.hasPrefix("rw"), mappings[index - 1].path.isEmpty,
                    mappings[index - 1].permissions.hasPrefix("---"), mappings[index - 1].end == mapping.start,
                    mappings[index - 1].end - mappings[index - 1].start <= 64 * 1024 {
-                    stackBytes += mapping.rss
+                    stackBytes = Self.sum(stackBytes, mapping.rss)
                 }
             } else if path.hasPrefix("/SYSV") {
-                sysVBytes += mapping.rss
+                sysVBytes = Self.sum(sysVBytes, mapping.rss)
             } else if path.hasPrefix("/") {
-                files[path, default: 0] += mapping.rss
+                files[path] = Self.sum(files[path] ?? 0, mapping.rss)
             }
         }
         let fontExtensions = [".ttf", ".otf", ".ttc", ".otc", ".pfb", ".woff", ".woff2"]
@@ -274,13 +299,13 @@ struct ProcessMemory {
                 mapsOpenGL = true
             }
             if fontExtensions.contains(where: { lowercased.hasSuffix($0) }) {
-                fontBytes += bytes
+                fontBytes = Self.sum(fontBytes, bytes)
                 fontFiles += 1
             } else if name.contains(".so") || isExecutable(path) {
-                libraryBytes += bytes
+                libraryBytes = Self.sum(libraryBytes, bytes)
                 libraries += 1
             } else {
-                otherFileBytes += bytes
+                otherFileBytes = Self.sum(otherFileBytes, bytes)
             }
         }
         largestFiles = files.sorted { $0.value > $1.value }.prefix(10).map {

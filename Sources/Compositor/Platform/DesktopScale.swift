@@ -41,11 +41,12 @@ public struct DesktopScale: Sendable, Equatable, CustomStringConvertible {
 
     /// "1.5 from Xft.dpi 144", "2 from GDK_SCALE".
     public var description: String {
-        let number = scale == scale.rounded() ? String(Int(scale)) : String(scale)
+        let number = Int(exactly: scale).map(String.init) ?? String(scale)
         switch source {
         case .gdkScale: return "\(number) from GDK_SCALE"
         case let .xftDPI(dpi):
-            return "\(number) from Xft.dpi \(dpi == dpi.rounded() ? String(Int(dpi)) : String(dpi))"
+            // A whole number too large for an Int (a hostile resource) is said as a Double.
+            return "\(number) from Xft.dpi \(Int(exactly: dpi).map(String.init) ?? String(dpi))"
         }
     }
 

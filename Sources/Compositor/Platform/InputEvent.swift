@@ -57,7 +57,8 @@ public enum InputEvent: Sendable, Equatable {
     /// The window gained (true) or lost (false) the keyboard focus: the user went to another window
     /// or came back. Menus and tooltips end when it goes.
     case windowFocusChanged(Bool)
-    /// The window was minimized (false), or restored (true). A host lets go of what it can rebuild
+    /// The window was minimized (false), or restored (true; or maximized or exposed straight from
+    /// minimized, with no restore of its own). A host lets go of what it can rebuild
     /// while its window is out of sight (`NodeHost.isWindowVisible`).
     case windowVisibilityChanged(Bool)
     /// A drag from another application (files or text) is over the window at this point, in window

@@ -435,6 +435,13 @@ extension SDLWindow {
                 // the window's surface still holds the last frame whole, and goes again.
                 SDL_UpdateWindowSurface(window)
             }
+            // Back in sight with no restore of its own: maximized straight from minimized, or exposed
+            // (the window system wants it drawn). A minimized window draws nothing until it is back.
+            if isOutOfSight, !isPopup, event.window.event == UInt8(SDL_WINDOWEVENT_MAXIMIZED.rawValue)
+                || event.window.event == UInt8(SDL_WINDOWEVENT_EXPOSED.rawValue) {
+                isOutOfSight = false
+                return .input(.windowVisibilityChanged(true))
+            }
             return nil
         case SDL_MOUSEBUTTONDOWN:
             return .input(.pointerDown(point(event.button.x, event.button.y), button: Int(event.button.button),

@@ -86,7 +86,8 @@ public final class SDLWindow: PlatformWindow {
             if inputBlockedBy != nil && provisionalTextInput { endProvisionalTextInput() }
         }
     }
-    /// True once the window was minimized, until it is restored (`InputEvent.windowVisibilityChanged`).
+    /// True once the window was minimized, until it is restored, maximized or exposed
+    /// (`InputEvent.windowVisibilityChanged`).
     /// (owner's thread only)
     var isOutOfSight = false
     /// True for a popup window until its first frame is presented: it is shown then.

@@ -234,12 +234,19 @@ extension NodeHost {
 
     /// The host's window is closing: every overlay ends (`.hostReset`) and its surface closes, root or
     /// no root, and the surface provider is let go first, so that no popup window of the host (one an
-    /// `onDismiss` presents meanwhile included) outlives its window. Harmless twice.
+    /// `onDismiss` presents meanwhile included) outlives its window. The host is out of sight from
+    /// then on (`isWindowVisible` false). Harmless twice.
     /// - Thread: main
     public func windowWillClose() {
         UIThread.precondition("NodeHost.windowWillClose")
         overlaySurfaceProvider = nil
         dismissAllOverlays(reason: .hostReset)
+        // A window closed is in sight no more, though its host lives on (an app keeping its
+        // `Window`): it does not keep the process's caches from emptying when the others go out
+        // of sight.
+        isWindowVisible = false
+        windowHasClosed = true
+        NodeHost.liveHosts.removeAll { $0.host == nil || $0.host === self }
     }
 
     private func tearDown(_ overlay: Overlay, reason: Overlay.DismissReason) {
@@ -316,15 +323,16 @@ extension NodeHost {
         return false
     }
 
-    /// The window lost or gained the keyboard focus: losing it ends the popups and tooltips.
     /// The window went out of sight (minimized) or came back. Out of sight, the host lets
     /// go of what it can rebuild without a blank frame when the window comes back: its menus and
-    /// tooltips end, its renderer's textures go (uploaded again from the layers at the next frame
-    /// drawn), its lists keep only their minimum ranges' rows drawn, and the process's image and text
-    /// layout caches are emptied when no other window is in sight. What is on screen keeps its bitmaps: shown again, the window is
-    /// drawn whole at once, the same frame.
+    /// tooltips end, its renderer's textures go (nothing is drawn for it until it comes back, a
+    /// change meanwhile included), its lists keep only their minimum ranges' rows drawn, and the
+    /// process's image and text layout caches are emptied when no other window is in sight (a closed
+    /// window is none). What is on screen keeps its bitmaps: shown again, the window is drawn whole
+    /// at once, uploading them again, the same frame.
     func windowVisibilityChanged(_ visible: Bool) {
-        guard visible != isWindowVisible else { return }
+        // A closed window is out of sight for good: a restore said after its close changes nothing.
+        guard visible != isWindowVisible, !windowHasClosed else { return }
         isWindowVisible = visible
         // Shown again: drawn whole at once from the bitmaps kept (what the window system kept of the
         // window may be gone).
@@ -338,6 +346,7 @@ extension NodeHost {
         }
     }
 
+    /// The window lost or gained the keyboard focus: losing it ends the popups and tooltips.
     func windowFocusChanged(_ focused: Bool) {
         guard !focused else { return }
         dismissOverlays(ofKind: .tooltip, reason: .focusLost)

@@ -14,6 +14,9 @@ public final class NodeHost {
     /// False while the window is minimized (`InputEvent.windowVisibilityChanged`): the host
     /// has let go of what it can rebuild (see `windowVisibilityChanged(_:)`). (main thread only)
     public internal(set) var isWindowVisible = true
+    /// True once the window closed (`windowWillClose`): out of sight for good, whatever its platform
+    /// still says. (main thread only)
+    var windowHasClosed = false
     /// The nodes of the last accessibility tree, by element id, for the actions a screen reader asks
     /// for (weak: the tree does not keep a node alive). (main thread only)
     var accessibilityNodes: [Int: AccessibilityNodeReference] = [:]
