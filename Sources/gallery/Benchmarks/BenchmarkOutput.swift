@@ -19,6 +19,16 @@ struct BenchmarkOutput {
         try SDLRenderBackend(.init(title: title, size: size, scale: scale, headless: headless, renderDriver: renderDriver))
     }
 
+    /// The gallery's options for a benchmark that runs the app itself: `screen`, drawn where this
+    /// output draws (headless or in a window, through its renderer).
+    func galleryOptions(screen: GalleryOptions.Screen) -> GalleryOptions {
+        var options = GalleryOptions()
+        options.screen = screen
+        options.headless = headless
+        options.renderDriver = renderDriver
+        return options
+    }
+
     /// "renderer software, video driver dummy" (and the GL device, for OpenGL): the words every
     /// benchmark's report names its output with.
     static func describe(_ backend: SDLRenderBackend) -> String {

@@ -74,10 +74,7 @@ struct IdleBenchmark {
     }
 
     private func measure(_ screen: GalleryOptions.Screen, caret: Bool) throws -> (Measurement, String) {
-        var options = GalleryOptions()
-        options.screen = screen
-        options.headless = output.headless
-        options.renderDriver = output.renderDriver
+        let options = output.galleryOptions(screen: screen)
         let app = try GalleryApp.make(options: options, assets: assets)
         let application = app.application
         defer {

@@ -72,10 +72,7 @@ struct LatencyBenchmark {
     }
 
     func run(progress: (String) -> Void) throws -> (table: String, report: Report) {
-        var options = GalleryOptions()
-        options.screen = .chats
-        options.headless = output.headless
-        options.renderDriver = output.renderDriver
+        var options = output.galleryOptions(screen: .chats)
         options.compositorThread = true
         let app = try GalleryApp.make(options: options, assets: assets)
         let application = app.application

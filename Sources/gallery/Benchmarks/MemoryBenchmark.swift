@@ -32,11 +32,7 @@ struct MemoryBenchmark {
     var output = BenchmarkOutput()
 
     func run() throws -> (table: String, report: Report) {
-        var options = GalleryOptions()
-        options.screen = screen
-        options.headless = output.headless
-        options.renderDriver = output.renderDriver
-        let app = try GalleryApp.make(options: options, assets: assets)
+        let app = try GalleryApp.make(options: output.galleryOptions(screen: screen), assets: assets)
         let application = app.application
         defer {
             app.host.setRootController(nil)

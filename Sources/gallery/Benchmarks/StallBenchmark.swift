@@ -119,11 +119,8 @@ struct StallBenchmark {
     }
 
     private func measure(compositorThread: Bool) throws -> (Mode, String, Double) {
-        var options = GalleryOptions()
-        options.screen = .chats
+        var options = output.galleryOptions(screen: .chats)
         options.rows = 10_000
-        options.headless = output.headless
-        options.renderDriver = output.renderDriver
         options.compositorThread = compositorThread
         let app = try GalleryApp.make(options: options, assets: assets)
         let application = app.application
