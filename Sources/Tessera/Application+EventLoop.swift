@@ -77,7 +77,6 @@ extension Application {
                 let due = !events[index].isEmpty || quietFrameDue[index] || window.host.needsFrame || timerIsDue(window)
                 guard due else { continue }
                 frame(window, events: events[index], at: loopTime(window))
-                window.workWasPending = !window.host.pendingWork.excludingNetwork.isEmpty
                 if isQuitting { break }
             }
             lastLoopFrame = clock.now

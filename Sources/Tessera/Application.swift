@@ -431,6 +431,9 @@ public final class Application {
         // decides (`quitIfNoWindowIsLeft`), after its `onClose`, which may open another window.
         if events.contains(.quit) && !closeRequested { isQuitting = true }
         let record = window.runFrame(events: events, at: time)
+        // Whichever frame runs (the loop's, settling's, the app's own), it tells whether work off this
+        // thread is still under way: the loop's quiet frame is owed only while it is.
+        window.workWasPending = !window.host.pendingWork.excludingNetwork.isEmpty
         accessibility?.frameDidRun(record, hadEvents: !events.isEmpty, host: window.host)
         frameCount += 1
         Self.runMainActorJobs()

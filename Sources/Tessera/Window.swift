@@ -84,7 +84,7 @@ extension Application {
         /// The window's title.
         public private(set) var title: String
         /// The last frame saw work under way off the UI thread that may end without a result to commit
-        /// (see `Application.runEventLoop`). (event loop's)
+        /// (see `Application.runEventLoop`); set by every frame the application runs of it.
         var workWasPending = false
 
         /// The compositor drawing the window's layers.
