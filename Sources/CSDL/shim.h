@@ -86,35 +86,51 @@ struct tessera_sdl_syswm_msg {
         long pad[24];
     } msg;
 };
+// The four XDND message types on `window`'s X display (XdndEnter, XdndPosition, XdndLeave,
+// XdndDrop), looked up once where a window is made, so that reading a message asks nothing of Xlib
+// (no lock, no round trip, no library lookup inside SDL's event dispatch). Made when missing: SDL
+// makes no XdndLeave, which exists only once a drag source has asked for it. Returns 0 when the
+// window is not on X11.
+static inline int tessera_sdl_xdnd_atoms(SDL_Window *window, unsigned long out[4]) {
+    struct tessera_sdl_wm_info info;
+    SDL_memset(&info, 0, sizeof(info));
+    SDL_VERSION(&info.version);
+    if (!SDL_GetWindowWMInfo(window, &info) || info.subsystem != 2 || !info.info.x11.display) return 0;
+    void *x11 = dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (!x11) return 0;
+    typedef unsigned long (*intern_atom)(void *, const char *, int);
+    intern_atom intern = (intern_atom)dlsym(x11, "XInternAtom");
+    int done = 0;
+    if (intern) {
+        const char *names[4] = { "XdndEnter", "XdndPosition", "XdndLeave", "XdndDrop" };
+        for (int i = 0; i < 4; i++) out[i] = intern(info.info.x11.display, names[i], 0);
+        done = 1;
+    }
+    dlclose(x11);
+    return done;
+}
+
 // What an XDND message says: `kind` 1 a drag came in (XdndEnter), 2 it is at (root_x, root_y) on the
 // screen (XdndPosition), 3 it left (XdndLeave), 4 it was dropped (XdndDrop); `window` is the X window
-// it is for. Returns 0 for any other event.
+// it is for. `atoms` are the four message types (tessera_sdl_xdnd_atoms). Returns 0 for any other
+// event. Reads the event alone: safe inside SDL's event filter.
 struct tessera_xdnd_message {
     int kind;
     unsigned long window;
     int root_x;
     int root_y;
 };
-static inline int tessera_sdl_xdnd_message(const SDL_Event *event, struct tessera_xdnd_message *out) {
+static inline int tessera_sdl_xdnd_message(const SDL_Event *event, const unsigned long atoms[4],
+                                           struct tessera_xdnd_message *out) {
     if (event->type != SDL_SYSWMEVENT || !event->syswm.msg) return 0;
     const struct tessera_sdl_syswm_msg *msg = (const struct tessera_sdl_syswm_msg *)event->syswm.msg;
     // SDL_SYSWM_X11 is 2; ClientMessage is 33.
-    if (msg->subsystem != 2 || msg->msg.client.type != 33 || msg->msg.client.format != 32 || !msg->msg.client.display) return 0;
-    void *x11 = dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
-    if (!x11) return 0;
-    typedef unsigned long (*intern_atom)(void *, const char *, int);
-    intern_atom intern = (intern_atom)dlsym(x11, "XInternAtom");
+    if (msg->subsystem != 2 || msg->msg.client.type != 33 || msg->msg.client.format != 32) return 0;
+    unsigned long type = msg->msg.client.message_type;
     int kind = 0;
-    if (intern) {
-        // Only if they exist (SDL made them when it set XdndAware): no request to the server.
-        void *display = msg->msg.client.display;
-        unsigned long type = msg->msg.client.message_type;
-        if (type == intern(display, "XdndEnter", 1)) kind = 1;
-        else if (type == intern(display, "XdndPosition", 1)) kind = 2;
-        else if (type == intern(display, "XdndLeave", 1)) kind = 3;
-        else if (type == intern(display, "XdndDrop", 1)) kind = 4;
+    for (int i = 0; i < 4 && kind == 0; i++) {
+        if (atoms[i] != 0 && type == atoms[i]) kind = i + 1;
     }
-    dlclose(x11);
     out->kind = kind;
     out->window = msg->msg.client.window;
     long position = msg->msg.client.data[2];

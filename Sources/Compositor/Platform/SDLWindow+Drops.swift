@@ -109,7 +109,9 @@ extension SDLWindow {
 
     /// Notes the window's X11 id for the drags the window system sends to it (0: none).
     func registerForDrags(x11Window: UInt) {
-        SDLDrags.register(x11Window: x11Window, window: windowID.rawValue)
+        var atoms = [UInt](repeating: 0, count: 4)
+        if x11Window != 0 && !SDLDrags.knowsMessageTypes { _ = tessera_sdl_xdnd_atoms(window, &atoms) }
+        SDLDrags.register(x11Window: x11Window, window: windowID.rawValue, atoms: atoms)
     }
 }
 
@@ -126,6 +128,11 @@ enum SDLDrags {
 
     /// X11 window ids to SDL's window ids.
     private static let windows = Guarded<[UInt: UInt32]>([:])
+    /// The XDND message types (XdndEnter, XdndPosition, XdndLeave, XdndDrop) on the X display, looked up
+    /// once as windows register: the filter reads messages without a call into Xlib.
+    private static let atoms = Guarded<[UInt]>([0, 0, 0, 0])
+    /// True once a window found the XDND message types.
+    static var knowsMessageTypes: Bool { atoms.withLock { $0.contains { $0 != 0 } } }
 
     private static let filter: Void = {
         _ = eventType
@@ -149,7 +156,8 @@ enum SDLDrags {
         SDL_SetEventFilter({ _, event in
             guard let event, event.pointee.type == SDL_SYSWMEVENT.rawValue else { return 1 }
             var message = tessera_xdnd_message()
-            guard tessera_sdl_xdnd_message(event, &message) != 0,
+            let atoms = SDLDrags.atoms.withLock { $0 }
+            guard tessera_sdl_xdnd_message(event, atoms, &message) != 0,
                   let id = SDLDrags.windows.withLock({ $0[UInt(message.window)] }) else { return 0 }
             var drag = SDL_Event()
             drag.type = SDLDrags.eventType
@@ -162,7 +170,11 @@ enum SDLDrags {
         _ = SDL_EventState(UInt32(SDL_SYSWMEVENT.rawValue), SDL_ENABLE)
     }()
 
-    static func register(x11Window: UInt, window: UInt32) {
+    static func register(x11Window: UInt, window: UInt32, atoms found: [UInt] = []) {
+        // One X display per process: the first window that finds the types keeps them.
+        if found.count == 4 && found.contains(where: { $0 != 0 }) {
+            atoms.withLock { if !$0.contains(where: { $0 != 0 }) { $0 = found } }
+        }
         windows.withLock { windows in
             for (key, value) in windows where value == window { windows[key] = nil }
             if x11Window != 0 { windows[x11Window] = window }
