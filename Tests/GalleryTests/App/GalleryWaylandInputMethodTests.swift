@@ -13,7 +13,8 @@ import XCTest
 /// whole, is drawn underlined (grim's pixels), the cursor rectangle SDL gives the compositor (its
 /// `set_cursor_rectangle`, read from the gallery's protocol trace, `WAYLAND_DEBUG=client`) is the
 /// caret's place in surface points, where the underline ends on the screen, at the output's scale 1
-/// and 2; and the commit lands in the composer.
+/// and 2; a commit lands in the composer, a commit with a new composition keeps both (commit first,
+/// as text-input-v3 has it), and the focus moving away deactivates the input method.
 ///
 /// sway 1.7 (Debian's) gives an input method's popup surface no `text_input_rectangle` (popups
 /// came in sway 1.9): the rectangle is checked where SDL sends it, on the wire to the compositor.
@@ -263,11 +264,25 @@ final class GalleryWaylandInputMethodTests: XCTestCase {
         }
         XCTAssertGreaterThan(ink, 20 * 25 * scale * scale, "twenty glyphs drawn over the underline (dark pixels: \(ink))")
 
+        // A commit and a new composition in one: text-input-v3 replaces the composition with the
+        // commit, then composes after it (SDL 2.26 sends the composition's event first).
+        mark = gallery.output.count
+        ime.writeLine("compose 東京 えき")
+        XCTAssertNotNil(self.line(of: gallery, after: mark, containing: "gallery: composer text \"東京\""), gallery.output)
+        XCTAssertNotNil(self.line(of: gallery, after: mark, containing: "gallery: composition \"えき\""),
+                        "the composition after the commit stays: \(gallery.output.dropFirst(mark))")
+
         // The commit (two of SDL's text events) replaces the composition.
         mark = gallery.output.count
         ime.writeLine("commit \(committed)")
-        XCTAssertNotNil(self.line(of: gallery, after: mark, containing: "gallery: composer text \"\(committed)\""), gallery.output)
+        XCTAssertNotNil(self.line(of: gallery, after: mark, containing: "gallery: composer text \"東京\(committed)\""), gallery.output)
         XCTAssertNotNil(self.line(of: gallery, after: mark, containing: "gallery: no composition"), gallery.output)
+
+        // Tab takes the focus away: text input goes off and sway deactivates the input method.
+        mark = gallery.output.count; imeMark = ime.output.count
+        ime.writeLine("key 15")
+        XCTAssertNotNil(self.line(of: gallery, after: mark, containing: "gallery: text input off"), gallery.output)
+        XCTAssertNotNil(self.line(of: ime, after: imeMark) { $0 == "deactivate" }, "the input method was deactivated: \(ime.output)")
         // The input method's popup surface was told nothing on sway 1.7 (see the class's comment).
         if let rectangle = ime.drainAvailable().split(separator: "\n").first(where: { $0.hasPrefix("rectangle ") }) {
             print("the compositor gave the input method's popup: \(rectangle)")

@@ -8,6 +8,9 @@
  *   key CODE                   presses and releases the evdev key CODE on it (15: Tab)
  *   preedit BEGIN END TEXT     sets the composition TEXT, its cursor at bytes BEGIN..END, and commits
  *   commit TEXT                commits TEXT (the composition goes)
+ *   compose TEXT PREEDIT       commits TEXT and sets the composition PREEDIT (its cursor at its end)
+ *                              in one commit, as an input method does that commits a segment and
+ *                              composes on
  *   quit                       ends
  *
  * It says "ready" once bound, "activate", "deactivate", "surrounding ..." and "content_type ..." as
@@ -154,6 +157,14 @@ static int command(char *line) {
         zwp_input_method_v2_set_preedit_string(im, end, (int32_t)begin, (int32_t)stop);
         zwp_input_method_v2_commit(im, done_count);
         say("preedit %zu bytes", strlen(end));
+    } else if (strncmp(line, "compose ", 8) == 0) {
+        char *preedit = strchr(line + 8, ' ');
+        if (!preedit) { say("error compose needs TEXT PREEDIT"); return 0; }
+        *preedit++ = '\0';
+        zwp_input_method_v2_commit_string(im, line + 8);
+        zwp_input_method_v2_set_preedit_string(im, preedit, (int32_t)strlen(preedit), (int32_t)strlen(preedit));
+        zwp_input_method_v2_commit(im, done_count);
+        say("compose %zu bytes and %zu bytes", strlen(line + 8), strlen(preedit));
     } else if (strncmp(line, "commit ", 7) == 0) {
         zwp_input_method_v2_commit_string(im, line + 7);
         zwp_input_method_v2_commit(im, done_count);
