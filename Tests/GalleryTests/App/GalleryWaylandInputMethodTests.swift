@@ -167,6 +167,37 @@ final class GalleryWaylandInputMethodTests: XCTestCase {
         return best
     }
 
+    /// Pixels of a colour that is neither grey nor white nor black (a highlight) in `area`.
+    private static func tinted(in shot: Bitmap, area: (x: Range<Int>, y: Range<Int>)) -> Int {
+        let pixels = shot.pixels
+        var count = 0
+        for y in area.y where y >= 0 && y < shot.height {
+            for x in area.x where x >= 0 && x < shot.width {
+                let pixel = pixels[y * shot.width + x]
+                let channels = [(pixel >> 16) & 0xFF, (pixel >> 8) & 0xFF, pixel & 0xFF]
+                if channels.max()! - channels.min()! > 24 { count += 1 }
+            }
+        }
+        return count
+    }
+
+    /// The gallery's window as grim captures it (the output's pixels), written to `file`, taken again
+    /// until `done` says it shows what is awaited (at most 20 s); the last capture.
+    private func capture(_ sway: HeadlessWayland, grim: String, to file: String, until done: (Bitmap) -> Bool) throws -> Bitmap {
+        var shot: Bitmap?
+        let deadline = Date().addingTimeInterval(20)
+        repeat {
+            guard let window = try sway.windowRect(title: "Tessera gallery") else { continue }
+            let geometry = "\(window.x),\(window.y) \(window.width)x\(window.height)"
+            let (status, output) = try GalleryProcess.run(grim, ["-g", geometry, file], environment: sway.environment)
+            XCTAssertEqual(status, 0, output)
+            let next = try Bitmap(contentsOfFile: file)
+            shot = next
+            if done(next) { break }
+        } while Date() < deadline
+        return try XCTUnwrap(shot, "the gallery's window is in sway's tree: \(sway.output)")
+    }
+
     /// The scripted input method composes 60 bytes into the composer and commits, the output at
     /// `scale`; see the class's comment.
     private func composeAndCommit(scale: Int) throws {
@@ -241,28 +272,41 @@ final class GalleryWaylandInputMethodTests: XCTestCase {
         let area = (x: Int(composer.minX * s)..<Int(composer.maxX * s), y: Int(composer.minY * s)..<Int((composer.maxY + 4) * s))
         let shotFile = outputFolder.appendingPathComponent("ime-preedit-scale\(scale).png").path
         var found: (y: Int, x: ClosedRange<Int>)?
-        var shot: Bitmap?
-        let deadline = Date().addingTimeInterval(20)
-        while found == nil && Date() < deadline {
-            guard let window = try sway.windowRect(title: "Tessera gallery") else { continue }
-            let geometry = "\(window.x),\(window.y) \(window.width)x\(window.height)"
-            let (status, output) = try GalleryProcess.run(grim, ["-g", geometry, shotFile], environment: sway.environment)
-            XCTAssertEqual(status, 0, output)
-            let next = try Bitmap(contentsOfFile: shotFile)
-            shot = next
-            found = underline(in: next, area: area, minimum: 200 * scale)
+        let shot = try capture(sway, grim: grim, to: shotFile) { shot in
+            found = underline(in: shot, area: area, minimum: 200 * scale)
+            return found != nil
         }
         let line = try XCTUnwrap(found, "an underline under the composition in \(shotFile)")
-        XCTAssertEqual(try XCTUnwrap(shot).width, Int(GalleryOptions().size.width * s), "the window's pixels at the output's scale")
+        XCTAssertEqual(shot.width, Int(GalleryOptions().size.width * s), "the window's pixels at the output's scale")
         XCTAssertEqual(Double(line.x.lowerBound), typedCaret.midX * s, accuracy: 4 * s, "it starts where the caret was")
         XCTAssertEqual(Double(line.x.upperBound), composedCaret.midX * s, accuracy: 4 * s,
                        "it ends at the caret, where the cursor rectangle is")
-        let glyphs = try XCTUnwrap(shot), pixels = glyphs.pixels
+        let glyphs = shot, pixels = glyphs.pixels
         var ink = 0
         for y in Int(composer.minY * s)..<line.y - 1 {
             for column in line.x where Self.isDark(pixels[y * glyphs.width + column]) { ink += 1 }
         }
         XCTAssertGreaterThan(ink, 20 * 25 * scale * scale, "twenty glyphs drawn over the underline (dark pixels: \(ink))")
+
+        // The input method's selection (bytes 6 to 12: two kana) is drawn highlighted; the caret, and
+        // the cursor rectangle with it, is at its start.
+        mark = gallery.output.count
+        let plainTint = Self.tinted(in: glyphs, area: area)
+        ime.writeLine("preedit 6 12 とうきょうえき")
+        XCTAssertNotNil(self.line(of: gallery, after: mark, containing: "gallery: composition \"とうきょうえき\""), gallery.output)
+        var tint = plainTint
+        _ = try capture(sway, grim: grim, to: outputFolder.appendingPathComponent("ime-selection-scale\(scale).png").path) { shot in
+            tint = Self.tinted(in: shot, area: area)
+            return tint >= plainTint + 200 * scale * scale
+        }
+        XCTAssertGreaterThanOrEqual(tint, plainTint + 200 * scale * scale, "the selection's highlight behind two kana")
+        var selectionCaret: Rect?
+        XCTAssertNotNil(traceLine(trace, after: 0) { line in
+            guard let now = self.lastCaret(of: gallery, after: mark), now.minX < composedCaret.minX - 100 else { return false }
+            selectionCaret = now
+            return line.contains(self.cursorRectangle(now))
+        }, "the cursor rectangle at the selection's start (\(String(describing: selectionCaret)))")
+        XCTAssertGreaterThan(try XCTUnwrap(selectionCaret).minX, typedCaret.minX + 10, "two kana in")
 
         // A commit and a new composition in one: text-input-v3 replaces the composition with the
         // commit, then composes after it (SDL 2.26 sends the composition's event first).
