@@ -198,6 +198,35 @@ final class GalleryWaylandInputMethodTests: XCTestCase {
         return try XCTUnwrap(shot, "the gallery's window is in sway's tree: \(sway.output)")
     }
 
+    /// Starts the gallery on sway's thread screen, saying what its text input does, its protocol trace
+    /// (`WAYLAND_DEBUG=client`, its standard error) written to `trace`; waits until its screen is ready.
+    /// The caller ends it.
+    private func startGallery(_ sway: HeadlessWayland, trace: URL) throws -> GalleryProcess {
+        try? FileManager.default.removeItem(at: trace)
+        let arguments = ["--screen", "thread", "--frames", "36000", "--report-text-input"] + GalleryProcess.assetsArguments
+        let gallery = try GalleryProcess(
+            "/bin/sh", ["-c", "exec \"$0\" \"$@\" 2>\"$TESSERA_TRACE\"", galleryBinary.path] + arguments,
+            environment: sway.environment.merging(["WAYLAND_DEBUG": "client", "TESSERA_TRACE": trace.path,
+                                                   "TESSERA_APPEARANCE": "light"]) { $1 })
+        guard gallery.read(until: "screen ready") else {
+            gallery.process.terminate()
+            throw GalleryWindowError(what: "the gallery did not start on Wayland: \(gallery.output) \(sway.output)")
+        }
+        return gallery
+    }
+
+    /// Presses Tab on `keyboard` (the scripted input method's virtual keyboard) until the gallery says
+    /// its composer has the focus (six at most); a failure when it does not.
+    private func focusComposer(_ gallery: GalleryProcess, keyboard: GalleryProcess, file: StaticString = #filePath, line: UInt = #line) {
+        let mark = gallery.output.count
+        var focused: String?
+        for _ in 0..<6 where focused == nil {
+            keyboard.writeLine("key 15")
+            focused = self.line(of: gallery, after: mark, within: 3) { $0.contains("gallery: composer at ") && $0.hasSuffix(", focused") }
+        }
+        XCTAssertNotNil(focused, "Tab focused the composer: \(gallery.output)", file: file, line: line)
+    }
+
     /// The scripted input method composes 60 bytes into the composer and commits, the output at
     /// `scale`; see the class's comment.
     private func composeAndCommit(scale: Int) throws {
@@ -214,18 +243,9 @@ final class GalleryWaylandInputMethodTests: XCTestCase {
         defer { if ime.process.isRunning { ime.process.terminate(); _ = ime.finish() } }
         XCTAssertNotNil(line(of: ime, after: 0, containing: "ready"), "the input method started: \(ime.output)")
 
-        // The gallery's protocol trace (its standard error) goes to a file of its own.
         let trace = outputFolder.appendingPathComponent("ime-scale\(scale)-trace.txt")
-        try? FileManager.default.removeItem(at: trace)
-        let arguments = ["--screen", "thread", "--frames", "36000", "--report-text-input"] + GalleryProcess.assetsArguments
-        let gallery = try GalleryProcess(
-            "/bin/sh", ["-c", "exec \"$0\" \"$@\" 2>\"$TESSERA_TRACE\"", galleryBinary.path] + arguments,
-            environment: sway.environment.merging(["WAYLAND_DEBUG": "client", "TESSERA_TRACE": trace.path,
-                                                   "TESSERA_APPEARANCE": "light"]) { $1 })
+        let gallery = try startGallery(sway, trace: trace)
         defer { if gallery.process.isRunning { gallery.process.terminate(); _ = gallery.finish() } }
-        guard gallery.read(until: "screen ready") else {
-            throw GalleryWindowError(what: "the gallery did not start on Wayland: \(gallery.output) \(sway.output)")
-        }
         let composer = try XCTUnwrap(line(of: gallery, after: 0, containing: "gallery: composer at ").flatMap(rect(in:)),
                                      gallery.output)
         // sway gives the text input its enter with the seat's focus alone, with no keyboard on the seat;
@@ -238,12 +258,7 @@ final class GalleryWaylandInputMethodTests: XCTestCase {
         var mark = gallery.output.count, imeMark = ime.output.count
         ime.writeLine("keyboard")
         XCTAssertNotNil(line(of: ime, after: imeMark) { $0 == "keyboard" }, ime.output)
-        var focused: String?
-        for _ in 0..<6 where focused == nil {
-            ime.writeLine("key 15")
-            focused = line(of: gallery, after: mark, within: 3) { $0.contains("gallery: composer at ") && $0.hasSuffix(", focused") }
-        }
-        XCTAssertNotNil(focused, "Tab focused the composer: \(gallery.output)")
+        focusComposer(gallery, keyboard: ime)
         XCTAssertNotNil(line(of: ime, after: imeMark) { $0 == "activate" }, "sway activated the input method: \(ime.output)")
         let typedCaret = try XCTUnwrap(lastCaret(of: gallery, after: mark), gallery.output)
         XCTAssertNotNil(traceLine(trace, after: 0) { $0.contains(cursorRectangle(typedCaret)) },
@@ -349,5 +364,66 @@ final class GalleryWaylandInputMethodTests: XCTestCase {
     /// surface points (the caret's place, not twice it).
     func testAtScale2TheCursorRectangleIsInSurfacePoints() async throws {
         try composeAndCommit(scale: 2)
+    }
+
+    /// Debian's real fcitx5, its Wayland input method frontend on sway's seat: it takes the seat's
+    /// keyboard (the scripted keyboard's keys, US international: a dead acute), leaves plain keys to
+    /// the gallery, composes the dead key (its preedit "´" shown in the composer) and commits "é"
+    /// through text-input-v3.
+    func testTypingThroughARealFcitx5OnWayland() async throws {
+        guard let fcitx5 = Xvfb.which("fcitx5") else { throw XCTSkip("fcitx5 is not installed (make test installs it)") }
+        let binary = try inputMethod()
+        let sway = try sway()
+        try sway.setScale(1)
+        try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
+        signal(SIGPIPE, SIG_IGN)
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-wayland-fcitx-\(getpid())")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        // No session bus: fcitx5's D-Bus addons are off; its Wayland frontend is the only one.
+        let ime = try GalleryProcess(
+            fcitx5, ["--disable=x11,xim,dbus,dbusfrontend,ibusfrontend,fcitx4frontend,notificationitem,kimpanel",
+                     "--verbose=waylandim=5"],
+            environment: sway.environment.merging(["HOME": home.path, "XDG_CONFIG_HOME": home.path + "/.config",
+                                                   "XDG_DATA_HOME": home.path + "/.local/share",
+                                                   "DBUS_SESSION_BUS_ADDRESS": "", "DISPLAY": ""]) { $1 })
+        defer { if ime.process.isRunning { ime.process.terminate(); _ = ime.finish() } }
+        XCTAssertNotNil(line(of: ime, after: 0, containing: "INIT IM V2"), "fcitx5 made its input method: \(ime.output)")
+
+        let keyboard = try GalleryProcess(binary, ["keyboard-only"], environment: sway.environment.merging(
+            ["XKB_DEFAULT_LAYOUT": "us", "XKB_DEFAULT_VARIANT": "intl"]) { $1 })
+        defer { if keyboard.process.isRunning { keyboard.process.terminate(); _ = keyboard.finish() } }
+        XCTAssertNotNil(line(of: keyboard, after: 0) { $0 == "ready" }, "the keyboard was made: \(keyboard.output)")
+
+        let trace = outputFolder.appendingPathComponent("fcitx5-trace.txt")
+        let gallery = try startGallery(sway, trace: trace)
+        defer { if gallery.process.isRunning { gallery.process.terminate(); _ = gallery.finish() } }
+        var imeMark = ime.output.count
+        focusComposer(gallery, keyboard: keyboard)
+        XCTAssertNotNil(line(of: ime, after: imeMark, containing: "ACTIVATE"), "sway activated fcitx5: \(ime.output)")
+
+        // h, i: fcitx5 leaves them to the gallery (its own virtual keyboard's keys).
+        var mark = gallery.output.count
+        imeMark = ime.output.count
+        keyboard.writeLine("key 35")
+        keyboard.writeLine("key 23")
+        XCTAssertNotNil(line(of: gallery, after: mark, containing: "gallery: composer text \"hi\""), gallery.output)
+        XCTAssertNotNil(line(of: ime, after: imeMark) { $0.contains("] h IsRelease=0") }, "fcitx5 saw the keys first: \(ime.output)")
+
+        // The dead acute: fcitx5 composes; the e: it commits é.
+        mark = gallery.output.count
+        keyboard.writeLine("key 40")
+        XCTAssertNotNil(line(of: gallery, after: mark, containing: "gallery: composition \"´\""), gallery.output)
+        XCTAssertNotNil(traceLine(trace, after: 0) { $0.contains("preedit_string(\"´\"") }, "fcitx5's preedit through text-input-v3")
+        mark = gallery.output.count
+        keyboard.writeLine("key 18")
+        XCTAssertNotNil(line(of: gallery, after: mark, containing: "gallery: composer text \"hié\""), gallery.output)
+        XCTAssertNotNil(line(of: gallery, after: mark, containing: "gallery: no composition"), gallery.output)
+        XCTAssertNotNil(traceLine(trace, after: 0) { $0.contains("commit_string(\"é\")") }, "fcitx5's commit through text-input-v3")
+
+        gallery.process.terminate()
+        _ = gallery.finish()
+        keyboard.writeLine("quit")
+        XCTAssertEqual(keyboard.finish().status, 0, keyboard.output)
     }
 }

@@ -13,6 +13,9 @@
  *                              composes on
  *   quit                       ends
  *
+ * Run as `wayland_ime keyboard-only` it is no input method, only the virtual keyboard (keys for a
+ * real input method, which takes the seat's keyboard).
+ *
  * It says "ready" once bound, "activate", "deactivate", "surrounding ..." and "content_type ..." as
  * the compositor relays them, "done N" after each done event (N: the serial it commits with),
  * "rectangle X Y W H" when its popup surface is given the text input's cursor rectangle, and
@@ -119,7 +122,7 @@ static const struct zwp_input_popup_surface_v2_listener popup_listener = { text_
 /* A virtual keyboard with the default XKB keymap (as a file the compositor maps). */
 static int make_keyboard(void) {
     if (keyboard) return 0;
-    if (!keyboard_manager) { say("error no virtual keyboard manager"); return -1; }
+    if (!seat || !keyboard_manager) { say("error no virtual keyboard manager"); return -1; }
     struct xkb_context *context = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
     struct xkb_keymap *keymap = context ? xkb_keymap_new_from_names(context, NULL, XKB_KEYMAP_COMPILE_NO_FLAGS) : NULL;
     char *text = keymap ? xkb_keymap_get_as_string(keymap, XKB_KEYMAP_FORMAT_TEXT_V1) : NULL;
@@ -149,6 +152,8 @@ static int command(char *line) {
         zwp_virtual_keyboard_v1_key(keyboard, key_time++, code, WL_KEYBOARD_KEY_STATE_PRESSED);
         zwp_virtual_keyboard_v1_key(keyboard, key_time++, code, WL_KEYBOARD_KEY_STATE_RELEASED);
         say("key %u", code);
+    } else if (!im) {
+        say("error no input method: %s", line);
     } else if (strncmp(line, "preedit ", 8) == 0) {
         char *end;
         long begin = strtol(line + 8, &end, 10);
@@ -175,12 +180,19 @@ static int command(char *line) {
     return 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    int keyboard_only = argc > 1 && strcmp(argv[1], "keyboard-only") == 0;
     struct wl_display *display = wl_display_connect(NULL);
     if (!display) { say("error no Wayland display"); return 1; }
     struct wl_registry *registry = wl_display_get_registry(display);
     wl_registry_add_listener(registry, &registry_listener, NULL);
     wl_display_roundtrip(display);
+    if (keyboard_only) {
+        if (make_keyboard() != 0) return 1;
+        wl_display_roundtrip(display);
+        say("ready");
+        goto loop;
+    }
     if (!seat || !compositor || !im_manager) {
         say("error the compositor lacks %s", !seat ? "a seat" : !compositor ? "wl_compositor" : "zwp_input_method_manager_v2");
         return 1;
@@ -193,6 +205,7 @@ int main(void) {
     zwp_input_popup_surface_v2_add_listener(popup, &popup_listener, NULL);
     wl_display_roundtrip(display);
     say("ready%s", keyboard_manager ? "" : " (no virtual keyboard manager)");
+loop:;
 
     /* Unbuffered: each poll of standard input reads one line, the rest left to the next poll. */
     setvbuf(stdin, NULL, _IONBF, 0);
