@@ -180,33 +180,9 @@ static int command(char *line) {
     return 0;
 }
 
-int main(int argc, char **argv) {
-    int keyboard_only = argc > 1 && strcmp(argv[1], "keyboard-only") == 0;
-    struct wl_display *display = wl_display_connect(NULL);
-    if (!display) { say("error no Wayland display"); return 1; }
-    struct wl_registry *registry = wl_display_get_registry(display);
-    wl_registry_add_listener(registry, &registry_listener, NULL);
-    wl_display_roundtrip(display);
-    if (keyboard_only) {
-        if (make_keyboard() != 0) return 1;
-        wl_display_roundtrip(display);
-        say("ready");
-        goto loop;
-    }
-    if (!seat || !compositor || !im_manager) {
-        say("error the compositor lacks %s", !seat ? "a seat" : !compositor ? "wl_compositor" : "zwp_input_method_manager_v2");
-        return 1;
-    }
-    im = zwp_input_method_manager_v2_get_input_method(im_manager, seat);
-    zwp_input_method_v2_add_listener(im, &im_listener, NULL);
-    /* A candidate window: the compositor tells it where the text input's cursor is. */
-    struct wl_surface *surface = wl_compositor_create_surface(compositor);
-    struct zwp_input_popup_surface_v2 *popup = zwp_input_method_v2_get_input_popup_surface(im, surface);
-    zwp_input_popup_surface_v2_add_listener(popup, &popup_listener, NULL);
-    wl_display_roundtrip(display);
-    say("ready%s", keyboard_manager ? "" : " (no virtual keyboard manager)");
-loop:;
-
+/* Answers the compositor and standard input's commands until "quit", the end of standard input or
+ * of the connection; the exit status. */
+static int run(struct wl_display *display) {
     /* Unbuffered: each poll of standard input reads one line, the rest left to the next poll. */
     setvbuf(stdin, NULL, _IONBF, 0);
     char line[4096];
@@ -234,4 +210,32 @@ loop:;
     if (error) say("error the connection ended: %s", strerror(error));
     wl_display_disconnect(display);
     return error ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+    int keyboard_only = argc > 1 && strcmp(argv[1], "keyboard-only") == 0;
+    struct wl_display *display = wl_display_connect(NULL);
+    if (!display) { say("error no Wayland display"); return 1; }
+    struct wl_registry *registry = wl_display_get_registry(display);
+    wl_registry_add_listener(registry, &registry_listener, NULL);
+    wl_display_roundtrip(display);
+    if (keyboard_only) {
+        if (make_keyboard() != 0) return 1;
+        wl_display_roundtrip(display);
+        say("ready");
+        return run(display);
+    }
+    if (!seat || !compositor || !im_manager) {
+        say("error the compositor lacks %s", !seat ? "a seat" : !compositor ? "wl_compositor" : "zwp_input_method_manager_v2");
+        return 1;
+    }
+    im = zwp_input_method_manager_v2_get_input_method(im_manager, seat);
+    zwp_input_method_v2_add_listener(im, &im_listener, NULL);
+    /* A candidate window: the compositor tells it where the text input's cursor is. */
+    struct wl_surface *surface = wl_compositor_create_surface(compositor);
+    struct zwp_input_popup_surface_v2 *popup = zwp_input_method_v2_get_input_popup_surface(im, surface);
+    zwp_input_popup_surface_v2_add_listener(popup, &popup_listener, NULL);
+    wl_display_roundtrip(display);
+    say("ready%s", keyboard_manager ? "" : " (no virtual keyboard manager)");
+    return run(display);
 }
