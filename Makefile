@@ -25,7 +25,9 @@ RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turb
 # its screenshots) and headless weston (a compositor with no seat); SDL loads libwayland-client and,
 # for client-side decorations, libdecor with its cairo plugin. The input method tests speak fcitx5's
 # D-Bus API from a scripted input method (python3-dbus, python3-gi) and type through the real fcitx5.
-TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp dbus-bin dbus-daemon at-spi2-core python3-pyatspi python3-xlib python3-dbus python3-gi fcitx5 curl openbox xclip x11-xserver-utils sway grim weston libwayland-client0 libdecor-0-0 libdecor-0-plugin-1-cairo
+# Under sway a scripted Wayland input method (C, built by its test: wayland-scanner from libwayland-bin,
+# gcc, libwayland-dev and libxkbcommon-dev for its virtual keyboard's keymap) composes into the gallery.
+TEST_PACKAGES := $(RUNTIME_PACKAGES) xvfb xdotool x11-apps unicode-data webp dbus-bin dbus-daemon at-spi2-core python3-pyatspi python3-xlib python3-dbus python3-gi fcitx5 curl openbox xclip x11-xserver-utils sway grim weston libwayland-client0 libdecor-0-0 libdecor-0-plugin-1-cairo libwayland-bin libwayland-dev libxkbcommon-dev gcc
 # Arguments passed to the gallery, e.g. make gallery ARGS="--frames 300".
 ARGS ?=
 

@@ -73,6 +73,7 @@ extension SDLWindow {
         while SDL_PollEvent(&event) != 0 {
             if SDLEventRouting.route(event, readBy: id) { take(event) }
         }
+        if videoDriverName == "wayland" { events = Self.inTextInputV3Order(events) }
         if provisionalTextInput { provisionalTextInputRead = true }
         if windowChanged { updateWindowPlacement() }
         // A window moved to another display, or resized there, may have a new density.
@@ -81,6 +82,31 @@ extension SDLWindow {
             events.append(.input(.contentsScaleChanged(newScale)))
         }
         return events
+    }
+
+    /// `events` with each composition that comes just before committed text moved after that text.
+    /// SDL 2.26's Wayland driver sends a text-input-v3 `done`'s parts as they arrive: its new
+    /// composition (`preedit_string`) before its commit (`commit_string`), and an empty composition
+    /// after the commit only when there is no new one. The protocol applies them the other way (the
+    /// commit replaces the old composition, then the new one is composed after it): read in SDL's
+    /// order, the commit would replace the new composition, which is lost. A `done`'s events are
+    /// queued together, so they are in one read; a composition followed by the next `done`'s commit
+    /// (with an empty composition after it) ends the same either way.
+    /// - Thread: any (a pure function)
+    static func inTextInputV3Order(_ events: [BackendEvent]) -> [BackendEvent] {
+        var ordered = events
+        var index = 0
+        while index < ordered.count {
+            guard case .input(.textEditing) = ordered[index] else { index += 1; continue }
+            var end = index + 1
+            while end < ordered.count, case .input(.textInput) = ordered[end] { end += 1 }
+            if end > index + 1 {
+                let editing = ordered.remove(at: index)
+                ordered.insert(editing, at: end - 1)
+            }
+            index = end
+        }
+        return ordered
     }
 
     /// Raises the window `id` of this thread and gives it the keyboard focus (a modal window a press

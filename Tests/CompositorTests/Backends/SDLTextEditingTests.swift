@@ -90,4 +90,19 @@ final class SDLTextEditingTests: XCTestCase {
         XCTAssertEqual(c.pollEvents(), [], "the composition of no window was A's alone")
         XCTAssertEqual(a.pollEvents(), [])
     }
+
+    /// SDL 2.26's Wayland driver sends a text-input-v3 `done`'s new composition before its commit:
+    /// the commit is put first, as the protocol applies it, so the new composition stays; a
+    /// composition and a commit of separate `done`s (the commit's empty composition after it) end
+    /// the same; other events keep their order.
+    func testOnWaylandACommitComesBeforeTheCompositionSentWithIt() {
+        let editing = BackendEvent.input(.textEditing("えき", cursor: 2)), cleared = BackendEvent.input(.textEditing("", cursor: 0))
+        let commit = BackendEvent.input(.textInput("東京")), piece = BackendEvent.input(.textInput("駅"))
+        let key = BackendEvent.input(.keyDown(.tab, modifiers: []))
+        XCTAssertEqual(SDLWindow.inTextInputV3Order([editing, commit, piece]), [commit, piece, editing])
+        XCTAssertEqual(SDLWindow.inTextInputV3Order([key, editing, commit, key]), [key, commit, editing, key])
+        XCTAssertEqual(SDLWindow.inTextInputV3Order([editing, commit, cleared]), [commit, editing, cleared])
+        XCTAssertEqual(SDLWindow.inTextInputV3Order([cleared, editing, commit, editing]), [cleared, commit, editing, editing])
+        XCTAssertEqual(SDLWindow.inTextInputV3Order([commit, cleared, key, editing]), [commit, cleared, key, editing])
+    }
 }
