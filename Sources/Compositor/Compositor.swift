@@ -472,6 +472,8 @@ public final class Compositor {
         frameIndex += 1
         statistics = FrameStatistics()
         statistics.frameIndex = frameIndex
+        statistics.outputPixelWidth = outputSize.width
+        statistics.outputPixelHeight = outputSize.height
         statistics.rendererResets = pendingResets
         pendingResets = 0
         texturesReleased = false
