@@ -80,6 +80,9 @@ extension SDLWindow {
             scale = newScale
             events.append(.input(.contentsScaleChanged(newScale)))
         }
+        // A drawable the renderer's output outgrew: the renderer is made anew at its size, and its
+        // textures are gone (a renderer reset, before the frame at the new size is drawn).
+        if windowChanged, drawableChangeHandler?() == true { events.append(.renderDeviceReset) }
         return events
     }
 
