@@ -148,9 +148,9 @@ public final class SDLRenderBackend: RenderBackend {
         // 3–5 ms to show even a few pixels). Asked for by name, the software renderer gets the window
         // system's own surface instead (shared-memory images on X11: a whole 960×720 frame shown in
         // 0.3 ms, a line of text in 0.1 ms). The environment's `SDL_FRAMEBUFFER_ACCELERATION` still wins.
-        // SDL 2.26's Wayland driver has no surface of its own: there the software renderer draws into
-        // SDL's texture framebuffer (drawable-sized, so sharp at the output's scale), which the hint
-        // would forbid, leaving SDL to hand out its OpenGL renderer instead.
+        // SDL 2.26's Wayland driver has no surface of its own: there the software renderer draws into a
+        // surface of the drawable's size that an accelerated renderer shows (`SDLPixelSurface`), and
+        // the hint is left alone.
         if renderDriver == .software && window.videoDriverName != "wayland" {
             SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0")
         }

@@ -115,9 +115,9 @@ final class GalleryWaylandOutputScaleTests: XCTestCase {
         return find(tree, output: nil)
     }
 
-    /// The "gallery: presented …" lines of `output` after its first `offset` characters.
-    private func presents(in output: String, after offset: Int) -> [String] {
-        output.dropFirst(offset).split(separator: "\n").filter { $0.hasPrefix("gallery: presented") }.map(String.init)
+    /// The "gallery: presented …" lines of `output`.
+    private func presents(in output: String) -> [String] {
+        output.split(separator: "\n").filter { $0.hasPrefix("gallery: presented") }.map(String.init)
     }
 
     /// The layers a "gallery: presented …, N layers" line says were drawn.
@@ -129,15 +129,16 @@ final class GalleryWaylandOutputScaleTests: XCTestCase {
     /// made at 1x), turns HEADLESS-2 to scale 2, moves the window there and back, and checks each
     /// output's capture against the headless render at its scale, and the frames presented across
     /// each move.
-    private func moveAcrossScales(renderer: String) throws {
+    private func moveAcrossScales(renderer: String, compositorThread: Bool = true) throws {
         let sway = try sway()
         try FileManager.default.createDirectory(at: outputFolder, withIntermediateDirectories: true)
-        let name = "chats-move-\(renderer)"
+        let name = "chats-move-\(renderer)" + (compositorThread ? "" : "-ui-thread")
         let at1 = try headless(scale: 1, name: name), at2 = try headless(scale: 2, name: name)
         try setSecondOutputScale(1, sway)
         try sway.message(["focus", "output", "HEADLESS-1"])
         let gallery = try GalleryProcess(galleryBinary.path, arguments + ["--renderer", renderer, "--frames", "36000",
-                                                                         "--report-presents"],
+                                                                         "--report-presents"]
+                                                             + (compositorThread ? [] : ["--no-compositor-thread"]),
                                          environment: sway.environment)
         // The reads below wait for lines: a gallery that never says them is ended, which ends the wait.
         let watchdog = DispatchWorkItem { [process = gallery.process] in if process.isRunning { process.terminate() } }
@@ -150,15 +151,16 @@ final class GalleryWaylandOutputScaleTests: XCTestCase {
             throw GalleryWindowError(what: "the gallery did not start on Wayland: \(gallery.output)")
         }
         XCTAssertTrue(gallery.output.contains("renderer \(renderer), video driver wayland"), gallery.output)
-        XCTAssertTrue(gallery.output.contains("at 1x (the window's)"), gallery.output)
+        XCTAssertTrue(gallery.output.contains("at 1x (the window's)" + (compositorThread ? ", compositor thread" : "\n")),
+                      gallery.output)
         assertMatches(try captureWindow(sway, matching: at1, name: "\(name)-1-start"), at1, "\(name)-1-start")
         XCTAssertEqual(try outputOfWindow(sway), "HEADLESS-1")
         try setSecondOutputScale(2, sway)
 
-        var moves: [(output: String, scale: Int, offset: Int)] = []
+        var moves: [(output: String, scale: Int)] = []
         for (output, scale, expected, step) in [("HEADLESS-2", 2, at2, "2"), ("HEADLESS-1", 1, at1, "1-back")] {
             let offset = gallery.output.count
-            moves.append((output, scale, offset))
+            moves.append((output, scale))
             try sway.message(["[title=\"\(title)\"]", "move", "container", "to", "output", output])
             XCTAssertEqual(try outputOfWindow(sway), output)
             XCTAssertNotNil(gallery.readLine(containing: "gallery: scale \(scale)x", after: offset),
@@ -171,35 +173,37 @@ final class GalleryWaylandOutputScaleTests: XCTestCase {
         }
         gallery.process.terminate()
         let (_, output) = gallery.finish()
-        // Every present since each move: the screen's content; the first at the new size drawn whole,
-        // none at the old size after it.
-        for (index, move) in moves.enumerated() {
-            let end = index + 1 < moves.count ? moves[index + 1].offset : output.count
-            let presented = presents(in: String(output.prefix(end)), after: move.offset)
-            print("\(name) → \(move.output): " + presented.joined(separator: "; "))
-            let size = "\(960 * move.scale)×\(720 * move.scale)"
-            // A frame drawn whole draws about as many layers as the screen's last before the move
-            // (a region drawn again draws only what is in it).
-            let wholeBefore = presents(in: String(output.prefix(move.offset)), after: 0).filter { $0.contains(" whole") }
-            let usual = wholeBefore.last.map(layerCount) ?? 0
-            XCTAssertGreaterThan(usual, 10, "the screen drew its content before the move: \(wholeBefore.suffix(3))")
-            for line in presented where line.contains(" whole") {
+        // The frames presented, in order: their drawable size changes once per move (a frame at the
+        // old size after one at the new would be a step back), the first at the new size is drawn
+        // and sent whole, and every frame drawn whole after it draws about as many layers as the
+        // screen's last before the move (a region drawn again draws only what is in it).
+        let presented = presents(in: output)
+        func size(_ line: String) -> String { String(line.split(separator: " ")[2]) }
+        let changes = presented.indices.dropFirst().filter { size(presented[$0]) != size(presented[$0 - 1]) }
+        XCTAssertEqual(changes.map { size(presented[$0]) }, moves.map { "\(960 * $0.scale)×\(720 * $0.scale)" },
+                       "one change of size per move: \(presented.joined(separator: "; "))")
+        for (index, change) in changes.enumerated() {
+            let end = index + 1 < changes.count ? changes[index + 1] : presented.count
+            let after = presented[change..<end]
+            print("\(name): " + after.prefix(4).joined(separator: "; "))
+            XCTAssertTrue(presented[change].contains(" whole") && !presented[change].contains(", sent"),
+                          "the first frame at the new scale is drawn and sent whole: \(presented[change])")
+            let usual = presented[..<change].last { $0.contains(" whole") }.map(layerCount) ?? 0
+            XCTAssertGreaterThan(usual, 10, "the screen drew its content before the move: \(presented[..<change].suffix(3))")
+            for line in after where line.contains(" whole") {
                 XCTAssertGreaterThanOrEqual(layerCount(line), usual * 8 / 10, "no frame lacking the screen's content: \(line)")
             }
-            guard let first = presented.firstIndex(where: { $0.contains("presented \(size) ") }) else {
-                XCTFail("\(name) → \(move.output): no frame at \(size): \(presented)")
-                continue
-            }
-            XCTAssertTrue(presented[first].contains("presented \(size) whole"),
-                          "the first frame at the new scale is drawn whole: \(presented[first])")
-            XCTAssertFalse(presented[first].contains(", sent"), "and sent whole: \(presented[first])")
-            for line in presented[first...] { XCTAssertTrue(line.contains("presented \(size) "), "no frame at the old size after: \(line)") }
         }
     }
 
     /// OpenGL: the window moved to the scale-2 output redraws at scale 2 and back at scale 1.
     func testOpenGLRedrawsAtTheNewScaleOnAnotherOutput() async throws {
         try moveAcrossScales(renderer: "opengl")
+    }
+
+    /// OpenGL with the UI thread drawing (no compositor thread): the same.
+    func testOnTheUIThreadOpenGLRedrawsAtTheNewScaleOnAnotherOutput() async throws {
+        try moveAcrossScales(renderer: "opengl", compositorThread: false)
     }
 
     /// The software renderer: its drawable-sized surface is made anew at the new drawable size.
