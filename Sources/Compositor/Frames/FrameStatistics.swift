@@ -67,9 +67,10 @@ public struct FrameStatistics: Sendable, Equatable {
     /// The only part of the output sent to the window, when the backend sends changed regions alone
     /// (the software renderer); nil: the whole frame.
     public var presentedRegion: PixelRect?
-    /// The output's size in pixels (the window's drawable) the frame was drawn at; 0 × 0 for a frame
+    /// The output's width in pixels (the window's drawable's) the frame was drawn at; 0 for a frame
     /// not drawn.
     public var outputPixelWidth = 0
+    /// The output's height in pixels the frame was drawn at; 0 for a frame not drawn.
     public var outputPixelHeight = 0
 
     public init() {}

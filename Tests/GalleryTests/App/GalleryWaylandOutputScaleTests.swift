@@ -9,7 +9,8 @@ import XCTest
 /// (HEADLESS-1 at scale 1, HEADLESS-2 beside it at scale 2): it notices the new scale (SDL's Wayland
 /// driver resizes its drawable as the surface enters the other output), redraws at it, and grim's
 /// capture of its window on each output equals the headless render at that output's scale, with
-/// OpenGL and with the software renderer; and no frame it presents across the moves lacks the
+/// OpenGL and with the software renderer, drawn on a compositor thread or on the UI thread; and no
+/// frame it presents across the moves lacks the
 /// screen's content or is an old frame stretched: the first present at a new scale is drawn whole
 /// at the new drawable size.
 @MainActor
@@ -209,5 +210,10 @@ final class GalleryWaylandOutputScaleTests: XCTestCase {
     /// The software renderer: its drawable-sized surface is made anew at the new drawable size.
     func testTheSoftwareRendererRedrawsAtTheNewScaleOnAnotherOutput() async throws {
         try moveAcrossScales(renderer: "software")
+    }
+
+    /// The software renderer with the UI thread drawing: its surface made anew there.
+    func testOnTheUIThreadTheSoftwareRendererRedrawsAtTheNewScaleOnAnotherOutput() async throws {
+        try moveAcrossScales(renderer: "software", compositorThread: false)
     }
 }
