@@ -10,9 +10,9 @@ import XCTest
 /// driver resizes its drawable as the surface enters the other output), redraws at it, and grim's
 /// capture of its window on each output equals the headless render at that output's scale, with
 /// OpenGL and with the software renderer, drawn on a compositor thread or on the UI thread; and no
-/// frame it presents across the moves lacks the
-/// screen's content or is an old frame stretched: the first present at a new scale is drawn whole
-/// at the new drawable size.
+/// frame it presents across the moves lacks the screen's content or is an old frame stretched: the
+/// first present at a new scale is drawn whole at the new drawable size, and none at the old size
+/// follows it.
 @MainActor
 final class GalleryWaylandOutputScaleTests: XCTestCase {
     private static var sharedSway: HeadlessWayland?
