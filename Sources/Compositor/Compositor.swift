@@ -474,6 +474,7 @@ public final class Compositor {
         statistics.frameIndex = frameIndex
         statistics.outputPixelWidth = outputSize.width
         statistics.outputPixelHeight = outputSize.height
+        statistics.scale = scale
         statistics.rendererResets = pendingResets
         pendingResets = 0
         texturesReleased = false

@@ -72,6 +72,8 @@ public struct FrameStatistics: Sendable, Equatable {
     public var outputPixelWidth = 0
     /// The output's height in pixels the frame was drawn at; 0 for a frame not drawn.
     public var outputPixelHeight = 0
+    /// The pixels per point the frame was drawn at (the compositor's scale); 0 for a frame not drawn.
+    public var scale = 0.0
 
     public init() {}
 }

@@ -143,7 +143,7 @@ struct Gallery: ParsableCommand {
     @Flag(help: "Say on standard output where the input method's caret is, and where the thread's composer is, its text and its composition, as they change (for tests driving the gallery from outside).")
     var reportTextInput = false
 
-    @Flag(help: "Say on standard output, for each frame presented, its drawable size in pixels, whether it was drawn whole (or only a region) and how many layers it drew; and the window's scale as it changes (for tests driving the gallery from outside).")
+    @Flag(help: "Say on standard output, for each frame presented, its drawable size in pixels, the scale it was drawn at, whether it was drawn whole (or only a region) and how many layers it drew; and the window's scale as it changes (for tests driving the gallery from outside).")
     var reportPresents = false
 
     /// How the display workers share the machine with the UI thread.

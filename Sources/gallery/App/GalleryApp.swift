@@ -319,15 +319,15 @@ final class GalleryApp {
     /// The window's scale last said (`--report-presents`). (main thread only)
     private var reportedScale = 0.0
 
-    /// Says a frame presented (`--report-presents`): "gallery: presented W×H whole|region X,Y W×H,
-    /// N layers", its drawable size, whether it was drawn whole or only a region of it again (what
-    /// went to the window, where that was less), and the layers it drew. Any thread: a compositor
-    /// thread says its own frames.
+    /// Says a frame presented (`--report-presents`): "gallery: presented W×H at Sx whole|region X,Y W×H,
+    /// N layers", its drawable size, the scale it was drawn at, whether it was drawn whole or only a
+    /// region of it again (and the region handed to the window, where that was less), and the layers
+    /// it drew. Any thread: a compositor thread says its own frames.
     nonisolated static func reportPresent(_ statistics: FrameStatistics) {
         let drawn = statistics.redrawnRegion.map { "region \($0.x),\($0.y) \($0.width)×\($0.height)" } ?? "whole"
         let sent = statistics.presentedRegion.map { ", sent \($0.x),\($0.y) \($0.width)×\($0.height)" } ?? ""
-        print("gallery: presented \(statistics.outputPixelWidth)×\(statistics.outputPixelHeight) \(drawn)\(sent), "
-              + "\(statistics.layersDrawn) layers")
+        print("gallery: presented \(statistics.outputPixelWidth)×\(statistics.outputPixelHeight) at "
+              + String(format: "%gx", statistics.scale) + " \(drawn)\(sent), \(statistics.layersDrawn) layers")
         fflush(nil)
     }
 

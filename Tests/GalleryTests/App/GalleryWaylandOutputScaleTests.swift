@@ -180,6 +180,12 @@ final class GalleryWaylandOutputScaleTests: XCTestCase {
         // screen's last before the move (a region drawn again draws only what is in it).
         let presented = presents(in: output)
         func size(_ line: String) -> String { String(line.split(separator: " ")[2]) }
+        // Every frame is drawn at the scale of its drawable: never a layout of the old scale drawn
+        // into the new drawable (a quarter of it filled, or four times it cut).
+        for line in presented {
+            let scale = line.split(separator: " ")[4].dropLast()
+            XCTAssertTrue(["1": "960×720", "2": "1920×1440"][String(scale)] == size(line), "drawn at its drawable's scale: \(line)")
+        }
         let changes = presented.indices.dropFirst().filter { size(presented[$0]) != size(presented[$0 - 1]) }
         XCTAssertEqual(changes.map { size(presented[$0]) }, moves.map { "\(960 * $0.scale)×\(720 * $0.scale)" },
                        "one change of size per move: \(presented.joined(separator: "; "))")
