@@ -472,6 +472,9 @@ public final class Compositor {
         frameIndex += 1
         statistics = FrameStatistics()
         statistics.frameIndex = frameIndex
+        statistics.outputPixelWidth = outputSize.width
+        statistics.outputPixelHeight = outputSize.height
+        statistics.scale = scale
         statistics.rendererResets = pendingResets
         pendingResets = 0
         texturesReleased = false

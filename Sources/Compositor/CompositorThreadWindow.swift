@@ -24,6 +24,9 @@ final class LoopWindow {
     /// The last input handed over while a press or a Tab had turned text input on for a field
     /// that may take focus: once the UI thread answered it without starting text input, it goes off.
     private var provisionalTextInputUntil = 0
+    /// The input sequence of the last change of the window's scale handed over, until the UI thread
+    /// has answered it (its snapshot laid out and drawn at the new scale): no frame is drawn meanwhile.
+    private var scaleChangeUnanswered: Int?
     /// The UI thread asked to close the window (read at the turn's look for work).
     private(set) var stopping = false
     /// Snapshots committed as of the turn's look for work.
@@ -87,6 +90,11 @@ final class LoopWindow {
     /// Draws and presents the window's frame when it changed (at the display's pace while something
     /// moves; at once for a change at rest: input answered, a draw committed).
     func drawIfNeeded() {
+        // The window's scale changed (it moved to an output of another scale): its drawable is at the
+        // new scale, the snapshot still at the old one, which drawn now would fill a quarter of the
+        // drawable (or four times it, cut). Nothing is drawn until the UI thread answered the change:
+        // the window system shows the last frame meanwhile, scaled.
+        if awaitsScaleAnswer { return }
         let now = core.now
         shown = scrolls.apply(to: snapshot, at: now)
         let moving = shown?.isAnimating(at: now) == true
@@ -100,10 +108,21 @@ final class LoopWindow {
         if statistics.presented { didPresent(statistics, at: now) }
     }
 
+    /// True while a change of the window's scale waits for the UI thread's answer (a commit that
+    /// consumed the input it came with); false once it came.
+    private var awaitsScaleAnswer: Bool {
+        guard let sequence = scaleChangeUnanswered else { return false }
+        if consumedInput < sequence { return true }
+        scaleChangeUnanswered = nil
+        return false
+    }
+
     /// Seconds until this window's next frame is due while something in it moves; nil at rest.
     func timeUntilNextFrame() -> Double? {
         // Out of sight (minimized), nothing moves on screen: at rest until a commit or a command.
         if compositor.outOfSight { return nil }
+        // A new scale not yet answered: at rest until the UI thread's commit.
+        if awaitsScaleAnswer { return nil }
         let now = core.now
         let stillMoving = shown?.isAnimating(at: now) == true || compositor.needsRender(snapshot: shown, at: now)
         return stillMoving ? max(0, nextFrame - now) : nil
@@ -151,7 +170,10 @@ final class LoopWindow {
             case let .wheel(dx, dy):
                 let shown = scrolls.apply(to: snapshot, at: time)
                 update = scrolls.wheel(dx: dx, dy: dy, sequence: sequence, at: time, shown: shown)
-            case .resized, .contentsScaleChanged:
+            case .contentsScaleChanged:
+                windowChanged = true
+                scaleChangeUnanswered = sequence
+            case .resized:
                 windowChanged = true
             default:
                 break

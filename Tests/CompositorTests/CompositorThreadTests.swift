@@ -113,6 +113,48 @@ final class CompositorThreadTests: XCTestCase {
         }
     }
 
+    /// The window's scale changes (moved to an output of another scale): from the moment the thread
+    /// reads it, it draws nothing of the snapshot laid out at the old scale, however much commits
+    /// change, until the UI thread has answered the change (a commit that consumed it); then it draws.
+    func testAfterTheWindowsScaleChangesNothingIsDrawnUntilTheUIThreadAnswered() async throws {
+        let frames = Frames()
+        let thread = try CompositorThread(backend: .init(title: "compositor thread", size: Size(width: 100, height: 100),
+                                                         headless: true, renderDriver: .software),
+                                          compositor: .init(clearColor: Color(rgb: 0x000000)),
+                                          frameObserver: { frames.record($0) })
+        defer { thread.stop() }
+        let root = box(0x000000, Rect(x: 0, y: 0, width: 100, height: 100))
+        let card = box(0xFF0000, Rect(x: 10, y: 10, width: 30, height: 30))
+        root.addSublayer(card)
+        thread.commit(root.snapshot(), inputSequence: 0)
+        XCTAssertNotNil(frames.waitFor { $0.snapshot != nil }, "the first frame")
+        XCTAssertEqual(thread.info.scale, 1)
+
+        thread.perform { _, backend in backend.window.pushEvent(.input(.contentsScaleChanged(2))) }
+        var scaleEvent: CompositorThread.TimedEvent?
+        let deadline = Date().addingTimeInterval(10)
+        while scaleEvent == nil && Date() < deadline {
+            _ = thread.performAndWait { _, _ in 0 }
+            scaleEvent = thread.takeEvents().first { if case .contentsScaleChanged(2) = $0.event { true } else { false } }
+        }
+        let sequence = try XCTUnwrap(scaleEvent, "the thread read the new scale and handed it over").sequence
+        XCTAssertEqual(thread.info.scale, 2, "published")
+
+        // A commit that has not consumed it (laid out at the old scale): nothing presented.
+        let presents = thread.presentCount
+        card.backgroundColor = Color(rgb: 0x00FF00)
+        thread.commit(root.snapshot(), inputSequence: sequence - 1)
+        _ = thread.performAndWait { _, _ in 0 }
+        _ = thread.performAndWait { _, _ in 0 }
+        XCTAssertEqual(thread.presentCount, presents, "no frame of the old scale's snapshot after the scale changed")
+
+        // The UI thread's answer: drawn at once.
+        card.backgroundColor = Color(rgb: 0x0000FF)
+        thread.commit(root.snapshot(), inputSequence: sequence)
+        XCTAssertNotNil(frames.waitFor { $0.snapshot?.sublayers[0].backgroundColor == Color(rgb: 0x0000FF) },
+                        "the answer is drawn")
+    }
+
     func testTheWheelMovesABoundScrollBeforeTheUIThreadSeesIt() async throws {
         let frames = Frames()
         let thread = try makeThread(frames)

@@ -67,6 +67,13 @@ public struct FrameStatistics: Sendable, Equatable {
     /// The only part of the output sent to the window, when the backend sends changed regions alone
     /// (the software renderer); nil: the whole frame.
     public var presentedRegion: PixelRect?
+    /// The output's width in pixels (the window's drawable's) the frame was drawn at; 0 for a frame
+    /// not drawn.
+    public var outputPixelWidth = 0
+    /// The output's height in pixels the frame was drawn at; 0 for a frame not drawn.
+    public var outputPixelHeight = 0
+    /// The pixels per point the frame was drawn at (the compositor's scale); 0 for a frame not drawn.
+    public var scale = 0.0
 
     public init() {}
 }

@@ -81,6 +81,9 @@ extension SDLWindow {
             scale = newScale
             events.append(.input(.contentsScaleChanged(newScale)))
         }
+        // A drawable the renderer's output outgrew: the renderer is made anew at its size, and its
+        // textures are gone (a renderer reset, before the frame at the new size is drawn).
+        if windowChanged, drawableChangeHandler?() == true { events.append(.renderDeviceReset) }
         return events
     }
 
@@ -134,6 +137,7 @@ extension SDLWindow {
 
     /// The window's drawable pixels per window unit, nil when SDL reports no size.
     func displayScale() -> Double? {
+        if let simulatedDisplayScale { return simulatedDisplayScale }
         var windowWidth: Int32 = 0, windowHeight: Int32 = 0
         SDL_GetWindowSize(window, &windowWidth, &windowHeight)
         let pixelWidth = pixelSize.width
@@ -302,7 +306,8 @@ extension SDLWindow {
     }
 
     /// Puts an event on SDL's queue, as the platform would (used by tests of the reset path and of
-    /// the pointer's translation).
+    /// the pointer's translation). A scale change is a window event with the drawable's ratio
+    /// simulated from then on (`simulatedDisplayScale`), as a move to an output of that scale.
     package func pushEvent(_ kind: BackendEvent) {
         var event = SDL_Event()
         func pixels(_ point: Point) -> (Int32, Int32) {
@@ -336,6 +341,17 @@ extension SDLWindow {
         case .input(.pointerLeftWindow):
             event.type = SDL_WINDOWEVENT.rawValue
             event.window.event = UInt8(SDL_WINDOWEVENT_LEAVE.rawValue)
+            event.window.windowID = windowID.rawValue
+        case let .input(.contentsScaleChanged(scale)):
+            // As SDL's Wayland driver says a move to an output of another scale: the size in window
+            // units unchanged, the drawable's ratio (here, the one simulated) another.
+            simulatedDisplayScale = scale
+            var width: Int32 = 0, height: Int32 = 0
+            SDL_GetWindowSize(window, &width, &height)
+            event.type = SDL_WINDOWEVENT.rawValue
+            event.window.event = UInt8(SDL_WINDOWEVENT_SIZE_CHANGED.rawValue)
+            event.window.data1 = width
+            event.window.data2 = height
             event.window.windowID = windowID.rawValue
         case .input(.closeRequested):
             event.type = SDL_WINDOWEVENT.rawValue

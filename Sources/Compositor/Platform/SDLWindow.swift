@@ -109,6 +109,13 @@ public final class SDLWindow: PlatformWindow {
     var presentsThroughSurface = false
     /// Told when the renderer lost its device (its own render targets went with it). Set by the renderer.
     var deviceResetHandler: (() -> Void)?
+    /// The drawable's pixels per window unit as a test has it (`pushEvent(.input(.contentsScaleChanged))`):
+    /// under the dummy driver the drawable is always the window's size. nil: SDL's.
+    var simulatedDisplayScale: Double?
+    /// Told as the window's events say it changed (moved, resized, its scale): true when the renderer
+    /// was made anew for the window's drawable, its textures gone with the old one (the software
+    /// renderer's pixel surface on Wayland, outgrown). Set by the renderer.
+    var drawableChangeHandler: (() -> Bool)?
     /// The layers last drawn in the window and the time they were drawn at: what a press that may
     /// focus a text field is tested against while SDL reads it (see `SDLWindow+TextEntry`).
     var textTargets: LayerSnapshot?

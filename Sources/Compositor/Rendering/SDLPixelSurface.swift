@@ -1,40 +1,70 @@
 internal import CSDL
 
-/// The software renderer's output where SDL 2.26 would give it a window surface at window-unit size:
-/// on Wayland, whose driver has no surface of its own, SDL's stand-in (its texture framebuffer) is
-/// `window->w × window->h`, so at an output scale of 2 the renderer drew a quarter of the frame into
-/// it and the compositor scaled that up, blurry. Here the software renderer draws into a surface of
-/// the window's drawable size (allocated for the largest drawable the window's display allows, and
-/// used up to the drawable's size of the moment), and each present uploads what changed into a
-/// drawable-sized streaming texture of an accelerated renderer on the window, which shows it pixel
-/// for pixel: the same path SDL's stand-in takes, at the right size.
+/// The software renderer's output on Wayland, where SDL 2.26 would give it a window surface at
+/// window-unit size: SDL's Wayland driver has no surface of its own, and SDL's stand-in (its texture
+/// framebuffer) is `window->w × window->h`, so at an output scale of 2 the renderer drew a quarter of
+/// the frame into it and the compositor scaled that up, blurry. Here the software renderer draws
+/// into a surface of the window's drawable size (allocated for the largest drawable the window's
+/// display allows, and used up to the drawable's size of the moment), and each present uploads what
+/// changed into a drawable-sized streaming texture of an accelerated renderer on the window, which
+/// shows it pixel for pixel: the same path SDL's stand-in takes, at the right size. Made at any
+/// scale, 1 too: a window moved to an output of a larger scale keeps it, made anew larger when the
+/// drawable outgrows it (`grow()`; the software renderer on it is made anew with it).
 /// - Thread: the backend's (its owner's)
 final class SDLPixelSurface {
-    let surface: UnsafeMutablePointer<SDL_Surface>
+    private(set) var surface: UnsafeMutablePointer<SDL_Surface>
     private let presenter: OpaquePointer
     private var texture: OpaquePointer?
     private var textureSize = (width: 0, height: 0)
     private let window: OpaquePointer
 
-    /// A pixel surface for `window` where it needs one (the Wayland driver, a drawable larger than
-    /// the window's size); nil elsewhere, or when no accelerated renderer shows it.
+    /// A pixel surface for `window` where it needs one (the Wayland driver); nil elsewhere, or when no
+    /// accelerated renderer shows it.
     static func make(for window: SDLWindow, vsync: Bool) -> SDLPixelSurface? {
         guard window.videoDriverName == "wayland" else { return nil }
         var windowWidth: Int32 = 0, windowHeight: Int32 = 0
         SDL_GetWindowSize(window.window, &windowWidth, &windowHeight)
-        let (pixelWidth, pixelHeight) = window.pixelSize
-        guard windowWidth > 0, windowHeight > 0, pixelWidth > Int(windowWidth) || pixelHeight > Int(windowHeight) else {
-            return nil
-        }
-        // As large as the window can grow on its display, at its density.
+        guard windowWidth > 0, windowHeight > 0 else { return nil }
+        let size = largestDrawable(of: window.window)
+        return SDLPixelSurface(window: window.window, width: size.width, height: size.height, vsync: vsync)
+    }
+
+    /// As large as the window's drawable can grow on its display, at its density now: the drawable,
+    /// or the display's bounds at the drawable's pixels per window unit where larger.
+    private static func largestDrawable(of window: OpaquePointer) -> (width: Int, height: Int) {
+        var windowWidth: Int32 = 0, windowHeight: Int32 = 0
+        SDL_GetWindowSize(window, &windowWidth, &windowHeight)
+        var pixelWidth: Int32 = 0, pixelHeight: Int32 = 0
+        SDL_GetWindowSizeInPixels(window, &pixelWidth, &pixelHeight)
+        var width = max(1, Int(pixelWidth)), height = max(1, Int(pixelHeight))
+        guard windowWidth > 0 else { return (width, height) }
         let ratio = Double(pixelWidth) / Double(windowWidth)
         var bounds = SDL_Rect()
-        var width = pixelWidth, height = pixelHeight
-        if SDL_GetDisplayBounds(max(0, SDL_GetWindowDisplayIndex(window.window)), &bounds) == 0 {
+        if SDL_GetDisplayBounds(max(0, SDL_GetWindowDisplayIndex(window)), &bounds) == 0 {
             width = max(width, Int((Double(bounds.w) * ratio).rounded(.up)))
             height = max(height, Int((Double(bounds.h) * ratio).rounded(.up)))
         }
-        return SDLPixelSurface(window: window.window, width: width, height: height, vsync: vsync)
+        return (width, height)
+    }
+
+    /// True when the window's drawable is larger than the surface (the window moved to an output of
+    /// a larger scale, or grew past its display's size): `grow()` makes it anew.
+    var isOutgrown: Bool {
+        var w: Int32 = 0, h: Int32 = 0
+        SDL_GetRendererOutputSize(presenter, &w, &h)
+        return w > surface.pointee.w || h > surface.pointee.h
+    }
+
+    /// Makes the surface anew for the largest drawable the window's display allows at its density
+    /// now (`isOutgrown`). The renderer drawing into the old surface must be destroyed first and
+    /// made anew on the new one. Returns false, the old surface kept, when SDL cannot allocate it.
+    func grow() -> Bool {
+        let size = Self.largestDrawable(of: window)
+        guard let grown = SDL_CreateRGBSurfaceWithFormat(0, Int32(clamping: size.width), Int32(clamping: size.height), 32,
+                                                         SDL_PIXELFORMAT_ARGB8888.rawValue) else { return false }
+        SDL_FreeSurface(surface)
+        surface = grown
+        return true
     }
 
     private init?(window: OpaquePointer, width: Int, height: Int, vsync: Bool) {

@@ -75,9 +75,11 @@ public final class SDLRenderBackend: RenderBackend {
     public let window: SDLWindow
     /// The thread that made the backend, the only one that may use it.
     public let owner = ThreadOwner()
-    let renderer: OpaquePointer
+    /// SDL's renderer: made anew only for the software renderer on a pixel surface the window's
+    /// drawable outgrew (`fitPixelSurfaceToDrawable`).
+    private(set) var renderer: OpaquePointer
     /// Where the software renderer draws at the drawable's size when SDL would give it a
-    /// window-unit-sized surface (Wayland at a scale above 1; see `SDLPixelSurface`); nil elsewhere.
+    /// window-unit-sized surface (Wayland, at any scale; see `SDLPixelSurface`); nil elsewhere.
     private var pixelSurface: SDLPixelSurface?
     /// The retained frame (a render-target texture the size of the output) and whether the frame
     /// being drawn goes into it.
@@ -146,9 +148,9 @@ public final class SDLRenderBackend: RenderBackend {
         // 3–5 ms to show even a few pixels). Asked for by name, the software renderer gets the window
         // system's own surface instead (shared-memory images on X11: a whole 960×720 frame shown in
         // 0.3 ms, a line of text in 0.1 ms). The environment's `SDL_FRAMEBUFFER_ACCELERATION` still wins.
-        // SDL 2.26's Wayland driver has no surface of its own: there the software renderer draws into
-        // SDL's texture framebuffer (drawable-sized, so sharp at the output's scale), which the hint
-        // would forbid, leaving SDL to hand out its OpenGL renderer instead.
+        // SDL 2.26's Wayland driver has no surface of its own: there the software renderer draws into a
+        // surface of the drawable's size that an accelerated renderer shows (`SDLPixelSurface`), and
+        // the hint is left alone.
         if renderDriver == .software && window.videoDriverName != "wayland" {
             SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0")
         }
@@ -201,7 +203,33 @@ public final class SDLRenderBackend: RenderBackend {
             if let texture = retainedFrame { SDL_DestroyTexture(texture) }
             retainedFrame = nil
         }
+        window.drawableChangeHandler = { [unowned self] in fitPixelSurfaceToDrawable() }
         if window.followsDisplayScale, let scale = window.displayScale() { window.scale = scale }
+    }
+
+    /// Called as the window's events say it changed: where the software renderer draws into a pixel
+    /// surface that the window's drawable outgrew (the window moved to an output of a larger scale),
+    /// the surface is made anew at the new size and the software renderer on it, and true is
+    /// returned: every texture (the retained frame too) went with the old renderer, and the
+    /// compositor drops its handles as for a renderer reset, uploading again what it draws next.
+    func fitPixelSurfaceToDrawable() -> Bool {
+        owner.precondition("SDLRenderBackend.fitPixelSurfaceToDrawable")
+        guard let pixelSurface, pixelSurface.isOutgrown else { return false }
+        // The renderer draws into the surface: it goes first (its textures with it).
+        SDL_DestroyRenderer(renderer)
+        liveTextures.removeAll()
+        opaqueTextures.removeAll()
+        retainedFrame = nil
+        retainedFrameSize = (0, 0)
+        drawsIntoRetainedFrame = false
+        drawsRegionInPlace = false
+        _ = pixelSurface.grow()  // where SDL cannot allocate it, the old surface is kept (the frame cut)
+        guard let made = SDL_CreateSoftwareRenderer(pixelSurface.surface) else {
+            fatalError("SDL could not make the software renderer anew: \(String(cString: SDL_GetError()))")
+        }
+        renderer = made
+        SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
+        return true
     }
 
     /// `glGetString(GL_RENDERER)` of the current OpenGL context (the renderer's, just made); nil
@@ -216,6 +244,7 @@ public final class SDLRenderBackend: RenderBackend {
 
     deinit {
         window.deviceResetHandler = nil
+        window.drawableChangeHandler = nil
         window.presentsThroughSurface = false
         // Textures belong to the renderer; destroying it frees them. The window goes after it.
         SDL_DestroyRenderer(renderer)

@@ -224,8 +224,9 @@ public final class NodeHost {
     public var contentsScale: Double { compositor.scale }
 
     /// Takes a new window scale (the window moved to a display of another density, or the app
-    /// forces one): the compositor converts at it, and the root's tree is measured and drawn again
-    /// at it. Nodes of other hosts keep theirs. Non-finite or non-positive values are ignored.
+    /// forces one): the compositor converts at it, and the root's tree, the menu bar's and every
+    /// overlay's (menus, dialogs, tooltips) are measured and drawn again at it. Nodes of other hosts
+    /// keep theirs. Non-finite or non-positive values are ignored.
     /// - Thread: main
     @MainActor
     public func setContentsScale(_ scale: Double) {
@@ -233,6 +234,9 @@ public final class NodeHost {
         guard scale.isFinite, scale > 0, scale != compositor.scale else { return }
         compositor.scale = min(scale, 8)
         rootNode?.contentsScale = compositor.scale
+        // Outside the root's tree, each took the scale as it was shown.
+        windowMenuBar?.contentsScale = compositor.scale
+        for overlay in overlayStack { overlay.container.contentsScale = compositor.scale }
         viewportDidChange()
     }
 

@@ -143,6 +143,9 @@ struct Gallery: ParsableCommand {
     @Flag(help: "Say on standard output where the input method's caret is, and where the thread's composer is, its text and its composition, as they change (for tests driving the gallery from outside).")
     var reportTextInput = false
 
+    @Flag(help: "Say on standard output, for each frame presented, its drawable size in pixels, the scale it was drawn at, whether it was drawn whole (or only a region) and how many layers it drew; and the window's scale as it changes (for tests driving the gallery from outside).")
+    var reportPresents = false
+
     /// How the display workers share the machine with the UI thread.
     enum WorkerPolicyChoice: String, ExpressibleByArgument, CaseIterable {
         /// At most cores / 2 workers active, nice 5 (the default).
@@ -263,6 +266,7 @@ struct Gallery: ParsableCommand {
         options.replyDelay = replyAfter
         options.chatWindowRow = openChatWindow
         options.reportsTextInput = reportTextInput
+        options.reportsPresents = reportPresents
         do {
             try GalleryApp.make(options: options, assets: assetsFolder).run()
         } catch let error as ChatData.LoadError {

@@ -34,6 +34,9 @@ struct GalleryOptions {
     var chatWindowRow: Int?
     /// Say where the input method's caret is and what the focused field holds (`--report-text-input`).
     var reportsTextInput = false
+    /// Say each frame presented (its drawable size, drawn whole or a region, layers drawn) and the
+    /// window's scale as it changes (`--report-presents`).
+    var reportsPresents = false
 }
 
 /// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
@@ -139,6 +142,11 @@ final class GalleryApp {
             return false
         }
         application.onFrame = { [weak self] record in self?.didRunFrame(record) }
+        if options.reportsPresents {
+            reportedScale = host.contentsScale
+            // A compositor thread presents on its own: said from there, as each frame goes out.
+            application.compositorThread?.setFrameObserver { frame in Self.reportPresent(frame.statistics) }
+        }
         ThreadController.defaultReplyDelay = options.replyDelay
         // A click on a message's notification (or its button) comes back here.
         application.desktopPortal.setNotificationActionHandler { action in
@@ -308,6 +316,21 @@ final class GalleryApp {
         reportedSurfaces = shown
     }
 
+    /// The window's scale last said (`--report-presents`). (main thread only)
+    private var reportedScale = 0.0
+
+    /// Says a frame presented (`--report-presents`): "gallery: presented W×H at Sx whole|region X,Y W×H,
+    /// N layers", its drawable size, the scale it was drawn at, whether it was drawn whole or only a
+    /// region of it again (and the region handed to the window, where that was less), and the layers
+    /// it drew. Any thread: a compositor thread says its own frames.
+    nonisolated static func reportPresent(_ statistics: FrameStatistics) {
+        let drawn = statistics.redrawnRegion.map { "region \($0.x),\($0.y) \($0.width)×\($0.height)" } ?? "whole"
+        let sent = statistics.presentedRegion.map { ", sent \($0.x),\($0.y) \($0.width)×\($0.height)" } ?? ""
+        print("gallery: presented \(statistics.outputPixelWidth)×\(statistics.outputPixelHeight) at "
+              + String(format: "%gx", statistics.scale) + " \(drawn)\(sent), \(statistics.layersDrawn) layers")
+        fflush(nil)
+    }
+
     /// What `reportTextInput` last said. (main thread only)
     private var reportedTextInput: [String: String] = [:]
 
@@ -351,6 +374,13 @@ final class GalleryApp {
         }
         reportSurfaces()
         if options.reportsTextInput { reportTextInput() }
+        if options.reportsPresents {
+            if host.contentsScale != reportedScale {
+                reportedScale = host.contentsScale
+                Self.report(String(format: "gallery: scale %gx", host.contentsScale))
+            }
+            if application.compositorThread == nil && record.compositor.presented { Self.reportPresent(record.compositor) }
+        }
         // A compositor thread presents on its own: its first present, however long ago it was.
         let threadPresented = application.compositorThread?.firstPresentNanoseconds
         if !reportedFirstPresent && (record.compositor.presented || threadPresented != nil) {

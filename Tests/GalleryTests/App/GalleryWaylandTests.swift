@@ -108,7 +108,7 @@ final class GalleryWaylandTests: XCTestCase {
             assertMatches(window, headless, "chats-scale1")
             XCTAssertEqual(output.components(separatedBy: "no keyboard and no pointer").count - 1, 1,
                            "sway's seat without devices is said once")
-            // The software renderer at scale 1 draws through SDL's own stand-in for a window surface.
+            // The software renderer at scale 1 draws into a pixel surface too (see `SDLPixelSurface`).
             let software = try capture(scale: 1, renderer: "software", name: "chats-scale1-software")
             XCTAssertTrue(software.report.contains("renderer software, video driver wayland"), software.report)
             assertMatches(software.window, software.headless, "chats-scale1-software")

@@ -85,6 +85,32 @@ final class ContentsScaleTests: XCTestCase {
         XCTAssertEqual(host.viewportSize, Size(width: 160, height: 120), "the same pixels are half as many points")
     }
 
+    /// The menu bar and what floats over the root (a popup here) are outside the root's tree: a
+    /// scale change draws them again at the new scale too, not their old pictures scaled up.
+    func testAScaleChangeDrawsTheMenuBarAndOverlaysAgainAtTheNewScale() async throws {
+        let host = makeHost(scale: 1)
+        host.setRootNode(root(with: label()))
+        host.menuBar = MenuBarNode(menus: [Menu("File") { MenuItem("Quit") {} }])
+        let popup = label()
+        let overlay = host.presentOverlay(popup, kind: .popup,
+                                          positioner: PopupPositioner(anchor: Rect(x: 100, y: 100, width: 10, height: 10)))
+        settle(host, time: &time)
+        func texts(_ node: Node) -> [TextNode] { ((node as? TextNode).map { [$0] } ?? []) + node.subnodes.flatMap(texts) }
+        let barTexts = texts(try XCTUnwrap(host.menuBar))
+        XCTAssertFalse(barTexts.isEmpty)
+        XCTAssertEqual(barTexts.compactMap { $0.layerIfLoaded?.contents?.scale }, barTexts.map { _ in 1 })
+        XCTAssertEqual(popup.layerIfLoaded?.contents?.scale, 1)
+
+        time += 1.0 / 60
+        host.runFrame(time: time, events: [.contentsScaleChanged(2)])
+        for _ in 0..<3 { settle(host, time: &time) }
+        XCTAssertEqual(host.menuBar?.contentsScale, 2)
+        XCTAssertEqual(barTexts.compactMap { $0.layerIfLoaded?.contents?.scale }, barTexts.map { _ in 2 },
+                       "the menu bar's titles are drawn again at 2x")
+        XCTAssertEqual(overlay.container.contentsScale, 2)
+        XCTAssertEqual(popup.layerIfLoaded?.contents?.scale, 2, "the popup's content is drawn again at 2x")
+    }
+
     func testRowsTakeTheirListsScaleBeforeTheyAreMeasured() async {
         let host = makeHost(scale: 2)
         let list = ListNode()
