@@ -44,6 +44,8 @@ public final class CurlImageFetcher: ImageFetcher {
 
         /// Host names to resolve to given addresses, as curl's `--resolve` ("host:port:address[,address]").
         var resolve: [String] = []
+        /// Seconds the fetcher's thread waits for another fetch after the last one before it ends.
+        var threadLinger = 15.0
 
         /// The defaults.
         public init() {}
@@ -108,9 +110,6 @@ private enum CurlGlobal {
 
 /// The fetcher's thread and what it is given to do.
 private final class CurlEngine: @unchecked Sendable {
-    /// Seconds the thread waits for another fetch after the last one before it ends.
-    static let linger = 15.0
-
     private struct State {
         /// Transfers to start and to stop, in the order asked.
         var adding: [CurlTransfer] = []
@@ -215,7 +214,7 @@ private final class CurlEngine: @unchecked Sendable {
                 let adding = state.adding, removing = state.removing
                 state.adding.removeAll()
                 state.removing.removeAll()
-                if adding.isEmpty && removing.isEmpty && running.isEmpty && MonotonicTime.now - idleSince >= Self.linger {
+                if adding.isEmpty && removing.isEmpty && running.isEmpty && MonotonicTime.now - idleSince >= configuration.threadLinger {
                     state.multi = nil
                     state.threadRunning = false
                     return ([], [], true)
@@ -270,7 +269,7 @@ private final class CurlEngine: @unchecked Sendable {
             removing.removeAll()
             var curlTimeout = -1
             _ = curl_multi_timeout(multi, &curlTimeout)
-            var wait = running.isEmpty ? max(0, Self.linger - (now - idleSince)) : nextDeadline - now
+            var wait = running.isEmpty ? max(0, configuration.threadLinger - (now - idleSince)) : nextDeadline - now
             if curlTimeout >= 0 { wait = min(wait, Double(curlTimeout) / 1000) }
             // When a host's first address times out and the next is tried, libcurl 7.88 does not
             // watch the new socket until it is driven again: while a transfer is connecting, it is

@@ -366,18 +366,20 @@ final class NetworkAuditTests: XCTestCase {
         XCTAssertEqual(Self.result(totalLoader, URL(string: "http://127.0.0.1:\(silent.port)/x")!), .failure(.timedOut(.total, seconds: 0.5)))
     }
 
-    /// Fetches added every 10 ms across the moment the fetcher's thread ends (15 s after its last
-    /// transfer), some cancelled at once: every one not cancelled is fetched (no wake-up is lost to a
-    /// thread on its way out).
+    /// Fetches added every 10 ms across the moment the fetcher's thread ends (its linger, 15 s by
+    /// default and 1.5 s here, after its last transfer), some cancelled at once: every one not
+    /// cancelled is fetched (no wake-up is lost to a thread on its way out).
     func testFetchesAddedAsTheNetworkThreadEndsAllRun() {
         server.route("/w", [.send(TestHTTPServer.response(body: [6])), .close])
-        let fetcher = CurlImageFetcher()
+        var configuration = CurlImageFetcher.Configuration()
+        configuration.threadLinger = 1.5
+        let fetcher = CurlImageFetcher(configuration: configuration)
         let first = AuditDelegate()
         let firstTask = fetcher.startFetch(ImageFetchRequest(url: server.url("/w")), delegate: first)
         XCTAssertTrue(first.ended.wait(count: 1))
         let ended = Date()
         // Paces the adds around the end of the thread's linger; nothing is asserted on time.
-        Thread.sleep(until: ended.addingTimeInterval(14.6))
+        Thread.sleep(until: ended.addingTimeInterval(configuration.threadLinger - 0.4))
         var delegates: [AuditDelegate] = []
         var tasks: [any ImageFetchTask] = [firstTask]
         for index in 0..<120 {
@@ -551,7 +553,9 @@ final class NetworkAuditTests: XCTestCase {
     // FOUND: cancelling a finished libcurl task after the network thread ended keeps its transfer (and delegate) forever.
     func testCancellingAFinishedTaskAfterTheThreadEndedKeepsNothing() {
         server.route("/quick", [.send(TestHTTPServer.response(body: [2, 2])), .close])
-        let fetcher = CurlImageFetcher()
+        var configuration = CurlImageFetcher.Configuration()
+        configuration.threadLinger = 1
+        let fetcher = CurlImageFetcher(configuration: configuration)
         weak var weakDelegate: AuditDelegate?
         var task: (any ImageFetchTask)?
         let before = Self.threadIDs()
@@ -561,7 +565,7 @@ final class NetworkAuditTests: XCTestCase {
             task = fetcher.startFetch(ImageFetchRequest(url: server.url("/quick")), delegate: delegate)
             XCTAssertTrue(delegate.ended.wait(count: 1))
         }
-        // The fetcher's thread: new since the fetch, waiting in poll. It ends 15 s after its last transfer.
+        // The fetcher's thread: new since the fetch, waiting in poll. It ends its linger after its last transfer.
         var network: Set<String> = []
         XCTAssertTrue(Self.eventually { network = Self.threadIDs().subtracting(before).filter(Self.waitsInPoll); return !network.isEmpty },
                       "the fetcher's thread is seen")
