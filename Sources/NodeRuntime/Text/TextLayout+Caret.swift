@@ -22,8 +22,72 @@ extension TextLayout {
             return Rect(x: 0, y: 0, width: 0, height: lines.first?.height ?? 0)
         }
         let line = lines[lineIndex]
-        let x = caretX(offset, in: line, measurer: LazyMeasurer(layout: self))
-        return Rect(x: line.originX(inWidth: box) + x, y: line.top, width: 0, height: line.height)
+        let measurer = LazyMeasurer(layout: self)
+        let origin = line.originX(inWidth: box)
+        var x = caretX(offset, in: line, measurer: measurer)
+        // Among the spaces that end the line (outside its width, which ends at its last visible
+        // character): past each one typed, by its advance, as it will sit once text follows. At a
+        // wrap they hang into the margin: the caret stops at the box's edge there.
+        if let end = lastFragmentEnd(of: line), offset > end {
+            let spaces = advance(from: end, to: offset, measurer: measurer)
+            let wraps = offset < (runStarts.last ?? 0) && !endsParagraph(line)
+            if line.isRightToLeft {
+                x = wraps ? max(x - spaces, -origin) : x - spaces
+            } else {
+                x = wraps ? max(x, min(x + spaces, box - origin)) : x + spaces
+            }
+        }
+        return Rect(x: origin + x, y: line.top, width: 0, height: line.height)
+    }
+
+    /// The logical end of the line's last fragment of text: where the spaces that end the line start.
+    private func lastFragmentEnd(of line: TextLine) -> Int? {
+        line.fragments.compactMap { $0.textRange?.upperBound }.max()
+    }
+
+    /// True when the line ends its paragraph (a newline or the text's end follows its text).
+    private func endsParagraph(_ line: TextLine) -> Bool {
+        guard let end = line.textRange?.upperBound else { return true }
+        guard let unit = utf16Unit(at: end) else { return true }
+        return unit == 0x0A || unit == 0x0D || unit == 0x2029 || unit == 0x2028
+    }
+
+    /// The UTF-16 unit at `offset` of the text, nil past its end.
+    private func utf16Unit(at offset: Int) -> UInt16? {
+        guard offset >= 0, let run = runIndex(containing: offset) else { return nil }
+        let string = text.runs[run].text.utf16
+        let local = offset - runStarts[run]
+        guard local < string.count else { return nil }
+        return string[string.index(string.startIndex, offsetBy: local)]
+    }
+
+    /// The run that holds position `offset`, nil past the text's end.
+    private func runIndex(containing offset: Int) -> Int? {
+        guard runStarts.count > 1, offset < runStarts[runStarts.count - 1] else { return nil }
+        var low = 0, high = runStarts.count - 1
+        while low + 1 < high {
+            let mid = (low + high) / 2
+            if runStarts[mid] <= offset { low = mid } else { high = mid }
+        }
+        return low
+    }
+
+    /// The advance, in points, of the text from `start` to `end` (spaces that end a line), each run's
+    /// part measured in its own font.
+    private func advance(from start: Int, to end: Int, measurer: LazyMeasurer) -> Double {
+        var total = 0
+        var position = start
+        while position < end, let run = runIndex(containing: position), run < text.runs.count {
+            let string = text.runs[run].text
+            let utf16 = string.utf16
+            let from = utf16.index(utf16.startIndex, offsetBy: position - runStarts[run])
+            let upTo = min(end, runStarts[run + 1]) - runStarts[run]
+            let to = utf16.index(utf16.startIndex, offsetBy: upTo)
+            guard let lower = from.samePosition(in: string), let upper = to.samePosition(in: string), lower < upper else { break }
+            total += measurer.get().width(of: string[lower..<upper], run: run, rightToLeft: false, script: .common)
+            position = runStarts[run] + upTo
+        }
+        return Double(total) / max(scale, 0.001)
     }
 
     /// The position nearest `point` (text coordinates, box `boxWidth` wide): on the line at the
