@@ -56,6 +56,12 @@ extension EditableTextNode {
         if marked != nil {
             // The input method owns keys while it composes; Escape drops the composition.
             if key == .escape { _ = takeMarkedText("", cursor: 0) }
+            // The app's shortcuts (Ctrl, Alt or Super with a character: a menu's Quit, Save) still
+            // reach it; the field's own editing shortcuts wait for the composition to end.
+            if case let .character(character) = key, control || modifiers.contains(.alt),
+               !Self.editingShortcuts.contains(Character(character.lowercased())) || modifiers.contains(.alt) {
+                return false
+            }
             return true
         }
         switch key {
@@ -95,6 +101,9 @@ extension EditableTextNode {
         }
         return true
     }
+
+    /// The characters of the field's own shortcuts (with Ctrl): select all, copy, cut, paste, undo, redo.
+    private static let editingShortcuts: Set<Character> = ["a", "c", "x", "v", "z", "y"]
 
     private func shortcut(_ character: Character, shift: Bool) -> Bool {
         switch character {

@@ -143,6 +143,32 @@ final class EditableTextNodeTests: XCTestCase {
         XCTAssertEqual(field.selectedRange, 8..<8)
     }
 
+    /// While the input method composes, the app's shortcuts still reach it (a menu's Quit or Save
+    /// with Ctrl or Alt); the field's own editing shortcuts and plain keys stay the input method's.
+    func testTheAppsShortcutsPassAFieldThatIsComposing() async {
+        let harness = makeHarness(text: "Tokyo ")
+        let field = harness.fields[0]
+        click(harness, field)
+        key(harness, .end)
+        var shortcuts: [String] = []
+        harness.host.keyHandler = { key, modifiers in
+            if case let .character(character) = key { shortcuts.append((modifiers.contains(.alt) ? "alt+" : "ctrl+") + String(character)) }
+            return true
+        }
+        send(harness, [.textEditing("とうきょう", cursor: 5)])
+        key(harness, .character("q"), .control)
+        key(harness, .character("f"), .alt)
+        XCTAssertEqual(shortcuts, ["ctrl+q", "alt+f"], "the app's shortcuts arrive")
+        // The field's editing shortcuts wait for the composition to end: nothing pasted, undone, selected.
+        key(harness, .character("z"), .control)
+        key(harness, .character("a"), .control)
+        key(harness, .character("k"))
+        XCTAssertEqual(shortcuts, ["ctrl+q", "alt+f"])
+        XCTAssertEqual(field.text, "Tokyo ")
+        XCTAssertEqual(field.selectedRange, 6..<6)
+        XCTAssertEqual(field.markedText, "とうきょう", "the composition goes on")
+    }
+
     /// An input method's commit is one undo step of its own: typing before it and after it are others.
     func testACommitReplacingTheCompositionIsOneUndoStep() async {
         let harness = makeHarness()
