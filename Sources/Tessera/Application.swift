@@ -188,6 +188,11 @@ public final class Application {
     /// Called after every frame the loop runs for the main window, with its record (each window has
     /// its own `Window.onFrame`).
     public var onFrame: ((FrameRecord) -> Void)?
+    /// Called when the desktop says the system is short of memory (the memory monitor portal's
+    /// `LowMemoryWarning`, heard with the appearance when `followsSystemAppearance`), after every
+    /// window let go of what it can rebuild (`NodeHost.releaseMemory(for:)`): the place for the app to
+    /// let go of its own caches. `lowMemoryWarning(_:)` does the same for a warning from elsewhere.
+    public var onLowMemory: ((MemoryWarningLevel) -> Void)?
     /// The frames run so far, in every window.
     public private(set) var frameCount = 0
     /// True once `quit()` was called, the platform asked to quit, or the last window was closed.
@@ -230,7 +235,8 @@ public final class Application {
             settingsPortal = SettingsPortal(
                 configuration: SettingsPortal.Configuration(environment: settingsEnvironment),
                 post: { work in runtime.mainQueue.enqueue(work) },
-                apply: { appearance in runtime.setAppearance(appearanceOverride.applied(to: appearance)) })
+                apply: { appearance in runtime.setAppearance(appearanceOverride.applied(to: appearance)) },
+                lowMemory: { level in Application.current?.lowMemoryWarning(level) })
             settingsPortal?.start()
             // Until the portal answers: what the environment says.
             runtime.setAppearance(appearanceOverride.applied(to: PortalSettings().appearance(environment: settingsEnvironment)))

@@ -59,11 +59,17 @@ public final class SettingsPortal: Sendable {
 
     /// A reader whose appearances reach the UI thread through `post` (which runs its work there, e.g.
     /// the runtime's main queue) and are applied there by `apply`. Nothing connects before `start()`.
+    ///
+    /// `lowMemory`, when given, hears the desktop's memory monitor on the same connection (the portal's
+    /// `org.freedesktop.portal.MemoryMonitor`, signal `LowMemoryWarning(y level)`), on the UI thread:
+    /// warnings that arrive faster than the UI thread takes them are folded into one, at the highest
+    /// level among them. A signal with other arguments is ignored (and said once).
     public init(configuration: Configuration = Configuration(),
                 post: @escaping @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void,
-                apply: @escaping @MainActor @Sendable (Appearance) -> Void) {
+                apply: @escaping @MainActor @Sendable (Appearance) -> Void,
+                lowMemory: (@MainActor @Sendable (MemoryWarningLevel) -> Void)? = nil) {
         self.configuration = configuration
-        shared = SettingsPortalShared(post: post, apply: apply)
+        shared = SettingsPortalShared(post: post, apply: apply, lowMemory: lowMemory)
     }
 
     deinit { stop() }
@@ -106,6 +112,9 @@ public final class SettingsPortal: Sendable {
     /// `SettingChanged` signals taken in so far (whether or not they changed the appearance).
     public var changesReceived: Int { shared.state.withLock { $0.changesReceived } }
 
+    /// `LowMemoryWarning` signals taken in so far (0 without a `lowMemory` handler: none is listened for).
+    public var memoryWarningsReceived: Int { shared.state.withLock { $0.memoryWarningsReceived } }
+
     /// Waits until the first reading is done (read, or known not to come) or `timeout` seconds have
     /// passed, and returns the appearance read, if any: an app asks before its first frame so that it
     /// does not show light for a moment on a dark desktop. Bounded: a portal that does not answer
@@ -128,6 +137,11 @@ final class SettingsPortalShared: @unchecked Sendable {
         /// `latest`, and the posted work applies whichever is newest then.
         var posted = false
         var changesReceived = 0
+        var memoryWarningsReceived = 0
+        /// The highest memory warning taken in and not yet handed to the UI thread's handler; one
+        /// hand-off is posted at a time.
+        var pendingWarning: MemoryWarningLevel?
+        var warningPosted = false
         var stopRequested = false
     }
 
@@ -138,11 +152,14 @@ final class SettingsPortalShared: @unchecked Sendable {
     let firstReading = OneShotSignal()
     private let post: @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void
     private let apply: @MainActor @Sendable (Appearance) -> Void
+    let lowMemory: (@MainActor @Sendable (MemoryWarningLevel) -> Void)?
 
     init(post: @escaping @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void,
-         apply: @escaping @MainActor @Sendable (Appearance) -> Void) {
+         apply: @escaping @MainActor @Sendable (Appearance) -> Void,
+         lowMemory: (@MainActor @Sendable (MemoryWarningLevel) -> Void)? = nil) {
         self.post = post
         self.apply = apply
+        self.lowMemory = lowMemory
         wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
     }
 
@@ -187,6 +204,30 @@ final class SettingsPortalShared: @unchecked Sendable {
                 return state.stopRequested ? nil : state.latest
             }
             if let newest { apply(newest) }
+        }
+    }
+}
+
+extension SettingsPortalShared {
+    /// Takes a memory warning: kept at the highest level not yet handed over, and posted to the UI
+    /// thread unless a hand-off is on its way (which then hands over the highest).
+    func deliverMemoryWarning(_ level: MemoryWarningLevel) {
+        guard let lowMemory else { return }
+        let needsPost = state.withLock { state -> Bool in
+            state.memoryWarningsReceived += 1
+            state.pendingWarning = max(state.pendingWarning ?? level, level)
+            guard !state.warningPosted, !state.stopRequested else { return false }
+            state.warningPosted = true
+            return true
+        }
+        guard needsPost else { return }
+        post { [self] in
+            let level = state.withLock { state -> MemoryWarningLevel? in
+                state.warningPosted = false
+                defer { state.pendingWarning = nil }
+                return state.stopRequested ? nil : state.pendingWarning
+            }
+            if let level { lowMemory(level) }
         }
     }
 }

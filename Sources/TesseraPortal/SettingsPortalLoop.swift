@@ -12,6 +12,7 @@ final class SettingsPortalLoop {
     static let portalName = "org.freedesktop.portal.Desktop"
     static let portalPath = "/org/freedesktop/portal/desktop"
     static let settingsInterface = "org.freedesktop.portal.Settings"
+    static let memoryMonitorInterface = "org.freedesktop.portal.MemoryMonitor"
 
     private let seed: SettingsPortalLoopSeed
     private var shared: SettingsPortalShared { seed.shared }
@@ -38,6 +39,10 @@ final class SettingsPortalLoop {
             // only the portal's own signals (`sender` is its well-known name).
             try connection.addMatch("type='signal',sender='\(Self.portalName)',interface='\(Self.settingsInterface)',"
                                     + "member='SettingChanged',path='\(Self.portalPath)'", timeout: timeout)
+            if shared.lowMemory != nil {
+                try connection.addMatch("type='signal',sender='\(Self.portalName)',interface='\(Self.memoryMonitorInterface)',"
+                                        + "member='LowMemoryWarning',path='\(Self.portalPath)'", timeout: timeout)
+            }
         } catch {
             unavailable("\((error as? DBusFailure)?.description ?? "\(error)")")
             return
@@ -176,7 +181,16 @@ final class SettingsPortalLoop {
     }
 
     /// Takes a `SettingChanged(s namespace, s key, v value)` signal; true when it changed a setting.
+    /// A `LowMemoryWarning(y level)` goes to the memory warning hand-off.
     private func take(_ message: DBusMessage) -> Bool {
+        if message.kind == .signal, message.interface == Self.memoryMonitorInterface, message.member == "LowMemoryWarning" {
+            if let arguments = message.arguments(), arguments.count == 1, case let .byte(level) = arguments[0] {
+                shared.deliverMemoryWarning(MemoryWarningLevel(portalLevel: level))
+            } else {
+                report(["LowMemoryWarning(\(message.signature))"])
+            }
+            return false
+        }
         guard message.kind == .signal, message.interface == Self.settingsInterface, message.member == "SettingChanged"
         else { return false }
         shared.state.withLock { $0.changesReceived += 1 }

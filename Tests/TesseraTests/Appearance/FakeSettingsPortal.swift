@@ -57,4 +57,20 @@ final class FakeSettingsPortal {
             tries += 1
         }
     }
+
+    /// Sends the memory monitor's `LowMemoryWarning(level)` (or `arguments` as they are, for a hostile
+    /// signal) and flushes it to the bus.
+    func warnOfLowMemory(_ level: UInt8, arguments: [DBusValue]? = nil) throws {
+        guard let signal = DBusMessage.signal(path: Self.path, interface: "org.freedesktop.portal.MemoryMonitor",
+                                              member: "LowMemoryWarning"),
+              signal.append(arguments ?? [.byte(level)]) else {
+            throw DBusFailure("cannot make the signal")
+        }
+        peer.connection.send(signal)
+        var tries = 0
+        while peer.connection.hasOutgoingData && tries < 10_000 {
+            peer.connection.readAndWrite()
+            tries += 1
+        }
+    }
 }
