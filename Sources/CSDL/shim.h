@@ -30,6 +30,15 @@ static inline unsigned long tessera_sdl_x11_window_id(SDL_Window *window) {
     return info.info.x11.window;
 }
 
+// The libX11 SDL itself loaded (a handle to dlclose), with `window`'s X11 display and window in
+// `info`; NULL when the window is not on X11 or no libX11 is in the process (none is loaded here).
+static inline void *tessera_sdl_x11_library(SDL_Window *window, struct tessera_sdl_wm_info *info) {
+    SDL_memset(info, 0, sizeof(*info));
+    SDL_VERSION(&info->version);
+    if (!SDL_GetWindowWMInfo(window, info) || info->subsystem != 2 || !info->info.x11.display) return NULL;
+    return dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
+}
+
 // Adds _NET_WM_STATE_MODAL to an X11 window's _NET_WM_STATE before it is mapped (SDL 2.26's
 // SDL_SetWindowModalFor sets only WM_TRANSIENT_FOR): the window manager then treats it as a modal
 // dialog of the window it is transient for. Called on the thread that owns the window, through
@@ -37,10 +46,7 @@ static inline unsigned long tessera_sdl_x11_window_id(SDL_Window *window) {
 // Returns 1 when the property was set.
 static inline int tessera_sdl_x11_mark_modal(SDL_Window *window) {
     struct tessera_sdl_wm_info info;
-    SDL_memset(&info, 0, sizeof(info));
-    SDL_VERSION(&info.version);
-    if (!SDL_GetWindowWMInfo(window, &info) || info.subsystem != 2 || !info.info.x11.display) return 0;
-    void *x11 = dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    void *x11 = tessera_sdl_x11_library(window, &info);
     if (!x11) return 0;
     typedef unsigned long (*intern_atom)(void *, const char *, int);
     typedef int (*change_property)(void *, unsigned long, unsigned long, unsigned long, int, int,
@@ -93,10 +99,7 @@ struct tessera_sdl_syswm_msg {
 // window is not on X11.
 static inline int tessera_sdl_xdnd_atoms(SDL_Window *window, unsigned long out[4]) {
     struct tessera_sdl_wm_info info;
-    SDL_memset(&info, 0, sizeof(info));
-    SDL_VERSION(&info.version);
-    if (!SDL_GetWindowWMInfo(window, &info) || info.subsystem != 2 || !info.info.x11.display) return 0;
-    void *x11 = dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    void *x11 = tessera_sdl_x11_library(window, &info);
     if (!x11) return 0;
     typedef unsigned long (*intern_atom)(void *, const char *, int);
     intern_atom intern = (intern_atom)dlsym(x11, "XInternAtom");

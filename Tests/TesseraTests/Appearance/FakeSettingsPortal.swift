@@ -49,8 +49,12 @@ final class FakeSettingsPortal {
               signal.append(arguments ?? [.string(namespace), .string(key), .variant(value)]) else {
             throw DBusFailure("cannot make the signal")
         }
-        peer.connection.send(signal)
-        // Written out now: the socket of a local bus takes a signal at once; bounded all the same.
+        sendNow(signal)
+    }
+
+    /// Sends `message` and writes it out now: the socket of a local bus takes it at once; bounded all the same.
+    private func sendNow(_ message: DBusMessage) {
+        peer.connection.send(message)
         var tries = 0
         while peer.connection.hasOutgoingData && tries < 10_000 {
             peer.connection.readAndWrite()
@@ -66,11 +70,25 @@ final class FakeSettingsPortal {
               signal.append(arguments ?? [.byte(level)]) else {
             throw DBusFailure("cannot make the signal")
         }
-        peer.connection.send(signal)
-        var tries = 0
-        while peer.connection.hasOutgoingData && tries < 10_000 {
-            peer.connection.readAndWrite()
-            tries += 1
-        }
+        sendNow(signal)
+    }
+}
+
+/// The values a handler was given on the main actor, in order, the next one awaited through an expectation.
+@MainActor
+final class AwaitedValues<Value> {
+    var all: [Value] = []
+    private var waiting: XCTestExpectation?
+
+    func expectOne(_ description: String) -> XCTestExpectation {
+        let expectation = XCTestExpectation(description: description)
+        waiting = expectation
+        return expectation
+    }
+
+    func take(_ value: Value) {
+        all.append(value)
+        waiting?.fulfill()
+        waiting = nil
     }
 }

@@ -7,24 +7,8 @@ import XCTest
 import TesseraDBus
 @testable import TesseraPortal
 
-/// The levels a handler was given, in order, with an expectation for the next.
-@MainActor
-private final class Warnings {
-    var all: [MemoryWarningLevel] = []
-    private var waiting: XCTestExpectation?
-
-    func expectOne(_ description: String) -> XCTestExpectation {
-        let expectation = XCTestExpectation(description: description)
-        waiting = expectation
-        return expectation
-    }
-
-    func take(_ level: MemoryWarningLevel) {
-        all.append(level)
-        waiting?.fulfill()
-        waiting = nil
-    }
-}
+/// The levels a handler was given.
+private typealias Warnings = AwaitedValues<MemoryWarningLevel>
 
 /// The desktop's memory monitor (the portal's `LowMemoryWarning(y)`) heard on the settings portal's
 /// connection: each warning reaches the UI thread's handler at its level, warnings that pile up are

@@ -12,24 +12,8 @@ private func accent(_ red: Double, _ green: Double, _ blue: Double) -> DBusValue
     .structure([.double(red), .double(green), .double(blue)])
 }
 
-/// The appearances a reader applied on the main actor, each awaited through an expectation.
-@MainActor
-private final class AppliedAppearances {
-    var all: [Appearance] = []
-    private var waiting: XCTestExpectation?
-
-    func expectOne(_ description: String) -> XCTestExpectation {
-        let expectation = XCTestExpectation(description: description)
-        waiting = expectation
-        return expectation
-    }
-
-    func take(_ appearance: Appearance) {
-        all.append(appearance)
-        waiting?.fulfill()
-        waiting = nil
-    }
-}
+/// The appearances a reader applied on the main actor.
+private typealias AppliedAppearances = AwaitedValues<Appearance>
 
 /// The settings portal reader on a private bus (a `dbus-daemon` of the test's own) against a fake
 /// portal: it reads the desktop's appearance at start, follows `SettingChanged` live, keeps to the
