@@ -55,8 +55,11 @@ let package = Package(
         // (the shim restates the type codes Swift cannot import).
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // libcurl, which fetches images by URL (`CurlImageFetcher`): Debian's, built with OpenSSL,
-        // nghttp2 (HTTP/2), zlib, brotli and zstd. The shim gives its variadic calls typed wrappers.
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // nghttp2 (HTTP/2), zlib, brotli and zstd. Its headers only (no pkg-config, whose link flags
+        // would link it): `CCurlLoader` loads the library at the first fetch, so an app that fetches
+        // nothing maps none of it, and gives its variadic calls typed wrappers.
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CCurlLoader", dependencies: ["CCurl"]),
         // LoopbackServer's system libraries: OpenSSL for TLS and its test certificates, libnghttp2's
         // server session for HTTP/2 (frames and header compression are nghttp2's), zlib for gzip bodies.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
@@ -85,7 +88,7 @@ let package = Package(
         .target(
             name: "NodeRuntime",
             dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "TesseraICU", "CFontconfig",
-                           "CHarfBuzz", "CCurl", .product(name: "Logging", package: "swift-log")],
+                           "CHarfBuzz", "CCurl", "CCurlLoader", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Resources/Fonts")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),

@@ -60,6 +60,9 @@ public struct MemoryReport: Codable, Sendable {
     public var threads: Int
     /// True when the OpenGL libraries (libGL, Mesa's drivers, LLVM) are mapped.
     public var mapsOpenGL: Bool
+    /// True when libcurl (and the TLS, HTTP/2 and other libraries it brings) is mapped: loaded by the
+    /// first image fetched by URL, never by an app that fetches none.
+    public var mapsNetworkLibraries: Bool
 
     /// Each owner's bytes by key (what `--json` readers look up).
     public var bytesByOwner: [String: Int] { Dictionary(owners.map { ($0.key, $0.bytes) }, uniquingKeysWith: ProcessMemory.sum) }
@@ -71,7 +74,8 @@ public struct MemoryReport: Codable, Sendable {
                      + megabytes(anonymousBytes).trimmingCharacters(in: .whitespaces) + ", files "
                      + megabytes(fileBytes).trimmingCharacters(in: .whitespaces) + ", shared "
                      + megabytes(sharedMemoryBytes).trimmingCharacters(in: .whitespaces)
-                     + "; \(threads) threads" + (mapsOpenGL ? "; OpenGL libraries mapped" : "; no OpenGL library mapped")]
+                     + "; \(threads) threads" + (mapsOpenGL ? "; OpenGL libraries mapped" : "; no OpenGL library mapped")
+                     + (mapsNetworkLibraries ? "; libcurl mapped" : "")]
         for kind in [Owner.Kind.anonymous, .shared, .file] {
             lines.append("  \(kind.rawValue):")
             for owner in owners where owner.kind == kind {
@@ -159,7 +163,8 @@ extension MemoryReport {
         report.owners = owners
         return MemoryReport(rssBytes: report.rssBytes, anonymousBytes: report.anonymousBytes, fileBytes: report.fileBytes,
                             sharedMemoryBytes: report.sharedMemoryBytes, owners: owners, largestFiles: report.largestFiles,
-                            threads: report.threads, mapsOpenGL: report.mapsOpenGL)
+                            threads: report.threads, mapsOpenGL: report.mapsOpenGL,
+                            mapsNetworkLibraries: report.mapsNetworkLibraries)
     }
 }
 
@@ -170,6 +175,7 @@ struct ProcessMemory {
     var stackBytes = 0, sysVBytes = 0, fontBytes = 0, libraryBytes = 0, otherFileBytes = 0
     var fontFiles = 0, libraries = 0, threads = 0
     var mapsOpenGL = false
+    var mapsNetworkLibraries = false
     var largestFiles: [MemoryReport.Owner] = []
     var owners: [MemoryReport.Owner] = []
 
@@ -298,6 +304,7 @@ struct ProcessMemory {
             if ["libGL", "libEGL", "libGLX", "_dri.so", "libLLVM", "libgallium", "libglapi"].contains(where: { name.contains($0) }) {
                 mapsOpenGL = true
             }
+            if name.hasPrefix("libcurl") { mapsNetworkLibraries = true }
             if fontExtensions.contains(where: { lowercased.hasSuffix($0) }) {
                 fontBytes = Self.sum(fontBytes, bytes)
                 fontFiles += 1

@@ -1,6 +1,7 @@
 import Compositor
 import Foundation
 import NodeRuntime
+import TestSupport
 import XCTest
 @testable import Tessera
 
@@ -54,6 +55,31 @@ final class MemoryReportTests: XCTestCase {
         var withGL = ProcessMemory()
         withGL.take(mappings: ProcessMemory.parse("7f6000000000-7f6000100000 r-xp 00000000 fe:00 51 /usr/lib/x86_64-linux-gnu/libLLVM-15.so.1\nRss: 4 kB\n"))
         XCTAssertTrue(withGL.mapsOpenGL)
+        XCTAssertFalse(memory.mapsNetworkLibraries)
+        var withCurl = ProcessMemory()
+        withCurl.take(mappings: ProcessMemory.parse("7f7000000000-7f7000100000 r-xp 00000000 fe:00 61 /usr/lib/x86_64-linux-gnu/libcurl.so.4.8.0\nRss: 4 kB\n"))
+        XCTAssertTrue(withCurl.mapsNetworkLibraries)
+    }
+
+    /// libcurl is loaded by the first fetch by URL (not linked): mapped once an image came over HTTP,
+    /// and fetched from the fetcher's thread.
+    func testTheFirstFetchByURLLoadsLibcurl() async throws {
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        server.route("/one", [.send(TestHTTPServer.response(body: [1, 2, 3])), .close])
+        final class Delegate: ImageFetchDelegate, @unchecked Sendable {
+            let ended = DispatchSemaphore(value: 0)
+            var body: [UInt8] = []
+            func didReceive(_ bytes: UnsafeRawBufferPointer) { body += bytes }
+            func didFinish() { ended.signal() }
+            func didFail(_ error: NetworkImageError) { ended.signal() }
+        }
+        let delegate = Delegate()
+        let task = CurlImageFetcher().startFetch(ImageFetchRequest(url: server.url("/one")), delegate: delegate)
+        XCTAssertEqual(delegate.ended.wait(timeout: .now() + 20), .success)
+        withExtendedLifetime(task) {}
+        XCTAssertEqual(delegate.body, [1, 2, 3])
+        XCTAssertTrue(MemoryReport.measure(windows: []).mapsNetworkLibraries, "libcurl is mapped after a fetch")
     }
 
     /// Hostile or cut text: no mapping is made up, no number guessed at.

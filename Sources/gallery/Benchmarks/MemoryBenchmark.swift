@@ -19,6 +19,8 @@ struct MemoryBenchmark {
         var sharedMemoryBytes: Int
         var threads: Int
         var mapsOpenGL: Bool
+        /// libcurl is mapped (something was fetched by URL).
+        var mapsNetworkLibraries: Bool
         /// Each owner's bytes by key ("bitmapsOnScreen", "threadStacks", "fontFiles", …).
         var owners: [String: Int]
         /// The same owners with their names, kinds and how each was counted.
@@ -46,7 +48,7 @@ struct MemoryBenchmark {
         let report = Report(output: described, screen: screen.rawValue, rssBytes: memory.rssBytes,
                             anonymousBytes: memory.anonymousBytes, fileBytes: memory.fileBytes,
                             sharedMemoryBytes: memory.sharedMemoryBytes, threads: memory.threads,
-                            mapsOpenGL: memory.mapsOpenGL, owners: memory.bytesByOwner, details: memory.owners,
+                            mapsOpenGL: memory.mapsOpenGL, mapsNetworkLibraries: memory.mapsNetworkLibraries, owners: memory.bytesByOwner, details: memory.owners,
                             largestFiles: memory.largestFiles)
         let table = "memory benchmark (\(described)): the \(screen.rawValue) screen at rest after \(seconds) s\n"
             + memory.table.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")

@@ -3,7 +3,8 @@ import TestSupport
 import XCTest
 
 /// `gallery --bench memory`: its JSON has the process's figures and each owner's bytes, headless and
-/// in a window under Xvfb, where the software renderer maps no OpenGL library and the OpenGL one does.
+/// in a window under Xvfb, where the software renderer maps no OpenGL library and the OpenGL one does;
+/// a gallery that fetches nothing by URL maps no libcurl.
 final class GalleryMemoryBenchmarkTests: XCTestCase {
     private var galleryBinary: URL { GalleryProcess.galleryBinary }
     private var outputFolder: URL { GalleryProcess.outputFolder }
@@ -15,6 +16,7 @@ final class GalleryMemoryBenchmarkTests: XCTestCase {
         var anonymousBytes: Int
         var threads: Int
         var mapsOpenGL: Bool
+        var mapsNetworkLibraries: Bool
         var owners: [String: Int]
     }
 
@@ -42,6 +44,7 @@ final class GalleryMemoryBenchmarkTests: XCTestCase {
         XCTAssertGreaterThan(headless.owners["chatDataset"] ?? 0, 100_000)
         XCTAssertGreaterThan(headless.owners["fontFiles"] ?? 0, 0, "the fonts are mapped files")
         XCTAssertFalse(headless.mapsOpenGL)
+        XCTAssertFalse(headless.mapsNetworkLibraries, "nothing fetched by URL: libcurl and its libraries are not loaded")
 
         try Xvfb.withDisplay(numbers: 1200..<1300) { display in
             let environment = ["DISPLAY": display, "SDL_VIDEODRIVER": "x11"]

@@ -1,5 +1,6 @@
 import Foundation
 internal import CCurl
+internal import CCurlLoader
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -101,9 +102,19 @@ private struct CurlFetchTask: ImageFetchTask {
     }
 }
 
-/// libcurl made ready for threads once per process.
+/// libcurl loaded and made ready for threads once per process, by the first fetcher thread that
+/// needs it (an app that never fetches by URL maps none of it).
 private enum CurlGlobal {
-    static let ready: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+    /// Nil once libcurl is loaded and initialised; else why it cannot be (each fetch fails with it).
+    static let failure: String? = {
+        var reason: UnsafePointer<CChar>?
+        guard tessera_curl_load(&reason) != 0 else {
+            let text = reason.map { String(cString: $0) } ?? "libcurl could not be loaded"
+            TesseraLog.images.error("\(text): images are not fetched by URL")
+            return text
+        }
+        return tessera_curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK ? nil : "libcurl could not be initialised"
+    }()
     /// `TESSERA_CURL_VERBOSE=1`: libcurl tells what each fetch does on standard error.
     static let verbose = ProcessInfo.processInfo.environment["TESSERA_CURL_VERBOSE"] == "1"
 }
@@ -125,7 +136,6 @@ private final class CurlEngine: @unchecked Sendable {
     private let state = Locked(State())
 
     init(configuration: CurlImageFetcher.Configuration) {
-        _ = CurlGlobal.ready  // before any other libcurl call, on whichever thread makes the first fetcher
         self.configuration = configuration
         let environmentStore = ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
         if configuration.additionalTrustedCertificates.isEmpty && environmentStore == nil {
@@ -155,7 +165,7 @@ private final class CurlEngine: @unchecked Sendable {
 
     /// Where libcurl was built to find the system's certificate authorities.
     static let systemTrustBundlePath: String = {
-        if let info = curl_version_info(CURLVERSION_NINTH), info.pointee.age.rawValue >= CURLVERSION_NINTH.rawValue,
+        if CurlGlobal.failure == nil, let info = tessera_curl_version_info(CURLVERSION_NINTH), info.pointee.age.rawValue >= CURLVERSION_NINTH.rawValue,
            let path = info.pointee.cainfo {
             return String(cString: path)
         }
@@ -165,7 +175,7 @@ private final class CurlEngine: @unchecked Sendable {
     func add(_ transfer: CurlTransfer) {
         let start = state.withLock { state -> Bool in
             state.adding.append(transfer)
-            if let multi = state.multi { curl_multi_wakeup(multi) }
+            if let multi = state.multi { tessera_curl_multi_wakeup(multi) }
             guard !state.threadRunning else { return false }
             state.threadRunning = true
             return true
@@ -189,20 +199,21 @@ private final class CurlEngine: @unchecked Sendable {
             // let go of it until the next fetch).
             guard state.threadRunning else { return }
             state.removing.append(transfer)
-            if let multi = state.multi { curl_multi_wakeup(multi) }
+            if let multi = state.multi { tessera_curl_multi_wakeup(multi) }
         }
     }
 
     // MARK: The thread
 
     private func run() {
-        _ = CurlGlobal.ready
-        guard let multi = curl_multi_init() else {
+        // Loaded here, on the fetcher's thread, the first time: never on the thread that asked.
+        let failure = CurlGlobal.failure
+        guard failure == nil, let multi = tessera_curl_multi_init() else {
             let orphans = state.withLock { state -> [CurlTransfer] in
                 defer { state.adding.removeAll(); state.threadRunning = false }
                 return state.adding
             }
-            for transfer in orphans { transfer.fail(.connectionFailed(reason: "libcurl could not start")) }
+            for transfer in orphans { transfer.fail(.connectionFailed(reason: failure ?? "libcurl could not start")) }
             return
         }
         _ = tessera_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
@@ -233,9 +244,9 @@ private final class CurlEngine: @unchecked Sendable {
                 }
             }
             var stillRunning: Int32 = 0
-            _ = curl_multi_perform(multi, &stillRunning)
+            _ = tessera_curl_multi_perform(multi, &stillRunning)
             var left: Int32 = 0
-            while let message = curl_multi_info_read(multi, &left) {
+            while let message = tessera_curl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
                 let code = message.pointee.data.result
                 guard let transfer = running.values.first(where: { $0.easy == easy }) else { continue }
@@ -268,7 +279,7 @@ private final class CurlEngine: @unchecked Sendable {
             adding.removeAll()
             removing.removeAll()
             var curlTimeout = -1
-            _ = curl_multi_timeout(multi, &curlTimeout)
+            _ = tessera_curl_multi_timeout(multi, &curlTimeout)
             var wait = running.isEmpty ? max(0, configuration.threadLinger - (now - idleSince)) : nextDeadline - now
             if curlTimeout >= 0 { wait = min(wait, Double(curlTimeout) / 1000) }
             // When a host's first address times out and the next is tried, libcurl 7.88 does not
@@ -276,9 +287,9 @@ private final class CurlEngine: @unchecked Sendable {
             // driven every 200 ms so the next address's connection is seen when it is made.
             if running.values.contains(where: { !$0.isConnected }) { wait = min(wait, 0.2) }
             let milliseconds = Int32(min(60_000, max(0, (wait * 1000).rounded(.up))))
-            _ = curl_multi_poll(multi, nil, 0, milliseconds, nil)
+            _ = tessera_curl_multi_poll(multi, nil, 0, milliseconds, nil)
         }
-        curl_multi_cleanup(multi)
+        tessera_curl_multi_cleanup(multi)
     }
 }
 
@@ -315,7 +326,7 @@ private final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        if let headers { curl_slist_free_all(headers) }
+        if let headers { tessera_curl_slist_free_all(headers) }
         errorBuffer.deallocate()
     }
 
@@ -347,7 +358,7 @@ private final class CurlTransfer: @unchecked Sendable {
 
     /// Makes the easy handle and adds it to `multi`; an error when libcurl refuses.
     func attach(to multi: UnsafeMutableRawPointer, configuration: CurlImageFetcher.Configuration, trustBundle: [UInt8]?) -> NetworkImageError? {
-        guard let easy = curl_easy_init() else { return .connectionFailed(reason: "libcurl could not make a transfer") }
+        guard let easy = tessera_curl_easy_init() else { return .connectionFailed(reason: "libcurl could not make a transfer") }
         self.easy = easy
         maximumRedirects = configuration.maximumRedirects
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -387,13 +398,13 @@ private final class CurlTransfer: @unchecked Sendable {
         var list: UnsafeMutablePointer<curl_slist>?
         for (name, value) in request.headers.sorted(by: { $0.key < $1.key })
         where !name.isEmpty && !(name + value).utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
-            list = curl_slist_append(list, "\(name): \(value)")
+            list = tessera_curl_slist_append(list, "\(name): \(value)")
         }
         headers = list
         if status == CURLE_OK, let list { status = tessera_curl_easy_setopt_list(easy, CURLOPT_HTTPHEADER, list) }
         if status == CURLE_OK, !configuration.resolve.isEmpty {
             var resolve: UnsafeMutablePointer<curl_slist>?
-            for entry in configuration.resolve { resolve = curl_slist_append(resolve, entry) }
+            for entry in configuration.resolve { resolve = tessera_curl_slist_append(resolve, entry) }
             status = tessera_curl_easy_setopt_list(easy, CURLOPT_RESOLVE, resolve)
             resolveList = resolve
         }
@@ -405,13 +416,13 @@ private final class CurlTransfer: @unchecked Sendable {
         if status == CURLE_OK { status = tessera_curl_easy_setopt_prereq_function(easy, curlConnected) }
         if status == CURLE_OK { status = tessera_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me) }
         guard status == CURLE_OK else {
-            let reason = String(cString: curl_easy_strerror(status))
+            let reason = String(cString: tessera_curl_easy_strerror(status))
             releaseHandle()
             return .unsupportedURL(request.url.absoluteString, reason: reason)
         }
         started = MonotonicTime.now
         lastActivity = started
-        guard curl_multi_add_handle(multi, easy) == CURLM_OK else {
+        guard tessera_curl_multi_add_handle(multi, easy) == CURLM_OK else {
             releaseHandle()
             return .connectionFailed(reason: "libcurl could not start the transfer")
         }
@@ -424,16 +435,16 @@ private final class CurlTransfer: @unchecked Sendable {
     /// Takes the handle out of `multi` (closing its connection if the transfer was under way) and frees it.
     func detach(from multi: UnsafeMutableRawPointer) {
         guard let easy else { return }
-        curl_multi_remove_handle(multi, easy)
+        tessera_curl_multi_remove_handle(multi, easy)
         releaseHandle()
     }
 
     private func releaseHandle() {
-        if let easy { curl_easy_cleanup(easy) }
+        if let easy { tessera_curl_easy_cleanup(easy) }
         easy = nil
-        if let headers { curl_slist_free_all(headers) }
+        if let headers { tessera_curl_slist_free_all(headers) }
         headers = nil
-        if let resolveList { curl_slist_free_all(resolveList) }
+        if let resolveList { tessera_curl_slist_free_all(resolveList) }
         resolveList = nil
     }
 
@@ -524,7 +535,7 @@ private final class CurlTransfer: @unchecked Sendable {
         var osError = 0
         _ = tessera_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osError)
         let message = String(cString: errorBuffer)
-        let reason = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+        let reason = message.isEmpty ? String(cString: tessera_curl_easy_strerror(code)) : message
         switch code {
         case CURLE_OK:
             return (200...299).contains(status) ? .finished : .failed(.httpStatus(status))
