@@ -58,8 +58,12 @@ final class SDLPixelSurface {
 
     /// True when the surface holds over twice the pixels of the largest drawable the window's display
     /// allows at its density now (the window moved to an output of a smaller scale):
-    /// `makeFittingSurface()` makes it anew, smaller, giving the memory back.
+    /// `makeFittingSurface()` makes it anew, smaller, giving the memory back. Never while SDL reports
+    /// no drawable (a size of 0, whose density says nothing).
     var isOversized: Bool {
+        var w: Int32 = 0, h: Int32 = 0
+        SDL_GetRendererOutputSize(presenter, &w, &h)
+        guard w > 0, h > 0 else { return false }
         let largest = Self.largestDrawable(of: window)
         return Int(surface.pointee.w) * Int(surface.pointee.h) > 2 * largest.width * largest.height
     }
