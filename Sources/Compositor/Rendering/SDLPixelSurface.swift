@@ -94,7 +94,7 @@ final class SDLPixelSurface {
         defer { if let asked { SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, asked, SDL_HINT_OVERRIDE) } }
         let flags = UInt32(SDL_RENDERER_ACCELERATED.rawValue) | (vsync ? UInt32(SDL_RENDERER_PRESENTVSYNC.rawValue) : 0)
         guard let presenter = SDL_CreateRenderer(window, -1, flags) else { return nil }
-        guard let surface = SDL_CreateRGBSurfaceWithFormat(0, Int32(width), Int32(height), 32,
+        guard let surface = SDL_CreateRGBSurfaceWithFormat(0, Int32(clamping: width), Int32(clamping: height), 32,
                                                            SDL_PIXELFORMAT_ARGB8888.rawValue) else {
             SDL_DestroyRenderer(presenter)
             return nil
