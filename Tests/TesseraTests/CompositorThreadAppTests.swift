@@ -150,6 +150,31 @@ final class CompositorThreadAppTests: XCTestCase {
         XCTAssertGreaterThan(thread.presentCount, presents, "the thread draws again without another UI frame")
     }
 
+    /// The window's scale changes while it is minimized (its textures let go, nothing drawn): the
+    /// UI thread answers it out of sight, and the window shown again is drawn at once, whole, with
+    /// what changed meanwhile.
+    func testAScaleChangeWhileMinimizedIsDrawnOnceTheWindowIsShownAgain() async throws {
+        let root = Node()
+        root.backgroundColor = Color(rgb: 0x3366CC)
+        let app = try makeScaleFollowingApp(root: root)
+        defer { app.close() }
+        let thread = try XCTUnwrap(app.compositorThread)
+        CompositorThreadSupport.send([.windowVisibilityChanged(false)], to: thread)
+        app.frame()
+        XCTAssertFalse(app.host.isWindowVisible)
+        CompositorThreadSupport.send([.contentsScaleChanged(2)], to: thread)
+        app.frame()
+        XCTAssertEqual(app.host.contentsScale, 2)
+        root.backgroundColor = Color(rgb: 0xCC6633)
+        app.frame()
+        let presents = thread.presentCount
+        CompositorThreadSupport.send([.windowVisibilityChanged(true)], to: thread)
+        app.frame()
+        XCTAssertTrue(app.host.isWindowVisible)
+        XCTAssertTrue(try waitUntilDrawn(app), "the snapshot of the new scale is drawn once shown")
+        XCTAssertGreaterThan(thread.presentCount, presents, "and presented")
+    }
+
     /// A list flung when the window's scale changes: once the UI thread has answered, the
     /// compositor thread goes on moving it on its own, one way, and the UI thread agrees with it.
     func testAFlingGoesOnAfterAScaleChangeIsAnswered() async throws {
