@@ -155,6 +155,162 @@ final class CompositorThreadTests: XCTestCase {
                         "the answer is drawn")
     }
 
+    /// A thread whose window follows its display's scale, its first frame presented.
+    private func makeScaledThread(_ frames: Frames) throws -> (CompositorThread, Layer, Layer) {
+        let thread = try CompositorThread(backend: .init(title: "compositor thread", size: Size(width: 100, height: 100),
+                                                         headless: true, renderDriver: .software),
+                                          compositor: .init(clearColor: Color(rgb: 0x000000)),
+                                          frameObserver: { frames.record($0) })
+        let root = box(0x000000, Rect(x: 0, y: 0, width: 100, height: 100))
+        let card = box(0xFF0000, Rect(x: 10, y: 10, width: 30, height: 30))
+        root.addSublayer(card)
+        thread.commit(root.snapshot(), inputSequence: 0)
+        XCTAssertNotNil(frames.waitFor { $0.snapshot != nil }, "the first frame")
+        return (thread, root, card)
+    }
+
+    /// Puts `events` on the thread's window queue (one read) and returns what the thread handed over
+    /// for them, once it has.
+    private func read(_ events: [BackendEvent], on thread: CompositorThread,
+                      until done: ([CompositorThread.TimedEvent]) -> Bool) -> [CompositorThread.TimedEvent] {
+        thread.perform { _, backend in events.forEach { backend.window.pushEvent($0) } }
+        var taken: [CompositorThread.TimedEvent] = []
+        let deadline = Date().addingTimeInterval(10)
+        while !done(taken) && Date() < deadline {
+            _ = thread.performAndWait { _, _ in 0 }
+            taken += thread.takeEvents()
+        }
+        return taken
+    }
+
+    /// Two round trips through the thread's loop: whatever it would draw for a commit made before
+    /// is drawn by the time this returns.
+    private func settleThread(_ thread: CompositorThread) {
+        _ = thread.performAndWait { _, _ in 0 }
+        _ = thread.performAndWait { _, _ in 0 }
+    }
+
+    private static func isScaleChange(_ event: CompositorThread.TimedEvent) -> Bool {
+        if case .contentsScaleChanged = event.event { true } else { false }
+    }
+
+    /// The UI thread's answer to a scale change may change nothing on screen: it only acknowledges
+    /// the input (the same snapshot committed again with a newer sequence, as a frame with nothing
+    /// to draw does). That answer is enough: the snapshot committed meanwhile is drawn then.
+    func testAScaleChangeAnsweredWithoutANewSnapshotLetsTheThreadDrawAgain() async throws {
+        let frames = Frames()
+        let (thread, root, card) = try makeScaledThread(frames)
+        defer { thread.stop() }
+        let taken = read([.input(.contentsScaleChanged(2))], on: thread) { $0.contains(where: Self.isScaleChange) }
+        let sequence = try XCTUnwrap(taken.first(where: Self.isScaleChange)).sequence
+
+        card.backgroundColor = Color(rgb: 0x00FF00)
+        let changed = root.snapshot()
+        thread.commit(changed, inputSequence: sequence - 1)
+        settleThread(thread)
+        XCTAssertNil(frames.all.first { $0.snapshot === changed }, "not drawn before the answer")
+
+        // The same snapshot again, the scale change now consumed: an acknowledgement only.
+        thread.commit(changed, inputSequence: sequence)
+        XCTAssertNotNil(frames.waitFor { $0.snapshot === changed }, "drawn once the change is acknowledged")
+    }
+
+    /// Two scale changes read one after the other (1 → 2 → 1): the thread waits for the answer to
+    /// the last; an answer to the first only draws nothing, the answer to the last draws.
+    func testAfterTwoScaleChangesTheThreadWaitsForTheAnswerToTheLast() async throws {
+        let frames = Frames()
+        let (thread, root, card) = try makeScaledThread(frames)
+        defer { thread.stop() }
+        let first = read([.input(.contentsScaleChanged(2))], on: thread) { $0.contains(where: Self.isScaleChange) }
+        let second = read([.input(.contentsScaleChanged(1))], on: thread) { $0.contains(where: Self.isScaleChange) }
+        let firstSequence = try XCTUnwrap(first.first(where: Self.isScaleChange)).sequence
+        let secondSequence = try XCTUnwrap(second.first(where: Self.isScaleChange)).sequence
+        XCTAssertGreaterThan(secondSequence, firstSequence)
+        XCTAssertEqual(thread.info.scale, 1, "the last scale published")
+
+        card.backgroundColor = Color(rgb: 0x00FF00)
+        let atTheFirst = root.snapshot()
+        thread.commit(atTheFirst, inputSequence: firstSequence)
+        settleThread(thread)
+        XCTAssertNil(frames.all.first { $0.snapshot === atTheFirst }, "the answer to the first change only: not drawn")
+
+        card.backgroundColor = Color(rgb: 0x0000FF)
+        let atTheLast = root.snapshot()
+        thread.commit(atTheLast, inputSequence: secondSequence)
+        XCTAssertNotNil(frames.waitFor { $0.snapshot === atTheLast }, "the answer to the last is drawn")
+    }
+
+    /// A scale change read with other input in the same read (handed over after it, as the window
+    /// reads its scale once its events are read): the thread waits for the answer to the scale
+    /// change itself; the input read with it answered is not enough.
+    func testAScaleChangeReadWithOtherInputWaitsForItsOwnSequence() async throws {
+        let frames = Frames()
+        let (thread, root, card) = try makeScaledThread(frames)
+        defer { thread.stop() }
+        let point = Point(x: 50, y: 50)
+        let taken = read([.input(.pointerDown(point, button: 1, clicks: 1)), .input(.contentsScaleChanged(2)), .input(.pointerUp(point, button: 1))],
+                         on: thread) { taken in
+            taken.contains(where: Self.isScaleChange) && taken.contains { if case .pointerUp = $0.event { true } else { false } }
+        }
+        let scaleChange = try XCTUnwrap(taken.first(where: Self.isScaleChange))
+        let before = try XCTUnwrap(taken.filter { $0.sequence < scaleChange.sequence }.last, "input read before it").sequence
+
+        card.backgroundColor = Color(rgb: 0x00FF00)
+        let early = root.snapshot()
+        thread.commit(early, inputSequence: before)
+        settleThread(thread)
+        XCTAssertNil(frames.all.first { $0.snapshot === early }, "the input before the change answered only: not drawn")
+
+        card.backgroundColor = Color(rgb: 0x0000FF)
+        let answer = root.snapshot()
+        thread.commit(answer, inputSequence: scaleChange.sequence)
+        XCTAssertNotNil(frames.waitFor { $0.snapshot === answer }, "the answer to the change itself is drawn")
+    }
+
+    /// The scale changes while the window is out of sight (its textures released): the answer comes
+    /// while it is still out of sight, and the window shown again is drawn whole at once; and a
+    /// change shown again before its answer is drawn once the answer comes.
+    func testAScaleChangeOutOfSightIsDrawnOnceShownAndAnswered() async throws {
+        let frames = Frames()
+        let (thread, root, card) = try makeScaledThread(frames)
+        defer { thread.stop() }
+        thread.releaseTextures()
+        let first = read([.input(.contentsScaleChanged(2))], on: thread) { $0.contains(where: Self.isScaleChange) }
+        card.backgroundColor = Color(rgb: 0x00FF00)
+        let answered = root.snapshot()
+        thread.commit(answered, inputSequence: try XCTUnwrap(first.first(where: Self.isScaleChange)).sequence)
+        settleThread(thread)
+        XCTAssertNil(frames.all.first { $0.snapshot === answered }, "out of sight: nothing drawn")
+        thread.perform { drawer, _ in drawer.setNeedsWholeFrame() }
+        XCTAssertNotNil(frames.waitFor { $0.snapshot === answered }, "shown again: drawn")
+
+        // Out of sight again; the scale changes back; shown before the UI thread answered.
+        thread.releaseTextures()
+        let second = read([.input(.contentsScaleChanged(1))], on: thread) { $0.contains(where: Self.isScaleChange) }
+        thread.perform { drawer, _ in drawer.setNeedsWholeFrame() }
+        card.backgroundColor = Color(rgb: 0x0000FF)
+        let early = root.snapshot()
+        thread.commit(early, inputSequence: try XCTUnwrap(second.first(where: Self.isScaleChange)).sequence - 1)
+        settleThread(thread)
+        XCTAssertNil(frames.all.first { $0.snapshot === early }, "shown, the change not yet answered: not drawn")
+        thread.commit(early, inputSequence: try XCTUnwrap(second.first(where: Self.isScaleChange)).sequence)
+        XCTAssertNotNil(frames.waitFor { $0.snapshot === early }, "answered: drawn")
+    }
+
+    /// A window waiting for the answer to a scale change still closes: `stop()` returns with the
+    /// window gone (no command is taken after it), long before its 10 s limit.
+    func testAWindowWaitingForAScaleAnswerStops() async throws {
+        let frames = Frames()
+        let (thread, _, _) = try makeScaledThread(frames)
+        let taken = read([.input(.contentsScaleChanged(2))], on: thread) { $0.contains(where: Self.isScaleChange) }
+        XCTAssertNotNil(taken.first(where: Self.isScaleChange))
+        let start = Date()
+        thread.stop()
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5, "stop() did not wait out its limit")
+        let answer: Bool? = thread.performAndWait { _, _ in true }
+        XCTAssertNil(answer, "the window is closed")
+    }
+
     func testTheWheelMovesABoundScrollBeforeTheUIThreadSeesIt() async throws {
         let frames = Frames()
         let thread = try makeThread(frames)

@@ -3,6 +3,7 @@ import Foundation
 import Tessera
 import TestSupport
 import XCTest
+@testable import Compositor
 @testable import NodeRuntime
 
 /// One row of a solid colour. - Thread: any
@@ -81,6 +82,137 @@ final class CompositorThreadAppTests: XCTestCase {
                                    wheelAhead: frame.wheelOffsets[serial] != nil))
         }
         return (app, list, content, presented)
+    }
+
+    /// Returns once the compositor thread has drawn the snapshot the UI thread last handed over
+    /// (true), or after 10 s (false).
+    private func waitUntilDrawn(_ app: Application) throws -> Bool {
+        let thread = try XCTUnwrap(app.compositorThread)
+        let handed = try XCTUnwrap(app.compositor.drawnSnapshot)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if thread.performAndWait({ drawer, _ in drawer.drawnSnapshot === handed }) == true { return true }
+        }
+        return false
+    }
+
+    /// A headless app on a compositor thread whose window follows its display's scale.
+    private func makeScaleFollowingApp(root: Node?) throws -> Application {
+        var configuration = Application.Configuration.headless(size: Size(width: 160, height: 240))
+        configuration.scale = nil
+        configuration.compositorThread = true
+        configuration.accessibility = false
+        let app = try root.map { try Application(configuration: configuration, rootNode: $0) }
+            ?? Application(configuration: configuration, rootController: nil)
+        try app.settle()
+        return app
+    }
+
+    /// The window's scale changes under an app with no root yet: the UI thread's frame has nothing
+    /// to draw for it, yet it answers the change (a compositor thread waiting for the answer draws
+    /// nothing meanwhile); the root shown later is drawn.
+    func testAScaleChangeUnderAnAppWithNoRootIsAnsweredAndWhatComesNextIsDrawn() async throws {
+        let app = try makeScaleFollowingApp(root: nil)
+        defer { app.close() }
+        let thread = try XCTUnwrap(app.compositorThread)
+        CompositorThreadSupport.send([.contentsScaleChanged(2)], to: thread)
+        app.frame()
+        XCTAssertEqual(app.host.contentsScale, 2, "the UI thread took the new scale")
+        let root = Node()
+        root.backgroundColor = Color(rgb: 0x3366CC)
+        app.host.setRootNode(root)
+        try app.settle()
+        XCTAssertTrue(try waitUntilDrawn(app), "the root shown after the scale change is drawn")
+    }
+
+    /// A scale change the UI thread's frame answers with nothing new to show (the app had taken that
+    /// scale already; the frame only acknowledges the input): the compositor thread draws again with
+    /// no UI frame after.
+    func testAScaleChangeThatChangesNothingIsAnsweredAndWhatComesNextIsDrawn() async throws {
+        let root = Node()
+        root.backgroundColor = Color(rgb: 0x3366CC)
+        let app = try makeScaleFollowingApp(root: root)
+        defer { app.close() }
+        let thread = try XCTUnwrap(app.compositorThread)
+        // The app took scale 2 already: the window's move to an output of scale 2 changes nothing.
+        app.host.setContentsScale(2)
+        try app.settle()
+        XCTAssertTrue(try waitUntilDrawn(app))
+        let handed = app.compositor.drawnSnapshot
+        CompositorThreadSupport.send([.contentsScaleChanged(2)], to: thread)
+        app.frame()
+        XCTAssertTrue(app.compositor.drawnSnapshot === handed, "nothing new handed over: the frame acknowledged the input")
+        // From here the UI thread runs no frame: a frame the thread is asked for is drawn.
+        let presents = thread.presentCount
+        thread.perform { drawer, _ in drawer.setNeedsWholeFrame() }
+        let deadline = Date().addingTimeInterval(10)
+        while thread.presentCount == presents && Date() < deadline { _ = thread.performAndWait { _, _ in true } }
+        XCTAssertGreaterThan(thread.presentCount, presents, "the thread draws again without another UI frame")
+    }
+
+    /// The window's scale changes while it is minimized (its textures let go, nothing drawn): the
+    /// UI thread answers it out of sight, and the window shown again is drawn at once, whole, with
+    /// what changed meanwhile.
+    func testAScaleChangeWhileMinimizedIsDrawnOnceTheWindowIsShownAgain() async throws {
+        let root = Node()
+        root.backgroundColor = Color(rgb: 0x3366CC)
+        let app = try makeScaleFollowingApp(root: root)
+        defer { app.close() }
+        let thread = try XCTUnwrap(app.compositorThread)
+        CompositorThreadSupport.send([.windowVisibilityChanged(false)], to: thread)
+        app.frame()
+        XCTAssertFalse(app.host.isWindowVisible)
+        CompositorThreadSupport.send([.contentsScaleChanged(2)], to: thread)
+        app.frame()
+        XCTAssertEqual(app.host.contentsScale, 2)
+        root.backgroundColor = Color(rgb: 0xCC6633)
+        app.frame()
+        let presents = thread.presentCount
+        CompositorThreadSupport.send([.windowVisibilityChanged(true)], to: thread)
+        app.frame()
+        XCTAssertTrue(app.host.isWindowVisible)
+        XCTAssertTrue(try waitUntilDrawn(app), "the snapshot of the new scale is drawn once shown")
+        XCTAssertGreaterThan(thread.presentCount, presents, "and presented")
+    }
+
+    /// A list flung when the window's scale changes: once the UI thread has answered, the
+    /// compositor thread goes on moving it on its own, one way, and the UI thread agrees with it.
+    func testAFlingGoesOnAfterAScaleChangeIsAnswered() async throws {
+        let list = ListNode()
+        let source = StripeSource(count: 2_000)
+        self.source = source
+        list.dataSource = source
+        let app = try makeScaleFollowingApp(root: list)
+        defer {
+            app.host.setRootController(nil)
+            app.close()
+        }
+        let thread = try XCTUnwrap(app.compositorThread)
+        let content = try XCTUnwrap(list.layer.sublayers.first { $0.name == "list-content" })
+        let presented = Presented()
+        let serial = content.serial
+        thread.setFrameObserver { frame in
+            guard let layer = frame.snapshot?.layer(serial: serial) else { return }
+            presented.record(.init(time: frame.time, y: layer.presentedFrame(at: frame.time).minY,
+                                   wheelAhead: frame.wheelOffsets[serial] != nil))
+        }
+        list.fling(velocity: 1_500)
+        app.frame()
+        CompositorThreadSupport.send([.contentsScaleChanged(2)], to: thread)
+        app.frame()  // the answer
+        XCTAssertEqual(app.host.contentsScale, 2)
+        let before = presented.all.count
+        XCTAssertTrue(presented.block { $0.count >= before + 6 }, "frames presented after the answer, the UI thread blocked")
+        let ys = presented.all.dropFirst(before).map(\.y)
+        XCTAssertEqual(ys, ys.sorted(by: >), "the content moves one way: \(ys)")
+        XCTAssertLessThan(ys.last!, ys.first!, "and it moved")
+        app.frame()
+        let time = app.host.time
+        XCTAssertTrue(presented.block { $0.last!.time >= time })
+        let next = try XCTUnwrap(presented.all.first { $0.time >= time })
+        var track = list.motionTrack()
+        _ = track.advance(to: next.time)
+        XCTAssertEqual(next.y, -track.offset, accuracy: 0.5, "the UI thread agrees with the screen")
     }
 
     func testAFlungListKeepsMovingWhileTheUIThreadIsBlocked() async throws {

@@ -9,7 +9,8 @@ internal import CSDL
 /// changed into a drawable-sized streaming texture of an accelerated renderer on the window, which
 /// shows it pixel for pixel: the same path SDL's stand-in takes, at the right size. Made at any
 /// scale, 1 too: a window moved to an output of a larger scale keeps it, made anew larger when the
-/// drawable outgrows it (`grow()`; the software renderer on it is made anew with it).
+/// drawable outgrows it, and smaller when it holds far more than the drawable can grow to (a move
+/// to an output of a smaller scale); the software renderer on it is made anew with it.
 /// - Thread: the backend's (its owner's)
 final class SDLPixelSurface {
     private(set) var surface: UnsafeMutablePointer<SDL_Surface>
@@ -48,23 +49,40 @@ final class SDLPixelSurface {
     }
 
     /// True when the window's drawable is larger than the surface (the window moved to an output of
-    /// a larger scale, or grew past its display's size): `grow()` makes it anew.
+    /// a larger scale, or grew past its display's size): `makeFittingSurface()` makes it anew.
     var isOutgrown: Bool {
         var w: Int32 = 0, h: Int32 = 0
         SDL_GetRendererOutputSize(presenter, &w, &h)
         return w > surface.pointee.w || h > surface.pointee.h
     }
 
-    /// Makes the surface anew for the largest drawable the window's display allows at its density
-    /// now (`isOutgrown`). The renderer drawing into the old surface must be destroyed first and
-    /// made anew on the new one. Returns false, the old surface kept, when SDL cannot allocate it.
-    func grow() -> Bool {
+    /// True when the surface holds over twice the pixels of the largest drawable the window's display
+    /// allows at its density now (the window moved to an output of a smaller scale):
+    /// `makeFittingSurface()` makes it anew, smaller, giving the memory back. Never while SDL reports
+    /// no drawable (a size of 0, whose density says nothing).
+    var isOversized: Bool {
+        var w: Int32 = 0, h: Int32 = 0
+        SDL_GetRendererOutputSize(presenter, &w, &h)
+        guard w > 0, h > 0 else { return false }
+        let largest = Self.largestDrawable(of: window)
+        return Int(surface.pointee.w) * Int(surface.pointee.h) > 2 * largest.width * largest.height
+    }
+
+    /// A surface for the largest drawable the window's display allows at its density now (see
+    /// `isOutgrown`, `isOversized`); nil when SDL cannot allocate it. The surface in use is left as
+    /// it is: `replaceSurface(with:)` takes the new one once the renderer drawing into the old one is
+    /// destroyed.
+    func makeFittingSurface() -> UnsafeMutablePointer<SDL_Surface>? {
         let size = Self.largestDrawable(of: window)
-        guard let grown = SDL_CreateRGBSurfaceWithFormat(0, Int32(clamping: size.width), Int32(clamping: size.height), 32,
-                                                         SDL_PIXELFORMAT_ARGB8888.rawValue) else { return false }
+        return SDL_CreateRGBSurfaceWithFormat(0, Int32(clamping: size.width), Int32(clamping: size.height), 32,
+                                              SDL_PIXELFORMAT_ARGB8888.rawValue)
+    }
+
+    /// Takes `replacement` (from `makeFittingSurface()`) as the surface, freeing the old one: the
+    /// renderer that drew into the old one must be destroyed first, and made anew on the new one.
+    func replaceSurface(with replacement: UnsafeMutablePointer<SDL_Surface>) {
         SDL_FreeSurface(surface)
-        surface = grown
-        return true
+        surface = replacement
     }
 
     private init?(window: OpaquePointer, width: Int, height: Int, vsync: Bool) {
@@ -76,7 +94,7 @@ final class SDLPixelSurface {
         defer { if let asked { SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, asked, SDL_HINT_OVERRIDE) } }
         let flags = UInt32(SDL_RENDERER_ACCELERATED.rawValue) | (vsync ? UInt32(SDL_RENDERER_PRESENTVSYNC.rawValue) : 0)
         guard let presenter = SDL_CreateRenderer(window, -1, flags) else { return nil }
-        guard let surface = SDL_CreateRGBSurfaceWithFormat(0, Int32(width), Int32(height), 32,
+        guard let surface = SDL_CreateRGBSurfaceWithFormat(0, Int32(clamping: width), Int32(clamping: height), 32,
                                                            SDL_PIXELFORMAT_ARGB8888.rawValue) else {
             SDL_DestroyRenderer(presenter)
             return nil

@@ -76,7 +76,7 @@ public final class SDLRenderBackend: RenderBackend {
     /// The thread that made the backend, the only one that may use it.
     public let owner = ThreadOwner()
     /// SDL's renderer: made anew only for the software renderer on a pixel surface the window's
-    /// drawable outgrew (`fitPixelSurfaceToDrawable`).
+    /// drawable outgrew or shrank far below (`fitPixelSurfaceToDrawable`).
     private(set) var renderer: OpaquePointer
     /// Where the software renderer draws at the drawable's size when SDL would give it a
     /// window-unit-sized surface (Wayland, at any scale; see `SDLPixelSurface`); nil elsewhere.
@@ -209,12 +209,16 @@ public final class SDLRenderBackend: RenderBackend {
 
     /// Called as the window's events say it changed: where the software renderer draws into a pixel
     /// surface that the window's drawable outgrew (the window moved to an output of a larger scale),
-    /// the surface is made anew at the new size and the software renderer on it, and true is
-    /// returned: every texture (the retained frame too) went with the old renderer, and the
-    /// compositor drops its handles as for a renderer reset, uploading again what it draws next.
+    /// or that holds over twice what the drawable can grow to (moved to an output of a smaller
+    /// scale: its memory is given back), the surface is made anew at the new size and the software
+    /// renderer on it, and true is returned: every texture (the retained frame too) went with the
+    /// old renderer, and the compositor drops its handles as for a renderer reset, uploading again
+    /// what it draws next. Where SDL cannot allocate the new surface, nothing is made anew (false):
+    /// the old surface is kept (an outgrown one cuts the frame).
     func fitPixelSurfaceToDrawable() -> Bool {
         owner.precondition("SDLRenderBackend.fitPixelSurfaceToDrawable")
-        guard let pixelSurface, pixelSurface.isOutgrown else { return false }
+        guard let pixelSurface, pixelSurface.isOutgrown || pixelSurface.isOversized,
+              let replacement = pixelSurface.makeFittingSurface() else { return false }
         // The renderer draws into the surface: it goes first (its textures with it).
         SDL_DestroyRenderer(renderer)
         liveTextures.removeAll()
@@ -223,7 +227,7 @@ public final class SDLRenderBackend: RenderBackend {
         retainedFrameSize = (0, 0)
         drawsIntoRetainedFrame = false
         drawsRegionInPlace = false
-        _ = pixelSurface.grow()  // where SDL cannot allocate it, the old surface is kept (the frame cut)
+        pixelSurface.replaceSurface(with: replacement)
         guard let made = SDL_CreateSoftwareRenderer(pixelSurface.surface) else {
             fatalError("SDL could not make the software renderer anew: \(String(cString: SDL_GetError()))")
         }

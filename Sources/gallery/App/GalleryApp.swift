@@ -324,6 +324,8 @@ final class GalleryApp {
     /// region of it again (and the region handed to the window, where that was less), and the layers
     /// it drew. Any thread: a compositor thread says its own frames.
     nonisolated static func reportPresent(_ statistics: FrameStatistics) {
+        // Textures lost since the frame before (a renderer made anew): said on a line of its own.
+        if statistics.rendererResets > 0 { print("gallery: renderer reset before the next frame (\(statistics.rendererResets))") }
         let drawn = statistics.redrawnRegion.map { "region \($0.x),\($0.y) \($0.width)×\($0.height)" } ?? "whole"
         let sent = statistics.presentedRegion.map { ", sent \($0.x),\($0.y) \($0.width)×\($0.height)" } ?? ""
         print("gallery: presented \(statistics.outputPixelWidth)×\(statistics.outputPixelHeight) at "

@@ -105,4 +105,38 @@ final class SDLTextEditingTests: XCTestCase {
         XCTAssertEqual(SDLWindow.inTextInputV3Order([cleared, editing, commit, editing]), [cleared, commit, editing, editing])
         XCTAssertEqual(SDLWindow.inTextInputV3Order([commit, cleared, key, editing]), [commit, cleared, key, editing])
     }
+
+    /// Two compositions before a commit: only the one just before it (the commit's own `done`'s) is
+    /// moved after it; a composition, keys, then text (typed, not the input method's commit) keep
+    /// their order; two `done`s of a composition and a commit each come out commit first each.
+    func testOnWaylandOnlyTheCompositionJustBeforeACommitMoves() {
+        let older = BackendEvent.input(.textEditing("え", cursor: 1)), newer = BackendEvent.input(.textEditing("えき", cursor: 2))
+        let commit = BackendEvent.input(.textInput("東京")), piece = BackendEvent.input(.textInput("駅"))
+        let key = BackendEvent.input(.keyDown(.character("a"), modifiers: [])), typed = BackendEvent.input(.textInput("a"))
+        XCTAssertEqual(SDLWindow.inTextInputV3Order([older, newer, commit]), [older, commit, newer])
+        XCTAssertEqual(SDLWindow.inTextInputV3Order([older, key, typed]), [older, key, typed])
+        XCTAssertEqual(SDLWindow.inTextInputV3Order([older, commit, newer, piece]), [commit, older, piece, newer])
+        XCTAssertEqual(SDLWindow.inTextInputV3Order([older, commit, piece, newer, typed]), [commit, piece, older, typed, newer])
+    }
+
+    /// Whatever the read (every one of up to five events), the reordering loses no event, adds none, and keeps the order of every
+    /// event that is not a composition.
+    func testOnWaylandTheReorderingKeepsEveryEvent() {
+        let kinds: [BackendEvent] = [.input(.textEditing("え", cursor: 1)), .input(.textEditing("", cursor: 0)),
+                                     .input(.textInput("東")), .input(.textInput("京")), .input(.keyDown(.tab, modifiers: []))]
+        // Every read of up to five of them.
+        var reads: [[BackendEvent]] = [[]]
+        var longest: [[BackendEvent]] = [[]]
+        for _ in 1...5 {
+            longest = longest.flatMap { read in kinds.map { read + [$0] } }
+            reads += longest
+        }
+        for events in reads {
+            let ordered = SDLWindow.inTextInputV3Order(events)
+            XCTAssertEqual(ordered.count, events.count, "\(events)")
+            func isComposition(_ event: BackendEvent) -> Bool { if case .input(.textEditing) = event { true } else { false } }
+            XCTAssertEqual(ordered.filter { !isComposition($0) }, events.filter { !isComposition($0) }, "\(events)")
+            XCTAssertEqual(ordered.filter(isComposition), events.filter(isComposition), "\(events)")
+        }
+    }
 }

@@ -181,8 +181,10 @@ final class GalleryWaylandOutputScaleTests: XCTestCase {
         try setSecondOutputScale(2, sway)
 
         var moves: [(output: String, scale: Int)] = []
+        var moveOffsets: [Int] = []
         for (output, scale, expected, step) in [("HEADLESS-2", 2, at2, "2"), ("HEADLESS-1", 1, at1, "1-back")] {
             let offset = gallery.output.count
+            moveOffsets.append(offset)
             moves.append((output, scale))
             try sway.message(["[title=\"\(title)\"]", "move", "container", "to", "output", output])
             XCTAssertEqual(try outputOfWindow(sway), output)
@@ -196,6 +198,16 @@ final class GalleryWaylandOutputScaleTests: XCTestCase {
         }
         gallery.process.terminate()
         let (_, output) = gallery.finish()
+        // The renderer is made anew only for the software renderer's pixel surface, once a move: larger
+        // for the drawable of scale 2, smaller again (its memory given back) for the drawable of scale
+        // 1; never frame after frame. OpenGL's renderer is never made anew.
+        let resetsAfterEachMove = moveOffsets.indices.map { index -> Int in
+            let end = index + 1 < moveOffsets.count ? moveOffsets[index + 1] : output.count
+            let segment = output.dropFirst(moveOffsets[index]).prefix(end - moveOffsets[index])
+            return segment.split(separator: "\n").filter { $0.hasPrefix("gallery: renderer reset") }.count
+        }
+        XCTAssertEqual(resetsAfterEachMove, moves.map { _ in renderer == "software" ? 1 : 0 },
+                       "renderer resets after each move (\(moves.map(\.scale)))")
         // The frames presented, in order: their drawable size changes once per move (a frame at the
         // old size after one at the new would be a step back), the first at the new size is drawn
         // and sent whole, and every frame drawn whole after it draws about as many layers as the
@@ -235,7 +247,8 @@ final class GalleryWaylandOutputScaleTests: XCTestCase {
         try moveAcrossScales(renderer: "opengl", compositorThread: false)
     }
 
-    /// The software renderer: its drawable-sized surface is made anew at the new drawable size.
+    /// The software renderer: its drawable-sized surface is made anew at the new drawable size, larger
+    /// on the output of scale 2 and smaller again back on the output of scale 1.
     func testTheSoftwareRendererRedrawsAtTheNewScaleOnAnotherOutput() async throws {
         try moveAcrossScales(renderer: "software")
     }
