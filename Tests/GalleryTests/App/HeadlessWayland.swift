@@ -8,8 +8,8 @@ import XCTest
 /// seat at all), or weston's X11 backend inside an X server (Xvfb): its output is an X window there,
 /// its seat the X server's keyboard and pointer, and it draws no decorations for its clients (SDL
 /// draws them with libdecor). Each runs with an XDG_RUNTIME_DIR of its own (a temporary folder, mode 0700) that
-/// holds its socket, and is ended by `stop()`. sway refuses to run as root: as root it runs as
-/// `nobody` (setpriv), its runtime folder given to that user; the tests, as root, reach it anyway.
+/// holds its socket, and is ended by `stop()`. sway refuses to run as root: as root it (and weston on
+/// X11) runs as `nobody` (setpriv), its runtime folder given to that user; the tests, as root, reach it anyway.
 final class HeadlessWayland {
     enum Kind: Equatable {
         case sway, weston
@@ -79,9 +79,9 @@ final class HeadlessWayland {
                          "--height=800", "--use-pixman", "--idle-time=0"]
         }
         if kind != .weston && getuid() == 0 {
-            // sway refuses to run as root, and weston's X11 backend is run the same way (its clients
-            // and their shared memory belong to one unprivileged user): nobody owns its runtime folder
-            // (the test, as root, still reads it).
+            // sway refuses to run as root; weston on X11 would run, and runs as sway does, as an
+            // unprivileged user as in a desktop session: nobody owns its runtime folder (the test, as
+            // root, still reads it) and reaches the X server through its socket.
             guard let setpriv = Xvfb.which("setpriv") else {
                 throw XCTSkip("setpriv (util-linux) is needed to run \(kind.binary) as root")
             }
