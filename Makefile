@@ -22,7 +22,8 @@ RUNTIME_PACKAGES := libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libjpeg62-turb
 # Tools/input-latency.py measures input latency from outside (XTest in, X DAMAGE out) with python3-xlib.
 # LoopbackServerTests speak HTTP/2 and TLS to the server through curl.
 # The Wayland window tests run the gallery under headless sway (wlroots' headless backend; grim takes
-# its screenshots) and headless weston (a compositor with no seat); SDL loads libwayland-client and,
+# its screenshots), headless weston (a compositor with no seat) and weston's X11 backend inside Xvfb
+# (a seat, and no server-side decorations: xwd reads its output); SDL loads libwayland-client and,
 # for client-side decorations, libdecor with its cairo plugin. The input method tests speak fcitx5's
 # D-Bus API from a scripted input method (python3-dbus, python3-gi) and type through the real fcitx5.
 # Under sway a scripted Wayland input method (C, built by its test: wayland-scanner from libwayland-bin,

@@ -4,12 +4,26 @@ import TestSupport
 import XCTest
 
 /// A headless Wayland compositor from Debian's packages, for window tests: sway on wlroots' headless
-/// backend (one output, HEADLESS-1, and a seat with no devices), or weston's headless backend (no
-/// seat at all). Each runs with an XDG_RUNTIME_DIR of its own (a temporary folder, mode 0700) that
-/// holds its socket, and is ended by `stop()`. sway refuses to run as root: as root it runs as
-/// `nobody` (setpriv), its runtime folder given to that user; the tests, as root, reach it anyway.
+/// backend (one output, HEADLESS-1, and a seat with no devices), weston's headless backend (no
+/// seat at all), or weston's X11 backend inside an X server (Xvfb): its output is an X window there,
+/// its seat the X server's keyboard and pointer, and it draws no decorations for its clients (SDL
+/// draws them with libdecor). Each runs with an XDG_RUNTIME_DIR of its own (a temporary folder, mode 0700) that
+/// holds its socket, and is ended by `stop()`. sway refuses to run as root: as root it (and weston on
+/// X11) runs as `nobody` (setpriv), its runtime folder given to that user; the tests, as root, reach it anyway.
 final class HeadlessWayland {
-    enum Kind: String { case sway, weston }
+    enum Kind: Equatable {
+        case sway, weston
+        /// weston's X11 backend on the X display named (":N"), with the pixman renderer.
+        case westonOnX11(display: String)
+
+        /// The compositor's program.
+        var binary: String {
+            switch self {
+            case .sway: "sway"
+            case .weston, .westonOnX11: "weston"
+            }
+        }
+    }
 
     let kind: Kind
     /// The compositor's runtime folder (XDG_RUNTIME_DIR).
@@ -29,8 +43,8 @@ final class HeadlessWayland {
     /// - Throws: `XCTSkip` when the compositor is not installed; an error when it does not start.
     init(_ kind: Kind) throws {
         self.kind = kind
-        guard let binary = Xvfb.which(kind.rawValue) else {
-            throw XCTSkip("\(kind.rawValue) is not installed (make test installs it)")
+        guard let binary = Xvfb.which(kind.binary) else {
+            throw XCTSkip("\(kind.binary) is not installed (make test installs it)")
         }
         let template = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-wayland-XXXXXX").path
         var bytes = Array(template.utf8CString)
@@ -58,13 +72,22 @@ final class HeadlessWayland {
         case .weston:
             arguments = [binary, "--backend=headless-backend.so", "--socket=wayland-tessera", "--width=1280",
                          "--height=800", "--idle-time=0"]
+        case .westonOnX11(let display):
+            // One output of 1280×800 (an X window at the X screen's top left), drawn without OpenGL.
+            environment["DISPLAY"] = display
+            arguments = [binary, "--backend=x11-backend.so", "--socket=wayland-tessera", "--width=1280",
+                         "--height=800", "--use-pixman", "--idle-time=0"]
         }
-        if kind == .sway && getuid() == 0 {
-            // sway refuses to run as root; nobody owns its runtime folder (the test, as root, still reads it).
-            guard let setpriv = Xvfb.which("setpriv") else { throw XCTSkip("setpriv (util-linux) is needed to run sway as root") }
+        if kind != .weston && getuid() == 0 {
+            // sway refuses to run as root; weston on X11 would run, and runs as sway does, as an
+            // unprivileged user as in a desktop session: nobody owns its runtime folder (the test, as
+            // root, still reads it) and reaches the X server through its socket.
+            guard let setpriv = Xvfb.which("setpriv") else {
+                throw XCTSkip("setpriv (util-linux) is needed to run \(kind.binary) as root")
+            }
             chown(runtimeDirectory.path, 65534, 65534)
             chmod(runtimeDirectory.path, 0o700)
-            chown(runtimeDirectory.appendingPathComponent("sway.config").path, 65534, 65534)
+            if kind == .sway { chown(runtimeDirectory.appendingPathComponent("sway.config").path, 65534, 65534) }
             arguments = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] + arguments
         }
         FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -82,14 +105,14 @@ final class HeadlessWayland {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: runtimeDirectory.path)) ?? []
             if let name = names.first(where: { $0.hasPrefix("wayland-") && !$0.hasSuffix(".lock") }) {
                 socket = name
-                if kind == .weston || (try? message(["-t", "get_outputs"]))?.contains("HEADLESS-1") == true { return }
+                if kind != .sway || (try? message(["-t", "get_outputs"]))?.contains("HEADLESS-1") == true { return }
             }
             guard process.isRunning else { break }
             usleep(50_000)
         }
         let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         stop()
-        throw GalleryWindowError(what: "\(kind.rawValue) did not start: \(said)")
+        throw GalleryWindowError(what: "\(kind.binary) did not start: \(said)")
     }
 
     /// Runs swaymsg with `arguments` on this sway's IPC socket; its output.
