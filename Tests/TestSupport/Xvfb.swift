@@ -110,6 +110,12 @@ public enum TestEnvironment {
     public static var isThreadSanitized: Bool {
         ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil
     }
+
+    /// True under ThreadSanitizer or AddressSanitizer (`make asan` sets `ASAN_OPTIONS`): a window test
+    /// whose variants differ only in what the sanitizers do not look at may run one of them there.
+    public static var isSanitized: Bool {
+        isThreadSanitized || ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
+    }
 }
 
 extension Xvfb {
