@@ -185,7 +185,8 @@ final class MemoryMonitorPortalTests: XCTestCase {
         let portal = try makePortal(bus)
         defer { portal.close() }
         let warnings = Warnings()
-        let configuration = SettingsPortal.Configuration(environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], callTimeout: 5)
+        var configuration = SettingsPortal.Configuration(environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], callTimeout: 5)
+        configuration.memoryWarningInterval = 600
         let reader = SettingsPortal(configuration: configuration,
                                     post: { work in Task { @MainActor in work() } },
                                     apply: { _ in },
