@@ -175,6 +175,29 @@ final class MemoryWarningTests: XCTestCase {
         try assertSameScreen(compositorThread: true, midMotion: false) { $0.fling(velocity: 2_500) }
     }
 
+    /// A second window with a scrolled list, closed (its list still held by the app): the warning
+    /// passes it by without a trap, and the open window's list is narrowed with its screen unchanged.
+    func testAClosedWindowIsPassedBy() async throws {
+        let (app, list) = try makeScrolledList()
+        defer { app.host.setRootController(nil) }
+        let closedList = ListNode()
+        closedList.dataSource = rows
+        closedList.idleRangeDelay = nil
+        let second = try app.openWindow(configuration: .init(title: "second", size: Size(width: 200, height: 160), scale: 1),
+                                        rootController: NodeController(node: closedList))
+        try app.settle()
+        closedList.setContentOffset(1500, animated: false)
+        try app.settle()
+        second.close()
+        try app.settle()
+        let before = try app.capture()
+        NodeHost.releaseMemory(for: .critical)
+        try app.settle()
+        XCTAssertEqual(list.rangeMode, .minimum)
+        XCTAssertTrue(try app.capture().pixels == before.pixels)
+        XCTAssertEqual(app.windows.count, 1)
+    }
+
     func testThePortalsByteGivesTheLevel() {
         XCTAssertEqual(MemoryWarningLevel(portalLevel: 0), .low)
         XCTAssertEqual(MemoryWarningLevel(portalLevel: 50), .low)

@@ -126,6 +126,31 @@ final class MemoryMonitorPortalTests: XCTestCase {
         sharedBox.withLock { $0 = nil }
     }
 
+    /// A warning the portal sends before it answers ReadAll (the reader waits in the call) is kept
+    /// and handed over once the reader follows.
+    func testAWarningBeforeTheFirstReadingIsHandedOver() async throws {
+        let bus = try PrivateBus()
+        let portal = try makePortal(bus)
+        defer { portal.close() }
+        let warnings = Warnings()
+        let reader = SettingsPortal(configuration: SettingsPortal.Configuration(environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address],
+                                                                                callTimeout: 5),
+                                    post: { work in Task { @MainActor in work() } },
+                                    apply: { _ in },
+                                    lowMemory: { level in warnings.take(level) })
+        defer { reader.stop() }
+        let medium = warnings.expectOne("medium")
+        reader.start()
+        try await portal.run { portal in
+            let call = try portal.peer.next { $0.kind == .methodCall && $0.member == "ReadAll" }
+            try portal.warnOfLowMemory(100)
+            try portal.peer.reply(to: call, [FakeSettingsPortal.readAllAnswer([:])])
+        }
+        await fulfillment(of: [medium], timeout: 10)
+        XCTAssertEqual(warnings.all, [.medium])
+        XCTAssertEqual(reader.memoryWarningsReceived, 1)
+    }
+
     // FOUND: a LowMemoryWarning that another peer on the bus sent straight to the reader's connection
     // (a destination: the bus routes it past the match rules, whose `sender=` only filters broadcasts)
     // was taken as the portal's, and so was a SettingChanged.
