@@ -31,10 +31,16 @@ public final class SettingsPortal: Sendable {
         public var environment: [String: String]
         /// The longest each bus call may take, in seconds.
         public var callTimeout: Double
+        /// How long, in seconds, after a memory warning was handed to the UI thread a warning at the
+        /// same level or lower is only taken in (`memoryWarningsReceived`), not handed over again: what
+        /// it asks for was let go already, and a portal that floods the bus does not keep the UI thread
+        /// releasing memory. A higher level is handed over at once.
+        public var memoryWarningInterval: Double
 
-        public init(environment: [String: String]? = nil, callTimeout: Double = 2) {
+        public init(environment: [String: String]? = nil, callTimeout: Double = 2, memoryWarningInterval: Double = 5) {
             self.environment = environment ?? ProcessInfo.processInfo.environment
             self.callTimeout = callTimeout
+            self.memoryWarningInterval = memoryWarningInterval
         }
     }
 
@@ -69,7 +75,8 @@ public final class SettingsPortal: Sendable {
                 apply: @escaping @MainActor @Sendable (Appearance) -> Void,
                 lowMemory: (@MainActor @Sendable (MemoryWarningLevel) -> Void)? = nil) {
         self.configuration = configuration
-        shared = SettingsPortalShared(post: post, apply: apply, lowMemory: lowMemory)
+        shared = SettingsPortalShared(post: post, apply: apply, lowMemory: lowMemory,
+                                      memoryWarningInterval: configuration.memoryWarningInterval)
     }
 
     deinit { stop() }
@@ -142,6 +149,8 @@ final class SettingsPortalShared: @unchecked Sendable {
         /// hand-off is posted at a time.
         var pendingWarning: MemoryWarningLevel?
         var warningPosted = false
+        /// The last warning handed to the UI thread's handler, and when (`DispatchTime` nanoseconds).
+        var lastHandedWarning: (level: MemoryWarningLevel, at: UInt64)?
         var stopRequested = false
     }
 
@@ -153,13 +162,17 @@ final class SettingsPortalShared: @unchecked Sendable {
     private let post: @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void
     private let apply: @MainActor @Sendable (Appearance) -> Void
     let lowMemory: (@MainActor @Sendable (MemoryWarningLevel) -> Void)?
+    /// `Configuration.memoryWarningInterval`, in nanoseconds.
+    let memoryWarningInterval: UInt64
 
     init(post: @escaping @Sendable (@escaping @MainActor @Sendable () -> Void) -> Void,
          apply: @escaping @MainActor @Sendable (Appearance) -> Void,
-         lowMemory: (@MainActor @Sendable (MemoryWarningLevel) -> Void)? = nil) {
+         lowMemory: (@MainActor @Sendable (MemoryWarningLevel) -> Void)? = nil,
+         memoryWarningInterval: Double = 0) {
         self.post = post
         self.apply = apply
         self.lowMemory = lowMemory
+        self.memoryWarningInterval = UInt64(max(0, min(memoryWarningInterval, 1e9)) * 1e9)
         wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
     }
 
@@ -210,11 +223,15 @@ final class SettingsPortalShared: @unchecked Sendable {
 
 extension SettingsPortalShared {
     /// Takes a memory warning: kept at the highest level not yet handed over, and posted to the UI
-    /// thread unless a hand-off is on its way (which then hands over the highest).
+    /// thread unless a hand-off is on its way (which then hands over the highest). One no higher than
+    /// the last handed over, within `memoryWarningInterval` of it, is only counted.
     func deliverMemoryWarning(_ level: MemoryWarningLevel) {
         guard let lowMemory else { return }
+        let interval = memoryWarningInterval
         let needsPost = state.withLock { state -> Bool in
             state.memoryWarningsReceived += 1
+            if let last = state.lastHandedWarning, level <= last.level,
+               DispatchTime.now().uptimeNanoseconds &- last.at < interval { return false }
             state.pendingWarning = max(state.pendingWarning ?? level, level)
             guard !state.warningPosted, !state.stopRequested else { return false }
             state.warningPosted = true
@@ -225,7 +242,9 @@ extension SettingsPortalShared {
             let level = state.withLock { state -> MemoryWarningLevel? in
                 state.warningPosted = false
                 defer { state.pendingWarning = nil }
-                return state.stopRequested ? nil : state.pendingWarning
+                guard !state.stopRequested, let level = state.pendingWarning else { return nil }
+                state.lastHandedWarning = (level, DispatchTime.now().uptimeNanoseconds)
+                return level
             }
             if let level { lowMemory(level) }
         }

@@ -17,6 +17,8 @@ final class SettingsPortalLoop {
     private let seed: SettingsPortalLoopSeed
     private var shared: SettingsPortalShared { seed.shared }
     private var settings = PortalSettings()
+    /// The unique name that answered for the portal (`ReadAll` or `Read`), once one has.
+    private var portalOwner: String?
     /// Keys whose unusable values were reported already (each once per process).
     private static let reportedKeys = Locked(Set<String>())
     /// "No bus" and "no portal" are said once per process.
@@ -83,6 +85,7 @@ final class SettingsPortalLoop {
             say("the session bus has no settings portal (\(reason)); the environment's appearance is used")
             return
         }
+        portalOwner = reply.sender ?? portalOwner
         var read = PortalSettings()
         let (taken, rejected) = reply.arguments()?.first.map { read.takeAll($0) } ?? (false, [])
         guard taken else {
@@ -117,6 +120,7 @@ final class SettingsPortalLoop {
                   call.append([.string(namespace), .string(key)]),
                   let reply = try? connection.call(call, timeout: timeout),
                   let value = reply.arguments()?.first else { continue }
+            portalOwner = reply.sender ?? portalOwner
             answered = true
             if !read.take(namespace: namespace, key: key, value: value) { rejected.append("\(namespace) \(key)") }
         }
@@ -183,6 +187,7 @@ final class SettingsPortalLoop {
     /// Takes a `SettingChanged(s namespace, s key, v value)` signal; true when it changed a setting.
     /// A `LowMemoryWarning(y level)` goes to the memory warning hand-off.
     private func take(_ message: DBusMessage) -> Bool {
+        guard message.kind == .signal, isFromPortal(message) else { return false }
         if message.kind == .signal, message.interface == Self.memoryMonitorInterface, message.member == "LowMemoryWarning" {
             if let arguments = message.arguments(), arguments.count == 1, case let .byte(level) = arguments[0] {
                 shared.deliverMemoryWarning(MemoryWarningLevel(portalLevel: level))
@@ -203,5 +208,14 @@ final class SettingsPortalLoop {
         if !settings.take(namespace: namespace, key: key, value: arguments[2]) { report(["\(namespace) \(key)"]) }
         if before != settings, shared.state.withLock({ $0.status }) != .following { shared.setStatus(.following) }
         return before != settings
+    }
+
+    /// A signal sent to this connection alone reaches it whatever the match rules say: one is the
+    /// portal's when it was broadcast on the portal's path (the bus routed it by the rules on the
+    /// portal's name), or sent to it by the name that answered for the portal.
+    private func isFromPortal(_ message: DBusMessage) -> Bool {
+        guard message.path == Self.portalPath else { return false }
+        guard message.destination != nil else { return true }
+        return portalOwner != nil && message.sender == portalOwner
     }
 }
