@@ -107,7 +107,7 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         // The application entry point (`Application`, `App`), re-exporting NodeRuntime and Compositor.
-        .target(name: "Tessera", dependencies: ["Compositor", "NodeRuntime", "AccessibilityBridge", "TesseraPortal"]),
+        .target(name: "Tessera", dependencies: ["Compositor", "NodeRuntime", "AccessibilityBridge", "TesseraPortal", "CSDL"]),
         .target(name: "TesseraTesting", dependencies: ["Tessera", "Compositor", "NodeRuntime"],
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         .executableTarget(

@@ -10,7 +10,9 @@ wheel notches, drags, clicks, keys (arrows, pages, Tab, Escape, Home/End, the sc
 typing, and now and then a resize of the window (xdotool). The input is random from --seed, so a run
 replays. It reads the gallery's resident memory (VmRSS in /proc/PID/status) once the first screen is
 up, after a warm-up of the same input (--warmup-minutes, 3: the caches fill to their budgets), at the
-middle of the soak proper and at its end, counts the frames the window showed (X DAMAGE events), the lines
+middle of the soak proper and at its end, each time with the gallery's own split by owner (its
+`--memory-log`, written when it receives SIGUSR1: images, bitmaps, textures, caches, the allocator's
+free space, libraries), counts the frames the window showed (X DAMAGE events), the lines
 the gallery logged at error level or worse, and, once the input has stopped and the screen settled,
 the CPU it uses and the frames it shows over --rest-seconds at rest.
 
@@ -29,6 +31,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -191,6 +194,42 @@ class Soak:
         self.display.sync()
 
 
+class MemoryLog:
+    """The gallery's `--memory-log FILE`: a line of JSON (the memory report by owner) each SIGUSR1."""
+
+    def __init__(self):
+        handle, self.path = tempfile.mkstemp(prefix="soak-memory-", suffix=".jsonl")
+        os.close(handle)
+
+    def lines(self):
+        try:
+            with open(self.path) as file:
+                return [line for line in file.read().split("\n") if line.strip()]
+        except OSError:
+            return []
+
+    def snapshot(self, pid, timeout=10):
+        """Asks the gallery for a report and waits for its line; None when none came."""
+        count = len(self.lines())
+        os.kill(pid, signal.SIGUSR1)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            lines = self.lines()
+            if len(lines) > count:
+                try:
+                    return json.loads(lines[-1])
+                except ValueError:
+                    pass
+            time.sleep(0.05)
+        return None
+
+    def remove(self):
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gallery", default=".build/release/gallery")
@@ -225,24 +264,32 @@ def main():
                 break
             time.sleep(0.05)
     environment = dict(os.environ, DISPLAY=arguments.display, SDL_VIDEODRIVER="x11", TESSERA_NO_ACCESSIBILITY="1")
-    gallery = subprocess.Popen([arguments.gallery, "--renderer", arguments.renderer],
+    memory_log = MemoryLog()
+    gallery = subprocess.Popen([arguments.gallery, "--renderer", arguments.renderer, "--memory-log", memory_log.path],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environment)
     output = Output(gallery.stdout)
     output.start()
     report = {"seed": arguments.seed, "minutes": arguments.minutes, "warmupMinutes": arguments.warmup_minutes,
-              "renderer": arguments.renderer}
+              "renderer": arguments.renderer, "owners": {}}
+
+    def measure(moment):
+        report[f"rss{moment}Bytes"] = rss_bytes(gallery.pid)
+        entry = memory_log.snapshot(gallery.pid)
+        if entry is not None:
+            report["owners"][moment] = entry["owners"]
+
     try:
         soak = Soak(arguments)
         soak.find()
         soak.count_damage(5)  # the first screen, settled
-        report["rssFirstScreenBytes"] = rss_bytes(gallery.pid)
+        measure("FirstScreen")
         # The warm-up: the same input, until the caches have filled to their budgets (the gallery's
         # grow for its first two minutes or so); growth is judged from here.
         warmup_end = time.monotonic() + arguments.warmup_minutes * 60
         while time.monotonic() < warmup_end and gallery.poll() is None:
             soak.act()
             soak.frames += soak.count_damage(1 / arguments.rate)
-        report["rssStartBytes"] = rss_bytes(gallery.pid)
+        measure("Start")
         duration = arguments.minutes * 60
         start = time.monotonic()
         middle_taken = False
@@ -251,20 +298,20 @@ def main():
             if elapsed >= duration or gallery.poll() is not None:
                 break
             if not middle_taken and elapsed >= duration / 2:
-                report["rssMiddleBytes"] = rss_bytes(gallery.pid)
+                measure("Middle")
                 middle_taken = True
             soak.act()
             soak.frames += soak.count_damage(1 / arguments.rate)
         report["running"] = gallery.poll() is None
         if report["running"]:
             if not middle_taken:
-                report["rssMiddleBytes"] = rss_bytes(gallery.pid)
+                measure("Middle")
             # At rest: no field focused (Escape), the chat list, animations over.
             for name in ["Escape", "Escape", "Escape", "1"]:
                 soak.key(name)
             soak.display.sync()
             soak.frames += soak.count_damage(3)
-            report["rssEndBytes"] = rss_bytes(gallery.pid)
+            measure("End")
             cpu_before = cpu_seconds(gallery.pid)
             report["framesAtRest"] = soak.count_damage(arguments.rest_seconds)
             report["cpuAtRestPercent"] = 100 * (cpu_seconds(gallery.pid) - cpu_before) / arguments.rest_seconds
@@ -278,6 +325,7 @@ def main():
             except subprocess.TimeoutExpired:
                 gallery.kill()
         output.join(5)
+        memory_log.remove()
         if server is not None:
             server.terminate()
             server.wait(10)
@@ -306,6 +354,15 @@ def main():
         print(f"  RSS  first screen {report['rssFirstScreenBytes'] / mb:.1f} MB; after the warm-up "
               f"{report['rssStartBytes'] / mb:.1f} MB  middle {report['rssMiddleBytes'] / mb:.1f} MB  "
               f"end {report['rssEndBytes'] / mb:.1f} MB ({report['rssGrowthAfterMiddle'] * 100:+.1f}% after the middle)")
+        moments = [m for m in ["FirstScreen", "Start", "Middle", "End"] if m in report["owners"]]
+        if moments:
+            keys = sorted({k for m in moments for k in report["owners"][m]},
+                          key=lambda k: -max(report["owners"][m].get(k, 0) for m in moments))
+            print("  by owner (MB): " + "  ".join(f"{m:>11}" for m in moments))
+            for key in keys:
+                values = [report["owners"][m].get(key, 0) / mb for m in moments]
+                if max(values) >= 0.5:
+                    print(f"    {key:<20}" + "".join(f"{v:13.1f}" for v in values))
         print(f"  frames shown {report['frames']}; at rest afterwards: {report['framesAtRest']} frames in "
               f"{arguments.rest_seconds:g} s, CPU {report['cpuAtRestPercent']:.2f}%")
     print(f"  lines logged at error level: {report['errorCount']}")

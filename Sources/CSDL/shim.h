@@ -255,4 +255,20 @@ static inline int tessera_wayland_seats(const char *display_name, uint32_t *capa
     return seats;
 }
 
+// The C library's allocator (glibc): what it holds free, and giving free pages back to the system.
+
+#include <malloc.h>
+
+/// Bytes of free chunks the allocator keeps in its arenas (mallinfo2's fordblks): memory the process
+/// holds that nothing uses, resident at most this much.
+static inline size_t tessera_malloc_free_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.fordblks;
+}
+
+/// Gives every arena's free pages back to the system (malloc_trim); 1 when some memory was released.
+static inline int tessera_malloc_trim(void) {
+    return malloc_trim(0);
+}
+
 #endif

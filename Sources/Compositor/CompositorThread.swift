@@ -149,6 +149,28 @@ public final class CompositorThread: Sendable {
     /// What the screen shows now: the snapshot the thread drew last (presented, or found to show
     /// nothing new), the scrolls it drives in place; nil before its first frame.
     public var shownSnapshot: LayerSnapshot? { core.read { $0.shown } }
+    /// Waits until the thread has shown the UI thread's latest commit — drawn and presented it, or
+    /// found it the same as what is on screen — at most `timeout` seconds; false when that did not
+    /// happen in time (or the window has closed). A snapshot still animating counts as shown once
+    /// its first frame is. `Application.Window.settle` waits for it, so a settled window's screen
+    /// shows its latest state. Not on the compositor thread itself (a command or a frame observer):
+    /// it would wait for its own turn.
+    /// - Thread: any, but the compositor thread
+    public func waitUntilShown(timeout: Double = 2) -> Bool {
+        Contract.require(!CompositorThreadLoop.isCurrentThreadNow,
+                         "CompositorThread.waitUntilShown must not run on the compositor thread (a command, a frame observer)")
+        let target = core.read { $0.snapshotsCommitted }
+        let deadline = MonotonicClock.nanoseconds() &+ UInt64(max(0, min(timeout, 3600)) * 1e9)
+        // Each answer comes at the start of one of the thread's turns, the turn before it having drawn.
+        while core.read({ $0.commitsShown < target && !$0.finished }) {
+            let now = MonotonicClock.nanoseconds()
+            guard now < deadline, performAndWait(timeout: Double(deadline &- now) / 1e9, { _, _ in true }) != nil else {
+                return core.read { $0.commitsShown >= target }
+            }
+        }
+        return core.read { $0.commitsShown >= target }
+    }
+
     /// True until the window has closed (`stop()`, or let go).
     public var isRunning: Bool { !core.read { $0.finished } }
 
@@ -232,6 +254,8 @@ final class CompositorThreadCore: Sendable {
         var recentFrames: [CompositorThread.FrameTiming] = []
         var firstPresent: UInt64?
         var snapshotsCommitted = 0
+        /// Commits (counted as `snapshotsCommitted`) the thread has drawn, or found nothing new in.
+        var commitsShown = 0
         var lateWakeups = 0
         var shown: LayerSnapshot?
     }

@@ -98,10 +98,18 @@ final class LoopWindow {
         let now = core.now
         shown = scrolls.apply(to: snapshot, at: now)
         let moving = shown?.isAnimating(at: now) == true
-        guard compositor.needsRender(snapshot: shown, at: now) && (!moving || now >= nextFrame - 0.0005) else { return }
+        let needed = compositor.needsRender(snapshot: shown, at: now)
+        guard needed && (!moving || now >= nextFrame - 0.0005) else {
+            // Nothing new to draw: what was committed by the look is on screen.
+            if !needed { core.write { [committedAtLook] in $0.commitsShown = max($0.commitsShown, committedAtLook) } }
+            return
+        }
         let statistics = compositor.renderIfChanged(snapshot: shown, at: now)
         let drawn = shown
-        core.write { $0.shown = drawn }
+        core.write { [committedAtLook] in
+            $0.shown = drawn
+            $0.commitsShown = max($0.commitsShown, committedAtLook)
+        }
         // The next frame is a frame away, drawn or not: a motion too small to show this time is
         // looked at again then, not in a loop.
         nextFrame = max(nextFrame + interval, now + interval / 2)

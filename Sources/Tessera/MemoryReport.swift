@@ -1,4 +1,5 @@
 import Compositor
+import CSDL
 import Foundation
 import NodeRuntime
 
@@ -150,8 +151,14 @@ extension MemoryReport {
             owners.append(Owner(key: key, name: "app: \(key)", bytes: max(0, bytes), kind: .anonymous, detail: "as the app counts it"))
         }
         let counted = owners.reduce(0) { ProcessMemory.sum($0, $1.bytes) }
-        owners.append(Owner(key: "heapOther", name: "heap and other anonymous", bytes: max(0, report.anonymousBytes - counted),
-                            kind: .anonymous, detail: "nodes, strings, layouts, glyph caches, the allocator's free space"))
+        // Free chunks the allocator keeps count only as far as they fit in what is left: some of
+        // them may no longer be resident (given back page by page).
+        let unaccounted = max(0, report.anonymousBytes - counted)
+        let allocatorFree = min(unaccounted, Int(clamping: tessera_malloc_free_bytes()))
+        owners.append(Owner(key: "allocatorFree", name: "allocator's free space", bytes: allocatorFree, kind: .anonymous,
+                            detail: "freed memory the C allocator keeps for reuse (resident at most this)"))
+        owners.append(Owner(key: "heapOther", name: "heap and other anonymous", bytes: unaccounted - allocatorFree,
+                            kind: .anonymous, detail: "nodes, strings, layouts, glyph caches"))
         owners.append(Owner(key: "sharedFrames", name: "window system shared memory", bytes: report.sysVBytes, kind: .shared,
                             detail: "X11 shared-memory frames (software presentation)"))
         owners.append(Owner(key: "fontFiles", name: "font files (mapped)", bytes: report.fontBytes, kind: .file,

@@ -250,14 +250,26 @@ extension Application {
         }
 
         /// Runs frames of this window until its screen shows the final state of its tree (see
-        /// `NodeHost.settle`).
+        /// `NodeHost.settle`); with a compositor thread, until that thread has shown the last frame
+        /// committed too (`CompositorThread.waitUntilShown`).
         /// - Throws: `SettleTimeout` naming what was still pending when `timeout` seconds ran out.
         @discardableResult
         public func settle(timeout: Double = 10) throws -> Int {
-            try host.settle(timeout: timeout) {
+            let start = MonotonicClock.nanoseconds()
+            let frames = try host.settle(timeout: timeout) {
                 if let application, !application.isHeadless { application.waitForNextFrame() }
                 frame(events: nil)
             }
+            if let compositorThread {
+                let limit = timeout.isFinite ? max(0, timeout) : 10
+                let left = limit - Double(MonotonicClock.nanoseconds() &- start) / 1e9
+                if !compositorThread.waitUntilShown(timeout: max(0, left)) && compositorThread.isRunning {
+                    var pending = host.pendingWork
+                    pending.framesNotShown = 1
+                    throw SettleTimeout(frames: frames, timeout: limit, pending: pending)
+                }
+            }
+            return frames
         }
 
         /// The window's screen as it is now, composited and read back.

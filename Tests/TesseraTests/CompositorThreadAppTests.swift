@@ -275,6 +275,27 @@ final class CompositorThreadAppTests: XCTestCase {
                       "the thread follows the UI thread's commit again")
     }
 
+    /// A settled window shows its latest state: `settle` returns once the compositor thread has drawn
+    /// the last commit, even when that thread was busy while the UI thread's frames went by.
+    func testSettleWaitsForTheCompositorThreadToShowTheLastCommit() async throws {
+        let node = Node()
+        node.backgroundColor = Color(rgb: 0xCC2222)
+        var configuration = Application.Configuration.headless(size: Size(width: 120, height: 90))
+        configuration.compositorThread = true
+        configuration.accessibility = false
+        let app = try Application(configuration: configuration, rootNode: node)
+        defer { app.close() }
+        try app.settle()
+        let thread = try XCTUnwrap(app.compositorThread)
+        let presents = thread.presentCount
+        // The thread held up (as a slow present or a busy machine would) while the UI thread commits.
+        thread.perform { _, _ in usleep(300_000) }
+        node.backgroundColor = Color(rgb: 0x2244CC)
+        try app.settle()
+        XCTAssertTrue(thread.shownSnapshot === app.compositor.drawnSnapshot, "the screen shows the last commit")
+        XCTAssertEqual(thread.presentCount, presents + 1, "the change presented once, before settle returned")
+    }
+
     func testTheScreenAfterQuiescenceEqualsASynchronousRender() async throws {
         let (app, list, _, _) = try makeApp()
         defer {

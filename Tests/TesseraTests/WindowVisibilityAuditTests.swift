@@ -278,6 +278,7 @@ final class MemoryReportHostileProcAuditTests: XCTestCase {
         XCTAssertEqual(report.bytesByOwner["a"], .max)
         XCTAssertEqual(report.bytesByOwner["textures"], .max, "an app's key that is also an owner's: summed, saturated")
         XCTAssertEqual(report.bytesByOwner["heapOther"], 0)
+        XCTAssertEqual(report.bytesByOwner["allocatorFree"], 0)
     }
 }
 

@@ -28,6 +28,9 @@ public struct PendingWork: Sendable, Equatable, CustomStringConvertible {
     public var imagesLoading = 0
     /// What they load (the sources of the first few), for a `SettleTimeout` to name.
     public var loadingImages: [String] = []
+    /// Frames committed to a compositor thread that it has not shown yet (`Application.Window.settle`
+    /// waits for them; the host's own frames never set it).
+    public var framesNotShown = 0
 
     public init() {}
 
@@ -48,7 +51,7 @@ public struct PendingWork: Sendable, Equatable, CustomStringConvertible {
             ("draws started", drawsStarted), ("commits applied", commitsApplied), ("main-queue items", mainQueueItems),
             ("commits pending", pendingCommits), ("jobs queued", queuedJobs), ("jobs running", runningJobs),
             ("animations", animations), ("layouts in flight", layoutsInFlight), ("lists moving", movingParticipants),
-            ("images loading by URL", imagesLoading),
+            ("images loading by URL", imagesLoading), ("frames not yet shown by the compositor thread", framesNotShown),
         ]
         var busy = parts.filter { $0.1 != 0 }.map { "\($0.1) \($0.0)" }
         if !loadingImages.isEmpty {
@@ -67,6 +70,13 @@ public struct SettleTimeout: Error, CustomStringConvertible {
     public let timeout: Double
     /// What was still pending after the last frame.
     public let pending: PendingWork
+
+    /// - Thread: any
+    public init(frames: Int, timeout: Double, pending: PendingWork) {
+        self.frames = frames
+        self.timeout = timeout
+        self.pending = pending
+    }
 
     public var description: String {
         "the host did not settle within \(timeout) s (\(frames) frames); still pending: \(pending)"

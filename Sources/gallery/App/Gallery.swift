@@ -149,6 +149,11 @@ struct Gallery: ParsableCommand {
     @Flag(help: "Say on standard output, for each frame presented, its drawable size in pixels, the scale it was drawn at, whether it was drawn whole (or only a region) and how many layers it drew; and the window's scale as it changes (for tests driving the gallery from outside).")
     var reportPresents = false
 
+    @Option(help: ArgumentHelp(
+        "Append the memory report, split by owner, to this file as a line of JSON each time the gallery receives SIGUSR1.",
+        discussion: "Nothing is measured until a signal comes (for long runs such as Tools/soak.py)."))
+    var memoryLog: String?
+
     /// How the display workers share the machine with the UI thread.
     enum WorkerPolicyChoice: String, ExpressibleByArgument, CaseIterable {
         /// At most cores / 2 workers active, nice 5 (the default).
@@ -205,6 +210,9 @@ struct Gallery: ParsableCommand {
                   url.host?.isEmpty == false else {
                 throw ValidationError("--assets-url must be an http:// or https:// URL with a host (got \(assetsURL))")
             }
+        }
+        if memoryLog != nil && (bench != nil || screen == .layers) {
+            throw ValidationError("--memory-log goes with the app's screens, not with --bench or --screen layers")
         }
         if let trustCertificate {
             guard let text = try? String(contentsOfFile: trustCertificate, encoding: .utf8),
@@ -270,6 +278,7 @@ struct Gallery: ParsableCommand {
         options.chatWindowRow = openChatWindow
         options.reportsTextInput = reportTextInput
         options.reportsPresents = reportPresents
+        options.memoryLog = memoryLog
         do {
             try GalleryApp.make(options: options, assets: assetsFolder).run()
         } catch let error as ChatData.LoadError {

@@ -37,6 +37,8 @@ struct GalleryOptions {
     /// Say each frame presented (its drawable size, drawn whole or a region, layers drawn) and the
     /// window's scale as it changes (`--report-presents`).
     var reportsPresents = false
+    /// Append a memory report by owner to this file at each SIGUSR1 (`--memory-log`).
+    var memoryLog: String?
 }
 
 /// The gallery: four screens in tabs (chats with a navigation stack into threads, a thread, photos,
@@ -435,7 +437,17 @@ final class GalleryApp {
     /// The frame loop (the application's): until the window closes or Ctrl+Q, or for `frames` frames,
     /// then the screenshot if one was asked for.
     func run() throws {
+        var memoryLog: MemoryLog?
+        if let path = options.memoryLog {
+            let datasetBytes = data.estimatedBytes
+            let application = application
+            memoryLog = MemoryLog(file: URL(fileURLWithPath: path)) {
+                MemoryReport.measure(windows: application.windows, appData: ["chatDataset": datasetBytes])
+            }
+            try memoryLog?.start()
+        }
         try application.run()
+        withExtendedLifetime(memoryLog) {}
         if let screenshot = options.screenshot {
             // What the last events started (a row measured, a draw, an insert animation) finishes
             // first, so the picture does not depend on how busy the machine was.

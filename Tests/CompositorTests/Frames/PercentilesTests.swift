@@ -1,5 +1,6 @@
 import XCTest
 import Compositor
+import TestSupport
 
 /// The one percentile definition the overlay and the benchmarks share: nearest rank, defined (and
 /// never NaN) for every input.
@@ -80,7 +81,8 @@ final class PercentilesTests: XCTestCase {
             state ^= state << 13; state ^= state >> 7; state ^= state << 17
             return state
         }
-        for _ in 0..<500 {
+        // Under the sanitizers (several times slower) a fifth of the samples, from the same seed.
+        for _ in 0..<(TestEnvironment.isSanitized ? 100 : 500) {
             let count = Int(next() % 300) + 1
             // Few distinct values, so ties are common.
             let values = (0..<count).map { _ in Double(next() % 12) / 4 }

@@ -37,7 +37,7 @@ final class GalleryMemoryBenchmarkTests: XCTestCase {
         XCTAssertGreaterThan(headless.rssBytes, headless.anonymousBytes)
         XCTAssertGreaterThan(headless.anonymousBytes, 0)
         for key in ["bitmapsOnScreen", "bitmapsDisplayRange", "decodedImages", "bitmapsRetained", "textures", "textLayouts",
-                    "threadStacks", "chatDataset", "heapOther", "sharedFrames", "fontFiles", "libraries", "otherFiles"] {
+                    "threadStacks", "chatDataset", "allocatorFree", "heapOther", "sharedFrames", "fontFiles", "libraries", "otherFiles"] {
             XCTAssertNotNil(headless.owners[key], "\(key) is reported")
         }
         XCTAssertGreaterThan(headless.owners["bitmapsOnScreen"] ?? 0, 1_000_000, "a screenful of rows is drawn")
