@@ -151,8 +151,10 @@ public final class CompositorThread: Sendable {
     public var shownSnapshot: LayerSnapshot? { core.read { $0.shown } }
     /// Waits until the thread has shown the UI thread's latest commit — drawn and presented it, or
     /// found it the same as what is on screen — at most `timeout` seconds; false when that did not
-    /// happen in time (or the window has closed). A snapshot still animating counts as shown once
-    /// its first frame is. `Application.Window.settle` waits for it, so a settled window's screen
+    /// happen in time, the window has closed (a window closing meanwhile is waited for), or the thread
+    /// waits for the UI thread's answer to a change of scale (`awaitsAnswer`: at once). A snapshot
+    /// still animating counts as shown once its first frame is. `Application.Window.settle` waits for
+    /// it, so a settled window's screen
     /// shows its latest state. Not on the compositor thread itself (a command or a frame observer):
     /// it would wait for its own turn.
     /// - Thread: any, but the compositor thread
@@ -162,14 +164,25 @@ public final class CompositorThread: Sendable {
         let target = core.read { $0.snapshotsCommitted }
         let deadline = MonotonicClock.nanoseconds() &+ UInt64(max(0, min(timeout, 3600)) * 1e9)
         // Each answer comes at the start of one of the thread's turns, the turn before it having drawn.
-        while core.read({ $0.commitsShown < target && !$0.finished }) {
+        // A change of scale not yet answered holds the thread's frames until the UI thread's commit:
+        // waiting for them here would wait for this thread's own next frame.
+        while core.read({ $0.commitsShown < target && !$0.finished && $0.consumedInput >= $0.scaleChangeAwaited }) {
             let now = MonotonicClock.nanoseconds()
             guard now < deadline, performAndWait(timeout: Double(deadline &- now) / 1e9, { _, _ in true }) != nil else {
+                // Closing (stopped on the compositor thread, a command or a frame observer): the wait
+                // ends when it has closed, so that `isRunning` says so.
+                if core.read({ $0.stopping }) {
+                    core.waitUntilClosed(timeout: Double(deadline &- min(deadline, MonotonicClock.nanoseconds())) / 1e9)
+                }
                 return core.read { $0.commitsShown >= target }
             }
         }
         return core.read { $0.commitsShown >= target }
     }
+
+    /// True while the thread draws nothing until the UI thread answers input it read (a change of the
+    /// window's scale, answered by a commit that took it in): a frame of the UI thread's is owed.
+    public var awaitsAnswer: Bool { core.read { $0.consumedInput < $0.scaleChangeAwaited } }
 
     /// True until the window has closed (`stop()`, or let go).
     public var isRunning: Bool { !core.read { $0.finished } }
@@ -256,6 +269,9 @@ final class CompositorThreadCore: Sendable {
         var snapshotsCommitted = 0
         /// Commits (counted as `snapshotsCommitted`) the thread has drawn, or found nothing new in.
         var commitsShown = 0
+        /// The input sequence of the last change of scale the thread read: it draws nothing until
+        /// `consumedInput` reaches it.
+        var scaleChangeAwaited = 0
         var lateWakeups = 0
         var shown: LayerSnapshot?
     }
@@ -347,6 +363,13 @@ final class CompositorThreadCore: Sendable {
         loop.wake.wake()
         guard answered.wait(timeout: .now() + max(0, timeout)) == .success else { return nil }
         return answer.withLock { $0 }
+    }
+
+    /// Waits (at most `timeout` seconds) for a window asked to close to have closed; at once on the
+    /// compositor thread itself.
+    func waitUntilClosed(timeout: Double) {
+        guard !loop.isCurrentThread, !state.withLock({ $0.finished }) else { return }
+        if done.wait(timeout: .now() + max(0, timeout)) == .success { done.signal() }
     }
 
     /// Closes the window: the loop lets its renderer and window go at its next turn; the other

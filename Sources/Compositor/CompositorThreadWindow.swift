@@ -196,7 +196,10 @@ final class LoopWindow {
         events.removeAll()
         if backend.window.provisionalTextInput { provisionalTextInputUntil = sequence }
         if windowChanged { publishInfo() }
-        core.write { $0.inbox.append(contentsOf: timed) }
+        core.write { [scaleChangeUnanswered] in
+            $0.inbox.append(contentsOf: timed)
+            if let sequence = scaleChangeUnanswered { $0.scaleChangeAwaited = max($0.scaleChangeAwaited, sequence) }
+        }
         if answeredHere {
             wakeAfterFrame = true
         } else {

@@ -251,25 +251,29 @@ extension Application {
 
         /// Runs frames of this window until its screen shows the final state of its tree (see
         /// `NodeHost.settle`); with a compositor thread, until that thread has shown the last frame
-        /// committed too (`CompositorThread.waitUntilShown`).
+        /// committed too (`CompositorThread.waitUntilShown`), running frames again when that thread
+        /// read a change of scale after the last one (it draws nothing until a frame answers it).
         /// - Throws: `SettleTimeout` naming what was still pending when `timeout` seconds ran out.
         @discardableResult
         public func settle(timeout: Double = 10) throws -> Int {
             let start = MonotonicClock.nanoseconds()
-            let frames = try host.settle(timeout: timeout) {
-                if let application, !application.isHeadless { application.waitForNextFrame() }
-                frame(events: nil)
-            }
-            if let compositorThread {
-                let limit = timeout.isFinite ? max(0, timeout) : 10
-                let left = limit - Double(MonotonicClock.nanoseconds() &- start) / 1e9
-                if !compositorThread.waitUntilShown(timeout: max(0, left)) && compositorThread.isRunning {
-                    var pending = host.pendingWork
-                    pending.framesNotShown = 1
-                    throw SettleTimeout(frames: frames, timeout: limit, pending: pending)
+            let limit = timeout.isFinite ? max(0, timeout) : 10
+            func left() -> Double { max(0, limit - Double(MonotonicClock.nanoseconds() &- start) / 1e9) }
+            var frames = 0
+            while true {
+                frames += try host.settle(timeout: frames == 0 ? timeout : left()) {
+                    if let application, !application.isHeadless { application.waitForNextFrame() }
+                    frame(events: nil)
                 }
+                guard let compositorThread else { return frames }
+                if compositorThread.waitUntilShown(timeout: left()) || !compositorThread.isRunning { return frames }
+                // The thread read a change of scale after the last frame and draws nothing until a
+                // frame answers it: frames again.
+                if compositorThread.awaitsAnswer && left() > 0 { continue }
+                var pending = host.pendingWork
+                pending.framesNotShown = 1
+                throw SettleTimeout(frames: frames, timeout: limit, pending: pending)
             }
-            return frames
         }
 
         /// The window's screen as it is now, composited and read back.
