@@ -154,9 +154,8 @@ public final class CompositorThread: Sendable {
     /// happen in time, the window has closed (a window closing meanwhile is waited for), or the thread
     /// waits for the UI thread's answer to a change of scale (`awaitsAnswer`: at once). A snapshot
     /// still animating counts as shown once its first frame is. `Application.Window.settle` waits for
-    /// it, so a settled window's screen
-    /// shows its latest state. Not on the compositor thread itself (a command or a frame observer):
-    /// it would wait for its own turn.
+    /// it, so a settled window's screen shows its latest state. Not on the compositor thread itself
+    /// (a command or a frame observer): it would wait for its own turn.
     /// - Thread: any, but the compositor thread
     public func waitUntilShown(timeout: Double = 2) -> Bool {
         Contract.require(!CompositorThreadLoop.isCurrentThreadNow,
