@@ -181,6 +181,7 @@ public final class CompositorThread: Sendable {
 
     /// True while the thread draws nothing until the UI thread answers input it read (a change of the
     /// window's scale, answered by a commit that took it in): a frame of the UI thread's is owed.
+    /// - Thread: any
     public var awaitsAnswer: Bool { core.read { $0.consumedInput < $0.scaleChangeAwaited } }
 
     /// True until the window has closed (`stop()`, or let go).

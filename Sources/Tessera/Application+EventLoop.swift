@@ -60,6 +60,7 @@ extension Application {
                     if window.workWasPending { timeout = min(timeout, clock.frameInterval) }
                 }
                 if let end { timeout = min(timeout, max(0, end - now)) }
+                if timeout > 0 { trimAllocatorIfDue(at: now) }
                 // Events one window read for another wait for it: no sleep before they are taken.
                 if open.contains(where: { $0.compositor.window?.hasPendingEvents == true }) { timeout = 0 }
                 // One wait for every window: the platform's queue (or the compositor thread's wake) is one.
@@ -93,6 +94,17 @@ extension Application {
                 }
             }
         }
+    }
+
+    /// Come to rest after frames: the C allocator's free pages go back to the system (`AllocatorTrim`,
+    /// on a utility queue), at most once per `AllocatorTrim.interval`. At rest with no frame since the
+    /// last trim, nothing is asked.
+    private func trimAllocatorIfDue(at now: Double) {
+        guard frameCount != framesAtLastTrim else { return }
+        if let last = lastAllocatorTrim, now - last < AllocatorTrim.interval { return }
+        framesAtLastTrim = frameCount
+        lastAllocatorTrim = now
+        AllocatorTrim.start()
     }
 
     /// True when `window`'s focused node's timer (a caret's blink) is due at the loop's time.

@@ -202,6 +202,9 @@ public final class Application {
     let clock: RealFrameClock
     /// The clock's time at the event loop's last frame (headless: how far to move the host's time).
     var lastLoopFrame: Double?
+    /// `frameCount` and the clock's time when the event loop last asked for an `AllocatorTrim`.
+    var framesAtLastTrim = 0
+    var lastAllocatorTrim: Double?
     /// Publishes the host's accessibility tree to screen readers; nil when accessibility is off.
     private let accessibility: AtspiPublisher?
     /// Follows the desktop's appearance; nil when the app does not (`followsSystemAppearance`).
