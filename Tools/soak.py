@@ -9,8 +9,8 @@ software renderer, and drives it as a user would, through XTest (the X server's 
 wheel notches, drags, clicks, keys (arrows, pages, Tab, Escape, Home/End, the screen keys 1-5),
 typing, and now and then a resize of the window (xdotool). The input is random from --seed, so a run
 replays. It reads the gallery's resident memory (VmRSS in /proc/PID/status) once the first screen is
-up, after a warm-up of the same input (--warmup-minutes, 3: the caches fill to their budgets), at the
-middle of the soak proper and at its end, each time with the gallery's own split by owner (its
+up, after a warm-up of the same input (--warmup-minutes, 3: the caches fill to their budgets), after
+the soak proper's first minute, at its middle and at its end, each time with the gallery's own split by owner (its
 `--memory-log`, written when it receives SIGUSR1: images, bitmaps, textures, caches, the allocator's
 free space, libraries), counts the frames the window showed (X DAMAGE events), the lines
 the gallery logged at error level or worse, and, once the input has stopped and the screen settled,
@@ -293,10 +293,14 @@ def main():
         duration = arguments.minutes * 60
         start = time.monotonic()
         middle_taken = False
+        first_minute_taken = False
         while True:
             elapsed = time.monotonic() - start
             if elapsed >= duration or gallery.poll() is not None:
                 break
+            if not first_minute_taken and elapsed >= min(60, duration / 2):
+                measure("FirstMinute")
+                first_minute_taken = True
             if not middle_taken and elapsed >= duration / 2:
                 measure("Middle")
                 middle_taken = True
@@ -304,13 +308,17 @@ def main():
             soak.frames += soak.count_damage(1 / arguments.rate)
         report["running"] = gallery.poll() is None
         if report["running"]:
+            if not first_minute_taken:
+                measure("FirstMinute")
             if not middle_taken:
                 measure("Middle")
-            # At rest: no field focused (Escape), the chat list, animations over.
+            # At rest: menus and dialogs closed (Escape), the chat list (or, where a field has the
+            # focus, a "1" typed into it), animations over, and a focused field's caret done
+            # blinking (EditableTextNode.caretBlinkTimeout, 10 s after the last key).
             for name in ["Escape", "Escape", "Escape", "1"]:
                 soak.key(name)
             soak.display.sync()
-            soak.frames += soak.count_damage(3)
+            soak.frames += soak.count_damage(11)
             measure("End")
             cpu_before = cpu_seconds(gallery.pid)
             report["framesAtRest"] = soak.count_damage(arguments.rest_seconds)
@@ -338,6 +346,8 @@ def main():
     else:
         middle, end = report["rssMiddleBytes"], report["rssEndBytes"]
         report["rssGrowthAfterMiddle"] = (end - middle) / middle if middle else 0
+        first = report["rssFirstMinuteBytes"]
+        report["rssGrowthAfterFirstMinute"] = (end - first) / first if first else 0
         if report["rssGrowthAfterMiddle"] > arguments.rss_growth:
             failures.append(f"RSS grew {report['rssGrowthAfterMiddle'] * 100:.1f}% after the middle")
         if report["framesAtRest"] > 0:
@@ -353,8 +363,10 @@ def main():
     if report.get("running"):
         print(f"  RSS  first screen {report['rssFirstScreenBytes'] / mb:.1f} MB; after the warm-up "
               f"{report['rssStartBytes'] / mb:.1f} MB  middle {report['rssMiddleBytes'] / mb:.1f} MB  "
-              f"end {report['rssEndBytes'] / mb:.1f} MB ({report['rssGrowthAfterMiddle'] * 100:+.1f}% after the middle)")
-        moments = [m for m in ["FirstScreen", "Start", "Middle", "End"] if m in report["owners"]]
+              f"end {report['rssEndBytes'] / mb:.1f} MB ({report['rssGrowthAfterMiddle'] * 100:+.1f}% after the middle, "
+              f"{report['rssGrowthAfterFirstMinute'] * 100:+.1f}% after the soak's first minute "
+              f"({report['rssFirstMinuteBytes'] / mb:.1f} MB))")
+        moments = [m for m in ["FirstScreen", "Start", "FirstMinute", "Middle", "End"] if m in report["owners"]]
         if moments:
             keys = sorted({k for m in moments for k in report["owners"][m]},
                           key=lambda k: -max(report["owners"][m].get(k, 0) for m in moments))

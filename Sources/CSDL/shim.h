@@ -266,6 +266,13 @@ static inline size_t tessera_malloc_free_bytes(void) {
     return info.fordblks;
 }
 
+/// Bytes the allocator has handed out and not had back: in its arenas (uordblks) and mapped on their
+/// own (hblkhd). Such memory was written by whoever asked for it, so it is resident.
+static inline size_t tessera_malloc_in_use_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}
+
 /// Gives every arena's free pages back to the system (malloc_trim); 1 when some memory was released.
 static inline int tessera_malloc_trim(void) {
     return malloc_trim(0);

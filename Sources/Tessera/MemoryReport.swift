@@ -151,10 +151,14 @@ extension MemoryReport {
             owners.append(Owner(key: key, name: "app: \(key)", bytes: max(0, bytes), kind: .anonymous, detail: "as the app counts it"))
         }
         let counted = owners.reduce(0) { ProcessMemory.sum($0, $1.bytes) }
-        // Free chunks the allocator keeps count only as far as they fit in what is left: some of
-        // them may no longer be resident (given back page by page).
+        // What is left: the heap the allocator has handed out besides the owners above (which live
+        // in it: bitmaps, textures, layouts, the app's data), then its free chunks as far as they
+        // fit (pages given back by a trim are not resident, yet still counted free), then the rest.
         let unaccounted = max(0, report.anonymousBytes - counted)
-        let allocatorFree = min(unaccounted, Int(clamping: tessera_malloc_free_bytes()))
+        let inHeap = ([onScreen, displayRange, images, max(0, live - onScreen - displayRange - images), textures, layouts]
+                      + appData.values.map { max(0, $0) }).reduce(0, ProcessMemory.sum)
+        let heapInUse = min(unaccounted, max(0, Int(clamping: tessera_malloc_in_use_bytes()) - inHeap))
+        let allocatorFree = min(unaccounted - heapInUse, Int(clamping: tessera_malloc_free_bytes()))
         owners.append(Owner(key: "allocatorFree", name: "allocator's free space", bytes: allocatorFree, kind: .anonymous,
                             detail: "freed memory the C allocator keeps for reuse (resident at most this)"))
         owners.append(Owner(key: "heapOther", name: "heap and other anonymous", bytes: unaccounted - allocatorFree,

@@ -49,6 +49,8 @@ final class AllocatorTrimTests: XCTestCase {
         defer { for block in kept { block.deallocate() } }
         XCTAssertGreaterThanOrEqual(AllocatorTrim.freeBytes, 32 << 20, "the holes are free chunks the allocator keeps")
         let before = residentBytes()
+        let reportBefore = MemoryReport.measure(windows: app.windows).bytesByOwner["allocatorFree"] ?? 0
+        XCTAssertGreaterThanOrEqual(reportBefore, 24 << 20, "the report finds the free chunks resident")
 
         // Frames ran since the app's start: coming to rest, the loop asks for a trim.
         app.runEventLoop(forSeconds: 0.3)
@@ -57,6 +59,9 @@ final class AllocatorTrimTests: XCTestCase {
         let after = residentBytes()
         XCTAssertGreaterThanOrEqual(before - after, 24 << 20,
                                     "the holes' pages went back: resident \(before >> 20) MB before, \(after >> 20) MB after")
+        let reportAfter = MemoryReport.measure(windows: app.windows).bytesByOwner["allocatorFree"] ?? 0
+        XCTAssertLessThanOrEqual(reportAfter, reportBefore - (16 << 20),
+                                 "the report's free space shrinks with the pages given back (\(reportBefore >> 20) → \(reportAfter >> 20) MB)")
 
         // At rest again with no frame since: nothing is asked.
         app.runEventLoop(forSeconds: 0.3)

@@ -99,4 +99,34 @@ final class IdleLoopTests: XCTestCase {
         app.host.focus(nil)
         XCTAssertNil(app.host.nextTimerTime(after: app.host.time))
     }
+
+    /// The caret blinks for `caretBlinkTimeout` after it last moved, then stays on and asks for no
+    /// frame: an app left with a field focused is at rest. Typing starts the blink again.
+    func testTheCaretStopsBlinkingAfterTheTimeoutAndTheFocusedFieldRests() async throws {
+        let (app, screen) = try makeApp()
+        defer { app.host.setRootController(nil) }
+        let timeout = try XCTUnwrap(EditableTextNode.caretBlinkTimeout)
+        // Well into the host's time line: the blink counts from the focus, not from the start.
+        for _ in 0..<Int(timeout * 60) + 120 { app.frame() }
+        app.host.focus(screen.field)
+        try app.settle()
+        let focused = app.host.time
+        XCTAssertNotNil(app.host.nextTimerTime(after: focused), "blinking once focused")
+        // Frames through the blink, each at the time the field asks for: on and off, then on for good.
+        var changes = 0, time = focused, last = true
+        while let next = app.host.nextTimerTime(after: time) {
+            XCTAssertLessThanOrEqual(next, focused + timeout + 1e-6, "no timer past the timeout")
+            time = next
+            app.host.runFrame(time: time, events: [])
+            if screen.field.isCaretShown != last { changes += 1; last = screen.field.isCaretShown }
+            if changes > 100 { break }
+        }
+        XCTAssertGreaterThanOrEqual(changes, Int(timeout) * 2 - 2, "it blinked, on and off each second")
+        XCTAssertTrue(screen.field.isCaretShown, "the caret stays on after the blink")
+        XCTAssertNil(app.host.nextTimerTime(after: time + 100), "no frame asked for at rest with the field focused")
+        // Typing moves the caret: the blink starts again.
+        app.host.runFrame(time: time + 1, events: [.textInput("a")])
+        XCTAssertNotNil(app.host.nextTimerTime(after: app.host.time), "a keystroke starts the blink again")
+        app.host.focus(nil)
+    }
 }

@@ -319,6 +319,8 @@ public final class EditableTextNode: Node, @unchecked Sendable {
     public override var canBecomeFocused: Bool { !refusesFocus }
 
     public override func didBecomeFocused() {
+        // The blink starts now: the host's time, not the last frame this field saw while focused.
+        if let host = nodeHost { frameTime = host.time }
         caretEpoch = frameTime
         updateCaretAndSelection()
         focusChanged?(true)
@@ -339,21 +341,37 @@ public final class EditableTextNode: Node, @unchecked Sendable {
         return Rect(x: caret.minX, y: caret.minY, width: max(1, caret.width), height: caret.height)
     }
 
-    /// The caret's next change of visibility (it blinks only while it is a caret, not a selection).
+    /// Seconds the caret blinks after it last moved (typing, a click, an arrow key, the focus
+    /// coming); then it stays on, solid, and the field needs no frame until the next change — an app
+    /// left with a field focused runs nothing at rest. 10 s, as the desktop's usual setting
+    /// (`gtk-cursor-blink-timeout`); nil blinks for as long as the field has the focus.
+    /// - Thread: main
+    @MainActor public static var caretBlinkTimeout: Double? = 10
+
+    /// The caret's next change of visibility (it blinks only while it is a caret, not a selection,
+    /// and only for `caretBlinkTimeout` after it last moved).
     public override func nextFocusFrameTime(after time: Double) -> Double? {
         guard selection.isEmpty else { return nil }
         let elapsed = max(0, time - caretEpoch)
-        return caretEpoch + 0.5 * ((elapsed / 0.5).rounded(.down) + 1)
+        let next = caretEpoch + 0.5 * ((elapsed / 0.5).rounded(.down) + 1)
+        if let timeout = Self.caretBlinkTimeout, timeout.isFinite, next >= caretEpoch + max(0, timeout) {
+            // The blink's end: one frame then, to show the caret for good (if it was off), and none after.
+            let end = caretEpoch + max(0, timeout)
+            return time < end ? end : nil
+        }
+        return next
     }
 
-    /// Blinks the caret: solid for half a second after it moves, then on and off every half second.
+    /// Blinks the caret: solid for half a second after it moves, then on and off every half second,
+    /// for `caretBlinkTimeout`; then solid.
     public override func focusFrame(at time: Double) {
         frameTime = time
         guard selection.isEmpty else { return }
         let phase = (time - caretEpoch).truncatingRemainder(dividingBy: 1.0)
         // The input method's selection in its composition shows instead of the caret.
         let imeSelects = markedSelection > 0 && !(marked?.text.isEmpty ?? true)
-        let hidden = !caretIsPlaced || imeSelects || (time - caretEpoch > 0.5 && phase >= 0.5)
+        let blinking = Self.caretBlinkTimeout.map { !$0.isFinite || time - caretEpoch < max(0, $0) } ?? true
+        let hidden = !caretIsPlaced || imeSelects || (blinking && time - caretEpoch > 0.5 && phase >= 0.5)
         if caretNode.isHidden != hidden { caretNode.isHidden = hidden }
     }
 
