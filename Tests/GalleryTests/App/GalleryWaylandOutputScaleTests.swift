@@ -164,8 +164,10 @@ final class GalleryWaylandOutputScaleTests: XCTestCase {
                                                              + (compositorThread ? [] : ["--no-compositor-thread"]),
                                          environment: sway.environment)
         // The reads below wait for lines: a gallery that never says them is ended, which ends the wait.
+        // (Under ThreadSanitizer the two moves, each captured until it matches, have kept the gallery
+        // running over 40 s: the limit only bounds a hang.)
         let watchdog = DispatchWorkItem { [process = gallery.process] in if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 40, execute: watchdog)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
         defer {
             watchdog.cancel()
             if gallery.process.isRunning { gallery.process.terminate(); _ = gallery.finish() }
