@@ -118,7 +118,7 @@ stress: test-deps
 # exit code alone is not trusted to survive the test runner: its report text fails the step too.
 tsan: test-deps
 	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-	@set -o pipefail; SDL_VIDEODRIVER=dummy TSAN_OPTIONS="halt_on_error=0 exitcode=66" timeout 20m \
+	@set -o pipefail; SDL_VIDEODRIVER=dummy TSAN_OPTIONS="halt_on_error=0 exitcode=66" timeout 30m \
 	  swift test --skip-build --sanitize=thread --scratch-path .build-tsan 2>&1 | tee .build-tsan/tsan.log
 	@if grep -q "WARNING: ThreadSanitizer" .build-tsan/tsan.log; then \
 	  echo "ThreadSanitizer reported races (see .build-tsan/tsan.log)"; exit 1; \
