@@ -13,14 +13,17 @@ import XCTest
 /// settle.
 @MainActor
 final class SettleShownAuditTests: XCTestCase {
-    private func makeApp(root: Node, followsScale: Bool = false) throws -> Application {
+    /// A headless app on a compositor thread showing one coloured node, settled.
+    private func makeApp(followsScale: Bool = false) throws -> (root: Node, app: Application) {
+        let root = Node()
+        root.backgroundColor = Color(rgb: 0x3366CC)
         var configuration = Application.Configuration.headless(size: Size(width: 160, height: 120))
         if followsScale { configuration.scale = nil }
         configuration.compositorThread = true
         configuration.accessibility = false
         let app = try Application(configuration: configuration, rootNode: root)
         try app.settle()
-        return app
+        return (root, app)
     }
 
     /// Holds the compositor thread in a command (which runs after its turn's look for work) until
@@ -37,9 +40,7 @@ final class SettleShownAuditTests: XCTestCase {
     /// A commit made after the thread's look for work is not counted by the draw of that turn: the
     /// wait says false until a turn that took it in has drawn it.
     func testACommitAfterTheThreadsLookIsNotShownUntilDrawn() async throws {
-        let root = Node()
-        root.backgroundColor = Color(rgb: 0x3366CC)
-        let app = try makeApp(root: root)
+        let (root, app) = try makeApp()
         defer { app.close() }
         let thread = try XCTUnwrap(app.compositorThread)
         XCTAssertTrue(thread.waitUntilShown(timeout: 5))
@@ -75,9 +76,7 @@ final class SettleShownAuditTests: XCTestCase {
     /// read after settle's last frame: the thread draws nothing until the UI thread answers, which
     /// another frame does. Settle runs it rather than waiting out its time and throwing.
     func testSettleAnswersAScaleChangeReadAfterItsLastFrame() async throws {
-        let root = Node()
-        root.backgroundColor = Color(rgb: 0x3366CC)
-        let app = try makeApp(root: root, followsScale: true)
+        let (root, app) = try makeApp(followsScale: true)
         defer {
             app.mainWindow.onFrame = nil
             app.close()
@@ -114,9 +113,7 @@ final class SettleShownAuditTests: XCTestCase {
     /// The window is closed on the compositor thread (a command, a frame observer) while settle waits
     /// for its last commit: settle ends without a `SettleTimeout`, at once rather than after its time.
     func testSettleDoesNotThrowForAWindowClosedOnTheCompositorThread() async throws {
-        let root = Node()
-        root.backgroundColor = Color(rgb: 0x3366CC)
-        let app = try makeApp(root: root)
+        let (root, app) = try makeApp()
         defer {
             app.mainWindow.onFrame = nil
             app.close()
@@ -157,9 +154,7 @@ final class SettleShownAuditTests: XCTestCase {
 
     /// A minimized window's commits are taken as seen without a draw: settle returns.
     func testSettleReturnsForAMinimizedWindow() async throws {
-        let root = Node()
-        root.backgroundColor = Color(rgb: 0x3366CC)
-        let app = try makeApp(root: root)
+        let (root, app) = try makeApp()
         defer { app.close() }
         let thread = try XCTUnwrap(app.compositorThread)
         CompositorThreadSupport.send([.windowVisibilityChanged(false)], to: thread)
@@ -175,9 +170,7 @@ final class SettleShownAuditTests: XCTestCase {
 
     /// A window closed by the app settles (nothing to wait for).
     func testSettleReturnsForAClosedWindow() async throws {
-        let root = Node()
-        root.backgroundColor = Color(rgb: 0x3366CC)
-        let app = try makeApp(root: root)
+        let (root, app) = try makeApp()
         defer { app.close() }
         let thread = try XCTUnwrap(app.compositorThread)
         let window = app.mainWindow
@@ -192,9 +185,7 @@ final class SettleShownAuditTests: XCTestCase {
     /// Two windows on the one compositor thread, the thread held while both change: settle returns
     /// once each window's thread front has shown its own last commit.
     func testSettleWaitsForEachWindowOnTheOneThread() async throws {
-        let root = Node()
-        root.backgroundColor = Color(rgb: 0x3366CC)
-        let app = try makeApp(root: root)
+        let (root, app) = try makeApp()
         defer { app.close() }
         let otherRoot = Node()
         otherRoot.backgroundColor = Color(rgb: 0x22AA44)
