@@ -266,11 +266,13 @@ static inline size_t tessera_malloc_free_bytes(void) {
     return info.fordblks;
 }
 
-/// Bytes the allocator has handed out and not had back: in its arenas (uordblks) and mapped on their
-/// own (hblkhd). Such memory was written by whoever asked for it, so it is resident.
-static inline size_t tessera_malloc_in_use_bytes(void) {
+/// Both figures from one walk of the arenas: the bytes the allocator has handed out and not had back
+/// (in its arenas, uordblks, and mapped on their own, hblkhd: written by whoever asked for them, so
+/// resident) and its free chunks' bytes (fordblks).
+static inline void tessera_malloc_statistics(size_t *in_use, size_t *free_bytes) {
     struct mallinfo2 info = mallinfo2();
-    return info.uordblks + info.hblkhd;
+    *in_use = info.uordblks + info.hblkhd;
+    *free_bytes = info.fordblks;
 }
 
 /// Gives every arena's free pages back to the system (malloc_trim); 1 when some memory was released.

@@ -157,8 +157,10 @@ extension MemoryReport {
         let unaccounted = max(0, report.anonymousBytes - counted)
         let inHeap = ([onScreen, displayRange, images, max(0, live - onScreen - displayRange - images), textures, layouts]
                       + appData.values.map { max(0, $0) }).reduce(0, ProcessMemory.sum)
-        let heapInUse = min(unaccounted, max(0, Int(clamping: tessera_malloc_in_use_bytes()) - inHeap))
-        let allocatorFree = min(unaccounted - heapInUse, Int(clamping: tessera_malloc_free_bytes()))
+        var handedOut = 0, free = 0
+        tessera_malloc_statistics(&handedOut, &free)
+        let heapInUse = min(unaccounted, max(0, Int(clamping: handedOut) - inHeap))
+        let allocatorFree = min(unaccounted - heapInUse, Int(clamping: free))
         owners.append(Owner(key: "allocatorFree", name: "allocator's free space", bytes: allocatorFree, kind: .anonymous,
                             detail: "freed memory the C allocator keeps for reuse (resident at most this)"))
         owners.append(Owner(key: "heapOther", name: "heap and other anonymous", bytes: unaccounted - allocatorFree,
