@@ -21,7 +21,7 @@ final class LoopWindow {
     private var nextFrame = 0.0
     /// Input handed over whose UI-thread wake waits for the frame that answers it.
     var wakeAfterFrame = false
-    /// The last input handed over while a press or a Tab had turned text input on for a field
+    /// The last input handed over while a press or a key had turned text input on for a field
     /// that may take focus: once the UI thread answered it without starting text input, it goes off.
     private var provisionalTextInputUntil = 0
     /// The input sequence of the last change of the window's scale handed over, until the UI thread

@@ -22,6 +22,37 @@ private final class FormNode: Node, @unchecked Sendable {
     }
 }
 
+/// A button, and in its place a field that is hidden until `swap()` shows it (and hides the button);
+/// Ctrl+F focuses the field, as a toolkit's Find shortcut does.
+private final class SwapNode: Node, @unchecked Sendable {
+    let button = ButtonNode(title: "Send")
+    let field = EditableTextNode(attributes: TextAttributes(font: .system(size: 15)), placeholder: "Message")
+
+    override init() {
+        super.init()
+        backgroundColor = Color(rgb: 0x202020)
+        field.isHidden = true
+        addSubnode(button)
+        addSubnode(field)
+    }
+
+    func swap() {
+        button.isHidden = true
+        field.isHidden = false
+    }
+
+    override func layoutSpecThatFits(_ constrainedSize: SizeRange) -> (any LayoutSpec)? {
+        VStack(alignItems: .stretch) { button.overlay(field) }.inset(EdgeInsets(all: 10))
+    }
+
+    override func keyDown(_ key: Key, modifiers: KeyModifiers) -> Bool {
+        guard key == .character("f"), modifiers == [.control] else { return super.keyDown(key, modifiers: modifiers) }
+        field.isHidden = false
+        nodeHost?.focus(field)
+        return true
+    }
+}
+
 /// Keys typed right after the click (or the Tab) that focuses a text field. The window system's
 /// events are read in batches: the keys can be translated in the same read as the click, before any
 /// thread has answered it, and SDL gives a key its text only while text input is on. The window turns
@@ -106,6 +137,53 @@ final class FocusTypingTests: XCTestCase {
         }
         XCTAssertTrue(app.host.focusedNode === form.field)
         XCTAssertEqual(form.field.text, "ok")
+    }
+
+    /// The screen can be behind the UI thread's model: the click lands where the screen still shows
+    /// a button, and the UI thread, which has put a field there, focuses the field. The keys read with
+    /// the click keep their text.
+    func testKeysReadWithAClickOnAFieldTheScreenDoesNotShowYetReachIt() async throws {
+        for threaded in [true, false] {
+            let swap = SwapNode()
+            var configuration = Application.Configuration.headless(size: Size(width: 220, height: 120))
+            configuration.compositorThread = threaded
+            configuration.accessibility = false
+            let app = try Application(configuration: configuration, rootNode: swap)
+            defer { app.host.setRootController(nil); app.close() }
+            try app.settle()
+            let point = center(of: swap.button)
+            swap.swap()
+            swap.layoutIfNeeded()
+            try deliver(app) { window in
+                window.pushEvent(.input(.pointerDown(point, button: 1)))
+                window.pushEvent(.input(.pointerUp(point, button: 1)))
+                for character in "hi" { window.pushKeystroke(character) }
+            }
+            XCTAssertTrue(app.host.focusedNode === swap.field, "threaded \(threaded)")
+            XCTAssertEqual(swap.field.text, "hi", "threaded \(threaded): the keys typed after the click reached the field")
+        }
+    }
+
+    /// A shortcut that focuses a field (Find's Ctrl+F): the keys read with it keep their text.
+    func testKeysReadWithAShortcutThatFocusesAFieldReachIt() async throws {
+        for threaded in [true, false] {
+            let swap = SwapNode()
+            var configuration = Application.Configuration.headless(size: Size(width: 220, height: 120))
+            configuration.compositorThread = threaded
+            configuration.accessibility = false
+            let app = try Application(configuration: configuration, rootNode: swap)
+            defer { app.host.setRootController(nil); app.close() }
+            try app.settle()
+            app.host.focus(swap.button)
+            try app.settle()
+            try deliver(app) { window in
+                window.pushEvent(.input(.keyDown(.character("f"), modifiers: [.control])))
+                window.pushEvent(.input(.keyUp(.character("f"), modifiers: [.control])))
+                for character in "ok" { window.pushKeystroke(character) }
+            }
+            XCTAssertTrue(app.host.focusedNode === swap.field, "threaded \(threaded)")
+            XCTAssertEqual(swap.field.text, "ok", "threaded \(threaded): the keys typed after Ctrl+F reached the field")
+        }
     }
 
     func testTextInputGoesOffWhenTheUIThreadFocusedNoField() async throws {

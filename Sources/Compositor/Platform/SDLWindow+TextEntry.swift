@@ -1,55 +1,45 @@
 internal import CSDL
 
-// Text typed right after the press (or the Tab) that focuses a text field. The window system's events
+// Text typed right after the press (or the key) that focuses a text field. The window system's events
 // are read in batches, and SDL gives a key its text only if text input is on when it reads the key:
 // keys read in the same batch as the press that focuses a field, or before the UI thread has answered
-// it, would arrive with no text. So while SDL reads a press on a layer that takes text (or a Tab in a
-// window that shows one), the window turns text input on at once; the UI thread then confirms it (its
-// field took focus) or the window turns it off again once the UI thread has answered the events read
-// since, without starting it.
+// it, would arrive with no text. Which press or key focuses a field is the UI thread's to say, from
+// its model, which the screen may not show yet (a click where a field is about to appear, a shortcut
+// such as Find's Ctrl+F, a key that switches to a screen whose field had focus). So while SDL reads a
+// left press or a key down in a window whose field does not take text already, the window turns SDL's
+// text events on at once (not the input method); the UI thread then confirms it (a field took focus)
+// or the window turns them off again once the UI thread has answered the events read since.
 
 extension SDLWindow {
-    /// Notes the layers drawn in the window (at `time`): the ones a press is tested against while SDL
-    /// reads it.
+    /// Notes that the window has drawn `root`: from its first frame on, its presses and keys are seen
+    /// as SDL reads them.
     func showed(_ root: LayerSnapshot?, at time: Double?) {
-        textTargets = root
-        textTargetsTime = time
         if root != nil { SDLTextEntry.register(self) }
     }
 
     /// Called while SDL reads `event` (a press or a key down), before any later event of the same
-    /// read is translated: turns text input on (or keeps it on whatever another window does) when the
-    /// event may focus a text field of this window, whose field does not take text already.
+    /// read is translated: turns text events on (or keeps them on whatever another window does) when
+    /// the event may focus a text field of this window, whose field does not take text already.
     fileprivate func textInputMayStart(for event: SDL_Event) {
         // Under a modal window no press or key reaches a field here.
-        guard let root = textTargets, inputBlockedBy == nil else { return }
+        guard inputBlockedBy == nil else { return }
         switch SDL_EventType(event.type) {
         case SDL_MOUSEBUTTONDOWN:
             guard event.button.button == UInt8(SDL_BUTTON_LEFT) else { return }
-            let point = Point(x: Double(event.button.x) / windowUnitsPerPoint, y: Double(event.button.y) / windowUnitsPerPoint)
-            guard let path = CompositorScrolls.hitPath(to: point, in: root, at: textTargetsTime),
-                  path.contains(where: { $0.inputRole.takesText }) else { return }
         case SDL_KEYDOWN:
-            guard event.key.keysym.sym == SDL_Keycode(SDLK_TAB.rawValue), Self.showsTextTarget(root) else { return }
+            break
         default:
             return
         }
         if SDLTextInput.beginProvisional(windowID.rawValue) { provisionalTextInputRead = false }
     }
 
-    /// Turns off the text input a press or a Tab turned on when no field took it (the owner calls this
-    /// once the UI thread has answered every event read since); not before the read that saw the
+    /// Turns off the text input a press or a key turned on when no field took it (the owner calls
+    /// this once the UI thread has answered every event read since); not before the read that saw the
     /// press has ended.
     func endProvisionalTextInput() {
         guard provisionalTextInputRead, provisionalTextInput else { return }
         SDLTextInput.endProvisional(windowID.rawValue)
-    }
-
-    /// True when a layer that can be hit, in `layer`, takes text.
-    private static func showsTextTarget(_ layer: LayerSnapshot) -> Bool {
-        if layer.inputRole.frame != nil ? !layer.inputRole.isHittable : layer.isHidden { return false }
-        if layer.inputRole.takesText { return true }
-        return layer.sublayers.contains { showsTextTarget($0) }
     }
 }
 

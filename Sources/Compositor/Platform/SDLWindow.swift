@@ -116,12 +116,8 @@ public final class SDLWindow: PlatformWindow {
     /// was made anew for the window's drawable, its textures gone with the old one (the software
     /// renderer's pixel surface on Wayland, outgrown). Set by the renderer.
     var drawableChangeHandler: (() -> Bool)?
-    /// The layers last drawn in the window and the time they were drawn at: what a press that may
-    /// focus a text field is tested against while SDL reads it (see `SDLWindow+TextEntry`).
-    var textTargets: LayerSnapshot?
-    var textTargetsTime: Double?
     var registeredForTextEntry = false
-    /// True while text input is on because a press or a Tab may have focused a text field, and no
+    /// True while text input is on because a press or a key may have focused a text field, and no
     /// field has said it takes text yet.
     var provisionalTextInput: Bool { SDLTextInput.isProvisional(windowID.rawValue) }
     /// True once the read of events that turned it on has ended (its events went to the owner).
@@ -443,7 +439,7 @@ enum SDLEventRouting {
 }
 
 /// SDL 2's text input is one switch for the process (and stopping it drops the text events queued):
-/// it is on while any window's text field takes text, or a press or a Tab in a window may have just
+/// it is on while any window's text field takes text, or a press or a key in a window may have just
 /// focused one (a provisional start, see `SDLWindow+TextEntry`). A field's start starts it whole
 /// (`SDL_StartTextInput`: the input method too); a provisional start only lets keys keep their text
 /// (SDL's text events on), from inside SDL's read of events.
@@ -452,7 +448,7 @@ enum SDLTextInput {
     private struct State {
         /// The windows whose text field takes text now.
         var fields = Set<UInt32>()
-        /// The windows where a press or a Tab may have focused a field, not yet answered.
+        /// The windows where a press or a key may have focused a field, not yet answered.
         var provisional = Set<UInt32>()
         /// `SDL_StartTextInput` ran since text input was last off.
         var started = false
@@ -506,7 +502,7 @@ enum SDLTextInput {
         run(change { $0.fields.remove(window); $0.provisional.remove(window) })
     }
 
-    /// A press or a Tab in `window` may focus a field: recorded unless the window's field takes text
+    /// A press or a key in `window` may focus a field: recorded unless the window's field takes text
     /// already, and SDL's text events turned on if they were off. Called while SDL reads the event.
     /// Returns true when recorded.
     static func beginProvisional(_ window: UInt32) -> Bool {

@@ -111,8 +111,9 @@ public struct LayerInputRole: Sendable, Hashable {
     /// False when the node is hidden or fully transparent: the UI thread's hit test skips it and
     /// everything in it.
     public var isHittable: Bool
-    /// The node takes text when focused (a text field): a press on it, or a Tab while one is shown,
-    /// turns the window's text input on at once, so keys read with it keep their text.
+    /// The node takes text when focused (an interactive, focusable text field): what the screen
+    /// shows of the fields, for tools and tests (a press or a key turns the window's text events on
+    /// whatever it hits, see `SDLWindow+TextEntry`).
     public var takesText: Bool
 
     public init(takesPointer: Bool = false, hitInsetTop: Double = 0, hitInsetLeft: Double = 0,

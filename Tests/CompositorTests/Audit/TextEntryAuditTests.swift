@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 @testable import Compositor
 
-/// An audit of the text input a press (or a Tab) turns on while SDL reads it (`SDLWindow+TextEntry`),
+/// An audit of the text input a press (or a key) turns on while SDL reads it (`SDLWindow+TextEntry`),
 /// at the window's level: a window drawn inline, its events pushed as SDL's drivers read them.
 /// Tests marked FOUND failed when first written (each names the defect they found, now fixed).
 @MainActor
@@ -72,9 +72,17 @@ final class TextEntryWindowAuditTests: XCTestCase {
         XCTAssertEqual(a.window.pollEvents(), [])
         XCTAssertFalse(a.window.isTextInputActive)
         XCTAssertFalse(a.window.provisionalTextInput)
-        // A press on the button never turns it on.
+        // A press on the button turns it on too (the UI thread, whose model the screen may not show
+        // yet, says whether a field is there), and the next read ends it alike.
         press(a.window, at: Drawn.button)
+        XCTAssertTrue(a.window.isTextInputActive)
+        _ = a.window.pollEvents()
+        XCTAssertEqual(a.window.pollEvents(), [])
         XCTAssertFalse(a.window.isTextInputActive)
+        // A press with another button turns nothing on.
+        a.window.pushEvent(.input(.pointerDown(Drawn.field, button: 3)))
+        XCTAssertFalse(a.window.isTextInputActive)
+        _ = a.window.pollEvents()
     }
 
     /// The watch acts only on the window's own thread: an event pushed from another thread (a worker's
@@ -105,11 +113,13 @@ final class TextEntryWindowAuditTests: XCTestCase {
             XCTAssertTrue(a.window.registeredForTextEntry)
         }
         XCTAssertNil(closed, "the window and its renderer went")
-        // Its id reaches nothing now: a press for it does nothing.
+        // Its id reaches nothing now: a press in another window turns on that window's text input alone.
         let b = try drawn("b")
         press(b.window, at: Drawn.button)
-        XCTAssertFalse(b.window.isTextInputActive)
+        XCTAssertTrue(b.window.provisionalTextInput)
         _ = b.window.pollEvents()
+        _ = b.window.pollEvents()
+        XCTAssertFalse(b.window.isTextInputActive)
     }
 
     // MARK: Defects

@@ -41,28 +41,59 @@ final class GalleryProcess {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
-    /// Reads until the output holds `text` (true) or the child closes its output (false).
-    func read(until text: String) -> Bool {
+    /// How long a read waits for a line that does not come before it gives up: a failing check, not
+    /// a test runner stuck until its watchdog (a slow run under a sanitizer still fits well inside).
+    static let lineTimeout = 120.0
+    /// How long `finish` waits for the child to end (a benchmark run whole under a sanitizer included).
+    static let exitTimeout = 480.0
+
+    /// Reads what the child writes next, waiting until `deadline` (monotonic seconds): false when
+    /// the child closed its output or nothing came in time.
+    private func readMore(until deadline: Double) -> Bool {
+        let descriptor = pipe.fileHandleForReading.fileDescriptor
+        while true {
+            let left = deadline - Self.now()
+            guard left > 0 else { return false }
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&entry, 1, Int32(min(left * 1000, 60_000).rounded(.up)))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let count = Glibc.read(descriptor, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            output += String(decoding: buffer[0..<count], as: UTF8.self)
+            return true
+        }
+    }
+
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// Reads until the output holds `text` (true), or the child closes its output or `timeout`
+    /// seconds pass (false).
+    func read(until text: String, timeout: Double = GalleryProcess.lineTimeout) -> Bool {
+        let deadline = Self.now() + timeout
         while !output.contains(text) {
-            let data = pipe.fileHandleForReading.availableData
-            if data.isEmpty { return false }
-            output += String(decoding: data, as: UTF8.self)
+            if !readMore(until: deadline) { return false }
         }
         return true
     }
 
     /// Reads until a line after `offset` (a count of characters of `output`) holds `text`; returns
-    /// that line, or nil when the child closed its output first.
-    func readLine(containing text: String, after offset: Int) -> String? {
+    /// that line, or nil when the child closed its output or `timeout` seconds passed first.
+    func readLine(containing text: String, after offset: Int, timeout: Double = GalleryProcess.lineTimeout) -> String? {
+        let deadline = Self.now() + timeout
         while true {
             let tail = output.dropFirst(offset)
             if let line = tail.split(separator: "\n").first(where: { $0.contains(text) }),
                tail.contains(line + "\n") {
                 return String(line)
             }
-            let data = pipe.fileHandleForReading.availableData
-            if data.isEmpty { return nil }
-            output += String(decoding: data, as: UTF8.self)
+            if !readMore(until: deadline) { return nil }
         }
     }
 
@@ -81,9 +112,22 @@ final class GalleryProcess {
         return output
     }
 
-    /// Reads the rest of the output and waits for the exit.
-    func finish() -> (status: Int32, output: String) {
-        output += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    /// Reads the rest of the output and waits for the exit. A child that has not closed its output
+    /// after `timeout` seconds is terminated (then killed), and its status says so.
+    func finish(timeout: Double = GalleryProcess.exitTimeout) -> (status: Int32, output: String) {
+        var deadline = Self.now() + timeout
+        var ended = false
+        while !ended {
+            if readMore(until: deadline) { continue }
+            if Self.now() < deadline || !process.isRunning { ended = true; continue }
+            // Out of time: asked to end, then made to.
+            output += "\n[the test ended the process after \(Int(timeout)) s]\n"
+            if process.isRunning { process.terminate() }
+            deadline = Self.now() + 10
+            if !readMore(until: deadline), process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            while readMore(until: Self.now() + 10) {}
+            ended = true
+        }
         process.waitUntilExit()
         return (process.terminationStatus, output)
     }
