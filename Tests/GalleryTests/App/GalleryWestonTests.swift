@@ -203,7 +203,25 @@ final class GalleryWestonTests: XCTestCase {
                 }
                 usleep(100_000)
             } while Date() < clickDeadline
-            let thread = try XCTUnwrap(switched, "the click on the Thread tab changed the content")
+            var thread = try XCTUnwrap(switched, "the click on the Thread tab changed the content")
+            // The first screen that changed can be one the switch is still drawing into (the new
+            // screen's bitmaps and the tab bar's come from the workers as they are ready): the screen
+            // is read until it stays the same for half a second.
+            var alikeSince: Date?
+            let restDeadline = Date().addingTimeInterval(10)
+            while Date() < restDeadline {
+                usleep(100_000)
+                guard let shot = Xvfb.screenshot(display: display) else { continue }
+                let now = try crop(shot, x: place.contentX, y: place.contentY, width: headless.width, height: headless.height)
+                if now.pixels == thread.pixels {
+                    let since = alikeSince ?? Date()
+                    alikeSince = since
+                    if Date().timeIntervalSince(since) >= 0.5 { break }
+                } else {
+                    alikeSince = nil
+                    thread = now
+                }
+            }
             try thread.writePNG(to: outputFolder.appendingPathComponent("thread-content.png").path)
             // The chosen tab's label is tinted (blue): under Thread now, not under Chats.
             func tinted(_ bitmap: Bitmap, column: Int) -> Int {
