@@ -123,11 +123,12 @@ tsan: test-deps
 	@if grep -q "WARNING: ThreadSanitizer" .build-tsan/tsan.log; then \
 	  echo "ThreadSanitizer reported races (see .build-tsan/tsan.log)"; exit 1; \
 	fi
-	@summary=$$(grep -E "Executed [0-9]+ tests?, with [0-9]+ failures?" .build-tsan/tsan.log | tail -1); \
+	@summary=$$(grep -E "Executed [0-9]+ tests?, with ([0-9]+ tests? skipped and )?[0-9]+ failures?" .build-tsan/tsan.log | tail -1); \
 	  total=$$(echo "$$summary" | sed -E 's/.*Executed ([0-9]+) tests?.*/\1/'); \
-	  failed=$$(echo "$$summary" | sed -E 's/.*with ([0-9]+) failures?.*/\1/'); \
+	  skipped=$$(echo "$$summary" | sed -E 's/.*with ([0-9]+) tests? skipped.*/\1/;t;s/.*/0/'); \
+	  failed=$$(echo "$$summary" | sed -E 's/.*[ ,]([0-9]+) failures?.*/\1/'); \
 	  echo "ThreadSanitizer: no reports"; \
-	  echo "tsan: $$((total - failed)) passed, $$failed failed"
+	  echo "tsan: $$((total - skipped - failed)) passed, $$skipped skipped, $$failed failed"
 
 # AddressSanitizer with LeakSanitizer, its own scratch folder like tsan's. Tools/lsan-suppressions.txt
 # names what LeakSanitizer cannot see as live (Swift's weak-reference side tables). Any report fails,
