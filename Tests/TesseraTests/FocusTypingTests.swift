@@ -61,13 +61,16 @@ private final class SwapNode: Node, @unchecked Sendable {
 @MainActor
 final class FocusTypingTests: XCTestCase {
     private func makeApp(threaded: Bool) throws -> (Application, FormNode) {
-        let form = FormNode()
+        try makeApp(threaded: threaded, root: FormNode())
+    }
+
+    private func makeApp<Root: Node>(threaded: Bool, root: Root) throws -> (Application, Root) {
         var configuration = Application.Configuration.headless(size: Size(width: 220, height: 120))
         configuration.compositorThread = threaded
         configuration.accessibility = false
-        let app = try Application(configuration: configuration, rootNode: form)
+        let app = try Application(configuration: configuration, rootNode: root)
         try app.settle()
-        return (app, form)
+        return (app, root)
     }
 
     /// Runs `push` where the window reads its events, then has the app take them in and settle.
@@ -144,13 +147,8 @@ final class FocusTypingTests: XCTestCase {
     /// the click keep their text.
     func testKeysReadWithAClickOnAFieldTheScreenDoesNotShowYetReachIt() async throws {
         for threaded in [true, false] {
-            let swap = SwapNode()
-            var configuration = Application.Configuration.headless(size: Size(width: 220, height: 120))
-            configuration.compositorThread = threaded
-            configuration.accessibility = false
-            let app = try Application(configuration: configuration, rootNode: swap)
+            let (app, swap) = try makeApp(threaded: threaded, root: SwapNode())
             defer { app.host.setRootController(nil); app.close() }
-            try app.settle()
             let point = center(of: swap.button)
             swap.swap()
             swap.layoutIfNeeded()
@@ -167,13 +165,8 @@ final class FocusTypingTests: XCTestCase {
     /// A shortcut that focuses a field (Find's Ctrl+F): the keys read with it keep their text.
     func testKeysReadWithAShortcutThatFocusesAFieldReachIt() async throws {
         for threaded in [true, false] {
-            let swap = SwapNode()
-            var configuration = Application.Configuration.headless(size: Size(width: 220, height: 120))
-            configuration.compositorThread = threaded
-            configuration.accessibility = false
-            let app = try Application(configuration: configuration, rootNode: swap)
+            let (app, swap) = try makeApp(threaded: threaded, root: SwapNode())
             defer { app.host.setRootController(nil); app.close() }
-            try app.settle()
             app.host.focus(swap.button)
             try app.settle()
             try deliver(app) { window in
