@@ -196,7 +196,9 @@ final class NetworkClientTests: XCTestCase {
         let before = openDescriptors()
         requests += (0..<500).map { loader.fetch(server.url("/queued-\($0).jpg"), consumer: RecordingConsumer()) }
         let after = openDescriptors()
-        XCTAssertEqual(after, before, "queued fetches hold no descriptor")
+        // The process's count moves a little on its own (the test server's sockets, the workers of
+        // tests before this one closing theirs): one descriptor per queued fetch would be 500 more.
+        XCTAssertLessThanOrEqual(after, before + 8, "queued fetches hold no descriptor (\(before) before, \(after) after)")
         XCTAssertEqual(server.receivedPaths.count, 4)
         for request in requests { request.cancel() }
     }
