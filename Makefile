@@ -107,7 +107,7 @@ fuzz: deps
 	.build/release/image-fuzz --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
 
 test: test-deps
-	SDL_VIDEODRIVER=dummy timeout 20m swift test
+	SDL_VIDEODRIVER=dummy timeout 30m swift test
 
 # Replay a seed with: make stress TESSERA_STRESS_SEED=0x1234ABCD
 stress: test-deps
