@@ -431,7 +431,7 @@ public final class Compositor {
     private var drawnTime: Double?
 
     private func noteDrawn(_ root: LayerSnapshot?, at time: Double?) {
-        (backend?.platformWindow as? SDLWindow)?.showed(root, at: time)
+        (backend?.platformWindow as? SDLWindow)?.showed(root)
         drawnSnapshot = root
         drawnRootSerial = root?.id
         drawnTime = time

@@ -13,7 +13,7 @@ internal import CSDL
 extension SDLWindow {
     /// Notes that the window has drawn `root`: from its first frame on, its presses and keys are seen
     /// as SDL reads them.
-    func showed(_ root: LayerSnapshot?, at time: Double?) {
+    func showed(_ root: LayerSnapshot?) {
         if root != nil { SDLTextEntry.register(self) }
     }
 
