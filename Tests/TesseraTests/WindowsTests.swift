@@ -160,6 +160,14 @@ final class WindowsTests: XCTestCase {
         XCTAssertFalse(second.isOpen)
         XCTAssertTrue(app.mainWindow.isOpen)
         XCTAssertEqual(app.windows.count, 1)
+        // Each window's key was read last in a frame no later read answered: the text events SDL
+        // turned on as it read them (in case the key focused a field) end as its window closes,
+        // though this test still holds both windows.
+        XCTAssertFalse(secondWindow.provisionalTextInput, "the closed window holds text input on no more")
+        app.mainWindow.onFrame = nil
+        second.onFrame = nil
+        app.close()
+        XCTAssertFalse(mainWindow.isTextInputActive, "no window of the closed app holds text input on")
     }
 
     func testTwoWindowsAtRestRunNoFramesAndPresentNothing() async throws {

@@ -568,6 +568,7 @@ extension SDLWindow {
     /// it stays on while any window's field wants it.
     public func startTextInput(caret: Rect) {
         owner.precondition("SDLWindow.startTextInput")
+        guard !isHidden else { return }
         setTextInputCaret(caret)
         // Started whole (the input method too) unless a field already did; a press's provisional
         // start of this window is confirmed.

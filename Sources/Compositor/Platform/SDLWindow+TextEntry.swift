@@ -73,7 +73,7 @@ enum SDLTextEntry {
     }()
 
     static func register(_ window: SDLWindow) {
-        guard !window.registeredForTextEntry else { return }
+        guard !window.registeredForTextEntry, !window.isHidden else { return }
         window.registeredForTextEntry = true
         _ = watch
         windows.withLock { $0[window.windowID.rawValue] = Entry(window) }

@@ -117,6 +117,8 @@ public final class SDLWindow: PlatformWindow {
     /// renderer's pixel surface on Wayland, outgrown). Set by the renderer.
     var drawableChangeHandler: (() -> Bool)?
     var registeredForTextEntry = false
+    /// True once `hide()` ran: the window takes no text.
+    private(set) var isHidden = false
     /// True while text input is on because a press or a key may have focused a text field, and no
     /// field has said it takes text yet.
     var provisionalTextInput: Bool { SDLTextInput.isProvisional(windowID.rawValue) }
@@ -299,11 +301,17 @@ public final class SDLWindow: PlatformWindow {
         updateWindowPlacement()
     }
 
-    /// Hides the window (an application's closed window that something still holds).
+    /// Hides the window for good (an application's closed window that something still holds; SDL's
+    /// window is destroyed when it is let go). It takes no text from now on: its field's text input
+    /// and the text events its last presses and keys turned on end (SDL's process-wide switch is
+    /// left to the other windows), and neither its presses nor `startTextInput` turn any on again.
     public func hide() {
         owner.precondition("SDLWindow.hide")
         // A popup hidden before its first frame stays hidden as that frame is presented.
         waitsForFirstPresent = false
+        isHidden = true
+        SDLTextEntry.unregister(windowID.rawValue)
+        SDLTextInput.windowClosed(windowID.rawValue)
         SDL_HideWindow(window)
     }
 

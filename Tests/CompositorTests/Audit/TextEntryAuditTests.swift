@@ -164,6 +164,34 @@ final class TextEntryWindowAuditTests: XCTestCase {
         _ = b.pollEvents()
     }
 
+    /// FOUND. An app's closed window that something still holds is only hidden (`hide()`; SDL's
+    /// window goes when it is let go): a press or a key read just before it closed, never answered,
+    /// kept SDL's process-wide text input on for as long as anything held the window, and every
+    /// other window got text and the input method for every key. A hidden window takes no text: its
+    /// field's and its presses' text input end, and a key pushed to it afterwards starts none.
+    func testAHiddenWindowStillHeldLeavesTextInputOff() async throws {
+        let b = try openWindow("b")
+        _ = b.pollEvents()
+        let a = try drawn("a")
+        a.window.pushEvent(.input(.keyDown(.character("m"), modifiers: [])))
+        XCTAssertTrue(a.window.provisionalTextInput)
+        a.window.hide()
+        XCTAssertFalse(a.window.provisionalTextInput)
+        XCTAssertFalse(b.isTextInputActive, "the hidden window's key holds text input on no more")
+        press(a.window, at: Drawn.field)
+        XCTAssertFalse(b.isTextInputActive, "a press read for the hidden window starts none")
+        _ = a.window.pollEvents()
+        // Its field too.
+        let c = try drawn("c")
+        c.window.startTextInput(caret: Rect(x: 2, y: 2, width: 1, height: 10))
+        XCTAssertTrue(b.isTextInputActive)
+        c.window.hide()
+        XCTAssertFalse(b.isTextInputActive, "the hidden window's field takes text no more")
+        c.window.startTextInput(caret: Rect(x: 2, y: 2, width: 1, height: 10))
+        XCTAssertFalse(b.isTextInputActive, "nor does a field of it focused after")
+        _ = b.pollEvents()
+    }
+
     /// FOUND (several windows). The watch turns text input on only when it is off; when another
     /// window's field has it on, a press on this window's field records nothing. If that other field
     /// then stops (it loses focus) before this window's UI answered the press, `stopTextInput` turns
