@@ -213,7 +213,8 @@ final class InteractionStressTests: XCTestCase {
             if !host.needsFrame && host.pendingWork.isEmpty && !host.movesByItself { quiet += 1 } else { quiet = 0 }
             usleep(4_000)
         }
-        XCTAssertEqual(quiet, 6, "seed 0x\(String(seed, radix: 16, uppercase: true)): the scene came to rest")
+        XCTAssertEqual(quiet, 6, "seed 0x\(String(seed, radix: 16, uppercase: true)): the scene came to rest "
+                       + "(needs a frame: \(host.needsFrame), pending: \(host.pendingWork), moves by itself: \(host.movesByItself))")
         _ = thread.performAndWait { _, _ in 0 }
         _ = thread.performAndWait { _, _ in 0 }
 

@@ -62,6 +62,9 @@ struct CompositorScrolls {
             if binding.handoff != scroll.binding.handoff {
                 guard let first = untaken.first else { continue }
                 var track = binding.ownerTrack(for: layer, at: first.time)
+                // A drag holds the scroll on the UI thread, which applies no wheel to it: the scroll
+                // is the UI thread's again (the events it has not taken in are its own to apply).
+                if track.motion.isDragging { continue }
                 for event in untaken { track.applyWheel(steps: event.steps, stepLength: binding.wheelStep, at: event.time) }
                 kept[serial] = Owned(track: track, binding: binding, lastSequence: scroll.lastSequence, pending: untaken)
             } else if consumedInput < scroll.lastSequence {

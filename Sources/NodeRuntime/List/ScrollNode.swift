@@ -471,10 +471,10 @@ open class ScrollNode: Node, @unchecked Sendable {
             lastMoved = time
             placeContent()
         case .ended:
-            guard isDragging(motion.y) else { return }
+            guard isDragging(motion.x) || isDragging(motion.y) else { return }
             release(velocity: Point(x: -pan.velocity.x, y: -pan.velocity.y), at: time)
         case .cancelled, .failed:
-            guard isDragging(motion.y) else { return }
+            guard isDragging(motion.x) || isDragging(motion.y) else { return }
             release(velocity: .zero, at: time)
         case .possible, .recognized:
             break

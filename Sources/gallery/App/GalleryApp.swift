@@ -241,22 +241,25 @@ final class GalleryApp {
         refreshMenus()
     }
 
-    /// Prints a status line and flushes it, so that a reader at the other end of a pipe sees it while
-    /// the gallery runs.
     /// How long F8 blocks the UI thread.
     static let demonstratedStall = 3.0
 
     /// F8: blocks the UI thread in a busy loop for `seconds`, as slow app code would, saying so
     /// before and after. With a compositor thread the window goes on scrolling (wheel, fling) and
-    /// animating meanwhile; without one it freezes. A window test drives it from outside.
+    /// animating meanwhile; without one it freezes. A window test drives it from outside: the first
+    /// line gives the block's end on the system's monotonic clock (`CLOCK_MONOTONIC`, in seconds),
+    /// which another process on the machine reads alike.
     static func blockUIThread(for seconds: Double) {
-        report(String(format: "gallery: blocking the UI thread for %.1f s", seconds))
         let end = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        report(String(format: "gallery: blocking the UI thread for %.1f s (until %.6f s, monotonic)",
+                      seconds, Double(end) / 1e9))
         var spins = 0
         while MonotonicClock.nanoseconds() < end { spins &+= 1 }
         report("gallery: UI thread unblocked after \(spins > 0 ? "the stall" : "nothing")")
     }
 
+    /// Prints a status line and flushes it, so that a reader at the other end of a pipe sees it while
+    /// the gallery runs.
     static func report(_ line: String) {
         print(line)
         fflush(nil)
