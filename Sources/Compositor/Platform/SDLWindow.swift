@@ -305,6 +305,7 @@ public final class SDLWindow: PlatformWindow {
     /// window is destroyed when it is let go). It takes no text from now on: its field's text input
     /// and the text events its last presses and keys turned on end (SDL's process-wide switch is
     /// left to the other windows), and neither its presses nor `startTextInput` turn any on again.
+    /// Nor does it take its share of what the other windows read from SDL's queue, or drops.
     public func hide() {
         owner.precondition("SDLWindow.hide")
         // A popup hidden before its first frame stays hidden as that frame is presented.
@@ -312,6 +313,8 @@ public final class SDLWindow: PlatformWindow {
         isHidden = true
         SDLTextEntry.unregister(windowID.rawValue)
         SDLTextInput.windowClosed(windowID.rawValue)
+        SDLEventRouting.close(windowID.rawValue)
+        SDLDrags.unregister(window: windowID.rawValue)
         SDL_HideWindow(window)
     }
 

@@ -65,7 +65,17 @@ struct CompositorScrolls {
                 // A drag holds the scroll on the UI thread, which applies no wheel to it: the scroll
                 // is the UI thread's again (the events it has not taken in are its own to apply).
                 if track.motion.isDragging { continue }
-                for event in untaken { track.applyWheel(steps: event.steps, stepLength: binding.wheelStep, at: event.time) }
+                // Each event as the UI thread's scroll takes it: one that moves nothing at an edge of
+                // a scroll that passes the wheel outwards leaves its motion alone (a bounce goes on).
+                var moves = false
+                for event in untaken {
+                    var next = track
+                    if next.applyWheel(steps: event.steps, stepLength: binding.wheelStep, at: event.time) == 0
+                        && binding.passesWheelAtEdges { continue }
+                    track = next
+                    moves = true
+                }
+                guard moves else { continue }
                 kept[serial] = Owned(track: track, binding: binding, lastSequence: scroll.lastSequence, pending: untaken)
             } else if consumedInput < scroll.lastSequence {
                 var updated = scroll

@@ -192,6 +192,20 @@ final class TextEntryWindowAuditTests: XCTestCase {
         _ = b.pollEvents()
     }
 
+    /// FOUND (by the audit of the change above). A hidden window still held stayed among the windows
+    /// SDL's shared queue is read for: every event of no window another window read (a clipboard
+    /// change, a keymap change, a renderer reset) was copied for it, and nothing ever read it.
+    func testAHiddenWindowStillHeldKeepsNoEventsOtherWindowsRead() async throws {
+        let b = try openWindow("b")
+        _ = b.pollEvents()
+        let a = try drawn("a")
+        a.window.hide()
+        _ = a.window.hasPendingEvents
+        b.pushEvent(.renderTargetsReset)  // of no window: a copy for each open one
+        _ = b.pollEvents()
+        XCTAssertFalse(a.window.hasPendingEvents, "a closed window keeps none of what the others read")
+    }
+
     /// FOUND (several windows). The watch turns text input on only when it is off; when another
     /// window's field has it on, a press on this window's field records nothing. If that other field
     /// then stops (it loses focus) before this window's UI answered the press, `stopTextInput` turns

@@ -55,4 +55,28 @@ final class CompositorScrollsTests: XCTestCase {
         XCTAssertNil(scrolls.wheel(dx: 0, dy: -1, sequence: 2, at: 1.02, shown: snapshot),
                      "the next wheel event goes to the UI thread, which leaves the dragged scroll alone")
     }
+
+    /// FOUND (by the audit of the test above). The UI thread began a motion of its own past the end (a
+    /// drag released there: a bounce back) before it took in a wheel event the thread had applied. The
+    /// thread applied that event again on the bounce: at the end, it moved nothing, but it cut the
+    /// bounce short into the wheel's motion, frozen at the end on screen — while the UI thread's scroll
+    /// node, which passes the wheel outwards at an edge, moves nothing and lets the bounce go on.
+    func testAnUntakenEventTheNewMotionPassesOnAtItsEdgeLeavesThatMotionAlone() async throws {
+        var scrolls = CompositorScrolls()
+        scrolls.pointer = Point(x: 50, y: 50)
+        func edge(_ track: ScrollTrack?, _ handoff: Int) -> ScrollBinding {
+            ScrollBinding(viewport: Rect(x: 0, y: 0, width: 100, height: 100), lower: 0, upper: 300, wheelStep: 48,
+                          track: track, handoff: handoff, passesWheelAtEdges: true)
+        }
+        let first = tree(binding: edge(nil, 0))
+        let moved = try XCTUnwrap(scrolls.wheel(dx: 0, dy: -1, sequence: 6, at: 1.0, shown: first.root.snapshot()))
+        // The UI thread's release past the end, before it took the event in.
+        let bouncing = ScrollTrack(motion: .bouncing(start: 1.0, origin: 330, velocity: 0, towardsEnd: true),
+                                   offset: 330, time: 1.0, lower: 0, upper: 300)
+        first.content.scrollBinding = edge(bouncing, 1)
+        scrolls.commit(first.root.snapshot(), consumedInput: 5)
+        let drawn = scrolls.offsets(at: 1.02)[moved.layer] ?? bouncing.offset(at: 1.02)
+        XCTAssertEqual(drawn, bouncing.offset(at: 1.02), accuracy: 0.5, "the bounce goes on as the UI thread has it")
+        XCTAssertGreaterThan(drawn, 300, "past the end still, on its way back")
+    }
 }
