@@ -168,9 +168,30 @@ struct LatencyBenchmark {
                 results.withLock { $0.append(contentsOf: measured) }
                 return true
             }
+            /// The layer as the screen shows it at rest; the screen may not show it yet (a screen
+            /// switched a moment ago, drawn after a quiet spell on a slow machine): waited for up to
+            /// 2 s and for the screen to be still again, then nil (the input is counted as missed,
+            /// not left out).
+            func shownLayer(serial: Int) -> LayerSnapshot? {
+                let deadline = MonotonicClock.nanoseconds() + 2_000_000_000
+                var waited = false
+                while true {
+                    if let layer = watch.latest.withLock({ $0?.layer(serial: serial) }) {
+                        guard waited else { return layer }
+                        waitForQuiet()
+                        return watch.latest.withLock { $0?.layer(serial: serial) }
+                    }
+                    if MonotonicClock.nanoseconds() > deadline { return nil }
+                    waited = true
+                    usleep(5_000)
+                }
+            }
             for index in 0..<count {
                 waitForQuiet()
-                guard let y = watch.latest.withLock({ $0?.layer(serial: contentSerial) })?.frame.minY else { continue }
+                guard let y = shownLayer(serial: contentSerial)?.frame.minY else {
+                    missed.withLock { $0.wheel += 1 }
+                    continue
+                }
                 let dy: Double = index % 2 == 0 ? -1 : 1
                 if !measure(.moved(layer: contentSerial, from: y), phase: phases[index], into: wheelResults,
                             push: { $0.window.pushPointerEvent(.wheel(dx: 0, dy: dy)) }) {
@@ -190,7 +211,10 @@ struct LatencyBenchmark {
                 for index in 0..<count {
                     if index % 8 == 0 && index > 0 { onUIThread { field.text = "" } }
                     waitForQuiet()
-                    guard let layer = watch.latest.withLock({ $0?.layer(serial: fieldSerial) }) else { continue }
+                    guard let layer = shownLayer(serial: fieldSerial) else {
+                        missed.withLock { if series == 0 { $0.typing += 1 } else { $0.workerTyping += 1 } }
+                        continue
+                    }
                     let letter = String(UnicodeScalar(UInt8(97 + index % 26)))
                     if !measure(.changed(layer: fieldSerial, from: Self.fingerprint(layer)),
                                 phase: phases[(1 + series) * count + index],
