@@ -268,11 +268,17 @@ public final class SDLWindow: PlatformWindow {
         registerForDrags(x11Window: UInt(x11Window))
     }
 
-    deinit {
+    /// Leaves what the process's windows share (each part harmless twice): the drop targets, the
+    /// event watch, SDL's queue's routing, the text input.
+    private func leaveSharedState() {
         SDLDrags.unregister(window: windowID.rawValue)
         SDLTextEntry.unregister(windowID.rawValue)
         SDLEventRouting.close(windowID.rawValue)
         SDLTextInput.windowClosed(windowID.rawValue)
+    }
+
+    deinit {
+        leaveSharedState()
         let holdsFocus = SDL_GetKeyboardFocus() == window
         SDL_DestroyWindow(window)
         if holdsFocus, let focusReturnsTo, let back = SDL_GetWindowFromID(focusReturnsTo) { _ = SDL_SetWindowInputFocus(back) }
@@ -311,10 +317,7 @@ public final class SDLWindow: PlatformWindow {
         // A popup hidden before its first frame stays hidden as that frame is presented.
         waitsForFirstPresent = false
         isHidden = true
-        SDLTextEntry.unregister(windowID.rawValue)
-        SDLTextInput.windowClosed(windowID.rawValue)
-        SDLEventRouting.close(windowID.rawValue)
-        SDLDrags.unregister(window: windowID.rawValue)
+        leaveSharedState()
         SDL_HideWindow(window)
     }
 
