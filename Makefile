@@ -169,6 +169,10 @@ examples: test-deps
 	Examples/check-readme.sh $(FIRST_APP_README)
 	swift build --package-path Examples
 	SDL_VIDEODRIVER=dummy timeout 10m swift test --package-path Examples
+	@bin=$$(swift build --package-path Examples --show-bin-path); \
+	if readelf -d "$$bin/FirstApp" | grep -q 'libFoundation\.so'; then \
+	  echo "examples: FirstApp links libFoundation.so: the runtime's modules must import FoundationEssentials, not Foundation"; exit 1; fi; \
+	echo "examples: FirstApp does not link Foundation"
 	@bin=$$(swift build --package-path Examples --show-bin-path); rm -rf $(EXAMPLES_OUTPUT); \
 	for app in FirstApp PhotoFeed Tour; do \
 	  shot=$(EXAMPLES_OUTPUT)/$$app.png; \

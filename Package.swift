@@ -77,19 +77,21 @@ let package = Package(
         .target(name: "TesseraRandom"),
         // The C side of ICU: plain-typed wrappers, so no ICU type reaches Swift (see Sources/CICU).
         .target(name: "TesseraICU", dependencies: ["CICU"]),
+        // Process services in C (the main thread, a turn of the main dispatch queue), and the bundled
+        // faces (DejaVu Sans, Sans Bold and Sans Mono) as this target's resources: SwiftPM copies them
+        // beside every executable as `Tessera_CTessera.resources`. A C target, so no `Bundle.module`
+        // accessor is generated (it would link Foundation into every app, and it traps when the bundle
+        // is missing); `BundledFonts` finds the folder itself.
+        .target(name: "CTessera", resources: [.copy("Fonts")]),
         .target(
             name: "Compositor",
-            dependencies: ["CSDL", .product(name: "OrderedCollections", package: "swift-collections")],
+            dependencies: ["CSDL", "CTessera", .product(name: "OrderedCollections", package: "swift-collections")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
-        // Its bundled faces (DejaVu Sans, Sans Bold and Sans Mono) travel as the package resource bundle
-        // `Tessera_NodeRuntime.resources`, which SwiftPM puts beside every executable it builds;
-        // `BundledFonts` finds it without the generated `Bundle.module`, which traps when it is missing.
         .target(
             name: "NodeRuntime",
             dependencies: ["Compositor", "CSDL", "CJPEG", "CPNG", "CWebP", "CGIF", "CLCMS", "TesseraICU", "CFontconfig",
-                           "CHarfBuzz", "CCurl", "CCurlLoader", .product(name: "Logging", package: "swift-log")],
-            resources: [.copy("Resources/Fonts")],
+                           "CHarfBuzz", "CCurl", "CCurlLoader", "CTessera", .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         // Screen readers on Linux: the accessibility tree served over D-Bus as AT-SPI2, on a thread of
@@ -107,7 +109,7 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         // The application entry point (`Application`, `App`), re-exporting NodeRuntime and Compositor.
-        .target(name: "Tessera", dependencies: ["Compositor", "NodeRuntime", "AccessibilityBridge", "TesseraPortal", "CSDL"]),
+        .target(name: "Tessera", dependencies: ["Compositor", "NodeRuntime", "AccessibilityBridge", "TesseraPortal", "CSDL", "CTessera"]),
         .target(name: "TesseraTesting", dependencies: ["Tessera", "Compositor", "NodeRuntime"],
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         .executableTarget(
@@ -148,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "TesseraTests",
             dependencies: ["Tessera", "TesseraTesting", "NodeRuntime", "Compositor", "TestSupport", "AccessibilityBridge",
-                           "TesseraRandom", "TesseraDBus", "TesseraPortal"],
+                           "TesseraRandom", "TesseraDBus", "TesseraPortal", "CTessera"],
             exclude: ["__Snapshots__", "Accessibility/atspi_client.py"]
         ),
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),

@@ -1,5 +1,8 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Compositor
+import Dispatch
 internal import CDBus
 public import NodeRuntime
 
@@ -143,13 +146,7 @@ public final class AtspiBridge: Sendable {
             return true
         }) else { return }
         let loop = AtspiBridgeLoopSeed(configuration: configuration, shared: shared, ui: ui)
-        let thread = Thread {
-            // Named from inside: on Linux a name given before start() does not reach the thread.
-            Thread.current.name = "tessera.atspi"
-            loop.run()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
+        PlatformThread.detach(name: "tessera.atspi", stackSize: 1 << 20) { loop.run() }
     }
 
     /// Disconnects (the app leaves the desktop) and ends the thread; it cannot start again.

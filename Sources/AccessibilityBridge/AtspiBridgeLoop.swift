@@ -1,6 +1,8 @@
 internal import CDBus
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import Logging
 import NodeRuntime
 import TesseraDBus

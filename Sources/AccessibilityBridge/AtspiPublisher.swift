@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 public import NodeRuntime
 
 /// Connects an application's windows (a `NodeHost` each) to an `AtspiBridge`: after each frame a

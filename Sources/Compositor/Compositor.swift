@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Places committed layer contents on the screen: each frame it walks the layer tree, uploads contents
 /// whose bitmap identity it has not uploaded yet, draws textures at their frames with opacity, clipping

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A window drawn by a compositor on a thread of its own: the thread owns SDL's window, its events and
 /// its renderer, and draws the layer snapshots the UI thread commits, with their animations at the time of each
@@ -451,7 +453,7 @@ final class CompositorThreadCore: Sendable {
 /// non-blocking accesses that call out to nothing.
 /// - Thread: any
 final class Guarded<Value>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = PlatformLock()
     private var value: Value
 
     init(_ value: Value) { self.value = value }

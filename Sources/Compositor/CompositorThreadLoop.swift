@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The process's compositor thread: one thread for every window a `CompositorThread` fronts, because
 /// SDL's video (windows, their events, their renderers) belongs to one thread. It starts with the
@@ -95,14 +97,11 @@ final class CompositorThreadLoop: Sendable {
     static var isRunning: Bool { current.withLock { $0 != nil } }
 
     private func start() {
-        let thread = Thread { [self] in
+        PlatformThread.detach(name: "tessera.compositor") { [self] in
             runningThread.withLock { $0 = pthread_self() }
             run()
             ended.signal()
         }
-        thread.name = "tessera.compositor"
-        thread.qualityOfService = .userInteractive
-        thread.start()
     }
 
     /// Ends the thread when no window is open, asked for or promised; false when one came meanwhile.

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// One window as the compositor thread's loop serves it: its renderer and compositor, and what the
 /// loop keeps for it from one turn to the next (the scrolls it drives, its pace, the input it read).

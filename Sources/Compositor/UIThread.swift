@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The UI thread: the main actor's thread, which owns the compositor, loads layers and applies
 /// contents.
@@ -22,7 +23,7 @@ public enum UIThread {
 
     /// True when the caller runs as the main actor.
     public static var isCurrent: Bool {
-        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+        PlatformThread.isMain || DispatchQueue.getSpecific(key: mainQueueKey) == true
     }
 
     /// Traps, naming `operation`, unless the caller runs on the UI thread. The message is printed in

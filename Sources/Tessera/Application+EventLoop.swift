@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import NodeRuntime
 
 // The event loop: frames for every window that needs one, one wait for all of them when none does.

@@ -1,5 +1,8 @@
 import Compositor
-import Foundation
+import CTessera
+import FoundationEssentials
+import Glibc
+import Dispatch
 import NodeRuntime
 import TesseraPortal
 
@@ -489,15 +492,16 @@ public final class Application {
             let app = try Application(configuration: configuration.applyingEnvironment(), rootController: makeRoot())
             try app.run()
         } catch {
-            FileHandle.standardError.write(Data("\(configuration.title): \(error)\n".utf8))
+            writeToStandardError("\(configuration.title): \(error)\n")
             exit(1)
         }
     }
 
     /// Runs what was queued for the main actor (tasks, `DispatchQueue.main` blocks): an SDL loop
-    /// does not otherwise give the main run loop a turn.
+    /// does not otherwise give them a turn. In an app that links Foundation this is one pass of the
+    /// main run loop (its timers and sources run too); otherwise the main queue is drained directly.
     static func runMainActorJobs() {
-        _ = RunLoop.main.run(mode: .default, before: .distantPast)
+        tessera_run_main_queue(1)
     }
 }
 
@@ -533,7 +537,7 @@ extension App {
             app.didStart(application)
             try application.run()
         } catch {
-            FileHandle.standardError.write(Data("\(configuration.title): \(error)\n".utf8))
+            writeToStandardError("\(configuration.title): \(error)\n")
             exit(1)
         }
     }

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import NodeRuntime
 public import TesseraPortal
 
@@ -93,15 +95,15 @@ public final class FileChooserController: NodeController {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return [] }
         var folders: [Entry] = [], files: [Entry] = []
         for name in names where !name.hasPrefix(".") {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path + "/" + name, isDirectory: &isDirectory) else { continue }
-            if isDirectory.boolValue {
+            var status = stat()
+            guard stat(path + "/" + name, &status) == 0 else { continue }
+            if status.st_mode & S_IFMT == S_IFDIR {
                 folders.append(Entry(name: name, isFolder: true))
             } else if !foldersOnly, filter?.matches(fileName: name) ?? true {
                 files.append(Entry(name: name, isFolder: false))
             }
         }
-        let byName: (Entry, Entry) -> Bool = { $0.name.localizedStandardCompare($1.name) == .orderedAscending }
+        let byName: (Entry, Entry) -> Bool = { naturallyOrdered($0.name, $1.name) }
         return Array((folders.sorted(by: byName) + files.sorted(by: byName)).prefix(maximumEntries))
     }
 
@@ -158,7 +160,7 @@ public final class FileChooserController: NodeController {
         case .folder:
             finish(.success([folder]))
         case .save:
-            let name = (nameField?.text ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let name = (nameField?.text ?? "").trimmingWhitespace(newlines: true)
             guard !name.isEmpty, !name.contains("/") else { return }
             finish(.success([folder.appendingPathComponent(name)]))
         }
@@ -296,4 +298,29 @@ final class FileChooserNode: Node, @unchecked Sendable {
         }
         .inset(EdgeInsets(top: 16, left: 16, bottom: 16, right: 16))
     }
+}
+
+/// The order a file chooser lists names in: letters without regard to case, runs of digits by their
+/// value (`photo 2` before `photo 10`), and names alike but for those in plain code-point order.
+/// - Thread: any
+func naturallyOrdered(_ a: String, _ b: String) -> Bool {
+    func isDigit(_ c: Character) -> Bool { c.isASCII && c.isNumber }
+    let left = Array(a.lowercased()), right = Array(b.lowercased())
+    var i = 0, j = 0
+    while i < left.count, j < right.count {
+        if isDigit(left[i]), isDigit(right[j]) {
+            let startI = i, startJ = j
+            while i < left.count, isDigit(left[i]) { i += 1 }
+            while j < right.count, isDigit(right[j]) { j += 1 }
+            let digitsA = left[startI..<i].drop { $0 == "0" }, digitsB = right[startJ..<j].drop { $0 == "0" }
+            if digitsA.count != digitsB.count { return digitsA.count < digitsB.count }
+            if let difference = zip(digitsA, digitsB).first(where: { $0 != $1 }) { return difference.0 < difference.1 }
+            continue
+        }
+        if left[i] != right[j] { return left[i] < right[j] }
+        i += 1
+        j += 1
+    }
+    if left.count - i != right.count - j { return left.count - i < right.count - j }
+    return a < b
 }

@@ -1,6 +1,8 @@
 import Compositor
 import CSDL
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import NodeRuntime
 
 /// Where an application's memory is: the process's resident set as the kernel counts it
@@ -70,23 +72,25 @@ public struct MemoryReport: Codable, Sendable {
 
     /// The report as a table for a terminal.
     public var table: String {
-        func megabytes(_ bytes: Int) -> String { String(format: "%7.1f MB", Double(bytes) / 1_048_576) }
-        var lines = ["resident \(megabytes(rssBytes).trimmingCharacters(in: .whitespaces)): anonymous "
-                     + megabytes(anonymousBytes).trimmingCharacters(in: .whitespaces) + ", files "
-                     + megabytes(fileBytes).trimmingCharacters(in: .whitespaces) + ", shared "
-                     + megabytes(sharedMemoryBytes).trimmingCharacters(in: .whitespaces)
+        func megabytes(_ bytes: Int) -> String { formatFixed(Double(bytes) / 1_048_576, digits: 1) + " MB" }
+        func column(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+        func figure(_ bytes: Int) -> String { String(repeating: " ", count: max(0, 10 - megabytes(bytes).count)) + megabytes(bytes) }
+        var lines = ["resident \(megabytes(rssBytes)): anonymous "
+                     + megabytes(anonymousBytes) + ", files "
+                     + megabytes(fileBytes) + ", shared "
+                     + megabytes(sharedMemoryBytes)
                      + "; \(threads) threads" + (mapsOpenGL ? "; OpenGL libraries mapped" : "; no OpenGL library mapped")
                      + (mapsNetworkLibraries ? "; libcurl mapped" : "")]
         for kind in [Owner.Kind.anonymous, .shared, .file] {
             lines.append("  \(kind.rawValue):")
             for owner in owners where owner.kind == kind {
-                lines.append("    " + owner.name.padding(toLength: 34, withPad: " ", startingAt: 0) + megabytes(owner.bytes)
+                lines.append("    " + column(owner.name, 34) + figure(owner.bytes)
                              + "   " + owner.detail)
             }
         }
         lines.append("  largest files:")
         for file in largestFiles {
-            lines.append("    " + file.name.padding(toLength: 34, withPad: " ", startingAt: 0) + megabytes(file.bytes))
+            lines.append("    " + column(file.name, 34) + figure(file.bytes))
         }
         return lines.joined(separator: "\n")
     }

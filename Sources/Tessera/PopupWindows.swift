@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import NodeRuntime
 
 /// Shows a window's popups and tooltips in popup windows of their own (`OverlaySurfaceProvider`), so

@@ -1,5 +1,7 @@
 internal import CDBus
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Why a bus could not be reached or answered: what the log line says.
 /// - Thread: any (a value)

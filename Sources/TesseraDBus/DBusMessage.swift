@@ -1,5 +1,7 @@
 internal import CDBus
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// An error reply's name and text (`org.freedesktop.DBus.Error.UnknownMethod`, "…").
 /// - Thread: any (a value)
@@ -130,7 +132,7 @@ package final class DBusMessage {
         func text(_ type: Int32, _ string: String) -> Bool {
             // libdbus takes a C string: a NUL inside would cut it short, so it is sent as U+FFFD
             // (one character for one, offsets unchanged).
-            let clean = string.contains("\0") ? string.replacingOccurrences(of: "\0", with: "\u{FFFD}") : string
+            let clean = string.contains("\0") ? string.replacing("\0", with: "\u{FFFD}") : string
             return clean.withCString { characters in
                 var pointer: UnsafePointer<CChar>? = characters
                 return dbus_message_iter_append_basic(iterator, type, &pointer) != 0

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// One D-Bus value with its type: what a message's arguments are made of, built and read here in
 /// Swift and written to (or read from) a libdbus message by `DBusMessage`.

@@ -1,5 +1,8 @@
 internal import CDBus
-public import Foundation
+public import FoundationEssentials
+import Glibc
+import Compositor
+import Dispatch
 public import NodeRuntime
 import TesseraDBus
 
@@ -208,12 +211,9 @@ public final class DesktopPortal: Sendable {
         guard accepted else { return command.fail(.stopped, shared: shared) }
         if start {
             let seed = DesktopPortalLoopSeed(configuration: configuration, shared: shared)
-            let thread = Thread {
-                Thread.current.name = "tessera.desktop-portal"
+            PlatformThread.detach(name: "tessera.desktop-portal", stackSize: 512 << 10) {
                 DesktopPortalLoop(seed: seed).run()
             }
-            thread.stackSize = 512 << 10
-            thread.start()
         } else {
             shared.wake()
         }

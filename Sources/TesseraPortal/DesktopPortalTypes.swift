@@ -1,4 +1,6 @@
-public import Foundation
+public import FoundationEssentials
+import Glibc
+import Dispatch
 public import Logging
 public import NodeRuntime
 

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import TesseraDBus
 
 /// The portals' arguments as D-Bus values, and their answers read back: pure functions of values,
@@ -18,7 +20,7 @@ enum PortalMessages {
     /// The folder under which the portal makes this connection's request objects: the unique name
     /// without its ":" and with "." as "_" (":1.42" → ".../request/1_42"), as the portal spec says.
     static func requestFolder(uniqueName: String) -> String {
-        let sender = uniqueName.drop { $0 == ":" }.replacingOccurrences(of: ".", with: "_")
+        let sender = uniqueName.drop { $0 == ":" }.replacing(".", with: "_")
         return desktopPath + "/request/" + sender
     }
 

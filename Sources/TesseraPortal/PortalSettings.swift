@@ -1,5 +1,8 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Compositor
+import Dispatch
 public import NodeRuntime
 import TesseraDBus
 
@@ -83,7 +86,7 @@ public struct PortalSettings: Hashable, Sendable {
         result.accentColor = accentColor
         if let textScalingFactor {
             result.textScale = textScalingFactor
-        } else if let factor = environment["GDK_DPI_SCALE"].flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }),
+        } else if let factor = environment["GDK_DPI_SCALE"].flatMap({ Double($0.trimmingWhitespace()) }),
                   factor.isFinite, factor > 0 {
             // GTK's text-only scale (fonts, not the window's density).
             result.textScale = factor

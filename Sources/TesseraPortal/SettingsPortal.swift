@@ -1,5 +1,8 @@
 internal import CDBus
-import Foundation
+import FoundationEssentials
+import Glibc
+import Compositor
+import Dispatch
 public import NodeRuntime
 import TesseraDBus
 
@@ -89,12 +92,9 @@ public final class SettingsPortal: Sendable {
             return true
         }) else { return }
         let seed = SettingsPortalLoopSeed(configuration: configuration, shared: shared)
-        let thread = Thread {
-            Thread.current.name = "tessera.portal"
+        PlatformThread.detach(name: "tessera.portal", stackSize: 512 << 10) {
             SettingsPortalLoop(seed: seed).run()
         }
-        thread.stackSize = 512 << 10
-        thread.start()
     }
 
     /// Disconnects and ends the thread; it cannot start again.
@@ -256,7 +256,7 @@ extension SettingsPortalShared {
 final class OneShotSignal: @unchecked Sendable {
     // guarded by condition
     private var signalled = false
-    private let condition = NSCondition()
+    private let condition = PlatformCondition()
 
     func signalOnce() {
         condition.lock()
@@ -268,7 +268,7 @@ final class OneShotSignal: @unchecked Sendable {
     func wait(timeout: Double) {
         let deadline = Date(timeIntervalSinceNow: max(0, timeout))
         condition.lock()
-        while !signalled, condition.wait(until: deadline) {}
+        while !signalled, condition.wait(seconds: deadline.timeIntervalSinceNow) {}
         condition.unlock()
     }
 }

@@ -1,5 +1,7 @@
 internal import CDBus
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import Logging
 import NodeRuntime
 import TesseraDBus

@@ -23,7 +23,7 @@ public enum GoldenImage {
     }
 
     /// NodeRuntime's bundled faces in the sources (what its resource bundle is copied from).
-    public static let bundledFontsFolder = repositoryRoot.appendingPathComponent("Sources/NodeRuntime/Resources/Fonts").path
+    public static let bundledFontsFolder = repositoryRoot.appendingPathComponent("Sources/CTessera/Fonts").path
 
     /// A file under the repository's `Assets/` folder.
     public static func asset(_ relativePath: String) -> String {

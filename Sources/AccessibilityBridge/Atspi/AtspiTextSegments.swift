@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The pieces of an element's text AT-SPI's Text interface asks for by offset: characters, words,
 /// sentences and lines, in Unicode scalars (AT-SPI's offsets).

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Ends the UI thread's wait for events from any thread: work was posted for it (a main-queue item, a
 /// finished draw, a request for a draw or a layout).
@@ -16,7 +18,7 @@ public final class UIWakeup: @unchecked Sendable {
     /// The process's one wake-up: one UI thread, one event wait.
     public static let shared = UIWakeup()
 
-    private let condition = NSCondition()
+    private let condition = PlatformCondition()
     /// A wake arrived since the last `reset()`. (guarded by condition)
     private var woken = false
     /// What reaches the platform's event wait (an SDL backend pushes an event). (guarded by condition)
@@ -63,7 +65,7 @@ public final class UIWakeup: @unchecked Sendable {
         defer { condition.unlock() }
         while !woken {
             if let deadline {
-                if !condition.wait(until: deadline) { return woken }
+                if !condition.wait(seconds: deadline.timeIntervalSinceNow) { return woken }
             } else {
                 condition.wait()
             }

@@ -1,5 +1,7 @@
 internal import CSDL
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Which of SDL's video drivers a process's first window starts SDL with.
 ///
@@ -91,7 +93,7 @@ public struct VideoDriverChoice: Equatable, Sendable {
     /// the driver does not start. Says the notice on standard error first.
     /// - Throws: `SDLBackendError` when the choice has a failure or no driver starts.
     func startVideo() throws {
-        if let notice { FileHandle.standardError.write(Data((notice + "\n").utf8)) }
+        if let notice { writeToStandardError(notice + "\n") }
         if let failure { throw SDLBackendError(message: "SDL could not start video: " + failure) }
         let subsystems = UInt32(SDL_INIT_VIDEO) | UInt32(SDL_INIT_EVENTS)
         if let driver { SDL_SetHintWithPriority(SDL_HINT_VIDEODRIVER, driver, SDL_HINT_OVERRIDE) }
@@ -102,8 +104,8 @@ public struct VideoDriverChoice: Equatable, Sendable {
         }
         let error = String(cString: SDL_GetError())
         guard let driver else { throw SDLBackendError(message: "SDL could not start video: \(error)") }
-        FileHandle.standardError.write(Data(("tessera: SDL's \(driver) video driver did not start (\(error)); "
-                                             + "trying \(fallback ?? "SDL's own order")\n").utf8))
+        writeToStandardError("tessera: SDL's \(driver) video driver did not start (\(error)); "
+                                             + "trying \(fallback ?? "SDL's own order")\n")
         if let fallback {
             SDL_SetHintWithPriority(SDL_HINT_VIDEODRIVER, fallback, SDL_HINT_OVERRIDE)
         } else {
@@ -118,6 +120,6 @@ public struct VideoDriverChoice: Equatable, Sendable {
     /// The input notice, when the driver that started is Wayland's.
     private func sayInputNotice() {
         guard let inputNotice, SDL_GetCurrentVideoDriver().map({ String(cString: $0) }) == "wayland" else { return }
-        FileHandle.standardError.write(Data((inputNotice + "\n").utf8))
+        writeToStandardError(inputNotice + "\n")
     }
 }

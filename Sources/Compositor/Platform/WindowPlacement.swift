@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Where the window is on the screen and whether it has the keyboard focus, kept up to date by the
 /// thread that owns the window (it reads SDL's window events) and read from any thread: a screen
@@ -37,7 +39,7 @@ public final class WindowPlacement: @unchecked Sendable {
         }
     }
 
-    private let lock = NSLock()
+    private let lock = PlatformLock()
     private var current: State  // guarded by lock
     private var observer: (@Sendable (State) -> Void)?  // guarded by lock
     private var identifier: String?  // guarded by lock

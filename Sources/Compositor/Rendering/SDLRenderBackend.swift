@@ -1,5 +1,7 @@
 internal import CSDL
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Why the SDL backend could not start.
 /// - Thread: any (a value)

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The motion laws of a scroll (a list, a scroll node, and the compositor thread moving either), as
 /// closed forms of time, so the position at any frame time is exact however far apart the frames are

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// What moves a scroll position between frames. Every case is a closed form of time (see
 /// `ScrollPhysics`), evaluated at each frame's time.

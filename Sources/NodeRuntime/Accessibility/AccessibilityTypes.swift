@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// What an accessible element is to a screen reader. Each maps to one AT-SPI role (`atspiRole`),
 /// which is what Orca announces.

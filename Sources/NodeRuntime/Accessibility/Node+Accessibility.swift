@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import Synchronization
 
 /// What the app set on a node for screen readers.
@@ -151,7 +153,7 @@ extension Node {
                 return
             }
             if let text = node as? TextNode {
-                let string = text.attributedText.string.trimmingCharacters(in: .whitespacesAndNewlines)
+                let string = text.attributedText.string.trimmingWhitespace(newlines: true)
                 if !string.isEmpty { parts.append(string) }
             }
             for child in node.subnodes { visit(child) }

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// How the user wants apps to look and move: light or dark, normal or high contrast, an accent colour,
 /// a text scale and whether things should move by themselves. The desktop says it (the XDG settings
@@ -138,7 +140,7 @@ public struct AppearanceOverride: Hashable, Sendable {
         var result = AppearanceOverride()
         var unknown: [String] = []
         for raw in text.split(separator: ",") {
-            let word = raw.trimmingCharacters(in: .whitespaces).lowercased()
+            let word = raw.trimmingWhitespace().lowercased()
             guard !word.isEmpty else { continue }
             let pair = word.split(separator: "=", maxSplits: 1).map(String.init)
             switch (pair[0], pair.count == 2 ? pair[1] : nil) {

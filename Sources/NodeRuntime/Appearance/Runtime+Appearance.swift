@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The runtime's appearance and theme, under the runtime's lock.
 struct AppearanceState: Sendable {

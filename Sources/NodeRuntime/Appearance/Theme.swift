@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The name of a colour in a `Theme`: what a node asks for (`Node.themeColor(_:)`,
 /// `Node.themedBackgroundColor`) instead of a fixed colour, so it follows light, dark and high
@@ -148,7 +150,7 @@ public struct Theme: Hashable, Sendable {
     public static func readableColor(on background: Color) -> Color {
         func linear(_ channel: UInt8) -> Double {
             let value = Double(channel) / 255
-            return value <= 0.03928 ? value / 12.92 : Foundation.pow((value + 0.055) / 1.055, 2.4)
+            return value <= 0.03928 ? value / 12.92 : Glibc.pow((value + 0.055) / 1.055, 2.4)
         }
         let luminance = 0.2126 * linear(background.red) + 0.7152 * linear(background.green) + 0.0722 * linear(background.blue)
         // Contrast with white: 1.05 / (L + 0.05); with black: (L + 0.05) / 0.05.

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A stack of controllers, of which the top one is shown: pushing slides a new screen in from the
 /// right, popping slides it back out.

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Manages one screen built from nodes: owns its root node, sizes it to the controller's bounds, and
 /// turns its presentation into lifecycle callbacks.

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Shows one of several controllers above a tab bar made of nodes. Switching hides the current screen
 /// (it leaves its interface states and gets `viewWillDisappear`/`viewDidDisappear`) and shows the chosen

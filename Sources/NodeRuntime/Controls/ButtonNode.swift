@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A control showing a title, an image or both, centred inside `contentInsets`, with an appearance
 /// per state: the title (`setTitle`), the image (`setImage`) and the background (`setBackgroundColor`)

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A check box: a box 18 points square with an optional title to its right, the whole row pressable.
 /// Off, the box is outlined; on, it is filled with the accent colour and shows a white tick; mixed

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// What a `ChoiceItemNode` asks of the group it belongs to (`RadioGroupNode`, `SegmentedControlNode`):
 /// one of its items is chosen at a time, the group is one stop of Tab, and the arrows move the choice.

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The theme colours a drawn control needs, resolved on the UI thread (which records the node's
 /// dependence on colours) and handed to the display worker as a value.

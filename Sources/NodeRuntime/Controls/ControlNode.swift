@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The states a control is in. `normal` is the empty set.
 /// - Thread: any (a value)

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The bar over a screen: its `title` centred in bold, an optional back button at the leading edge
 /// ("‹ Back", or "‹ " and `backTitle`, the previous screen's title), and the app's own buttons at the

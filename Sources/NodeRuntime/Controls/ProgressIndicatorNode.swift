@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A horizontal progress bar: a rounded track filled in the accent colour from its start to
 /// `progress` (0…1), or, when `isIndeterminate`, a block of accent that slides along the track over

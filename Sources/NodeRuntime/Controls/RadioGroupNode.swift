@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Radio buttons, one above the other: a circle and a title each, of which one is chosen
 /// (`selectedIndex`), its circle filled with the accent colour around a white dot. A press on a

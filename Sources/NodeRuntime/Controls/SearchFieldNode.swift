@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A search field: a rounded field with a magnifier at its start, a one-line text field
 /// (`textField`, an `EditableTextNode`) showing `placeholder` ("Search") while it is empty, and a clear

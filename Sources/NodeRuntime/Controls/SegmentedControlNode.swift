@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A row of segments joined into one rounded bar, as GTK's linked toggle buttons: each a title, all
 /// as wide as the widest, one chosen (`selectedIndex`) and filled with the accent colour, its title

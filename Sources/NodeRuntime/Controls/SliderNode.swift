@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A horizontal slider: a thin rounded track, filled in the accent colour from its start to a round
 /// thumb that stands at `value` between `minimumValue` and `maximumValue`.
@@ -181,7 +183,7 @@ open class SliderNode: ControlNode, @unchecked Sendable {
     /// The value as text: whole numbers without a fraction, others with up to 3 decimals.
     static func format(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        var text = String(format: "%.3f", value)
+        var text = formatFixed(value, digits: 3)
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text == "-0" ? "0" : text

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A number with a − button before it and a + button after it, as GNOME's spin button: a rounded
 /// field on the theme's fill, the value centred between the buttons. A press on − or + (released
@@ -138,7 +140,7 @@ public final class StepperNode: ControlNode, NodeDrawing, @unchecked Sendable {
             step *= 10
             digits += 1
         }
-        let text = String(format: "%.\(digits)f", model.value)
+        let text = formatFixed(model.value, digits: digits)
         // "-0" reads as a sign that is not there.
         return text.hasPrefix("-") && Double(text) == 0 ? String(text.dropFirst()) : text
     }

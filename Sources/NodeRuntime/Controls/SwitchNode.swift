@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// An on/off switch: a rounded track in `onColor` or `offColor` with a round thumb at the end that
 /// matches. Activating it (a press released inside, Space or Enter) flips `isOn`, slides the thumb and

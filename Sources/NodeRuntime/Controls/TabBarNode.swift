@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A bar of tabs sharing its width equally, on the theme's bar colour with a hairline along one edge
 /// (`hairlineEdge`, in `hairlineColor`): one tab chosen (`selectedIndex`), its title bold in the

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The display pipeline's hub: the nodes waiting to start a draw, the finished transactions waiting to
 /// be applied, and the budgets that bound a frame's share of both.

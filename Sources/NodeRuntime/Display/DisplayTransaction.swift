@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// One draw claimed by a node: which request it serves and what cancels it.
 /// - Thread: any (a value)

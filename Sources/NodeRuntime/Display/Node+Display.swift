@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A node's display request and its one draw in flight. Kept in the node's state, under its lock.
 ///

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 extension Node {
     /// True when this node draws its whole subtree into its own bitmap. - Thread: any

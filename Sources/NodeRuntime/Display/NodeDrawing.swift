@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// What a draw function gets besides its parameters: the size to draw, the scale, and a cancellation
 /// check to call between phases of long work.

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Short layer animations driven by the frame loop: the placeholder fade and navigation slides.
 /// The host advances it once a frame with the frame's time; nothing runs between frames.

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// What an element id stands for: a node, a link of a text node, or a list's row without a node.
 struct AccessibilityNodeReference {

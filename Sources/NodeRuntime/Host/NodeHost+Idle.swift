@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 extension NodeHost {
     /// True when a frame run now has something to do: work posted for the UI thread, finished draws to

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// What a host still had to do after a frame. All zero (and nothing in flight) means the screen shows
 /// the final state of the node tree: every node measured, every image decoded, every draw committed,

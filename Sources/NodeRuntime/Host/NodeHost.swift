@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Connects a node tree to a compositor and runs its frames: input routing, commits, layout, ranges,
 /// displays, compositing, in that order, once a frame.

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 public import Synchronization
 
 /// What every node in the process shares: the main queue, the display scheduler and coordinator, the

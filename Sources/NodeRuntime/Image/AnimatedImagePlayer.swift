@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Where an image node's animation stands (`ImageNode.animationStatus`).
 /// - Thread: any (a value)

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import Synchronization
 
 /// Decoded images kept for reuse, keyed by source and the pixel size they were prepared at, within a

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 internal import CWebP
 
 /// Decodes image sources into bitmaps at the size they will be shown, off the UI thread.

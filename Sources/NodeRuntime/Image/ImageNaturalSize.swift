@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 extension ImageDecoder {
     /// The pixel size `source` shows at when decoded at its natural size (`decode(_:limits:)`), read

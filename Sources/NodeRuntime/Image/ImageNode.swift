@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A node that shows an image: decoded in the background at the size it is shown at once it is in the
 /// preload range and its frame is known, drawn with its corners (and an optional chat-bubble tail)

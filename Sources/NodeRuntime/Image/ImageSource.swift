@@ -1,5 +1,7 @@
 public import Compositor
-public import Foundation
+public import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Where an image node's picture comes from.
 ///

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// One pointer's contact, as nodes and gesture recognizers see it.
 /// - Thread: any (a value); delivered on the UI thread

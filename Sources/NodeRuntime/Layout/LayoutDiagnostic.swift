@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A problem found while measuring: bad input that the layout engine replaced by a defined result.
 ///

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A layout transition asked for and not yet applied: how long it animates and who waits for it.
 /// - Thread: main (the node keeps it)

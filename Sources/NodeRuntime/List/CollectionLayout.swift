@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// How a `CollectionNode` arranges its items: into lines along the scroll axis, each line holding a
 /// run of consecutive items placed across it.

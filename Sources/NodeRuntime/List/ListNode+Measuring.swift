@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import Synchronization
 
 /// What the list knows about one row near the viewport: its node (once made), the measure job making

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The rows each interface state covers this frame, as index intervals (rows are contiguous in every
 /// range, which nest: visible ⊆ display ⊆ preload ⊆ measure).

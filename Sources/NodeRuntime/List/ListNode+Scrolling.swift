@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Where an animated or held scroll is going, re-resolved each frame so that heights measured on the
 /// way are taken into account.

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 extension ListNode {
     /// Applies deletions, insertions, reloads and moves in one step. Update the data source first: the

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A vertical list of rows of any length that scrolls smoothly: rows are made and measured in the
 /// background as they come near, drawn before they scroll in, and released once they are far behind.

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Pages side by side, one filling the pager at a time: a photo viewer, an onboarding flow, a
 /// carousel of stories. Pages are the rows of a horizontal `ListNode` (this class), each measured

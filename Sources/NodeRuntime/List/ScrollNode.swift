@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The directions a `ScrollNode` moves its content in.
 /// - Thread: any (a value)

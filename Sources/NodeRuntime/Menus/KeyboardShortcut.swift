@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A key with the modifiers held for it, as a menu item shows it ("Ctrl+Shift+N") and the host
 /// matches it against the keys nobody else took (`NodeHost.route`, through the menus it knows).
@@ -35,7 +37,7 @@ public struct KeyboardShortcut: Hashable, Sendable, CustomStringConvertible {
     /// there is no key. - Thread: any
     public init?(_ string: String) {
         var parts: [Substring] = []
-        var rest = Substring(string.trimmingCharacters(in: .whitespaces))
+        var rest = Substring(string.trimmingWhitespace())
         // "+" is a key of its own: a trailing "++" (or a lone "+") ends in it.
         while !rest.isEmpty {
             if rest == "+" { parts.append(rest); break }
@@ -50,7 +52,7 @@ public struct KeyboardShortcut: Hashable, Sendable, CustomStringConvertible {
         guard let keyName = parts.popLast() else { return nil }
         var modifiers: KeyModifiers = []
         for part in parts {
-            switch part.trimmingCharacters(in: .whitespaces).lowercased() {
+            switch part.trimmingWhitespace().lowercased() {
             case "ctrl", "control": modifiers.insert(.control)
             case "alt", "option": modifiers.insert(.alt)
             case "shift": modifiers.insert(.shift)
@@ -119,7 +121,7 @@ public struct KeyboardShortcut: Hashable, Sendable, CustomStringConvertible {
     }
 
     private static func key(named raw: String) -> Key? {
-        let name = raw.trimmingCharacters(in: .whitespaces).isEmpty ? raw : raw.trimmingCharacters(in: .whitespaces)
+        let name = raw.trimmingWhitespace().isEmpty ? raw : raw.trimmingWhitespace()
         if name.count == 1, let character = name.first { return .character(character) }
         let lower = name.lowercased()
         if lower.hasPrefix("f"), let number = Int(lower.dropFirst()), (1...35).contains(number) { return .function(number) }

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Where a menu's columns fall, shared by all its rows so titles and shortcuts line up: the menu
 /// measures every row's texts once and hands each row the same widths.

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The popup list of a `Menu`: its items in rows 28 points tall (separators 9), on the theme's
 /// background with rounded corners and a 1-pixel edge, the highlighted row in the accent colour.

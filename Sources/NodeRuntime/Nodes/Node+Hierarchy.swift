@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 extension Node {
     // MARK: - Hierarchy
@@ -213,7 +215,7 @@ extension Node {
 /// holding it.
 /// - Thread: any
 enum NodeTreeLock {
-    private static let lock = NSLock()
+    private static let lock = PlatformLock()
 
     static func withLock<Result>(_ body: () -> Result) -> Result {
         lock.lock()

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Where a node stands relative to the screen. Each state includes the work of those before it: a node
 /// comes near as measure layout → preload → display → visible, and leaves in the reverse order.

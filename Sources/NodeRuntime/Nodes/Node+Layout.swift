@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The calling thread's identity, for spotting a measurement that re-enters itself.
 @inline(__always)

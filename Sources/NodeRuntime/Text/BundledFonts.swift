@@ -1,19 +1,21 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Where NodeRuntime's own faces (DejaVu Sans, Sans Bold, Sans Mono) are found when no fonts folder is
 /// configured.
 ///
-/// They ship as the package's resource bundle, `Tessera_NodeRuntime.resources`, which SwiftPM builds
-/// into the products folder beside every executable that links NodeRuntime (an app, the gallery, a
-/// test runner). The generated `Bundle.module` is not used: when the bundle is neither beside the
-/// executable nor at the build folder's path it was compiled with, it ends the process with
-/// `fatalError`, and a missing font must never do that. The folders are tried in order:
+/// They ship as the resources of the package's `CTessera` target, the bundle
+/// `Tessera_CTessera.resources`, which SwiftPM builds into the products folder beside every executable
+/// that links NodeRuntime (an app, the gallery, a test runner). They belong to a C target so that no
+/// `Bundle.module` accessor is generated: it would link Foundation into every app, and when the bundle
+/// is neither beside the executable nor at the build folder's path it was compiled with, it ends the
+/// process with `fatalError` (a missing font must never do that). The folders are tried in order:
 ///
 /// 1. `$TESSERA_FONTS`, a folder holding the faces (an explicit choice: used even when it lacks them,
 ///    so a wrong path is reported rather than skipped);
-/// 2. `Fonts` in the resource bundle beside the running executable (the real file, links resolved),
-///    and beside `Bundle.main` when that is elsewhere;
-/// 3. the folder the bundle is copied from, `Sources/NodeRuntime/Resources/Fonts` of the checkout
+/// 2. `Fonts` in the resource bundle beside the running executable (the real file, links resolved);
+/// 3. the folder the bundle is copied from, `Sources/CTessera/Fonts` of the checkout
 ///    this module was compiled from, for a binary moved away from its bundle on the machine that
 ///    built it. (The build folder's own path is compiled only into `Bundle.module`'s trapping
 ///    accessor, so the sources the bundle is made from stand in for it.)
@@ -22,9 +24,9 @@ import Foundation
 /// system's fonts through fontconfig (see `SystemFonts`).
 /// - Thread: any
 enum BundledFonts {
-    /// SwiftPM's name for NodeRuntime's resource bundle on Linux: the package's `name` in
-    /// Package.swift, an underscore, the target's name.
-    static let bundleName = "Tessera_NodeRuntime.resources"
+    /// SwiftPM's name for the fonts' resource bundle on Linux: the package's `name` in Package.swift,
+    /// an underscore, the target's name.
+    static let bundleName = "Tessera_CTessera.resources"
     /// The folder inside the bundle (`.copy("Resources/Fonts")` keeps the last path component).
     static let folderName = "Fonts"
     /// The file whose presence makes a folder the bundled fonts folder.
@@ -53,7 +55,6 @@ enum BundledFonts {
             if !result.contains(where: { $0.path == path }) { result.append(Candidate(path: path, origin: origin)) }
         }
         add(executableFolder(), origin: "the resource bundle beside the executable")
-        add(Bundle.main.bundleURL.resolvingSymlinksInPath(), origin: "the resource bundle beside the main bundle")
         let sources = URL(fileURLWithPath: sourceFolder).standardizedFileURL.path
         if !result.contains(where: { $0.path == sources }) {
             result.append(Candidate(path: sources, origin: "the sources the resource bundle is built from"))
@@ -81,9 +82,9 @@ enum BundledFonts {
         return URL(fileURLWithPath: first).resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
-    /// `Sources/NodeRuntime/Resources/Fonts` of the checkout this file was compiled from
-    /// (`Sources/NodeRuntime/Text/BundledFonts.swift` → `Sources/NodeRuntime`).
+    /// `Sources/CTessera/Fonts` of the checkout this file was compiled from
+    /// (`Sources/NodeRuntime/Text/BundledFonts.swift` → `Sources`).
     static let sourceFolder: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Resources").appendingPathComponent(folderName).path
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("CTessera").appendingPathComponent(folderName).path
 }

@@ -1,7 +1,9 @@
 internal import CHarfBuzz
 internal import CSDL
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 // SDL_ttf keeps one FreeType library for the process, and FreeType's library object is not locked:
 // creating and destroying faces from two threads at once corrupts it. Using one face from two threads

@@ -1,5 +1,7 @@
 internal import CFontconfig
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Finds, through fontconfig, an installed font for the characters a text's own font lacks (CJK,
 /// emoji, scripts DejaVu does not cover), and remembers each choice: per (family, block of 128 code

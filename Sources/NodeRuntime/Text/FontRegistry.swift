@@ -1,5 +1,7 @@
 internal import CHarfBuzz
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import Synchronization
 
 /// Why a font could not be used. Every case names the file (or the folders tried), so the message in
@@ -110,6 +112,13 @@ final class FontFile: @unchecked Sendable {
 
     /// The file's size in bytes.
     let byteCount: Int
+
+    /// Gives the file's pages back: they leave the process's resident memory (not the system's page
+    /// cache) and are read again, from that cache, when next used. The mapping is read-only and
+    /// private, so nothing is lost. For files read ahead of their first use (`prepare()`).
+    func dropResidentPages() {
+        madvise(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count, MADV_DONTNEED)
+    }
 
     deinit {
         hb_face_destroy(shapingFace)
@@ -482,6 +491,11 @@ public final class FontRegistry: Sendable {
     /// Reads and checks a file once; later calls return the same bytes or throw the same error. A
     /// thread that needs a file another thread is reading (`prepare()`'s, typically) waits for that
     /// read instead of reading it again: the wait lasts what is left of one file's read.
+    /// The files read so far (failures left out).
+    var filesRead: [FontFileLocation: FontFile] {
+        state.withLock { state in state.files.compactMapValues { try? $0.get() } }
+    }
+
     private func loadFile(at location: FontFileLocation) throws -> FontFile {
         while true {
             let step = state.withLock { state -> LoadStep in

@@ -1,5 +1,7 @@
 internal import CFontconfig
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// An installed font standing in for a bundled face, as fontconfig chose it.
 /// - Thread: any (a value)

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// State that can be reached only through its lock: `withLock` is the single door. Nodes keep their
 /// state in one, and a node subclass keeps its own mutable state in one too, which is what makes it
@@ -22,7 +24,7 @@ import Foundation
 /// cost of a call, and finally the stack depth of its release) grows with every access.
 /// - Thread: any
 public final class Locked<State>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = PlatformLock()
     private var state: State  // guarded by lock
 
     /// Guards `state`. - Thread: any
@@ -84,7 +86,7 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 /// Not part of the lock-order check: nothing is taken while it is held.
 /// - Thread: any
 final class ConditionLocked<State>: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = PlatformCondition()
     private var state: State  // guarded by condition
 
     init(_ state: State) { self.state = state }
@@ -112,7 +114,7 @@ final class ConditionLocked<State>: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while !ready(state) {
-            if !condition.wait(until: deadline) { return ready(state) ? body(&state) : nil }
+            if !condition.wait(seconds: deadline.timeIntervalSinceNow) { return ready(state) ? body(&state) : nil }
         }
         return body(&state)
     }

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import Synchronization
 
 /// The runtime's own main queue: work posted from any thread, run on the UI thread (as the main actor)

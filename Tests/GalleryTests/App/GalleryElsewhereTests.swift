@@ -63,7 +63,7 @@ final class GalleryElsewhereTests: XCTestCase {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let copy = folder.appendingPathComponent("gallery")
         try FileManager.default.copyItem(at: builtGallery, to: copy)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("Tessera_NodeRuntime.resources").path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("Tessera_CTessera.resources").path))
         return copy
     }
 
@@ -87,7 +87,7 @@ final class GalleryElsewhereTests: XCTestCase {
     }
 
     func testACopiedGalleryWithoutItsBundleStillShowsText() async throws {
-        // No `Tessera_NodeRuntime.resources` beside it: the lookup must not trap (as `Bundle.module`
+        // No `Tessera_CTessera.resources` beside it: the lookup must not trap (as `Bundle.module`
         // would) and finds the faces the bundle is built from.
         let (status, output, shot) = try runGallery(try copiedGallery())
         XCTAssertEqual(status, 0, output)

@@ -49,4 +49,46 @@ final class FontPreparationTests: XCTestCase {
         XCTAssertTrue(registry.hasStartedPreparing)
         prepared(registry)
     }
+
+    /// What the read ahead keeps is the lookups and the opened faces, not the fallbacks' pages: an app
+    /// that never shows an emoji or a CJK character does not hold the tables the lookup touched. The
+    /// registry's own faces stay resident (the first layout needs them). Byte counts from
+    /// `/proc/self/smaps`, for the exact mappings this registry made.
+    func testTheFallbacksPagesAreGivenBackOnceReadAhead() async throws {
+        let registry = FontRegistry(fontsFolder: GoldenImage.bundledFontsFolder)
+        prepared(registry)
+        let files = registry.filesRead.values
+        let fallbacks = files.filter { !$0.path.hasPrefix(GoldenImage.bundledFontsFolder) }
+        let own = files.filter { $0.path.hasPrefix(GoldenImage.bundledFontsFolder) }
+        XCTAssertFalse(fallbacks.isEmpty, "prepare() read the system's fallbacks (emoji, CJK)")
+        XCTAssertEqual(own.count, 3)
+        for file in fallbacks {
+            XCTAssertEqual(try Self.residentBytes(of: file), 0, "\(file.path) is still resident after prepare()")
+        }
+        XCTAssertGreaterThan(try own.map(Self.residentBytes).reduce(0, +), 0, "the registry's own faces stay resident")
+
+        // Used again, the pages come back (from the page cache) and the emoji are drawn by their face.
+        let layout = TextLayout.measure(AttributedText("😀", attributes: TextFixtures.plain()), width: 300, fonts: registry, cache: nil)
+        let face = try XCTUnwrap(layout.lines.flatMap(\.fragments).compactMap(\.face).first)
+        XCTAssertTrue(face.file.path.contains("NotoColorEmoji"))
+        XCTAssertGreaterThan(try Self.residentBytes(of: face.file), 0)
+    }
+
+    /// The resident bytes of `file`'s mapping, from `/proc/self/smaps`.
+    static func residentBytes(of file: FontFile) throws -> Int {
+        let start = UInt(bitPattern: file.bytes.baseAddress)
+        // Read to the end: a single read of a /proc file (which has no size) gets only its first page.
+        let handle = try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/self/smaps"))
+        defer { try? handle.close() }
+        let smaps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        var inMapping = false
+        for line in smaps.split(separator: "\n") {
+            if let dash = line.firstIndex(of: "-"), let low = UInt(line[..<dash], radix: 16), line.contains(" ") {
+                inMapping = low == start
+            } else if inMapping, line.hasPrefix("Rss:") {
+                return (Int(line.split(separator: " ")[1]) ?? 0) * 1024
+            }
+        }
+        throw CocoaError(.fileReadUnknown, userInfo: ["mapping": "\(file.path) at \(start) is not in smaps"])
+    }
 }

@@ -5,7 +5,7 @@ import XCTest
 @testable import NodeRuntime
 
 /// Fonts and attributes the text tests share. Every text test calls `TextFixtures.useRepositoryFonts()`
-/// first, so that the fonts come from this repository's `Sources/NodeRuntime/Resources/Fonts` whatever
+/// first, so that the fonts come from this repository's `Sources/CTessera/Fonts` whatever
 /// the current directory.
 enum TextFixtures {
     static func useRepositoryFonts() {

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Order of draw jobs: visible work first, then the nearest to the viewport in the scroll direction.
 ///

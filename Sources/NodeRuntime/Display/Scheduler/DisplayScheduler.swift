@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif

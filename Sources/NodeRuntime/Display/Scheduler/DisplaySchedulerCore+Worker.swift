@@ -1,12 +1,13 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Left in a worker thread's dictionary: lets `waitUntilIdle` refuse to run on its own workers and
 /// tells tests which worker ran a job. Created and read only on that worker's thread.
-final class DisplayWorkerMarker {
+final class DisplayWorkerMarker: Sendable {
     let core: DisplaySchedulerCore
     let index: Int
 
@@ -50,26 +51,20 @@ extension DisplaySchedulerCore {
         case exit(wake: [Int], idleWaiters: [DisplayWorkerParker])
     }
 
-    private static let workerMarkerKey = "tessera.DisplayScheduler.worker"
+    /// Each worker thread's marker, set when it starts.
+    private static let workerMarker = ThreadLocalObject<DisplayWorkerMarker>()
 
     /// The marker of the worker running the caller, if the caller is a worker of any scheduler.
-    static var currentWorkerMarker: DisplayWorkerMarker? {
-        Thread.current.threadDictionary[workerMarkerKey] as? DisplayWorkerMarker
-    }
+    static var currentWorkerMarker: DisplayWorkerMarker? { workerMarker.value }
 
     func startWorkers(name: String) {
         for index in parkers.indices {
             let threadName = DisplayScheduler.workerThreadName(name, index: index)
-            let thread = Thread { [self] in
-                // Named from inside: on Linux a name given before start() does not reach the thread.
-                // Even so the name is best effort there (swift-corelibs-foundation occasionally
-                // loses it), so identity checks use the marker instead.
-                Thread.current.name = threadName
-                Thread.current.threadDictionary[Self.workerMarkerKey] = DisplayWorkerMarker(core: self, index: index)
+            PlatformThread.detach(name: threadName) { [self] in
+                // Identity checks use the marker, not the name (a thread's name is cut to 15 bytes).
+                Self.workerMarker.value = DisplayWorkerMarker(core: self, index: index)
                 runWorker(index: index)
             }
-            thread.qualityOfService = .userInitiated
-            thread.start()
         }
     }
 

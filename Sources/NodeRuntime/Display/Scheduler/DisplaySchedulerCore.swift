@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// The scheduler's state and operations. Separate from `DisplayScheduler` so the workers keep only
 /// this alive: dropping the last `DisplayScheduler` reference runs its `deinit`, which shuts down.

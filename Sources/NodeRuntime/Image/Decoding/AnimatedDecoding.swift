@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// An animated image (GIF, APNG, animated WebP) decoded one frame at a time: each step composites the
 /// next frame onto a canvas the size of the animation's canvas, as the file says (GIF disposal and

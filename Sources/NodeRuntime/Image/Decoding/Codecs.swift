@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 internal import CJPEG
 internal import CLCMS
 internal import CPNG

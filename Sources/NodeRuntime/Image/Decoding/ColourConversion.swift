@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 internal import CLCMS
 
 /// What a conversion converts, 8 bits a sample.

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Bounds the working memory of all decodes running at once: a decode reserves its estimate before
 /// it allocates and gives it back when it ends. A decode that does not fit waits (checking its

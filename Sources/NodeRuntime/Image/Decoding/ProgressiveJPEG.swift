@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 internal import CJPEG
 
 /// Pictures of a progressive JPEG while its bytes arrive: coarse after its first scans, sharper with

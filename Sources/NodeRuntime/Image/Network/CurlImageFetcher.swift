@@ -1,4 +1,6 @@
-import Foundation
+import Compositor
+import FoundationEssentials
+import Dispatch
 internal import CCurl
 internal import CCurlLoader
 #if canImport(Glibc)
@@ -181,10 +183,7 @@ private final class CurlEngine: @unchecked Sendable {
             return true
         }
         if start {
-            let thread = Thread { [self] in run() }
-            thread.name = "tessera.network"
-            thread.stackSize = 1 << 20
-            thread.start()
+            PlatformThread.detach(name: "tessera.network", stackSize: 1 << 20) { [self] in run() }
         }
     }
 

@@ -1,4 +1,5 @@
-public import Foundation
+public import FoundationEssentials
+import Dispatch
 import Compositor
 #if canImport(Glibc)
 import Glibc
@@ -72,7 +73,7 @@ public final class ImageDiskCache: Sendable {
     public static var defaultDirectory: String {
         let environment = ProcessInfo.processInfo.environment
         if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return base + "/tessera/images" }
-        return NSHomeDirectory() + "/.cache/tessera/images"
+        return FileManager.default.homeDirectoryForCurrentUser.path + "/.cache/tessera/images"
     }
 
     /// Opens (making it when missing) the cache in `directory`, within `budgetBytes`, indexing the
@@ -84,10 +85,10 @@ public final class ImageDiskCache: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw .unusableDirectory(directory, reason: "\(error.localizedDescription)")
+            throw .unusableDirectory(directory, reason: "\(error)")
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var status = stat()
+        guard stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
             throw .unusableDirectory(directory, reason: "not a directory")
         }
         var found: [(name: String, size: Int, modified: Double)] = []

@@ -1,4 +1,6 @@
-public import Foundation
+public import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// What fetches one URL's bytes for a `NetworkImageLoader`: one attempt, no caching, no retries (the
 /// loader keeps the caches, shares a fetch between requests for one URL, limits how many run at once

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Why an image could not be fetched over the network. An image node that fails with one shows its
 /// error placeholder and reports `ImageError.network(url, error)` in its `loadState` (and once in its

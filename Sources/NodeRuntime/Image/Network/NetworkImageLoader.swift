@@ -1,4 +1,6 @@
-public import Foundation
+public import FoundationEssentials
+import Glibc
+import Dispatch
 import Compositor
 
 /// Fetches images by URL for `ImageSource.url` sources: from memory, from disk, or over the network,
@@ -493,13 +495,10 @@ public final class NetworkImageLoader: Sendable {
             DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay) { fetch.queue.async(execute: requeue) }
         } else {
             let clock = retry.clock
-            let thread = Thread {
+            PlatformThread.detach(name: "tessera.fetch-retry", stackSize: 256 << 10) {
                 guard clock.sleep(seconds: delay, cancellation: fetch.cancellation) else { return }
                 fetch.queue.async(execute: requeue)
             }
-            thread.name = "tessera.fetch-retry"
-            thread.stackSize = 256 << 10
-            thread.start()
         }
     }
 

@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Turns a node's touches into a gesture. Attach recognizers in `didLoad`; the host routes every touch
 /// that starts on the node (or on one of its subnodes, or on a row of a list it is) to the recognizers

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Recognizes a touch held in place: begins once the touch has been down for `minimumDuration` without
 /// moving more than `allowableMovement`, then reports `.changed` for each move and `.ended` on touch up.

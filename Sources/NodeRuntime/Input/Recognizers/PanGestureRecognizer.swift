@@ -1,5 +1,7 @@
 public import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Recognizes a drag: begins once the touch has moved more than `minimumDistance` from where it went
 /// down, reports `.changed` for each move after that and `.ended` on touch up. A touch that comes up

@@ -1,5 +1,7 @@
 import Compositor
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Recognizes a quick touch that comes up close to where it went down: a tap.
 ///
