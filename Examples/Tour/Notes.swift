@@ -51,7 +51,7 @@ final class NotesController: NodeController, ListDataSource {
     }
 
     private func filter(by text: String) {
-        shown = text.isEmpty ? all : all.filter { $0.title.localizedCaseInsensitiveContains(text) }
+        shown = text.isEmpty ? all : all.filter { $0.title.lowercased().contains(text.lowercased()) }
         // Reload: the row count is read again and every row made again; the first visible row stays.
         screen.list.reloadData()
     }
