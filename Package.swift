@@ -105,7 +105,7 @@ let package = Package(
         // XDG settings portal on a thread of its own (`SettingsPortal`) and handed to the UI thread.
         .target(
             name: "TesseraPortal",
-            dependencies: ["Compositor", "NodeRuntime", "CDBus", "TesseraDBus", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Compositor", "NodeRuntime", "CDBus", "TesseraDBus", "CTessera", .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         // The application entry point (`Application`, `App`), re-exporting NodeRuntime and Compositor.

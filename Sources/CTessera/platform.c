@@ -5,7 +5,9 @@
 #include "tessera_platform.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <spawn.h>
 
 static pthread_t main_thread;
 
@@ -42,4 +44,14 @@ int tessera_run_main_queue(int allows_run_loop) {
     }
     _dispatch_main_queue_callback_4CF(0);
     return 0;
+}
+
+int tessera_spawn_close_from(void *actions, int lowest) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, lowest);
+#else
+    (void)actions;
+    (void)lowest;
+    return ENOSYS;
+#endif
 }

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import Dispatch
 import Compositor
+import CTessera
 import NodeRuntime
 
 /// The fallback for `OpenURI`: `xdg-open URI`, found on the environment's `PATH` and run with that
@@ -49,13 +50,19 @@ enum XDGOpen {
     }
 
     /// Starts `executable` with `arguments` and exactly `environment`, standard input, output and
-    /// error on /dev/null, the signal mask and dispositions reset: its process ID, or why not.
+    /// error on /dev/null, no other descriptor of the app's, the signal mask and dispositions reset,
+    /// in a process group of its own (a Ctrl-C in the app's terminal does not reach the browser it
+    /// starts): its process ID, or why not.
     static func spawn(_ executable: String, arguments: [String], environment: [String: String]) -> Result<pid_t, SpawnError> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         for descriptor: Int32 in [0, 1, 2] {
             posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        // The app's sockets and files stay the app's (those opened without O_CLOEXEC included).
+        guard tessera_spawn_close_from(&actions, 3) == 0 else {
+            return .failure(SpawnError(reason: "cannot close the app's descriptors in the child"))
         }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -66,7 +73,8 @@ enum XDGOpen {
         sigfillset(&allSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
         // Strings with a NUL inside cannot be passed; they are refused rather than cut.
         let argumentStrings = [executable] + arguments

@@ -14,4 +14,8 @@ int tessera_run_main_queue(int allows_run_loop);
 /// Names the calling thread (at most 15 bytes on Linux). Returns pthread_setname_np's status.
 int tessera_set_thread_name(const char *name);
 
+/// Adds to a `posix_spawn_file_actions_t` (passed as a pointer) the closing of every descriptor from
+/// `lowest` up in the child. Returns 0, or an error number.
+int tessera_spawn_close_from(void *actions, int lowest);
+
 #endif

@@ -121,7 +121,11 @@ package enum PlatformThread {
 
     /// Names the calling thread (as `ps -L` and debuggers show it).
     package static func setCurrentName(_ name: String) {
-        _ = String(decoding: name.utf8.prefix(15), as: UTF8.self).withCString { tessera_set_thread_name($0) }
+        // Cut by whole characters: a character cut in two would become U+FFFD (3 bytes), the name
+        // would pass the limit and the call would fail, leaving the thread its creator's name.
+        var kept = Substring(name)
+        while kept.utf8.count > 15 { kept.removeLast() }
+        _ = String(kept).withCString { tessera_set_thread_name($0) }
     }
 
     private final class Start: @unchecked Sendable {
@@ -151,12 +155,24 @@ package func writeToStandardError(_ text: String) {
 }
 
 extension StringProtocol {
-    /// The string without the spaces and tabs (and, with `newlines`, the line ends) at either end.
+    /// The string without the spaces and tabs (and, with `newlines`, the line ends) at either end:
+    /// code points with Unicode's White_Space property, less the line ends unless asked. Trimmed by
+    /// code point, so a combining mark after a space stays.
     package func trimmingWhitespace(newlines: Bool = false) -> String {
-        let isBlank: (Character) -> Bool = newlines ? { $0.isWhitespace } : { $0.isWhitespace && !$0.isNewline }
-        guard let first = firstIndex(where: { !isBlank($0) }) else { return "" }
-        let last = lastIndex(where: { !isBlank($0) })!
-        return String(self[first...last])
+        func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+            guard scalar.properties.isWhitespace else { return false }
+            if newlines { return true }
+            switch scalar.value {
+            case 0x0A...0x0D, 0x85, 0x2028, 0x2029: return false
+            default: return true
+            }
+        }
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !isBlank($0) }) else { return "" }
+        let last = scalars.lastIndex(where: { !isBlank($0) })!
+        var kept = String.UnicodeScalarView()
+        kept.append(contentsOf: scalars[first...last])
+        return String(kept)
     }
 }
 

@@ -65,6 +65,19 @@ final class FoundationFreeRuntimeTests: XCTestCase {
         XCTAssertEqual(answer.withLock { $0 }, true, "a detached thread is not the main one, and is named (15 bytes)")
     }
 
+    /// A name cut at 15 bytes inside a character would become longer than the limit (U+FFFD is three
+    /// bytes) and be refused, leaving the thread its creator's name: it is cut by whole characters.
+    func testAThreadNameIsCutByWholeCharacters() {
+        let seen = Locked<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        PlatformThread.detach(name: "ab日本語テキスト.1") {  // キ spans bytes 14 to 16 (counting from 0)
+            seen.withLock { $0 = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "" }
+            done.signal()
+        }
+        done.wait()
+        XCTAssertEqual(seen.withLock { $0 }, "ab日本語テ\n")
+    }
+
     func testATimedWaitEndsUnsignalledAndASignalEndsAWait() {
         let condition = PlatformCondition()
         condition.lock()
@@ -123,6 +136,9 @@ final class FoundationFreeRuntimeTests: XCTestCase {
         XCTAssertEqual(" a b\n".trimmingWhitespace(), "a b\n", "line ends stay unless asked")
         XCTAssertEqual("\n a b \r\n".trimmingWhitespace(newlines: true), "a b")
         XCTAssertEqual("   ".trimmingWhitespace(), "")
+        XCTAssertEqual("dark \u{20DD}".trimmingWhitespace(), "dark \u{20DD}", "a combining mark after a space stays")
+        XCTAssertEqual("\u{3000}\u{2028}x\u{0085}".trimmingWhitespace(), "\u{2028}x\u{0085}")
+        XCTAssertEqual("\u{3000}\u{2028}x\u{0085}".trimmingWhitespace(newlines: true), "x")
         XCTAssertEqual("".trimmingWhitespace(newlines: true), "")
     }
 
@@ -167,6 +183,34 @@ final class FoundationFreeRuntimeTests: XCTestCase {
         guard case .failure = XDGOpen.spawn(folder.appendingPathComponent("missing").path, arguments: [], environment: [:]) else {
             return XCTFail("a missing program must be an error")
         }
+    }
+
+    /// The child keeps none of the app's descriptors (even one opened without O_CLOEXEC) and runs
+    /// in a process group of its own.
+    func testXdgOpensChildHasNoneOfTheAppsDescriptorsAndItsOwnProcessGroup() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("spawn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let record = folder.appendingPathComponent("record").path
+        let inherited = open("/etc/hostname", O_RDONLY)  // no O_CLOEXEC, as a library may open one
+        XCTAssertGreaterThanOrEqual(inherited, 3)
+        defer { close(inherited) }
+        // The shell's own descriptors are listed from a child of it (`ls`), so read them from the
+        // shell's: /proc/$$/fd, with the shell's process group.
+        let script = "ls /proc/$$/fd | tr '\\n' ' ' > \"$RECORD\"; echo \"| $(cut -d' ' -f5 /proc/$$/stat)\" >> \"$RECORD\""
+        guard case let .success(pid) = XDGOpen.spawn("/bin/sh", arguments: ["-c", script],
+                                                     environment: ["PATH": "/usr/bin:/bin", "RECORD": record]) else {
+            return XCTFail("the shell could not be started")
+        }
+        var status: Int32 = 0
+        XCTAssertEqual(waitpid(pid, &status, 0), pid)
+        let text = try String(contentsOfFile: record, encoding: .utf8)
+        let parts = text.split(separator: "|")
+        XCTAssertEqual(parts.count, 2, text)
+        let descriptors = parts[0].split(separator: " ").compactMap { Int($0) }
+        XCTAssertFalse(descriptors.contains(Int(inherited)), "the child has the app's descriptor \(inherited): \(text)")
+        XCTAssertTrue(descriptors.allSatisfy { $0 <= 3 }, "only 0–2 (and the shell's own for the redirect): \(text)")
+        XCTAssertEqual(Int(parts[1].trimmingWhitespace(newlines: true)), Int(pid), "its own process group: \(text)")
     }
 
     /// The process IDs of this process's children that ended and were not waited for.
