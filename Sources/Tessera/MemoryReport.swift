@@ -74,7 +74,10 @@ public struct MemoryReport: Codable, Sendable {
     public var table: String {
         func megabytes(_ bytes: Int) -> String { formatFixed(Double(bytes) / 1_048_576, digits: 1) + " MB" }
         func column(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
-        func figure(_ bytes: Int) -> String { String(repeating: " ", count: max(0, 10 - megabytes(bytes).count)) + megabytes(bytes) }
+        func figure(_ bytes: Int) -> String {
+            let text = megabytes(bytes)
+            return String(repeating: " ", count: max(0, 10 - text.count)) + text
+        }
         var lines = ["resident \(megabytes(rssBytes)): anonymous "
                      + megabytes(anonymousBytes) + ", files "
                      + megabytes(fileBytes) + ", shared "

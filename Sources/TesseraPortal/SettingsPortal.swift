@@ -266,9 +266,9 @@ final class OneShotSignal: @unchecked Sendable {
     }
 
     func wait(timeout: Double) {
-        let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+        let deadline = PlatformCondition.Deadline(after: max(0, timeout))
         condition.lock()
-        while !signalled, condition.wait(seconds: deadline.timeIntervalSinceNow) {}
+        while !signalled, condition.wait(until: deadline) {}
         condition.unlock()
     }
 }

@@ -73,20 +73,47 @@ package final class PlatformCondition: @unchecked Sendable {
     package func wait() { pthread_cond_wait(condition, mutex) }
 
     /// Like `wait()`, but returns false, with the lock taken again, once `seconds` have passed.
-    package func wait(seconds: Double) -> Bool {
-        guard seconds > 0 else { return false }
-        guard seconds.isFinite, seconds < 1e9 else { wait(); return true }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let whole = seconds.rounded(.down)
-        var nanoseconds = Int(now.tv_nsec) + Int((seconds - whole) * 1e9)
-        var deadline = timespec(tv_sec: now.tv_sec + Int(whole), tv_nsec: 0)
-        if nanoseconds >= 1_000_000_000 {
-            nanoseconds -= 1_000_000_000
-            deadline.tv_sec += 1
+    package func wait(seconds: Double) -> Bool { wait(until: Deadline(after: seconds)) }
+
+    /// Like `wait()`, but returns false, with the lock taken again, once `deadline` has passed. A
+    /// waiter that loops keeps one deadline for all its waits.
+    package func wait(until deadline: Deadline) -> Bool {
+        guard !deadline.isPassedAtStart else { return false }
+        guard var time = deadline.time else { wait(); return true }
+        return pthread_cond_timedwait(condition, mutex, &time) != ETIMEDOUT
+    }
+
+    /// An instant on the monotonic clock (what timed waits use), fixed when made.
+    package struct Deadline: Sendable {
+        /// Nil: no limit.
+        fileprivate let time: timespec?
+        /// Made with no time left (zero, negative or NaN seconds).
+        fileprivate let isPassedAtStart: Bool
+
+        /// `seconds` from now; no limit when infinite or over 1e9 s.
+        package init(after seconds: Double) {
+            guard seconds > 0 else {
+                time = nil
+                isPassedAtStart = true
+                return
+            }
+            isPassedAtStart = false
+            guard seconds.isFinite, seconds < 1e9 else {
+                time = nil
+                return
+            }
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let whole = seconds.rounded(.down)
+            var nanoseconds = Int(now.tv_nsec) + Int((seconds - whole) * 1e9)
+            var deadline = timespec(tv_sec: now.tv_sec + Int(whole), tv_nsec: 0)
+            if nanoseconds >= 1_000_000_000 {
+                nanoseconds -= 1_000_000_000
+                deadline.tv_sec += 1
+            }
+            deadline.tv_nsec = nanoseconds
+            time = deadline
         }
-        deadline.tv_nsec = nanoseconds
-        return pthread_cond_timedwait(condition, mutex, &deadline) != ETIMEDOUT
     }
 }
 

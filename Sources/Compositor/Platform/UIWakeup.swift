@@ -60,12 +60,12 @@ public final class UIWakeup: @unchecked Sendable {
     /// Waits until a wake (since the last `reset()`) or `timeout` seconds (nil: no limit); true when
     /// woken. For a platform without events of its own to wait on (SDL's dummy video driver).
     public func wait(timeout: Double?) -> Bool {
-        let deadline = timeout.map { Date(timeIntervalSinceNow: max(0, $0)) }
+        let deadline = timeout.map { PlatformCondition.Deadline(after: max(0, $0)) }
         condition.lock()
         defer { condition.unlock() }
         while !woken {
             if let deadline {
-                if !condition.wait(seconds: deadline.timeIntervalSinceNow) { return woken }
+                if !condition.wait(until: deadline) { return woken }
             } else {
                 condition.wait()
             }

@@ -110,11 +110,11 @@ final class ConditionLocked<State>: @unchecked Sendable {
     /// Like `wait(until:then:)`, but gives up after `timeout` seconds: nil when the state did not
     /// become ready by then (the caller can check its own cancellation outside the lock and wait again).
     func wait<Result>(until ready: (State) -> Bool, timeout: Double, then body: (inout State) -> Result) -> Result? {
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        let deadline = PlatformCondition.Deadline(after: timeout)
         condition.lock()
         defer { condition.unlock() }
         while !ready(state) {
-            if !condition.wait(seconds: deadline.timeIntervalSinceNow) { return ready(state) ? body(&state) : nil }
+            if !condition.wait(until: deadline) { return ready(state) ? body(&state) : nil }
         }
         return body(&state)
     }
